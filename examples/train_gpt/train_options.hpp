@@ -1,0 +1,32 @@
+// TrainOptions: every train_gpt command-line option, parsed with Boost.Program_options.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessera {
+
+struct TrainOptions {
+  // data
+  std::vector<std::string> data{"data/corpus.bin"};  // token files or glob patterns
+  std::string val_data;                               // default: <data>_val.bin when it exists
+  // model
+  std::int64_t layers = 4, heads = 4, dim = 256, seq_len = 128, vocab = 0;  // vocab 0: tokenizer's, padded to 64
+  // training
+  std::int64_t steps = 300, micro_batch = 8, warmup = 20;
+  double lr = 1e-3, min_lr_ratio = 0.1, weight_decay = 0.1, grad_clip = 1.0, beta1 = 0.9, beta2 = 0.95;
+  std::uint64_t seed = 1337;
+  int threads = 0;  // 0: OpenMP default
+  // output
+  std::int64_t log_every = 10, eval_every = 100, eval_batches = 4, sample_tokens = 300;
+  double temperature = 0.8;
+  bool memory_report = true;
+};
+
+// Parses argv. Returns std::nullopt when --help was printed (exit 0). Throws std::invalid_argument
+// with a message naming the option and what to change on bad input.
+std::optional<TrainOptions> parse_train_options(int argc, char** argv);
+
+}  // namespace tessera

@@ -1,0 +1,106 @@
+// Kernels: the compute a Device offers, as one table of virtual functions. Modules call these and
+// nothing else to touch tensor data, so a CUDA device slots in by implementing the same table.
+//
+// Conventions (every backend):
+// - Pointers are device pointers of the Device the table belongs to; all floats are f32 unless the
+//   signature says otherwise. Shapes are row-major and given in the comment on each argument.
+// - Kernels never allocate and never communicate; scratch is passed in by the caller.
+// - Backward kernels WRITE input gradients (dinp = ...) and ACCUMULATE parameter gradients
+//   (dweight += ...), so gradient accumulation over micro-batches needs no extra buffer.
+// - Results do not depend on the number of threads (fixed reduction order), so runs are
+//   bit-reproducible.
+#pragma once
+
+#include <cstdint>
+
+#include "precision/dtype.hpp"
+
+namespace tessera {
+
+// One AdamW step's scalars (bias corrections precomputed: 1 - beta^t).
+struct AdamWScalars {
+  float lr = 0.0f;
+  float beta1 = 0.9f;
+  float beta2 = 0.95f;
+  float eps = 1e-8f;
+  float weight_decay = 0.0f;
+  float bias_correction1 = 1.0f;
+  float bias_correction2 = 1.0f;
+};
+
+class Kernels {
+ public:
+  virtual ~Kernels() = default;
+
+  // c (m,n) = alpha * op(a) @ op(b) + beta * c, row-major; op(a) is (m,k), op(b) is (k,n).
+  // lda/ldb/ldc are row strides of a, b, c as stored.
+  virtual void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                    const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+                    std::int64_t ldc) const = 0;
+
+  // out (n,oc) = inp (n,c) @ weight (oc,c)^T + bias (oc); bias may be null.
+  virtual void linear_forward(float* out, const float* inp, const float* weight, const float* bias,
+                              std::int64_t n, std::int64_t c, std::int64_t oc) const = 0;
+  // dinp (n,c) = dout (n,oc) @ weight (oc,c); dweight (oc,c) += dout^T @ inp; dbias (oc) += column sums
+  // of dout. dinp and dbias may be null (input needs no gradient / layer has no bias).
+  virtual void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                               const float* weight, std::int64_t n, std::int64_t c, std::int64_t oc) const = 0;
+
+  // out (b,t,c) = wte[tokens[b,t]] (v,c) + wpe[t] (maxT,c). tokens (b,t) i32 in [0, v).
+  virtual void embedding_forward(float* out, const std::int32_t* tokens, const float* wte, const float* wpe,
+                                 std::int64_t b, std::int64_t t, std::int64_t c) const = 0;
+  // dwte (v,c) += scatter of dout rows by token; dwpe (maxT,c) += sum over batch of dout (b,t,c).
+  // Deterministic: rows hitting the same token are added in (b,t) order.
+  virtual void embedding_backward(float* dwte, float* dwpe, const float* dout, const std::int32_t* tokens,
+                                  std::int64_t b, std::int64_t t, std::int64_t c) const = 0;
+
+  // out (n,c) = (inp - mean) * rstd * weight (c) + bias (c); mean (n) and rstd (n) kept for backward.
+  virtual void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
+                                 const float* bias, std::int64_t n, std::int64_t c, float eps) const = 0;
+  // dinp (n,c) = ...; dweight (c) += ...; dbias (c) += ...
+  virtual void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                                  const float* inp, const float* weight, const float* mean, const float* rstd,
+                                  std::int64_t n, std::int64_t c) const = 0;
+
+  // Causal multi-head self-attention. qkv (b,t,3c) holds [q | k | v] per position, head h in columns
+  // [h*hs, (h+1)*hs) of each, hs = c/nh. out (b,t,c); probs (b,nh,t,t) softmax(q k^T / sqrt(hs)) with
+  // the causal mask, kept for backward (entries above the diagonal are 0).
+  virtual void attention_forward(float* out, float* probs, const float* qkv, std::int64_t b, std::int64_t t,
+                                 std::int64_t c, std::int64_t nh) const = 0;
+  // dqkv (b,t,3c) = gradient w.r.t. qkv; scratch (b,nh,t,t) is caller-provided workspace.
+  virtual void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv,
+                                  const float* probs, std::int64_t b, std::int64_t t, std::int64_t c,
+                                  std::int64_t nh) const = 0;
+
+  // GELU, tanh approximation (GPT-2). out (n) = gelu(inp); dinp (n) = gelu'(inp) * dout. dinp may alias dout.
+  virtual void gelu_forward(float* out, const float* inp, std::int64_t n) const = 0;
+  virtual void gelu_backward(float* dinp, const float* inp, const float* dout, std::int64_t n) const = 0;
+
+  // out (n) = a + b; out may alias a or b.
+  virtual void add(float* out, const float* a, const float* b, std::int64_t n) const = 0;
+  // x (n) *= s
+  virtual void scale(float* x, float s, std::int64_t n) const = 0;
+
+  // Fused softmax + cross-entropy over rows of logits (n,v) with targets (n) i32.
+  // losses (n) = logsumexp(row) - row[target]; lse (n) = logsumexp(row) kept for backward.
+  virtual void cross_entropy_forward(float* losses, float* lse, const float* logits, const std::int32_t* targets,
+                                     std::int64_t n, std::int64_t v) const = 0;
+  // dlogits (n,v) = (softmax(row) - onehot(target)) * dloss; dlogits may alias logits (in place).
+  virtual void cross_entropy_backward(float* dlogits, const float* logits, const float* lse,
+                                      const std::int32_t* targets, float dloss, std::int64_t n,
+                                      std::int64_t v) const = 0;
+
+  // Sum of squares of x (n) in double, with a reduction order independent of thread count.
+  virtual double sum_squares(const float* x, std::int64_t n) const = 0;
+  // True when any element of x (n) is inf or nan.
+  virtual bool has_non_finite(const float* x, std::int64_t n) const = 0;
+
+  // AdamW on n elements: param, m, v updated in place from grad (decoupled weight decay).
+  virtual void adamw_update(float* param, const float* grad, float* m, float* v, std::int64_t n,
+                            const AdamWScalars& s) const = 0;
+
+  // Element conversion between floating dtypes (f32, bf16, f16), round to nearest even.
+  virtual void convert(const void* src, DType from, void* dst, DType to, std::int64_t n) const = 0;
+};
+
+}  // namespace tessera

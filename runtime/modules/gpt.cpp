@@ -1,0 +1,63 @@
+// GPT construction, config validation, and forward/backward over its children in order.
+#include "runtime/modules/gpt.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "runtime/modules/embedding.hpp"
+#include "runtime/modules/layer_norm.hpp"
+#include "runtime/modules/lm_head.hpp"
+#include "runtime/modules/transformer_block.hpp"
+
+namespace tessera {
+
+void GptConfig::validate() const {
+  auto positive = [](std::int64_t v, const char* field) {
+    if (v <= 0) throw std::invalid_argument(std::string(field) + " must be positive, got " + std::to_string(v));
+  };
+  positive(vocab_size, "vocab size");
+  positive(max_seq_len, "sequence length (--seq-len)");
+  positive(layers, "layers (--layers)");
+  positive(heads, "heads (--heads)");
+  positive(channels, "channels (--dim)");
+  if (channels % heads != 0) {
+    throw std::invalid_argument("--dim " + std::to_string(channels) + " is not divisible by --heads " +
+                                std::to_string(heads) + "; choose a dim that is a multiple of heads");
+  }
+}
+
+std::string GptConfig::to_string() const {
+  return "L=" + std::to_string(layers) + " C=" + std::to_string(channels) + " NH=" + std::to_string(heads) +
+         " V=" + std::to_string(vocab_size) + " T=" + std::to_string(max_seq_len);
+}
+
+Gpt::Gpt(const GptConfig& config) : config_(config) {
+  config_.validate();
+  const float std = 0.02f;
+  const float proj_std = 0.02f / std::sqrt(2.0f * static_cast<float>(config.layers));
+  auto& embed = register_child("embed", std::make_unique<Embedding>(config.vocab_size, config.max_seq_len,
+                                                                    config.channels, std));
+  order_.push_back(&embed);
+  for (std::int64_t l = 0; l < config.layers; ++l) {
+    order_.push_back(&register_child(
+        "h." + std::to_string(l),
+        std::make_unique<TransformerBlock>(TransformerBlockConfig{config.channels, config.heads, std, proj_std})));
+  }
+  order_.push_back(&register_child("ln_f", std::make_unique<LayerNorm>(config.channels)));
+  auto& wte = static_cast<Embedding&>(*embed).token_weight();
+  order_.push_back(&register_child("head", std::make_unique<LmHead>(wte)));
+}
+
+Tensor Gpt::forward(Context& ctx, const Tensor& tokens) {
+  Tensor x = tokens;
+  for (ModuleSlot* slot : order_) x = (*slot)->forward(ctx, x);
+  return x;
+}
+
+Tensor Gpt::backward(Context& ctx, const Tensor& dlogits) {
+  Tensor d = dlogits;
+  for (auto it = order_.rbegin(); it != order_.rend(); ++it) d = (**it)->backward(ctx, d);
+  return d;
+}
+
+}  // namespace tessera

@@ -1,0 +1,40 @@
+// GPT: GPT-2 layout language model. tokens (B,T) i32 -> logits (B,T,V) f32.
+// Children: "embed" (wte, wpe), "h.0" .. "h.{L-1}" TransformerBlocks, "ln_f" LayerNorm, "head" LmHead
+// tied to embed.wte. Initialisation: N(0, 0.02) weights, residual projections N(0, 0.02/sqrt(2L)),
+// zero biases, unit LayerNorm scales.
+#pragma once
+
+#include <string>
+
+#include "runtime/module.hpp"
+
+namespace tessera {
+
+struct GptConfig {
+  std::int64_t vocab_size = 257;
+  std::int64_t max_seq_len = 256;
+  std::int64_t layers = 4;
+  std::int64_t heads = 4;
+  std::int64_t channels = 256;
+
+  // Throws std::invalid_argument naming the field and what to change.
+  void validate() const;
+  std::string to_string() const;  // "L=4 C=256 NH=4 V=257 T=256"
+};
+
+class Gpt final : public Module {
+ public:
+  explicit Gpt(const GptConfig& config);
+
+  std::string type_name() const override { return "GPT"; }
+  Tensor forward(Context& ctx, const Tensor& tokens) override;
+  Tensor backward(Context& ctx, const Tensor& dlogits) override;
+
+  const GptConfig& config() const { return config_; }
+
+ private:
+  GptConfig config_;
+  std::vector<ModuleSlot*> order_;  // embed, h.0.., ln_f, head: the forward order
+};
+
+}  // namespace tessera

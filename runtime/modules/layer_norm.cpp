@@ -1,0 +1,50 @@
+// LayerNorm forward/backward through the device's layernorm kernels.
+#include "runtime/modules/layer_norm.hpp"
+
+#include "runtime/kernels.hpp"
+
+namespace tessera {
+
+LayerNorm::LayerNorm(std::int64_t channels, float eps)
+    : channels_(channels),
+      eps_(eps),
+      weight_(register_parameter("weight", {channels}, ParameterInit::ones(), false)),
+      bias_(register_parameter("bias", {channels}, ParameterInit::zeros(), false)) {}
+
+void LayerNorm::clear_own_saved() {
+  input_ = Tensor();
+  mean_ = Tensor();
+  rstd_ = Tensor();
+}
+
+Tensor LayerNorm::forward(Context& ctx, const Tensor& x) {
+  check_input(x.dtype() == DType::kF32 && x.ndim() >= 1 && x.dim(-1) == channels_, "LayerNorm",
+              "f32 (..., " + std::to_string(channels_) + ")", x);
+  const std::int64_t rows = x.numel() / channels_;
+  Tensor y = new_activation(ctx, x.shape());
+  Tensor mean = new_activation(ctx, {rows});
+  Tensor rstd = new_activation(ctx, {rows});
+  ctx.device.kernels().layernorm_forward(y.data_as<float>(), mean.data_as<float>(), rstd.data_as<float>(),
+                                         x.data_as<float>(), require_value(weight_).data_as<float>(),
+                                         require_value(bias_).data_as<float>(), rows, channels_, eps_);
+  if (ctx.training) {
+    input_ = x;
+    mean_ = mean;
+    rstd_ = rstd;
+  }
+  return y;
+}
+
+Tensor LayerNorm::backward(Context& ctx, const Tensor& dy) {
+  check_input(input_.defined(), "LayerNorm::backward", "a preceding training forward", dy);
+  const std::int64_t rows = input_.numel() / channels_;
+  Tensor dx = new_activation(ctx, input_.shape());
+  ctx.device.kernels().layernorm_backward(dx.data_as<float>(), require_grad(weight_).data_as<float>(),
+                                          require_grad(bias_).data_as<float>(), dy.data_as<float>(),
+                                          input_.data_as<float>(), require_value(weight_).data_as<float>(),
+                                          mean_.data_as<float>(), rstd_.data_as<float>(), rows, channels_);
+  clear_own_saved();
+  return dx;
+}
+
+}  // namespace tessera

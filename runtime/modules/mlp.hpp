@@ -1,0 +1,27 @@
+// MLP: the transformer feed-forward block. x (B,T,C) -> fc (B,T,4C) -> GELU(tanh) -> proj (B,T,C).
+// Children: "fc" Linear(C, 4C), "proj" Linear(4C, C) (init std scaled for the residual path).
+#pragma once
+
+#include "runtime/module.hpp"
+
+namespace tessera {
+
+class Mlp final : public Module {
+ public:
+  Mlp(std::int64_t channels, float init_std, float proj_init_std);
+
+  std::string type_name() const override { return "MLP"; }
+  Tensor forward(Context& ctx, const Tensor& x) override;
+  Tensor backward(Context& ctx, const Tensor& dy) override;
+
+ protected:
+  void clear_own_saved() override { pre_gelu_ = Tensor(); }
+
+ private:
+  std::int64_t channels_;
+  ModuleSlot& fc_;
+  ModuleSlot& proj_;
+  Tensor pre_gelu_;  // (B,T,4C)
+};
+
+}  // namespace tessera

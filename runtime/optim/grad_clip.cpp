@@ -1,0 +1,33 @@
+// Gradient norm and clipping through the device's sum_squares and scale kernels.
+#include "runtime/optim/grad_clip.hpp"
+
+#include <cmath>
+
+#include "runtime/device.hpp"
+#include "runtime/kernels.hpp"
+#include "runtime/module.hpp"
+
+namespace tessera {
+
+double grad_sum_squares(Device& device, const std::vector<Parameter*>& parameters) {
+  double sum = 0.0;
+  for (Parameter* p : parameters) sum += device.kernels().sum_squares(require_grad(*p).data_as<float>(), p->numel());
+  return sum;
+}
+
+float clip_coefficient(double norm, float max_norm) {
+  if (max_norm <= 0.0f || !std::isfinite(norm)) return 1.0f;
+  const double c = static_cast<double>(max_norm) / (norm + 1e-6);
+  return c < 1.0 ? static_cast<float>(c) : 1.0f;
+}
+
+double clip_grad_norm(Device& device, const std::vector<Parameter*>& parameters, float max_norm) {
+  const double norm = std::sqrt(grad_sum_squares(device, parameters));
+  const float c = clip_coefficient(norm, max_norm);
+  if (c < 1.0f) {
+    for (Parameter* p : parameters) device.kernels().scale(p->grad.data_as<float>(), c, p->numel());
+  }
+  return norm;
+}
+
+}  // namespace tessera
