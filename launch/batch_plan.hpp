@@ -1,0 +1,66 @@
+// Global-batch planner: global = micro x data-parallel ranks x accumulation.
+//
+// A run names any of --global-batch, --micro-batch and --grad-accum; plan_batch() derives what is
+// missing and refuses, before any work starts, a combination that does not multiply out. Its
+// messages show the arithmetic and the nearest valid choices, e.g.
+//   "global 1000 is not divisible by micro 4 x ranks 8 = 32; nearest valid: 992 or 1024,
+//    or use accumulation 31"
+// Batch sizes count sequences (samples); tokens are sequences x seq_len.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tessera {
+
+// The command-line spellings the planner's messages use for each value.
+inline constexpr std::string_view kGlobalBatchOption = "--global-batch";
+inline constexpr std::string_view kMicroBatchOption = "--micro-batch";
+inline constexpr std::string_view kGradAccumOption = "--grad-accum";
+
+inline constexpr std::int64_t kDefaultMicroBatch = 8;
+
+// What the user asked for; unset values are derived. Every rank must build the same request
+// (the planner is pure arithmetic, so every rank then gets the same plan without communicating).
+struct BatchRequest {
+  std::optional<std::int64_t> global;        // --global-batch: sequences per optimizer step, all ranks
+  std::optional<std::int64_t> micro;         // --micro-batch: sequences per rank per forward/backward
+  std::optional<std::int64_t> accumulation;  // --grad-accum: micro-batches per rank per optimizer step
+  int data_parallel_ranks = 1;               // >= 1
+  std::int64_t seq_len = 1;                  // tokens per sequence, >= 1
+  std::int64_t default_micro = kDefaultMicroBatch;  // micro used when --micro-batch is not given
+};
+
+// A consistent plan: global == micro * ranks * accumulation, all >= 1.
+struct BatchPlan {
+  std::int64_t global = 0;
+  std::int64_t micro = 0;
+  std::int64_t accumulation = 0;
+  int ranks = 0;
+  std::int64_t seq_len = 0;
+
+  std::int64_t per_rank() const { return micro * accumulation; }  // sequences per rank per step
+  std::int64_t global_tokens() const { return global * seq_len; }  // tokens per optimizer step
+  std::int64_t micro_tokens() const { return micro * seq_len; }    // tokens per rank per micro-step
+  // "global batch 512 sequences = micro 4 x ranks 8 x accumulation 16
+  //  (524288 tokens per step at seq_len 1024)"  (one line)
+  std::string describe() const;
+};
+
+// Derives the missing values:
+//   global, micro, accumulation  -> checked: must multiply out exactly
+//   two of them                  -> the third; it must divide exactly
+//   micro only                   -> accumulation 1
+//   accumulation only            -> micro = default_micro
+//   global only                  -> global must divide by ranks; micro = the largest divisor of
+//                                   global / ranks that is <= default_micro (so 48 on 4 ranks with
+//                                   default 8 gives micro 6 x accumulation 2, and a prime per-rank
+//                                   count such as 13 gives micro 1 x accumulation 13)
+//   nothing                      -> micro = default_micro, accumulation 1
+// Throws std::invalid_argument with the arithmetic and the nearest valid choices when the values
+// do not fit, and naming the option when a value is zero or negative.
+BatchPlan plan_batch(const BatchRequest& request);
+
+}  // namespace tessera
