@@ -1,0 +1,22 @@
+// MixedPrecision: which dtype each kind of tensor is stored or communicated in.
+// Master weights and optimizer state are always f32; gradients are always accumulated in f32
+// (never in bf16) — reduce_dtype only sets what travels over the wire.
+#pragma once
+
+#include <string>
+
+#include "precision/dtype.hpp"
+
+namespace tessera {
+
+struct MixedPrecision {
+  DType param_dtype = DType::kF32;   // stored/gathered parameters (f32, bf16 or f16)
+  DType reduce_dtype = DType::kF32;  // gradient collectives (f32, bf16 or f16)
+  DType buffer_dtype = DType::kF32;  // non-parameter buffers a module may keep (f32 or bf16)
+
+  // Throws std::invalid_argument naming the field when a dtype is not a floating type.
+  void validate() const;
+  std::string to_string() const;  // "param bf16, reduce bf16, buffer f32"
+};
+
+}  // namespace tessera
