@@ -55,6 +55,7 @@ ShardedEngine::ShardedEngine(Module& model, Device& device, Communicator& world,
                                   "' already has storage; build the model without materialize_parameters()");
     }
   }
+  if (config_.uses_loss_scaling()) scaler_.emplace(config_.loss_scaler);
   build_units(model);
   for (auto& unit : units_) unit->initialize(seed);
   wrap_modules(model);
@@ -257,15 +258,19 @@ StepResult ShardedEngine::step(float lr) {
   double local = 0.0;
   for (auto& unit : units_) local += unit->grad_sum_squares(kernels);
   StepResult result;
-  result.grad_norm = std::sqrt(sum_over_ranks(*shard_comm_, local));
+  const float loss_scale = this->loss_scale();
+  result.grad_norm = std::sqrt(sum_over_ranks(*shard_comm_, local)) / loss_scale;
   if (!std::isfinite(result.grad_norm)) {
     result.skipped = true;  // every rank computed the same norm, so every rank skips
+    if (scaler_) scaler_->update(true);
     return result;
   }
-  const float coefficient = clip_coefficient(result.grad_norm, config_.grad_clip);
+  if (scaler_) scaler_->update(false);
+  // One pass over the gradients: divide the loss scale out and clip.
+  const float coefficient = clip_coefficient(result.grad_norm, config_.grad_clip) / loss_scale;
   ++step_count_;
   for (auto& unit : units_) {
-    if (coefficient < 1.0f) unit->scale_grads(kernels, coefficient);
+    if (coefficient != 1.0f) unit->scale_grads(kernels, coefficient);
     unit->adamw_step(kernels, config_.adamw, step_count_, lr);
   }
   std::vector<Work> publishes;
@@ -278,7 +283,7 @@ StepResult ShardedEngine::train_step(const std::vector<MicroBatch>& micro_batche
   if (micro_batches.empty()) throw std::invalid_argument("ShardedEngine::train_step: no micro-batches");
   zero_grad();
   Context ctx(device_);
-  const float scale = 1.0f / static_cast<float>(micro_batches.size());
+  const float scale = loss_scale() / static_cast<float>(micro_batches.size());
   double loss_sum = 0.0;
   for (std::size_t i = 0; i < micro_batches.size(); ++i) {
     CrossEntropyLoss loss;

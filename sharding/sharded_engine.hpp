@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "comm/communicator.hpp"
@@ -45,8 +46,11 @@ class ShardedEngine {
   // Backward from d(loss)/d(outputs); reduces gradients per unit according to `sync`.
   void backward(Context& ctx, const Tensor& dy, GradSync sync);
   // Global-norm clip, skip on non-finite gradients (all ranks agree), AdamW on the shards, publish
-  // the updated parameters. Returns the norm before clipping.
+  // the updated parameters. Returns the (unscaled) norm before clipping.
   StepResult step(float lr);
+  // What to multiply the loss gradient by before backward: the dynamic loss scale, or 1.
+  float loss_scale() const { return scaler_ ? scaler_->scale() : 1.0f; }
+  DynamicLossScaler* loss_scaler() { return scaler_ ? &*scaler_ : nullptr; }
   void zero_grad();
 
   // One optimizer step over this rank's micro-batches: forward, cross-entropy (scaled by
@@ -106,6 +110,7 @@ class ShardedEngine {
   std::size_t forward_cursor_ = 0, backward_cursor_ = 0;
 
   std::int64_t step_count_ = 0;
+  std::optional<DynamicLossScaler> scaler_;
 };
 
 }  // namespace tessera

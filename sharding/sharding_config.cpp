@@ -22,11 +22,19 @@ UnitPolicy unit_policy_by_type(std::vector<std::string> type_names) {
   };
 }
 
+bool ShardingConfig::uses_loss_scaling() const {
+  if (loss_scaling == LossScaling::kAuto) {
+    return precision.param_dtype == DType::kF16 || precision.reduce_dtype == DType::kF16;
+  }
+  return loss_scaling == LossScaling::kDynamic;
+}
+
 std::string ShardingConfig::to_string() const {
   std::string s = "ZeRO-" + std::to_string(zero_stage_number(stage)) + ", " + precision.to_string() + ", prefetch " +
                   std::to_string(prefetch_units);
   if (hybrid_group > 0) s += ", hybrid groups of " + std::to_string(hybrid_group);
   if (stage == ZeroStage::kStage3 && !reshard_after_forward) s += ", keep params after forward";
+  if (uses_loss_scaling()) s += ", dynamic loss scale";
   return s;
 }
 

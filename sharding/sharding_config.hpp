@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "precision/loss_scaler.hpp"
 #include "precision/mixed_precision.hpp"
 #include "runtime/module.hpp"
 #include "runtime/optim/adamw.hpp"
@@ -17,6 +18,9 @@ enum class ZeroStage { kStage0 = 0, kStage1 = 1, kStage2 = 2, kStage3 = 3 };
 
 ZeroStage parse_zero_stage(int stage);  // throws for anything but 0..3, naming --zero
 int zero_stage_number(ZeroStage stage);
+
+// Dynamic loss scaling: kAuto turns it on when parameters or gradient collectives use f16.
+enum class LossScaling { kAuto, kOff, kDynamic };
 
 // FSDP's auto-wrap policy: returns true for a module (by full dotted name and type) that starts its
 // own unit. Parameters of modules under no unit form the root unit.
@@ -40,6 +44,10 @@ struct ShardingConfig {
   UnitPolicy unit_policy;
   AdamWConfig adamw;
   float grad_clip = 1.0f;  // global-norm clip; <= 0 disables
+  LossScaling loss_scaling = LossScaling::kAuto;
+  LossScalerConfig loss_scaler;
+
+  bool uses_loss_scaling() const;
 
   std::string to_string() const;  // "ZeRO-3, param f32, reduce bf16, buffer f32, prefetch 1"
 };

@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "runtime/modules/cross_entropy_loss.hpp"
 #include "sharding/full_parameters.hpp"
 #include "sharding_test_support.hpp"
 
@@ -142,6 +143,47 @@ TEST(ShardedEngine, HybridGroupsMatchOneProcess) {
     const ShardedRun run = sharded_run(stage, 1, {}, 2);
     expect_close(run.result, reference, 1e-6, "hybrid 2x2 stage " + std::to_string(zero_stage_number(stage)));
   }
+}
+
+TEST(ShardedEngine, Fp16LossScalerSkipsAStepWhenOneRankOverflows) {
+  auto device = make_cpu_device();
+  MpiCommunicator world(MPI_COMM_WORLD);
+  Gpt model(tiny_gpt());
+  ShardingConfig config;
+  config.stage = ZeroStage::kStage2;
+  config.precision.reduce_dtype = DType::kF16;  // turns dynamic loss scaling on (kAuto)
+  config.loss_scaler.hysteresis = 1;
+  ShardedEngine engine(model, *device, world, config, kSeed);
+  ASSERT_NE(engine.loss_scaler(), nullptr);
+  const float initial_scale = engine.loss_scale();
+  EXPECT_EQ(initial_scale, 65536.0f);
+  const auto before = gather_full_parameters(engine);
+
+  // One micro-batch by hand, then an inf planted in rank 1's gradient shard only.
+  Context ctx(*device);
+  const MicroBatch batch = global_rows(*device, tiny_gpt(), 0, world.rank() * 2, 2);
+  engine.zero_grad();
+  CrossEntropyLoss loss;
+  Tensor logits = engine.forward(ctx, batch.inputs);
+  loss.forward(ctx, logits, batch.targets);
+  engine.backward(ctx, loss.backward(ctx, engine.loss_scale()), GradSync::kReduce);
+  if (world.rank() == 1) {
+    Tensor g = engine.units()[1]->grad_shard();
+    g.data_as<float>()[0] = INFINITY;
+  }
+  const StepResult skipped = engine.step(kLr);
+  EXPECT_TRUE(skipped.skipped) << "rank " << world.rank() << " did not skip the overflowing step";
+  EXPECT_EQ(engine.loss_scale(), initial_scale / 2) << "rank " << world.rank();
+  EXPECT_EQ(engine.optimizer_steps(), 0);
+  const auto after_skip = gather_full_parameters(engine);
+  for (const auto& [name, values] : before) EXPECT_EQ(after_skip.at(name), values) << name << " changed by a skipped step";
+
+  // The next, clean step is taken, with the gradients unscaled (the norm is the true norm).
+  const StepResult taken = engine.train_step({batch}, kLr);
+  EXPECT_FALSE(taken.skipped);
+  EXPECT_EQ(engine.optimizer_steps(), 1);
+  EXPECT_TRUE(std::isfinite(taken.grad_norm));
+  EXPECT_LT(taken.grad_norm, 100.0) << "the loss scale was not divided out of the norm";
 }
 
 }  // namespace
