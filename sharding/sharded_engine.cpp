@@ -273,10 +273,14 @@ StepResult ShardedEngine::step(float lr) {
     if (coefficient != 1.0f) unit->scale_grads(kernels, coefficient);
     unit->adamw_step(kernels, config_.adamw, step_count_, lr);
   }
+  publish_parameters();
+  return result;
+}
+
+void ShardedEngine::publish_parameters() {
   std::vector<Work> publishes;
   for (auto& unit : units_) publishes.push_back(unit->start_publish(*shard_comm_));
   wait_all(publishes);
-  return result;
 }
 
 StepResult ShardedEngine::train_step(const std::vector<MicroBatch>& micro_batches, float lr) {

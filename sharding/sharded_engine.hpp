@@ -63,6 +63,10 @@ class ShardedEngine {
   Communicator* replicate_group() { return replicate_comm_.get(); }
   const std::vector<std::unique_ptr<FlatParamUnit>>& units() const { return units_; }
   std::int64_t optimizer_steps() const { return step_count_; }
+  // Restoring state (checkpoints): set the step counter, write each unit's master()/exp_avg()/
+  // exp_avg_sq() tensors, then publish_parameters() so the stored parameters follow the master.
+  void set_optimizer_steps(std::int64_t steps) { step_count_ = steps; }
+  void publish_parameters();
 
   // Called by the unit wrappers around their module's forward and backward.
   void before_forward(const std::vector<int>& units);
