@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "runtime/kernels.hpp"
 #include "runtime/modules/gpt.hpp"
 #include "runtime/modules/linear.hpp"

@@ -1,0 +1,26 @@
+// Argument checks shared by the communicator backends: counts that do not fit the group size, null
+// buffers, overlapping buffers that are not the documented in-place layout, avg on integers.
+// Each throws std::invalid_argument with a message that says what to change.
+#pragma once
+
+#include <string>
+
+#include "comm/reduce_op.hpp"
+#include "comm/span.hpp"
+#include "precision/dtype.hpp"
+
+namespace tessera::detail {
+
+struct GroupShape {
+  const std::string& name;  // communicator name, for messages
+  int rank;
+  int size;
+};
+
+void check_all_reduce_args(const GroupShape& group, Span buf, DType dtype, ReduceOp op);
+void check_reduce_scatter_args(const GroupShape& group, ConstSpan in, Span out, DType dtype,
+                               ReduceOp op);
+void check_all_gather_args(const GroupShape& group, ConstSpan in, Span out, DType dtype);
+void check_broadcast_args(const GroupShape& group, Span buf, DType dtype, int root);
+
+}  // namespace tessera::detail

@@ -1,0 +1,79 @@
+// CollectiveCall: building, describing and comparing the calls ranks made (debug mode, watchdog).
+#include "comm/collective_call.hpp"
+
+#include <sstream>
+
+namespace tessera {
+
+const char* collective_name(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllReduce: return "all_reduce";
+    case CollectiveKind::kReduceScatter: return "reduce_scatter";
+    case CollectiveKind::kAllGather: return "all_gather";
+    case CollectiveKind::kBroadcast: return "broadcast";
+    case CollectiveKind::kBarrier: return "barrier";
+    case CollectiveKind::kSplit: return "split";
+  }
+  return "unknown-collective";
+}
+
+namespace {
+
+bool has_payload(CollectiveKind kind) {
+  return kind != CollectiveKind::kBarrier && kind != CollectiveKind::kSplit;
+}
+
+bool has_op(CollectiveKind kind) {
+  return kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduceScatter;
+}
+
+}  // namespace
+
+CollectiveCall make_collective_call(CollectiveKind kind, std::uint64_t sequence, std::uint64_t count,
+                                    DType dtype, ReduceOp op, int root) {
+  CollectiveCall call;
+  call.sequence = sequence;
+  call.kind = kind;
+  if (has_payload(kind)) {
+    call.count = count;
+    call.dtype = dtype;
+  }
+  if (has_op(kind)) call.op = op;
+  if (kind == CollectiveKind::kBroadcast) call.root = root;
+  return call;
+}
+
+std::string describe(const CollectiveCall& call) {
+  std::ostringstream out;
+  out << '#' << call.sequence << ' ' << collective_name(call.kind) << '(';
+  if (has_payload(call.kind)) {
+    out << "count=" << call.count << ", " << dtype_name(call.dtype);
+    if (has_op(call.kind)) out << ", " << reduce_op_name(call.op);
+    if (call.kind == CollectiveKind::kBroadcast) out << ", root=" << call.root;
+  }
+  out << ')';
+  return out.str();
+}
+
+std::string find_collective_mismatch(std::span<const CollectiveCall> calls,
+                                     const std::string& communicator_name) {
+  constexpr int kMaxListed = 4;
+  std::ostringstream out;
+  int listed = 0;
+  int differing = 0;
+  for (std::size_t r = 1; r < calls.size(); ++r) {
+    if (calls[r] == calls[0]) continue;
+    ++differing;
+    if (listed == kMaxListed) continue;
+    out << (listed == 0 ? "" : "; ") << "rank 0 called " << describe(calls[0]) << " but rank " << r
+        << " called " << describe(calls[r]);
+    ++listed;
+  }
+  if (differing == 0) return {};
+  if (differing > listed) out << "; and " << (differing - listed) << " more ranks differ";
+  return "collective mismatch on communicator '" + communicator_name + "': " + out.str() +
+         ". Every rank must call the same collectives in the same order with the same count, "
+         "dtype, op and root; fix the rank whose call sequence diverges";
+}
+
+}  // namespace tessera

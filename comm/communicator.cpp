@@ -1,0 +1,14 @@
+// Names of the communicator backends.
+#include "comm/communicator.hpp"
+
+namespace tessera {
+
+const char* comm_backend_name(CommBackend backend) {
+  switch (backend) {
+    case CommBackend::kMpi: return "mpi";
+    case CommBackend::kNccl: return "nccl";
+  }
+  return "unknown-backend";
+}
+
+}  // namespace tessera

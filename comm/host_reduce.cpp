@@ -1,0 +1,102 @@
+// reduce_in_order: blocked loops (an L1-sized f32 accumulator per block) that the compiler
+// vectorises; one pass per source per block, sources visited in order 0, 1, ..., N-1.
+#include "comm/host_reduce.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "precision/float_bits.hpp"
+
+namespace tessera {
+namespace {
+
+constexpr std::size_t kBlock = 2048;  // elements per block: 8 KiB of f32 accumulator
+
+struct F32Codec {
+  using T = float;
+  static float load(float x) { return x; }
+  static float store(float x) { return x; }
+};
+struct BF16Codec {
+  using T = std::uint16_t;
+  static float load(std::uint16_t x) { return bf16_to_f32(x); }
+  static std::uint16_t store(float x) { return f32_to_bf16(x); }
+};
+struct F16Codec {
+  using T = std::uint16_t;
+  static float load(std::uint16_t x) { return f16_to_f32(x); }
+  static std::uint16_t store(float x) { return f32_to_f16(x); }
+};
+
+// NaN wins; among equal values the earlier one is kept (so -0 vs +0 depends only on rank order).
+inline float max_keep_nan(float acc, float v) { return (v > acc || v != v) ? v : acc; }
+
+template <class Codec>
+void reduce_floating(std::span<const void* const> sources, void* dst_void, std::size_t count,
+                     ReduceOp op) {
+  using T = typename Codec::T;
+  T* dst = static_cast<T*>(dst_void);
+  const float divisor = static_cast<float>(sources.size());
+  float acc[kBlock];
+  for (std::size_t begin = 0; begin < count; begin += kBlock) {
+    const std::size_t n = std::min(kBlock, count - begin);
+    const T* first = static_cast<const T*>(sources[0]) + begin;
+    for (std::size_t i = 0; i < n; ++i) acc[i] = Codec::load(first[i]);
+    for (std::size_t q = 1; q < sources.size(); ++q) {
+      const T* src = static_cast<const T*>(sources[q]) + begin;
+      if (op == ReduceOp::kMax) {
+        for (std::size_t i = 0; i < n; ++i) acc[i] = max_keep_nan(acc[i], Codec::load(src[i]));
+      } else {
+        for (std::size_t i = 0; i < n; ++i) acc[i] += Codec::load(src[i]);
+      }
+    }
+    if (op == ReduceOp::kAvg) {
+      for (std::size_t i = 0; i < n; ++i) acc[i] /= divisor;
+    }
+    T* out = dst + begin;
+    for (std::size_t i = 0; i < n; ++i) out[i] = Codec::store(acc[i]);
+  }
+}
+
+void reduce_i32(std::span<const void* const> sources, void* dst_void, std::size_t count, ReduceOp op) {
+  auto* dst = static_cast<std::int32_t*>(dst_void);
+  std::uint32_t acc[kBlock];
+  for (std::size_t begin = 0; begin < count; begin += kBlock) {
+    const std::size_t n = std::min(kBlock, count - begin);
+    const auto* first = static_cast<const std::int32_t*>(sources[0]) + begin;
+    for (std::size_t i = 0; i < n; ++i) acc[i] = static_cast<std::uint32_t>(first[i]);
+    for (std::size_t q = 1; q < sources.size(); ++q) {
+      const auto* src = static_cast<const std::int32_t*>(sources[q]) + begin;
+      if (op == ReduceOp::kMax) {
+        for (std::size_t i = 0; i < n; ++i) {
+          acc[i] = static_cast<std::uint32_t>(std::max(static_cast<std::int32_t>(acc[i]), src[i]));
+        }
+      } else {
+        for (std::size_t i = 0; i < n; ++i) acc[i] += static_cast<std::uint32_t>(src[i]);
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i) dst[begin + i] = static_cast<std::int32_t>(acc[i]);
+  }
+}
+
+}  // namespace
+
+void reduce_in_order(std::span<const void* const> sources, void* dst, std::size_t count,
+                     DType dtype, ReduceOp op) {
+  if (sources.empty()) throw std::invalid_argument("reduce_in_order: no sources to reduce");
+  if (op == ReduceOp::kAvg && !is_floating(dtype)) {
+    throw std::invalid_argument(std::string("reduce_in_order: avg needs a floating dtype, got ") +
+                                dtype_name(dtype));
+  }
+  switch (dtype) {
+    case DType::kF32: return reduce_floating<F32Codec>(sources, dst, count, op);
+    case DType::kBF16: return reduce_floating<BF16Codec>(sources, dst, count, op);
+    case DType::kF16: return reduce_floating<F16Codec>(sources, dst, count, op);
+    case DType::kI32: return reduce_i32(sources, dst, count, op);
+  }
+  throw std::invalid_argument("reduce_in_order: unknown dtype");
+}
+
+}  // namespace tessera

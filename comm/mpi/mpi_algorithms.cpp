@@ -1,0 +1,161 @@
+// MpiAlgorithms: direct (all-to-all) reduce-scatter with a double-buffered segment pipeline, direct
+// all-gather, all_reduce as the two, and MPI's own broadcast and barrier.
+#include "comm/mpi/mpi_algorithms.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "comm/host_reduce.hpp"
+#include "comm/mpi/mpi_check.hpp"
+
+namespace tessera::detail {
+namespace {
+
+constexpr int kTagReduceScatter = 101;
+constexpr int kTagAllGather = 102;
+constexpr std::size_t kMaxMessageBytes = std::size_t{1} << 30;  // MPI counts are int
+
+void post_recv(std::byte* data, std::size_t bytes, int peer, int tag, MPI_Comm comm,
+               std::vector<MPI_Request>& requests) {
+  for (std::size_t done = 0; done < bytes; done += kMaxMessageBytes) {
+    const int n = static_cast<int>(std::min(kMaxMessageBytes, bytes - done));
+    requests.emplace_back();
+    TESSERA_MPI_CHECK(MPI_Irecv(data + done, n, MPI_BYTE, peer, tag, comm, &requests.back()));
+  }
+}
+
+void post_send(const std::byte* data, std::size_t bytes, int peer, int tag, MPI_Comm comm,
+               std::vector<MPI_Request>& requests) {
+  for (std::size_t done = 0; done < bytes; done += kMaxMessageBytes) {
+    const int n = static_cast<int>(std::min(kMaxMessageBytes, bytes - done));
+    requests.emplace_back();
+    TESSERA_MPI_CHECK(MPI_Isend(data + done, n, MPI_BYTE, peer, tag, comm, &requests.back()));
+  }
+}
+
+void wait_all(std::vector<MPI_Request>& requests) {
+  if (requests.empty()) return;
+  TESSERA_MPI_CHECK(
+      MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+  requests.clear();
+}
+
+std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+MpiAlgorithms::MpiAlgorithms(MPI_Comm comm, int rank, int size, std::size_t segment_bytes)
+    : comm_(comm), rank_(rank), size_(size), segment_bytes_(std::max<std::size_t>(segment_bytes, 64)) {}
+
+void MpiAlgorithms::reduce_scatter_phase(const std::byte* in, std::byte* out,
+                                         const ChunkLayout& layout, DType dtype, ReduceOp op) {
+  const std::size_t element = dtype_size(dtype);
+  const int n = size_;
+  const int r = rank_;
+  const std::byte* own = in + layout.offset[r] * element;
+  if (n == 1) {
+    // One source: sum, avg (x / 1) and max are all the identity, exactly.
+    if (out != own) std::memcpy(out, own, layout.count[r] * element);
+    return;
+  }
+  const std::size_t segment = std::max<std::size_t>(1, segment_bytes_ / element);  // elements
+  const std::size_t peers = static_cast<std::size_t>(n - 1);
+  const std::size_t slot_bytes = peers * segment * element;
+  if (scratch_.size() < 2 * slot_bytes) scratch_.resize(2 * slot_bytes);
+
+  auto segments_of = [&](int p) { return ceil_div(layout.count[p], segment); };
+  auto segment_length = [&](int p, std::size_t k) {
+    return std::min(segment, layout.count[p] - k * segment);
+  };
+  std::size_t total_segments = 0;
+  for (int p = 0; p < n; ++p) total_segments = std::max(total_segments, segments_of(p));
+
+  // Receive slot j (of a segment) holds the contribution of peer (r + 1 + j) % n.
+  auto post_segment = [&](std::size_t k, std::vector<MPI_Request>& requests) {
+    std::byte* slot = scratch_.data() + (k % 2) * slot_bytes;
+    if (k < segments_of(r)) {
+      const std::size_t bytes = segment_length(r, k) * element;
+      for (std::size_t j = 0; j < peers; ++j) {
+        const int peer = static_cast<int>((r + 1 + j) % n);
+        post_recv(slot + j * segment * element, bytes, peer, kTagReduceScatter, comm_, requests);
+      }
+    }
+    for (std::size_t j = 0; j < peers; ++j) {
+      const int peer = static_cast<int>((r + n - 1 - j) % n);
+      if (k >= segments_of(peer)) continue;
+      const std::byte* data = in + (layout.offset[peer] + k * segment) * element;
+      post_send(data, segment_length(peer, k) * element, peer, kTagReduceScatter, comm_, requests);
+    }
+  };
+
+  std::vector<MPI_Request> current;
+  std::vector<MPI_Request> next;
+  std::vector<const void*> sources(static_cast<std::size_t>(n));
+  post_segment(0, current);
+  for (std::size_t k = 0; k < total_segments; ++k) {
+    if (k + 1 < total_segments) post_segment(k + 1, next);
+    wait_all(current);
+    if (k < segments_of(r)) {
+      const std::byte* slot = scratch_.data() + (k % 2) * slot_bytes;
+      for (int q = 0; q < n; ++q) {
+        const std::size_t j = static_cast<std::size_t>((q - r - 1 + 2 * n) % n);
+        sources[q] = q == r ? own + k * segment * element : slot + j * segment * element;
+      }
+      reduce_in_order(sources, out + k * segment * element, segment_length(r, k), dtype, op);
+    }
+    current.swap(next);
+  }
+}
+
+void MpiAlgorithms::all_gather_phase(const std::byte* mine, std::byte* out, const ChunkLayout& layout,
+                                     DType dtype) {
+  const std::size_t element = dtype_size(dtype);
+  const int n = size_;
+  const int r = rank_;
+  std::vector<MPI_Request> requests;
+  for (int j = 1; j < n; ++j) {
+    const int from = (r + j) % n;
+    post_recv(out + layout.offset[from] * element, layout.count[from] * element, from, kTagAllGather,
+              comm_, requests);
+  }
+  for (int j = 1; j < n; ++j) {
+    const int to = (r + n - j) % n;
+    post_send(mine, layout.count[r] * element, to, kTagAllGather, comm_, requests);
+  }
+  // The local copy overlaps the peers' transfers, which are already under way.
+  std::byte* own = out + layout.offset[r] * element;
+  if (own != mine) std::memcpy(own, mine, layout.count[r] * element);
+  wait_all(requests);
+}
+
+void MpiAlgorithms::all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) {
+  const ChunkLayout layout = balanced_chunks(count, size_);
+  auto* bytes = static_cast<std::byte*>(buf);
+  std::byte* own = bytes + layout.offset[rank_] * dtype_size(dtype);
+  reduce_scatter_phase(bytes, own, layout, dtype, op);
+  all_gather_phase(own, bytes, layout, dtype);
+}
+
+void MpiAlgorithms::reduce_scatter(const void* in, void* out, std::size_t count_per_rank, DType dtype,
+                                   ReduceOp op) {
+  reduce_scatter_phase(static_cast<const std::byte*>(in), static_cast<std::byte*>(out),
+                       equal_chunks(count_per_rank, size_), dtype, op);
+}
+
+void MpiAlgorithms::all_gather(const void* in, void* out, std::size_t count_per_rank, DType dtype) {
+  all_gather_phase(static_cast<const std::byte*>(in), static_cast<std::byte*>(out),
+                   equal_chunks(count_per_rank, size_), dtype);
+}
+
+void MpiAlgorithms::broadcast(void* buf, std::size_t count, DType dtype, int root) {
+  auto* bytes = static_cast<std::byte*>(buf);
+  const std::size_t total = count * dtype_size(dtype);
+  for (std::size_t done = 0; done < total; done += kMaxMessageBytes) {
+    const int n = static_cast<int>(std::min(kMaxMessageBytes, total - done));
+    TESSERA_MPI_CHECK(MPI_Bcast(bytes + done, n, MPI_BYTE, root, comm_));
+  }
+}
+
+void MpiAlgorithms::barrier() { TESSERA_MPI_CHECK(MPI_Barrier(comm_)); }
+
+}  // namespace tessera::detail

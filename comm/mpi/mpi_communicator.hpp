@@ -1,0 +1,103 @@
+// MpiCommunicator: the Communicator over MPI, on host memory (f32, bf16, f16, i32).
+// Each communicator owns a private duplicate of its MPI_Comm, a progress thread that runs its
+// collectives in issue order (so they overlap the caller's compute), and a watchdog.
+// Algorithms: comm/mpi/mpi_algorithms.hpp (direct reduce-scatter / all-gather; bf16 and f16 travel
+// as 2 bytes per element and are summed in f32, rounded once).
+//
+// MPI thread level: the progress thread calls MPI while the application thread may call MPI too, so
+// MPI must be initialised with MPI_THREAD_MULTIPLE (kRequiredMpiThreadLevel);
+// launch/run_distributed does that. Construction throws when the level provided is lower.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "comm/collective_call.hpp"
+#include "comm/communicator.hpp"
+
+namespace tessera {
+
+namespace detail {
+class CompletionWork;
+class MpiAlgorithms;
+class SerialExecutor;
+}  // namespace detail
+class Watchdog;
+
+inline constexpr int kRequiredMpiThreadLevel = MPI_THREAD_MULTIPLE;
+
+// "MPI_THREAD_SINGLE", ..., "MPI_THREAD_MULTIPLE"
+const char* mpi_thread_level_name(int level);
+
+// Throws std::runtime_error saying what to do when MPI is not initialised, already finalised, or
+// initialised below kRequiredMpiThreadLevel.
+void require_mpi_thread_level();
+
+struct MpiTuning {
+  // Pipeline segment of the reduce-scatter phase, per peer. Must be equal on every rank.
+  std::size_t segment_bytes = std::size_t{1} << 20;
+};
+
+class MpiCommunicator final : public Communicator {
+ public:
+  // Collective over `comm`: every rank of it constructs its MpiCommunicator at the same point.
+  // Duplicates `comm`; the caller keeps ownership of `comm` itself.
+  explicit MpiCommunicator(MPI_Comm comm, CommOptions options = {}, MpiTuning tuning = {});
+  // Collectives not yet started fail with "cancelled"; the one running is finished first (bounded
+  // by the watchdog). Frees the MPI_Comm unless MPI is already finalised. Never throws.
+  ~MpiCommunicator() override;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  const std::string& name() const override { return options_.name; }
+  CommBackend backend() const override { return CommBackend::kMpi; }
+  CommMemory memory_kind() const override { return CommMemory::kHost; }
+
+  Work all_reduce(Span buf, DType dtype, ReduceOp op) override;
+  Work reduce_scatter(ConstSpan in, Span out, DType dtype, ReduceOp op) override;
+  Work all_gather(ConstSpan in, Span out, DType dtype) override;
+  Work broadcast(Span buf, DType dtype, int root) override;
+  Work barrier() override;
+  std::unique_ptr<Communicator> split(int color, int key) override;
+
+  void set_collective_check(CollectiveCheck check) override { check_.store(check); }
+  CollectiveCheck collective_check() const override { return check_.load(); }
+
+ private:
+  struct Adopt {};
+  MpiCommunicator(Adopt, MPI_Comm owned, CommOptions options, MpiTuning tuning);
+  void start();
+
+  Work enqueue(CollectiveCall call, std::function<void()> body);
+  void execute(const CollectiveCall& call, CollectiveCheck check, const std::function<void()>& body,
+               detail::CompletionWork& work);
+  void verify_matching_calls(const CollectiveCall& call);
+  void record_failure(const std::string& what);
+  void throw_if_failed() const;
+  std::string describe_here(const CollectiveCall& call) const;
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  CommOptions options_;
+  MpiTuning tuning_;
+  std::atomic<CollectiveCheck> check_;
+  std::uint64_t sequence_ = 0;  // caller's thread only
+
+  mutable std::mutex failure_mutex_;
+  std::atomic<bool> failed_{false};
+  std::string failure_;  // the first error; the communicator refuses collectives afterwards
+
+  std::unique_ptr<detail::MpiAlgorithms> algorithms_;  // progress thread only
+  std::unique_ptr<Watchdog> watchdog_;
+  std::unique_ptr<detail::SerialExecutor> executor_;
+};
+
+}  // namespace tessera

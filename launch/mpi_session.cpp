@@ -1,0 +1,28 @@
+// MpiSession: MPI_Init_thread / MPI_Finalize around a program.
+#include "launch/mpi_session.hpp"
+
+#include <mpi.h>
+
+#include "comm/mpi/mpi_communicator.hpp"
+
+namespace tessera {
+
+MpiSession::MpiSession(int& argc, char**& argv) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) {
+    MPI_Query_thread(&provided_);
+    return;
+  }
+  MPI_Init_thread(&argc, &argv, kRequiredMpiThreadLevel, &provided_);
+  owns_ = true;
+}
+
+MpiSession::~MpiSession() {
+  if (!owns_) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+}  // namespace tessera

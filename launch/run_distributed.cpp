@@ -1,0 +1,94 @@
+// run_distributed: MPI session, rank discovery, communicators, body, and the rank-failure path
+// that turns an exception on one rank into a job abort with its message.
+#include "launch/run_distributed.hpp"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "comm/job_abort.hpp"
+#include "comm/mpi/mpi_communicator.hpp"
+#include "launch/comm_env.hpp"
+#include "launch/launcher_env.hpp"
+#include "launch/mpi_session.hpp"
+#include "launch/rank_info.hpp"
+
+namespace tessera {
+namespace {
+
+// Rank and size as MPI knows them, or as the launcher says when MPI is not up; "?" if neither.
+std::string rank_prefix() {
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  std::string rank = "?";
+  std::string size = "?";
+  if (initialized && !finalized) {
+    int r = 0;
+    int n = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    rank = std::to_string(r);
+    size = std::to_string(n);
+  }
+  return "rank " + rank + "/" + size + " (host " + this_hostname() + ")";
+}
+
+int world_size_or_one() {
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return 1;
+  int n = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+// Prints the failure; aborts the job when other ranks could be left waiting, else returns 1.
+int fail_rank(const std::string& message) {
+  const std::string line = rank_prefix() + ": " + message;
+  if (world_size_or_one() > 1) abort_job(line, 1);
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+  return 1;
+}
+
+}  // namespace
+
+int run_distributed(int argc, char** argv, const DistributedBody& body) {
+  // The launcher's variables are read before MPI_Init, which may add its own (a singleton sets
+  // PMIX_RANK); a malformed value is reported once MPI is up, like every other failure.
+  const EnvLookup env = process_environment();
+  LauncherEnv launcher;
+  std::string launcher_error;
+  try {
+    launcher = read_launcher_env(env);
+  } catch (const std::exception& error) {
+    launcher_error = error.what();
+  }
+  MpiSession session(argc, argv);
+  // Declared outside the try block: when body throws, the communicators stay alive (a destructor
+  // could wait on a collective whose peers wait for this rank) until the job has been aborted.
+  std::unique_ptr<MpiCommunicator> world;
+  std::unique_ptr<DistributedContext> context;
+  try {
+    if (!launcher_error.empty()) throw std::invalid_argument(launcher_error);
+    const CommOptions options = comm_options_from_env(env);
+    world = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, options);
+    RankInfo info = discover_rank_info(*world, launcher);
+    context = std::make_unique<DistributedContext>(std::move(world), std::move(info), options, argc, argv);
+    return body(*context);
+  } catch (const std::exception& error) {
+    return fail_rank(error.what());
+  } catch (...) {
+    return fail_rank("unknown exception (not derived from std::exception)");
+  }
+}
+
+}  // namespace tessera

@@ -1,0 +1,32 @@
+// run_distributed: the entry point of every Tessera program.
+//
+//   int main(int argc, char** argv) {
+//     return tessera::run_distributed(argc, argv, [](tessera::DistributedContext& ctx) {
+//       ... ctx.world().all_reduce(...) ...
+//       return 0;
+//     });
+//   }
+//
+// Works under mpirun, srun, any PMI/PMIx launcher, and as a lone process (world of 1). It
+//  1. initialises MPI with MPI_THREAD_MULTIPLE (checked: a lower level fails with a message),
+//  2. reads the launcher's variables and TESSERA_DEBUG_COLLECTIVES / TESSERA_COLLECTIVE_TIMEOUT,
+//  3. builds the world communicator (MPI), discovers RankInfo and the node groups,
+//  4. runs body and returns its exit code (ranks may return different codes),
+//  5. destroys the communicators and finalises MPI (if it initialised MPI).
+// An exception escaping body (or the steps before it) on any rank prints
+//   rank R/N (host H): <message>
+// to stderr and, when N > 1, calls MPI_Abort so the other ranks do not wait for it forever; with
+// N == 1 run_distributed returns 1 instead.
+#pragma once
+
+#include <functional>
+
+#include "launch/distributed_context.hpp"
+
+namespace tessera {
+
+using DistributedBody = std::function<int(DistributedContext&)>;
+
+int run_distributed(int argc, char** argv, const DistributedBody& body);
+
+}  // namespace tessera

@@ -1,0 +1,192 @@
+// run_distributed as whole jobs, run as child processes of this test: a lone process (MPI singleton,
+// world of 1) runs its body and returns its exit code; a throwing body on one of two ranks prints
+// "rank 1/2 (host H): <message>" and aborts the job instead of leaving rank 0 waiting; debug mode
+// (TESSERA_DEBUG_COLLECTIVES=1) turns a planted mismatch into that abort with both calls named; and
+// TESSERA_COLLECTIVE_TIMEOUT makes the watchdog abort a planted hang.
+// tessera-test-timeout: 300
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "launch/run_distributed.hpp"
+#include "tests/launch/child_job.hpp"
+
+namespace tessera {
+namespace {
+
+using testing::ChildResult;
+using testing::is_child;
+using testing::mpirun_self;
+using testing::run_child_job;
+using testing::self_executable;
+
+constexpr int kChildLimitSeconds = 60;
+
+void expect_output_contains(const ChildResult& result, const std::string& part) {
+  EXPECT_NE(result.output.find(part), std::string::npos) << "child output lacks \"" << part << "\":\n" << result.output;
+}
+
+// ---- the child jobs (skipped unless TESSERA_TEST_CHILD selects them) ----
+
+TEST(RunDistributedChild, Singleton) {
+  if (!is_child("singleton")) GTEST_SKIP() << "runs as a child job";
+  char name[] = "child";
+  char* argv[] = {name, nullptr};
+  const int code = run_distributed(1, argv, [](DistributedContext& ctx) {
+    EXPECT_EQ(ctx.world_size(), 1);
+    EXPECT_EQ(ctx.rank(), 0);
+    EXPECT_EQ(ctx.rank_info().launcher, Launcher::kNone);
+    std::vector<float> x{2.5f};
+    ctx.world().all_reduce(x, DType::kF32, ReduceOp::kSum).wait();
+    EXPECT_EQ(x[0], 2.5f);
+    std::printf("singleton body ran with a world of %d\n", ctx.world_size());
+    return 3;
+  });
+  EXPECT_EQ(code, 3);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  EXPECT_TRUE(finalized) << "run_distributed initialised MPI, so it finalises it";
+}
+
+TEST(RunDistributedChild, SingletonThrows) {
+  if (!is_child("singleton_throws")) GTEST_SKIP() << "runs as a child job";
+  char name[] = "child";
+  char* argv[] = {name, nullptr};
+  const int code = run_distributed(1, argv, [](DistributedContext&) -> int {
+    throw std::runtime_error("planted single-rank failure");
+  });
+  EXPECT_EQ(code, 1);
+}
+
+TEST(RunDistributedChild, RankOneThrows) {
+  if (!is_child("rank_one_throws")) GTEST_SKIP() << "runs as a child job";
+  char name[] = "child";
+  char* argv[] = {name, nullptr};
+  run_distributed(1, argv, [](DistributedContext& ctx) {
+    if (ctx.rank() == 1) throw std::runtime_error("planted failure on rank 1");
+    ctx.world().barrier().wait();  // would wait forever for rank 1
+    return 0;
+  });
+  ADD_FAILURE() << "got past a collective that rank 1 never joined";
+}
+
+TEST(RunDistributedChild, MismatchInDebugMode) {
+  if (!is_child("mismatch")) GTEST_SKIP() << "runs as a child job";
+  char name[] = "child";
+  char* argv[] = {name, nullptr};
+  run_distributed(1, argv, [](DistributedContext& ctx) {
+    std::vector<float> buf(16, 1.0f), gathered(16 * ctx.world_size());
+    if (ctx.rank() == 1) {
+      ctx.world().all_gather(buf, gathered, DType::kF32).wait();
+    } else {
+      ctx.world().all_reduce(buf, DType::kF32, ReduceOp::kSum).wait();
+    }
+    return 0;
+  });
+  ADD_FAILURE() << "mismatched collectives completed";
+}
+
+TEST(RunDistributedChild, HangCaughtByTheWatchdog) {
+  if (!is_child("hang")) GTEST_SKIP() << "runs as a child job";
+  char name[] = "child";
+  char* argv[] = {name, nullptr};
+  run_distributed(1, argv, [](DistributedContext& ctx) {
+    if (ctx.rank() == 1) {
+      std::this_thread::sleep_for(std::chrono::seconds(2 * kChildLimitSeconds));  // never joins
+      return 0;
+    }
+    std::vector<float> buf(8, 1.0f);
+    ctx.world().all_reduce(buf, DType::kF32, ReduceOp::kSum).wait();
+    return 0;
+  });
+  ADD_FAILURE() << "a collective without its peer completed";
+}
+
+TEST(RunDistributedChild, ThreadLevelTooLow) {
+  if (!is_child("thread_level")) GTEST_SKIP() << "runs as a child job";
+  int argc = 1;
+  char name[] = "child";
+  char* args[] = {name, nullptr};
+  char** argv = args;
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+  if (provided >= MPI_THREAD_MULTIPLE) {
+    std::printf("thread level check not reachable: MPI provided MPI_THREAD_MULTIPLE anyway\n");
+  } else {
+    const int code = run_distributed(argc, argv, [](DistributedContext&) { return 0; });
+    EXPECT_EQ(code, 1);
+  }
+  MPI_Finalize();
+}
+
+// ---- the parent tests ----
+
+TEST(RunDistributed, LoneProcessRunsAsASingleton) {
+  const ChildResult result = run_child_job(
+      "env TESSERA_TEST_CHILD=singleton " + self_executable() + " --gtest_filter=RunDistributedChild.Singleton",
+      kChildLimitSeconds);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  expect_output_contains(result, "singleton body ran with a world of 1");
+}
+
+TEST(RunDistributed, LoneProcessThatThrowsReturnsOneWithItsMessage) {
+  const ChildResult result = run_child_job("env TESSERA_TEST_CHILD=singleton_throws " + self_executable() +
+                                               " --gtest_filter=RunDistributedChild.SingletonThrows",
+                                           kChildLimitSeconds);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  expect_output_contains(result, "rank 0/1 (host ");
+  expect_output_contains(result, "): planted single-rank failure");
+}
+
+TEST(RunDistributed, TooLowMpiThreadLevelFailsWithAMessage) {
+  const ChildResult result = run_child_job("env TESSERA_TEST_CHILD=thread_level " + self_executable() +
+                                               " --gtest_filter=RunDistributedChild.ThreadLevelTooLow",
+                                           kChildLimitSeconds);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  if (result.output.find("not reachable") != std::string::npos) GTEST_SKIP() << "this MPI always provides MULTIPLE";
+  expect_output_contains(result, "rank 0/1 (host ");
+  expect_output_contains(result, "MPI was initialised with MPI_THREAD_SINGLE but the MPI communicator needs MPI_THREAD_MULTIPLE");
+}
+
+TEST(RunDistributed, ThrowingRankAbortsTheJobWithItsMessage) {
+  const ChildResult result =
+      run_child_job(mpirun_self(2, "rank_one_throws", "RunDistributedChild.RankOneThrows"), kChildLimitSeconds);
+  EXPECT_FALSE(result.timed_out) << "the job hung instead of aborting:\n" << result.output;
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  expect_output_contains(result, "rank 1/2 (host ");
+  expect_output_contains(result, "): planted failure on rank 1");
+}
+
+TEST(RunDistributed, DebugModeTurnsAMismatchIntoAnAbortNamingBothCalls) {
+  const ChildResult result = run_child_job(
+      mpirun_self(2, "mismatch", "RunDistributedChild.MismatchInDebugMode", "-x TESSERA_DEBUG_COLLECTIVES=1"),
+      kChildLimitSeconds);
+  EXPECT_FALSE(result.timed_out) << "the job hung instead of aborting:\n" << result.output;
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  expect_output_contains(result, "collective mismatch on communicator 'world'");
+  expect_output_contains(result, "all_reduce(count=16, f32, sum) but rank 1 called");
+  expect_output_contains(result, "all_gather(count=16, f32)");
+}
+
+TEST(RunDistributed, WatchdogTimeoutFromTheEnvironmentAbortsAPlantedHang) {
+  const auto start = std::chrono::steady_clock::now();
+  const ChildResult result = run_child_job(
+      mpirun_self(2, "hang", "RunDistributedChild.HangCaughtByTheWatchdog", "-x TESSERA_COLLECTIVE_TIMEOUT=2"),
+      kChildLimitSeconds);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_FALSE(result.timed_out) << "the job hung instead of aborting:\n" << result.output;
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  expect_output_contains(result, "tessera watchdog: rank 0/2 (host ");
+  expect_output_contains(result, "all_reduce(count=8, f32, sum) on communicator 'world'");
+  std::printf("planted hang aborted after %.1f s (watchdog timeout 2 s)\n", seconds);
+}
+
+}  // namespace
+}  // namespace tessera
