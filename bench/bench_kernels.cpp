@@ -1,0 +1,233 @@
+// bench_kernels: times every CpuKernels op at the shapes of a small GPT (L=6, C=384, NH=6, T=256,
+// B=4, V=8192; B*T = 1024 rows) on the current thread count (OMP_NUM_THREADS), and prints ms and
+// GFLOP/s (GEMM-based ops) or GB/s (memory-bound ops), next to plain cblas_sgemm for a
+// 1024x1536x384 product. The last lines add the per-layer ops up into one training step, so the
+// share of time outside GEMMs is visible.
+//
+// Usage: OMP_NUM_THREADS=2 bench_kernels [min_seconds_per_op]
+#include <cblas.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/cpu/cpu_kernels.hpp"
+#include "runtime/device.hpp"
+
+namespace {
+
+using tessera::CpuKernels;
+
+constexpr std::int64_t kB = 4, kT = 256, kC = 384, kNH = 6, kV = 8192, kL = 6;
+constexpr std::int64_t kN = kB * kT;
+
+// 64-byte aligned float buffer filled with small random values.
+class Buffer {
+ public:
+  explicit Buffer(std::int64_t n, float lo = -1.0f, float hi = 1.0f) : n_(n) {
+    const std::size_t bytes = (static_cast<std::size_t>(n) * sizeof(float) + 63) / 64 * 64;
+    data_ = static_cast<float*>(std::aligned_alloc(64, bytes));
+    std::mt19937 gen(static_cast<unsigned>(n));
+    std::uniform_real_distribution<float> dist(lo, hi);
+    for (std::int64_t i = 0; i < n; ++i) data_[i] = dist(gen);
+  }
+  ~Buffer() { std::free(data_); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  float* get() { return data_; }
+
+ private:
+  std::int64_t n_;
+  float* data_;
+};
+
+double g_min_seconds = 0.25;
+
+// Mean milliseconds per call, after one warm-up call, over at least g_min_seconds and 3 calls.
+double time_ms(const std::function<void()>& body) {
+  body();
+  int reps = 0;
+  const auto start = std::chrono::steady_clock::now();
+  double elapsed = 0.0;
+  do {
+    body();
+    ++reps;
+    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  } while (elapsed < g_min_seconds || reps < 3);
+  return elapsed * 1e3 / reps;
+}
+
+void row(const char* name, const std::string& shape, double ms, double flops, double bytes) {
+  if (flops > 0) {
+    std::printf("%-26s %-24s %9.3f ms %9.1f GFLOP/s\n", name, shape.c_str(), ms, flops / ms * 1e-6);
+  } else {
+    std::printf("%-26s %-24s %9.3f ms %9.1f GB/s\n", name, shape.c_str(), ms, bytes / ms * 1e-6);
+  }
+}
+
+std::string dims(std::int64_t a, std::int64_t b, std::int64_t c = 0) {
+  char text[64];
+  if (c != 0) {
+    std::snprintf(text, sizeof text, "%lldx%lldx%lld", static_cast<long long>(a), static_cast<long long>(b),
+                  static_cast<long long>(c));
+  } else {
+    std::snprintf(text, sizeof text, "%lldx%lld", static_cast<long long>(a), static_cast<long long>(b));
+  }
+  return text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1) g_min_seconds = std::atof(argv[1]);
+  CpuKernels k;
+  std::printf("bench_kernels: GPT L=%lld C=%lld NH=%lld T=%lld B=%lld V=%lld, %d threads\n",
+              static_cast<long long>(kL), static_cast<long long>(kC), static_cast<long long>(kNH),
+              static_cast<long long>(kT), static_cast<long long>(kB), static_cast<long long>(kV),
+              tessera::cpu_threads());
+  std::printf("OpenBLAS kernels: %s (if this names an older CPU than the machine's, e.g. Prescott on an\n"
+              "AVX-512 machine, set OPENBLAS_CORETYPE, e.g. OPENBLAS_CORETYPE=SkylakeX)\n",
+              openblas_get_corename());
+  std::printf("%-26s %-24s %12s %17s\n", "op", "shape", "time", "rate");
+
+  // Plain cblas_sgemm: the ceiling.
+  {
+    Buffer a(1024 * 384), b(384 * 1536), c(1024 * 1536);
+    const double ms = time_ms([&] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1024, 1536, 384, 1.0f, a.get(), 384, b.get(), 1536,
+                  0.0f, c.get(), 1536);
+    });
+    row("cblas_sgemm", dims(1024, 1536, 384), ms, 2.0 * 1024 * 1536 * 384, 0);
+  }
+
+  // Linear layers of one block and the head: forward and backward.
+  struct Linear {
+    const char* fwd;
+    const char* bwd;
+    std::int64_t c, oc;
+    bool bias;
+    double fwd_ms = 0, bwd_ms = 0;
+  };
+  std::vector<Linear> linears = {{"linear fwd qkv", "linear bwd qkv", kC, 3 * kC, true},
+                                 {"linear fwd attn-proj", "linear bwd attn-proj", kC, kC, true},
+                                 {"linear fwd fc", "linear bwd fc", kC, 4 * kC, true},
+                                 {"linear fwd fc-proj", "linear bwd fc-proj", 4 * kC, kC, true},
+                                 {"linear fwd lm-head", "linear bwd lm-head", kC, kV, false}};
+  for (auto& l : linears) {
+    Buffer inp(kN * l.c), w(l.oc * l.c), bias(l.oc), out(kN * l.oc), dinp(kN * l.c), dw(l.oc * l.c), db(l.oc);
+    const double flops = 2.0 * kN * l.c * l.oc;
+    float* bias_or_null = l.bias ? bias.get() : nullptr;
+    float* dbias_or_null = l.bias ? db.get() : nullptr;
+    l.fwd_ms = time_ms([&] { k.linear_forward(out.get(), inp.get(), w.get(), bias_or_null, kN, l.c, l.oc); });
+    row(l.fwd, dims(kN, l.c, l.oc), l.fwd_ms, flops, 0);
+    l.bwd_ms = time_ms([&] {
+      k.linear_backward(dinp.get(), dw.get(), dbias_or_null, out.get(), inp.get(), w.get(), kN, l.c, l.oc);
+    });
+    row(l.bwd, dims(kN, l.c, l.oc), l.bwd_ms, 2.0 * flops, 0);
+  }
+
+  // Attention (FLOPs counted as the dense products, 4 B T^2 C forward and 8 B T^2 C backward).
+  double attn_fwd_ms = 0, attn_bwd_ms = 0;
+  {
+    Buffer qkv(kN * 3 * kC), out(kN * kC), probs(kB * kNH * kT * kT), dqkv(kN * 3 * kC), scratch(kB * kNH * kT * kT);
+    const double flops = 4.0 * kB * kT * kT * kC;
+    attn_fwd_ms = time_ms([&] { k.attention_forward(out.get(), probs.get(), qkv.get(), kB, kT, kC, kNH); });
+    row("attention fwd", "B4 T256 C384 NH6", attn_fwd_ms, flops, 0);
+    attn_bwd_ms = time_ms(
+        [&] { k.attention_backward(dqkv.get(), scratch.get(), out.get(), qkv.get(), probs.get(), kB, kT, kC, kNH); });
+    row("attention bwd", "B4 T256 C384 NH6", attn_bwd_ms, 2.0 * flops, 0);
+  }
+
+  // Memory-bound ops.
+  double ln_fwd_ms = 0, ln_bwd_ms = 0, gelu_fwd_ms = 0, gelu_bwd_ms = 0, add_ms = 0;
+  {
+    Buffer inp(kN * kC), out(kN * kC), mean(kN), rstd(kN), w(kC), b(kC), dinp(kN * kC), dw(kC), db(kC);
+    const double bytes = 2.0 * kN * kC * 4;
+    ln_fwd_ms = time_ms(
+        [&] { k.layernorm_forward(out.get(), mean.get(), rstd.get(), inp.get(), w.get(), b.get(), kN, kC, 1e-5f); });
+    row("layernorm fwd", dims(kN, kC), ln_fwd_ms, 0, bytes);
+    ln_bwd_ms = time_ms([&] {
+      k.layernorm_backward(dinp.get(), dw.get(), db.get(), out.get(), inp.get(), w.get(), mean.get(), rstd.get(), kN,
+                           kC);
+    });
+    row("layernorm bwd", dims(kN, kC), ln_bwd_ms, 0, 1.5 * bytes);
+    add_ms = time_ms([&] { k.add(dinp.get(), out.get(), inp.get(), kN * kC); });
+    row("add (residual)", dims(kN, kC), add_ms, 0, 1.5 * bytes);
+  }
+  {
+    const std::int64_t n = kN * 4 * kC;
+    Buffer inp(n, -4.0f, 4.0f), out(n), dinp(n);
+    gelu_fwd_ms = time_ms([&] { k.gelu_forward(out.get(), inp.get(), n); });
+    row("gelu fwd", dims(kN, 4 * kC), gelu_fwd_ms, 0, 2.0 * n * 4);
+    gelu_bwd_ms = time_ms([&] { k.gelu_backward(dinp.get(), inp.get(), out.get(), n); });
+    row("gelu bwd", dims(kN, 4 * kC), gelu_bwd_ms, 0, 3.0 * n * 4);
+  }
+  double emb_fwd_ms = 0, emb_bwd_ms = 0, ce_fwd_ms = 0, ce_bwd_ms = 0;
+  {
+    std::vector<std::int32_t> tokens(kN);
+    for (std::int64_t i = 0; i < kN; ++i) tokens[i] = static_cast<std::int32_t>((i * 7919) % kV);
+    Buffer wte(kV * kC), wpe(kT * kC), out(kN * kC), dwte(kV * kC), dwpe(kT * kC);
+    emb_fwd_ms = time_ms([&] { k.embedding_forward(out.get(), tokens.data(), wte.get(), wpe.get(), kB, kT, kC); });
+    row("embedding fwd", dims(kN, kC), emb_fwd_ms, 0, 3.0 * kN * kC * 4);
+    emb_bwd_ms = time_ms([&] { k.embedding_backward(dwte.get(), dwpe.get(), out.get(), tokens.data(), kB, kT, kC); });
+    row("embedding bwd", dims(kN, kC), emb_bwd_ms, 0, 4.0 * kN * kC * 4);
+
+    Buffer logits(kN * kV, -5.0f, 5.0f), dlogits(kN * kV), losses(kN), lse(kN);
+    ce_fwd_ms = time_ms([&] { k.cross_entropy_forward(losses.get(), lse.get(), logits.get(), tokens.data(), kN, kV); });
+    row("cross_entropy fwd", dims(kN, kV), ce_fwd_ms, 0, 1.0 * kN * kV * 4);
+    ce_bwd_ms = time_ms(
+        [&] { k.cross_entropy_backward(dlogits.get(), logits.get(), lse.get(), tokens.data(), 1.0f / kN, kN, kV); });
+    row("cross_entropy bwd", dims(kN, kV), ce_bwd_ms, 0, 2.0 * kN * kV * 4);
+  }
+  // Whole-model vectors: AdamW, grad norm, overflow check, bf16 cast.
+  const std::int64_t params = kV * kC + kT * kC + kL * (12 * kC * kC + 13 * kC) + 2 * kC;
+  double adamw_ms = 0, norm_ms = 0, finite_ms = 0, cast_ms = 0;
+  {
+    Buffer p(params), g(params), m(params), v(params, 0.0f, 1e-4f);
+    std::vector<std::uint16_t> bf(static_cast<std::size_t>(params));
+    tessera::AdamWScalars s;
+    s.lr = 1e-4f;
+    s.weight_decay = 0.1f;
+    s.bias_correction1 = 0.5f;
+    s.bias_correction2 = 0.1f;
+    const std::string shape = std::to_string(params);
+    adamw_ms = time_ms([&] { k.adamw_update(p.get(), g.get(), m.get(), v.get(), params, s); });
+    row("adamw_update", shape, adamw_ms, 0, 7.0 * params * 4);
+    double sink = 0.0;
+    norm_ms = time_ms([&] { sink += k.sum_squares(g.get(), params); });
+    row("sum_squares", shape, norm_ms, 0, 1.0 * params * 4);
+    finite_ms = time_ms([&] { sink += k.has_non_finite(g.get(), params) ? 1.0 : 0.0; });
+    row("has_non_finite", shape, finite_ms, 0, 1.0 * params * 4);
+    cast_ms = time_ms([&] { k.convert(p.get(), tessera::DType::kF32, bf.data(), tessera::DType::kBF16, params); });
+    row("convert f32->bf16", shape, cast_ms, 0, 6.0 * params);
+    if (sink < 0) std::printf("%g\n", sink);
+  }
+
+  // One training step from the pieces above.
+  double gemm_ms = 0.0, gemm_flops = 0.0;
+  for (std::size_t i = 0; i < linears.size(); ++i) {
+    const double times = i + 1 == linears.size() ? 1.0 : static_cast<double>(kL);
+    gemm_ms += times * (linears[i].fwd_ms + linears[i].bwd_ms);
+    gemm_flops += times * 6.0 * kN * linears[i].c * linears[i].oc;
+  }
+  const double attn_ms = kL * (attn_fwd_ms + attn_bwd_ms);
+  const double attn_flops = kL * 12.0 * kB * kT * kT * kC;
+  const double other_ms = kL * (2 * ln_fwd_ms + 2 * ln_bwd_ms + 2 * add_ms + gelu_fwd_ms + gelu_bwd_ms) + ln_fwd_ms +
+                          ln_bwd_ms + emb_fwd_ms + emb_bwd_ms + ce_fwd_ms + ce_bwd_ms + adamw_ms + norm_ms +
+                          finite_ms;
+  const double total = gemm_ms + attn_ms + other_ms;
+  std::printf("\nstep estimate (sum of the ops above, %lld params):\n", static_cast<long long>(params));
+  std::printf("  linear layers   %9.2f ms  (%5.1f%%)  %7.1f GFLOP/s\n", gemm_ms, 100 * gemm_ms / total,
+              gemm_flops / gemm_ms * 1e-6);
+  std::printf("  attention       %9.2f ms  (%5.1f%%)  %7.1f GFLOP/s (dense count)\n", attn_ms, 100 * attn_ms / total,
+              attn_flops / attn_ms * 1e-6);
+  std::printf("  everything else %9.2f ms  (%5.1f%%)\n", other_ms, 100 * other_ms / total);
+  std::printf("  total           %9.2f ms   %7.1f GFLOP/s model FLOPs (6 N P + attention)\n", total,
+              (gemm_flops + attn_flops) / total * 1e-6);
+  return 0;
+}

@@ -1,0 +1,100 @@
+// CPU element-wise kernels: GELU forward/backward (formula in runtime/kernels/gelu_math.hpp), add,
+// scale and dtype conversion. Each is one OpenMP-parallel, vectorised loop.
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "precision/float_bits.hpp"
+#include "runtime/cpu/cpu_kernels.hpp"
+#include "runtime/kernels/gelu_math.hpp"
+
+namespace tessera {
+namespace {
+
+constexpr std::int64_t kParallelMin = 1 << 14;  // below this many elements one thread is faster
+
+// The element types a conversion reads and writes, with f32 as the common middle.
+struct F32 {
+  using Storage = float;
+  static float load(float x) { return x; }
+  static float store(float x) { return x; }
+};
+struct BF16 {
+  using Storage = std::uint16_t;
+  static float load(std::uint16_t x) { return bf16_to_f32(x); }
+  static std::uint16_t store(float x) { return f32_to_bf16(x); }
+};
+struct F16 {
+  using Storage = std::uint16_t;
+  static float load(std::uint16_t x) { return f16_to_f32(x); }
+  static std::uint16_t store(float x) { return f32_to_f16(x); }
+};
+
+template <typename From, typename To>
+void convert_loop(const void* src, void* dst, std::int64_t n) {
+  const auto* in = static_cast<const typename From::Storage*>(src);
+  auto* out = static_cast<typename To::Storage*>(dst);
+#pragma omp parallel for simd schedule(static) if (n > kParallelMin)
+  for (std::int64_t i = 0; i < n; ++i) out[i] = To::store(From::load(in[i]));
+}
+
+template <typename From>
+void convert_from(const void* src, void* dst, DType to, std::int64_t n) {
+  switch (to) {
+    case DType::kF32: convert_loop<From, F32>(src, dst, n); return;
+    case DType::kBF16: convert_loop<From, BF16>(src, dst, n); return;
+    case DType::kF16: convert_loop<From, F16>(src, dst, n); return;
+    case DType::kI32: break;
+  }
+}
+
+}  // namespace
+
+void CpuKernels::gelu_forward(float* out,        // (n)
+                              const float* inp,  // (n)
+                              std::int64_t n) const {
+#pragma omp parallel for simd schedule(static) if (n > kParallelMin)
+  for (std::int64_t i = 0; i < n; ++i) out[i] = gelu_value(inp[i]);
+}
+
+void CpuKernels::gelu_backward(float* dinp,        // (n) written; may alias dout
+                               const float* inp,   // (n)
+                               const float* dout,  // (n)
+                               std::int64_t n) const {
+#pragma omp parallel for simd schedule(static) if (n > kParallelMin)
+  for (std::int64_t i = 0; i < n; ++i) dinp[i] = gelu_derivative(inp[i]) * dout[i];
+}
+
+void CpuKernels::add(float* out, const float* a, const float* b, std::int64_t n) const {
+#pragma omp parallel for simd schedule(static) if (n > kParallelMin)
+  for (std::int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+}
+
+void CpuKernels::scale(float* x, float s, std::int64_t n) const {
+#pragma omp parallel for simd schedule(static) if (n > kParallelMin)
+  for (std::int64_t i = 0; i < n; ++i) x[i] *= s;
+}
+
+void CpuKernels::convert(const void* src, DType from, void* dst, DType to, std::int64_t n) const {
+  if (from == DType::kI32 || to == DType::kI32) {
+    if (from == to) {
+      std::memcpy(dst, src, static_cast<std::size_t>(n) * 4);
+      return;
+    }
+    throw std::invalid_argument(std::string("CpuKernels::convert: cannot convert ") + dtype_name(from) + " to " +
+                                dtype_name(to) + "; convert only between f32, bf16 and f16");
+  }
+  if (from == to) {
+    std::memcpy(dst, src, static_cast<std::size_t>(n) * dtype_size(from));
+    return;
+  }
+  switch (from) {
+    case DType::kF32: convert_from<F32>(src, dst, to, n); return;
+    case DType::kBF16: convert_from<BF16>(src, dst, to, n); return;
+    case DType::kF16: convert_from<F16>(src, dst, to, n); return;
+    case DType::kI32: return;
+  }
+}
+
+}  // namespace tessera

@@ -1,0 +1,59 @@
+// CPU token + position embedding. Forward copies rows in parallel over positions. Backward is a
+// scatter-add: it is parallelised over column blocks (never over tokens), and within a block rows are
+// added in (b,t) order, so repeated tokens accumulate in the same order for every thread count.
+#include "runtime/cpu/cpu_kernels.hpp"
+
+namespace tessera {
+namespace {
+constexpr std::int64_t kColumnBlock = 64;  // floats per column block (4 cache lines)
+}
+
+void CpuKernels::embedding_forward(float* out,                  // (b,t,c)
+                                   const std::int32_t* tokens,  // (b,t) in [0, v)
+                                   const float* wte,            // (v,c)
+                                   const float* wpe,            // (maxT,c), maxT >= t
+                                   std::int64_t b, std::int64_t t, std::int64_t c) const {
+  const std::int64_t rows = b * t;
+#pragma omp parallel for schedule(static) if (rows * c > (1 << 15))
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* tok_row = wte + static_cast<std::int64_t>(tokens[r]) * c;
+    const float* pos_row = wpe + (r % t) * c;
+    float* o = out + r * c;
+#pragma omp simd
+    for (std::int64_t j = 0; j < c; ++j) o[j] = tok_row[j] + pos_row[j];
+  }
+}
+
+void CpuKernels::embedding_backward(float* dwte,                 // (v,c) accumulated
+                                    float* dwpe,                 // (maxT,c) accumulated
+                                    const float* dout,           // (b,t,c)
+                                    const std::int32_t* tokens,  // (b,t)
+                                    std::int64_t b, std::int64_t t, std::int64_t c) const {
+  const std::int64_t blocks = (c + kColumnBlock - 1) / kColumnBlock;
+#pragma omp parallel for schedule(static) if (b * t * c > (1 << 15))
+  for (std::int64_t blk = 0; blk < blocks; ++blk) {
+    const std::int64_t j0 = blk * kColumnBlock;
+    const std::int64_t width = c - j0 < kColumnBlock ? c - j0 : kColumnBlock;
+    // Positions: dwpe[t] += sum over batch, batch rows summed in order.
+    for (std::int64_t ti = 0; ti < t; ++ti) {
+      float acc[kColumnBlock] = {};
+      for (std::int64_t bi = 0; bi < b; ++bi) {
+        const float* d = dout + (bi * t + ti) * c + j0;
+#pragma omp simd
+        for (std::int64_t j = 0; j < width; ++j) acc[j] += d[j];
+      }
+      float* dst = dwpe + ti * c + j0;
+#pragma omp simd
+      for (std::int64_t j = 0; j < width; ++j) dst[j] += acc[j];
+    }
+    // Tokens: scatter-add in (b,t) order.
+    for (std::int64_t r = 0; r < b * t; ++r) {
+      const float* d = dout + r * c + j0;
+      float* dst = dwte + static_cast<std::int64_t>(tokens[r]) * c + j0;
+#pragma omp simd
+      for (std::int64_t j = 0; j < width; ++j) dst[j] += d[j];
+    }
+  }
+}
+
+}  // namespace tessera

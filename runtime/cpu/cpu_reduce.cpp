@@ -1,0 +1,50 @@
+// CPU reductions for gradient clipping and overflow checks. sum_squares splits x into chunks whose
+// size depends on n only, sums each chunk in double, and adds the chunk sums in chunk order, so the
+// result is the same bits for every thread count. The chunk sums live in a fixed stack array (no
+// allocation): n is cut into at most kMaxChunks chunks.
+#include <cstdint>
+#include <cstring>
+
+#include "runtime/cpu/cpu_kernels.hpp"
+
+namespace tessera {
+namespace {
+
+constexpr std::int64_t kMinChunk = 1 << 14;
+constexpr std::int64_t kMaxChunks = 512;
+constexpr std::int64_t kParallelMin = 1 << 16;
+
+}  // namespace
+
+double CpuKernels::sum_squares(const float* x, std::int64_t n) const {
+  if (n <= 0) return 0.0;
+  std::int64_t chunk = (n + kMaxChunks - 1) / kMaxChunks;
+  chunk = chunk < kMinChunk ? kMinChunk : (chunk + 15) / 16 * 16;
+  const std::int64_t chunks = (n + chunk - 1) / chunk;
+  double partial[kMaxChunks];
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
+  for (std::int64_t ci = 0; ci < chunks; ++ci) {
+    const std::int64_t begin = ci * chunk;
+    const std::int64_t end = begin + chunk < n ? begin + chunk : n;
+    double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+    for (std::int64_t i = begin; i < end; ++i) sum += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+    partial[ci] = sum;
+  }
+  double total = 0.0;
+  for (std::int64_t ci = 0; ci < chunks; ++ci) total += partial[ci];
+  return total;
+}
+
+bool CpuKernels::has_non_finite(const float* x, std::int64_t n) const {
+  int found = 0;
+#pragma omp parallel for simd schedule(static) reduction(| : found) if (n > kParallelMin)
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &x[i], sizeof bits);
+    found |= (bits & 0x7f800000u) == 0x7f800000u ? 1 : 0;
+  }
+  return found != 0;
+}
+
+}  // namespace tessera

@@ -1,0 +1,111 @@
+// CpuKernels fused softmax + cross-entropy: losses and logsumexp against a double reference
+// (including logits large enough to overflow a naive exp), dlogits by finite differences of
+// dloss * sum(losses), an in-place backward equal to the out-of-place one, and targets outside the
+// vocabulary refused.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "runtime/cpu/cpu_kernels.hpp"
+#include "tests/runtime/cpu/kernel_check.hpp"
+
+namespace tessera {
+namespace {
+
+using test::expect_bit_equal;
+using test::expect_close;
+using test::finite_difference;
+using test::random_floats;
+using test::to_double;
+
+constexpr double kForwardTol = 1e-5;  // relative to max |reference|
+constexpr double kGradTol = 1e-3;     // f32 backward vs double finite differences, relative to max |grad|
+
+void ce_reference(const std::vector<double>& logits, const std::vector<std::int32_t>& targets, std::int64_t n,
+                  std::int64_t v, std::vector<double>* losses, std::vector<double>* lse) {
+  losses->assign(n, 0.0);
+  lse->assign(n, 0.0);
+  for (std::int64_t i = 0; i < n; ++i) {
+    double max_val = logits[i * v];
+    for (std::int64_t j = 1; j < v; ++j) max_val = std::fmax(max_val, logits[i * v + j]);
+    double sum = 0.0;
+    for (std::int64_t j = 0; j < v; ++j) sum += std::exp(logits[i * v + j] - max_val);
+    (*lse)[i] = max_val + std::log(sum);
+    (*losses)[i] = (*lse)[i] - logits[i * v + targets[i]];
+  }
+}
+
+TEST(CpuCrossEntropy, ForwardMatchesReferenceForSmallAndLargeLogits) {
+  CpuKernels k;
+  const std::int64_t n = 4, v = 37;
+  auto logits = random_floats(n * v, 1, -4.0f, 4.0f);
+  for (std::int64_t j = 0; j < v; ++j) logits[2 * v + j] += 1000.0f;   // exp would overflow without max-shift
+  for (std::int64_t j = 0; j < v; ++j) logits[3 * v + j] -= 1000.0f;  // and underflow to 0
+  const std::vector<std::int32_t> targets = {0, 36, 5, 17};
+  std::vector<float> losses(n), lse(n);
+  k.cross_entropy_forward(losses.data(), lse.data(), logits.data(), targets.data(), n, v);
+  std::vector<double> ref_losses, ref_lse;
+  ce_reference(to_double(logits), targets, n, v, &ref_losses, &ref_lse);
+  expect_close(losses, ref_losses, kForwardTol, "cross-entropy losses");
+  for (std::int64_t i = 0; i < n; ++i) {
+    EXPECT_NEAR(lse[i], ref_lse[i], 1e-5 * std::fabs(ref_lse[i]) + 1e-5) << "lse row " << i;
+  }
+}
+
+TEST(CpuCrossEntropy, BackwardMatchesFiniteDifferencesAndRunsInPlace) {
+  CpuKernels k;
+  const std::int64_t n = 3, v = 11;
+  const float dloss = 0.37f;  // L = dloss * sum(losses)
+  const auto logits = random_floats(n * v, 2, -3.0f, 3.0f);
+  const std::vector<std::int32_t> targets = {4, 0, 10};
+  std::vector<float> losses(n), lse(n), dlogits(n * v, 5.0f);
+  k.cross_entropy_forward(losses.data(), lse.data(), logits.data(), targets.data(), n, v);
+  k.cross_entropy_backward(dlogits.data(), logits.data(), lse.data(), targets.data(), dloss, n, v);
+  const auto fd = finite_difference(
+      [&](const std::vector<double>& x) {
+        std::vector<double> l, s;
+        ce_reference(x, targets, n, v, &l, &s);
+        double total = 0.0;
+        for (double li : l) total += dloss * li;
+        return total;
+      },
+      to_double(logits));
+  expect_close(dlogits, fd, kGradTol, "cross-entropy dlogits");
+  auto inplace = logits;
+  k.cross_entropy_backward(inplace.data(), inplace.data(), lse.data(), targets.data(), dloss, n, v);
+  expect_bit_equal(inplace, dlogits, "cross-entropy backward in place over the logits");
+}
+
+TEST(CpuCrossEntropy, TargetsOutsideTheVocabularyAreRefused) {
+  CpuKernels k;
+  const std::vector<float> logits(2 * 4, 0.0f);
+  std::vector<float> losses(2), lse(2), d(8);
+  const std::vector<std::int32_t> too_big = {1, 4};
+  const std::vector<std::int32_t> negative = {-1, 0};
+  EXPECT_THROW(k.cross_entropy_forward(losses.data(), lse.data(), logits.data(), too_big.data(), 2, 4),
+               std::out_of_range);
+  EXPECT_THROW(k.cross_entropy_backward(d.data(), logits.data(), lse.data(), negative.data(), 1.0f, 2, 4),
+               std::out_of_range);
+}
+
+TEST(CpuCrossEntropy, BitIdenticalOnOneAndTwoThreads) {
+  CpuKernels k;
+  const std::int64_t n = 64, v = 1000;
+  const auto logits = random_floats(n * v, 3, -5.0f, 5.0f);
+  std::vector<std::int32_t> targets(n);
+  for (std::int64_t i = 0; i < n; ++i) targets[i] = static_cast<std::int32_t>((i * 37) % v);
+  auto run = [&](int threads) {
+    std::vector<float> losses(n), lse(n), d(n * v);
+    test::with_threads(threads, [&] {
+      k.cross_entropy_forward(losses.data(), lse.data(), logits.data(), targets.data(), n, v);
+      k.cross_entropy_backward(d.data(), logits.data(), lse.data(), targets.data(), 1.0f / n, n, v);
+    });
+    losses.insert(losses.end(), d.begin(), d.end());
+    return losses;
+  };
+  expect_bit_equal(run(1), run(2), "cross-entropy losses|dlogits, 1 vs 2 threads");
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,59 @@
+// CpuKernels reductions: sum_squares against a double sum (and the same bits on 1 and 2 threads for a
+// size split into many chunks), has_non_finite for inf, -inf and NaN at the start, middle and end.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <limits>
+
+#include "runtime/cpu/cpu_kernels.hpp"
+#include "tests/runtime/cpu/kernel_check.hpp"
+
+namespace tessera {
+namespace {
+
+using test::random_floats;
+
+TEST(CpuReduce, SumSquaresMatchesDoubleSum) {
+  CpuKernels k;
+  EXPECT_EQ(k.sum_squares(nullptr, 0), 0.0);
+  const std::vector<float> small = {3.0f, -4.0f, 0.5f};
+  EXPECT_EQ(k.sum_squares(small.data(), 3), 25.25);  // exact
+  for (std::int64_t n : {std::int64_t{1000}, std::int64_t{1} << 20, std::int64_t{3000001}}) {
+    const auto x = random_floats(n, 5);
+    double ref = 0.0;
+    for (float v : x) ref += static_cast<double>(v) * v;
+    EXPECT_NEAR(k.sum_squares(x.data(), n), ref, 1e-12 * ref) << "n = " << n;
+  }
+}
+
+TEST(CpuReduce, SumSquaresIsBitIdenticalOnOneAndTwoThreads) {
+  CpuKernels k;
+  const std::int64_t n = 5'000'003;
+  const auto x = random_floats(n, 6, -3.0f, 3.0f);
+  double one = 0.0, two = 0.0;
+  test::with_threads(1, [&] { one = k.sum_squares(x.data(), n); });
+  test::with_threads(2, [&] { two = k.sum_squares(x.data(), n); });
+  EXPECT_EQ(std::memcmp(&one, &two, sizeof one), 0) << "1 thread " << one << " vs 2 threads " << two;
+}
+
+TEST(CpuReduce, HasNonFiniteFindsInfAndNanAnywhere) {
+  CpuKernels k;
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (std::int64_t n : {std::int64_t{7}, std::int64_t{1} << 18}) {
+    auto x = random_floats(n, 7, -1e30f, 1e30f);
+    x[n / 3] = std::numeric_limits<float>::max();
+    x[n / 2] = std::numeric_limits<float>::denorm_min();
+    EXPECT_FALSE(k.has_non_finite(x.data(), n)) << "finite data, n = " << n;
+    for (std::int64_t at : {std::int64_t{0}, n / 2, n - 1}) {
+      for (float bad : {inf, -inf, nan, -nan}) {
+        auto y = x;
+        y[at] = bad;
+        EXPECT_TRUE(k.has_non_finite(y.data(), n)) << bad << " at [" << at << "] of n = " << n;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessera
