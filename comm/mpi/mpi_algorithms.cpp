@@ -3,6 +3,8 @@
 #include "comm/mpi/mpi_algorithms.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <cstring>
 
 #include "comm/host_reduce.hpp"
@@ -33,10 +35,23 @@ void post_send(const std::byte* data, std::size_t bytes, int peer, int tag, MPI_
   }
 }
 
+// Polls the requests to completion. MPI_Waitall busy-spins a core for the whole transfer; this
+// thread shares the machine with the compute threads it overlaps, so after a short spin it yields,
+// and after a longer one it sleeps briefly between polls (each poll also drives MPI's progress).
 void wait_all(std::vector<MPI_Request>& requests) {
   if (requests.empty()) return;
-  TESSERA_MPI_CHECK(
-      MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    TESSERA_MPI_CHECK(
+        MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE));
+    if (done) break;
+    if (polls < 64) continue;
+    if (polls < 1024) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
   requests.clear();
 }
 

@@ -1,23 +1,31 @@
-// train_gpt: trains a GPT-2-style model on a token file on the CPU, logging loss, learning rate,
-// gradient norm, tokens/s, MFU (against the GEMM ceiling measured at start) and peak memory, and
-// printing a text sample at the end.
+// train_gpt: trains a GPT-2-style model on a token file, on one process or data-parallel across
+// the ranks of an mpirun/srun job with ZeRO stages 0-3. Rank 0 logs loss, learning rate, gradient
+// norm, tokens/s, MFU (against the GEMM ceiling measured at start) and peak memory per rank, and
+// prints a text sample at the end.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <exception>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "launch/batch_plan.hpp"
+#include "launch/run_distributed.hpp"
+#include "runtime/checkpoint/activation_checkpointing.hpp"
+#include "runtime/cpu/blas_core.hpp"
 #include "runtime/data/byte_tokenizer.hpp"
 #include "runtime/data/sample_loader.hpp"
 #include "runtime/data/token_dataset.hpp"
 #include "runtime/device.hpp"
 #include "runtime/gemm_ceiling.hpp"
-#include "runtime/local_trainer.hpp"
+#include "runtime/modules/cross_entropy_loss.hpp"
 #include "runtime/modules/gpt.hpp"
 #include "runtime/modules/gpt_flops.hpp"
 #include "runtime/modules/gpt_sampling.hpp"
 #include "runtime/optim/lr_schedule.hpp"
+#include "sharding/sharded_engine.hpp"
 #include "train_options.hpp"
 
 namespace tessera {
@@ -38,22 +46,88 @@ MicroBatch load_batch(Device& device, const SampleLoader& loader, std::int64_t f
           Tensor::from_host_i32(device, targets, {count, t}, MemoryCategory::kWorkspace)};
 }
 
-float validation_loss(LocalTrainer& trainer, Device& device, const SampleLoader& loader, const TrainOptions& o) {
-  double sum = 0.0;
-  for (std::int64_t i = 0; i < o.eval_batches; ++i) {
-    sum += trainer.evaluate(load_batch(device, loader, i * o.micro_batch, o.micro_batch));
+// The sampled bytes as text a terminal shows: valid UTF-8, newlines and tabs kept, anything else '?'.
+std::string printable(const std::string& bytes) {
+  std::string out;
+  for (std::size_t i = 0; i < bytes.size();) {
+    const auto c = static_cast<unsigned char>(bytes[i]);
+    const std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    bool ok = len > 0 && i + len <= bytes.size();
+    for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(bytes[i + k]) >> 6) == 0x2;
+    if (ok && len == 1 && c < 0x20 && c != '\n' && c != '\t') ok = false;
+    if (ok && c == 0x7f) ok = false;
+    out += ok ? bytes.substr(i, len) : "?";
+    i += ok ? len : 1;
   }
-  return static_cast<float>(sum / static_cast<double>(o.eval_batches));
+  return out;
 }
 
-int run(const TrainOptions& o) {
-  set_cpu_threads(o.threads);
+// Largest value of `x` over all ranks (for per-rank memory and step times).
+float max_over_ranks(Communicator& world, float x) {
+  world.all_reduce(Span(&x, 1), DType::kF32, ReduceOp::kMax).wait();
+  return x;
+}
+
+// Mean validation loss: each rank evaluates its share of eval_batches micro-batches.
+float validation_loss(ShardedEngine& engine, Device& device, const SampleLoader& loader, const BatchPlan& plan,
+                      std::int64_t eval_batches, Communicator& world) {
+  Context ctx(device);
+  ctx.training = false;
+  double sum = 0.0;
+  for (std::int64_t i = 0; i < eval_batches; ++i) {
+    const MicroBatch batch = load_batch(device, loader, (i * world.size() + world.rank()) * plan.micro, plan.micro);
+    CrossEntropyLoss loss;
+    Tensor logits = engine.forward(ctx, batch.inputs);
+    sum += loss.forward(ctx, logits, batch.targets);
+  }
+  float mean = static_cast<float>(sum / static_cast<double>(eval_batches));
+  world.all_reduce(Span(&mean, 1), DType::kF32, ReduceOp::kAvg).wait();
+  return mean;
+}
+
+ShardingConfig sharding_config(const TrainOptions& o) {
+  ShardingConfig c;
+  c.stage = parse_zero_stage(o.zero);
+  c.precision.param_dtype = parse_dtype(o.param_dtype, "--param-dtype");
+  c.precision.reduce_dtype = parse_dtype(o.reduce_dtype, "--reduce-dtype");
+  c.precision.buffer_dtype = parse_dtype(o.buffer_dtype, "--buffer-dtype");
+  c.hybrid_group = o.hybrid_group;
+  c.prefetch_units = o.prefetch;
+  c.reshard_after_forward = o.reshard_after_forward;
+  c.grad_clip = static_cast<float>(o.grad_clip);
+  c.adamw.beta1 = static_cast<float>(o.beta1);
+  c.adamw.beta2 = static_cast<float>(o.beta2);
+  c.adamw.weight_decay = static_cast<float>(o.weight_decay);
+  return c;
+}
+
+int train(DistributedContext& dist) {
+  const std::optional<TrainOptions> parsed = parse_train_options(dist.argc(), dist.argv(), dist.rank() == 0);
+  if (!parsed) return 0;
+  const TrainOptions& o = *parsed;
+  Communicator& world = dist.world();
+  const bool root = dist.rank() == 0;
+
+  const int local_ranks = std::max(1, dist.rank_info().local_size);
+  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  set_cpu_threads(o.threads > 0 ? o.threads : std::max(1, hardware / local_ranks));
   auto device = make_cpu_device();
+
+  BatchRequest request;
+  request.global = o.global_batch;
+  request.micro = o.micro_batch;
+  request.accumulation = o.grad_accum;
+  request.data_parallel_ranks = world.size();
+  request.seq_len = o.seq_len;
+  const BatchPlan plan = plan_batch(request);
 
   const TokenDataset train_data(o.data);
   std::optional<TokenDataset> val_data;
   const std::string val_path = o.val_data.empty() ? default_val_path(o.data.front()) : o.val_data;
-  if (!o.val_data.empty() || std::filesystem::exists(val_path)) val_data.emplace(std::vector<std::string>{val_path});
+  if (!o.val_data.empty() || std::filesystem::exists(val_path)) val_data.emplace(val_path);
+  const SampleLoader train_loader(train_data, o.seq_len, o.seed);
+  std::optional<SampleLoader> val_loader;
+  if (val_data) val_loader.emplace(*val_data, o.seq_len, o.seed + 1);
 
   const ByteTokenizer tokenizer;
   GptConfig config;
@@ -63,71 +137,77 @@ int run(const TrainOptions& o) {
   config.heads = o.heads;
   config.channels = o.dim;
   Gpt model(config);
-  materialize_parameters(model, *device, o.seed);
-
-  const SampleLoader train_loader(train_data, o.seq_len, o.seed);
-  std::optional<SampleLoader> val_loader;
-  if (val_data) val_loader.emplace(*val_data, o.seq_len, o.seed + 1);
-
-  AdamWConfig adamw;
-  adamw.beta1 = static_cast<float>(o.beta1);
-  adamw.beta2 = static_cast<float>(o.beta2);
-  adamw.weight_decay = static_cast<float>(o.weight_decay);
-  LocalTrainer trainer(model, *device, adamw, static_cast<float>(o.grad_clip));
+  const std::vector<std::string> wrapped =
+      apply_activation_checkpointing(model, parse_checkpoint_policy(o.activation_checkpointing));
+  ShardedEngine engine(model, *device, world, sharding_config(o), o.seed);
   const LrSchedule schedule{static_cast<float>(o.lr), o.warmup, o.steps, static_cast<float>(o.min_lr_ratio)};
 
   const GemmCeiling ceiling = measure_gemm_ceiling(*device, 1024, 1024, 1024, 0.2);
   const double flops_per_token = gpt_training_flops_per_token(config, o.seq_len);
-  const std::int64_t tokens_per_step = o.micro_batch * o.seq_len;
-
-  std::printf("train_gpt: GPT %s, %lld parameters, %s\n", config.to_string().c_str(),
-              static_cast<long long>(model.parameter_count()), device->name().c_str());
-  std::printf("data: %s (%lld tokens, %lld windows of %lld)%s\n", train_data.describe().c_str(),
-              static_cast<long long>(train_data.num_tokens()), static_cast<long long>(train_loader.windows_per_epoch()),
-              static_cast<long long>(o.seq_len), val_data ? (", validation: " + val_path).c_str() : "");
-  std::printf("batch: micro %lld x ranks 1 x accumulation 1 = global %lld sequences = %lld tokens per step\n",
-              static_cast<long long>(o.micro_batch), static_cast<long long>(o.micro_batch),
-              static_cast<long long>(tokens_per_step));
-  std::printf("GEMM ceiling: %.1f GFLOP/s (f32 %lldx%lldx%lld); MFU below is training FLOP/s over it\n",
-              ceiling.gflops, 1024LL, 1024LL, 1024LL);
-  if (val_loader) std::printf("step %5d | val loss %.4f\n", 0, validation_loss(trainer, *device, *val_loader, o));
+  if (root) {
+    std::printf("train_gpt: GPT %s, %lld parameters, %d rank(s) x %s, BLAS core %s\n", config.to_string().c_str(),
+                static_cast<long long>(model.parameter_count()), world.size(), device->name().c_str(),
+                blas_core_name().c_str());
+    std::printf("sharding: %s; activation checkpointing: %s (%zu modules)\n", engine.config().to_string().c_str(),
+                o.activation_checkpointing.c_str(), wrapped.size());
+    std::printf("data: %s (%lld tokens, %lld windows of %lld)%s\n", train_data.describe().c_str(),
+                static_cast<long long>(train_data.num_tokens()),
+                static_cast<long long>(train_loader.windows_per_epoch()), static_cast<long long>(o.seq_len),
+                val_data ? (", validation: " + val_path).c_str() : "");
+    std::printf("batch: %s\n", plan.describe().c_str());
+    std::printf("GEMM ceiling: %.1f GFLOP/s per rank (f32 1024^3); MFU below is training FLOP/s over ranks x it\n",
+                ceiling.gflops);
+  }
+  if (val_loader) {
+    const float val = validation_loss(engine, *device, *val_loader, plan, o.eval_batches, world);
+    if (root) std::printf("step %5d | val loss %.4f\n", 0, val);
+  }
 
   double window_seconds = 0.0;
   std::int64_t window_steps = 0;
   for (std::int64_t step = 0; step < o.steps; ++step) {
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<MicroBatch> batches{load_batch(*device, train_loader, step * o.micro_batch, o.micro_batch)};
+    std::vector<MicroBatch> batches;
+    for (std::int64_t a = 0; a < plan.accumulation; ++a) {
+      const std::int64_t first = first_sample_index(step, a, world.rank(), plan.micro, world.size(), plan.accumulation);
+      batches.push_back(load_batch(*device, train_loader, first, plan.micro));
+    }
     const float lr = schedule.lr_at(step);
-    const StepResult r = trainer.step(batches, lr);
-    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    window_seconds += dt;
+    const StepResult r = engine.train_step(batches, lr);
+    window_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ++window_steps;
     if ((step + 1) % o.log_every == 0 || step == 0 || step + 1 == o.steps) {
-      const double tokens_per_s = static_cast<double>(tokens_per_step * window_steps) / window_seconds;
-      const double mfu = 100.0 * tokens_per_s * flops_per_token / (ceiling.gflops * 1e9);
-      std::printf("step %5lld/%lld | loss %.4f | lr %.2e | grad norm %.3f%s | %6.0f tok/s | MFU %4.1f%% | peak %s\n",
-                  static_cast<long long>(step + 1), static_cast<long long>(o.steps), r.loss, lr, r.grad_norm,
-                  r.skipped ? " (skipped)" : "", tokens_per_s, mfu,
-                  format_bytes(device->memory().peak_total()).c_str());
-      std::fflush(stdout);
+      const float seconds = max_over_ranks(world, static_cast<float>(window_seconds));
+      const float peak_mib = max_over_ranks(world, static_cast<float>(device->memory().peak_total()) / 1048576.0f);
+      const double tokens_per_s = static_cast<double>(plan.global_tokens() * window_steps) / seconds;
+      const double mfu = 100.0 * tokens_per_s * flops_per_token / (world.size() * ceiling.gflops * 1e9);
+      if (root) {
+        std::printf("step %5lld/%lld | loss %.4f | lr %.2e | grad norm %.3f%s | %7.0f tok/s | MFU %4.1f%% | "
+                    "peak/rank %.1f MiB\n",
+                    static_cast<long long>(step + 1), static_cast<long long>(o.steps), r.loss, lr, r.grad_norm,
+                    r.skipped ? " (skipped)" : "", tokens_per_s, mfu, peak_mib);
+        std::fflush(stdout);
+      }
       window_seconds = 0.0;
       window_steps = 0;
     }
     if (val_loader && o.eval_every > 0 && ((step + 1) % o.eval_every == 0 || step + 1 == o.steps)) {
-      std::printf("step %5lld | val loss %.4f\n", static_cast<long long>(step + 1),
-                  validation_loss(trainer, *device, *val_loader, o));
+      const float val = validation_loss(engine, *device, *val_loader, plan, o.eval_batches, world);
+      if (root) std::printf("step %5lld | val loss %.4f\n", static_cast<long long>(step + 1), val);
     }
   }
-  if (o.memory_report) std::printf("\nmemory (this process):\n%s", memory_summary(device->memory()).c_str());
+  if (root) std::printf("\nmemory of rank 0:\n%s", memory_summary(device->memory()).c_str());
 
   if (o.sample_tokens > 0) {
+    // Every rank runs the forward (its units may be sharded); equal seeds draw equal tokens.
     Rng rng(o.seed);
     SamplingOptions sampling;
     sampling.new_tokens = o.sample_tokens;
     sampling.temperature = static_cast<float>(o.temperature);
     sampling.vocab_limit = tokenizer.vocab_size();
-    const auto tokens = sample_tokens(model, *device, tokenizer.encode("The "), sampling, rng);
-    std::printf("\nsample:\n---\nThe %s\n---\n", tokenizer.decode(tokens).c_str());
+    const auto logits_of = [&](Context& ctx, const Tensor& tokens) { return engine.forward(ctx, tokens); };
+    const auto tokens = sample_tokens(logits_of, config, *device, tokenizer.encode("The "), sampling, rng);
+    if (root) std::printf("\nsample:\n---\nThe %s\n---\n", printable(tokenizer.decode(tokens)).c_str());
   }
   return 0;
 }
@@ -136,12 +216,6 @@ int run(const TrainOptions& o) {
 }  // namespace tessera
 
 int main(int argc, char** argv) {
-  try {
-    const auto options = tessera::parse_train_options(argc, argv);
-    if (!options) return 0;
-    return tessera::run(*options);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "train_gpt: error: %s\n", e.what());
-    return 1;
-  }
+  tessera::reexec_with_better_blas_core(argv);
+  return tessera::run_distributed(argc, argv, tessera::train);
 }

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "runtime/checkpoint/activation_checkpointing.hpp"
+
 namespace tessera {
 
 namespace po = boost::program_options;
@@ -20,7 +22,7 @@ void require_positive(std::int64_t value, const char* option) {
 
 }  // namespace
 
-std::optional<TrainOptions> parse_train_options(int argc, char** argv) {
+std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool print_help) {
   TrainOptions o;
   po::options_description data("Data");
   data.add_options()
@@ -35,10 +37,26 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv) {
       ("seq-len", po::value(&o.seq_len)->default_value(o.seq_len), "sequence length T")
       ("vocab", po::value(&o.vocab)->default_value(o.vocab),
        "vocabulary size V (0: the byte tokenizer's 257, padded to a multiple of 64)");
+  po::options_description batch("Batch (global = micro x ranks x accumulation; give any two, or one)");
+  batch.add_options()
+      ("global-batch", po::value<std::int64_t>(), "sequences per optimizer step, over all ranks")
+      ("micro-batch", po::value<std::int64_t>(), "sequences per forward/backward on one rank (default 8)")
+      ("grad-accum", po::value<std::int64_t>(), "micro-batches accumulated per step");
+  po::options_description sharding("Sharding and precision");
+  sharding.add_options()
+      ("zero", po::value(&o.zero)->default_value(o.zero),
+       "ZeRO stage: 0 replicate (DDP), 1 shard optimizer state, 2 + gradients, 3 + parameters")
+      ("hybrid-group", po::value(&o.hybrid_group)->default_value(o.hybrid_group),
+       "shard within groups of this many ranks, replicate across groups (0: all ranks one group)")
+      ("param-dtype", po::value(&o.param_dtype)->default_value(o.param_dtype), "stored/gathered parameters: f32, bf16, f16")
+      ("reduce-dtype", po::value(&o.reduce_dtype)->default_value(o.reduce_dtype), "gradient collectives: f32, bf16, f16")
+      ("buffer-dtype", po::value(&o.buffer_dtype)->default_value(o.buffer_dtype), "module buffers: f32, bf16")
+      ("prefetch", po::value(&o.prefetch)->default_value(o.prefetch), "ZeRO-3: parameter gathers issued ahead")
+      ("reshard-after-forward", po::value(&o.reshard_after_forward)->default_value(o.reshard_after_forward),
+       "ZeRO-3: free gathered parameters after each unit's forward (true|false)");
   po::options_description train("Training");
   train.add_options()
       ("steps", po::value(&o.steps)->default_value(o.steps), "optimizer steps")
-      ("micro-batch", po::value(&o.micro_batch)->default_value(o.micro_batch), "sequences per micro-batch B")
       ("lr", po::value(&o.lr)->default_value(o.lr), "peak learning rate")
       ("warmup", po::value(&o.warmup)->default_value(o.warmup), "linear warmup steps")
       ("min-lr-ratio", po::value(&o.min_lr_ratio)->default_value(o.min_lr_ratio), "cosine floor, as a fraction of --lr")
@@ -47,7 +65,11 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv) {
       ("beta2", po::value(&o.beta2)->default_value(o.beta2), "AdamW beta2")
       ("grad-clip", po::value(&o.grad_clip)->default_value(o.grad_clip), "global gradient-norm clip (0: off)")
       ("seed", po::value(&o.seed)->default_value(o.seed), "seed for initialisation, data order and sampling")
-      ("threads", po::value(&o.threads)->default_value(o.threads), "CPU threads per process (0: OpenMP default)");
+      ("threads", po::value(&o.threads)->default_value(o.threads),
+       "CPU threads per process (0: this node's cores divided by its ranks)")
+      ("activation-checkpointing", po::value(&o.activation_checkpointing)->default_value(o.activation_checkpointing),
+       "recompute activations in backward to save memory: none, blocks (every transformer block), every:K "
+       "(blocks 0, K, 2K, ...) or selective (only layernorm, GELU and softmax outputs)");
   po::options_description output("Output");
   output.add_options()
       ("log-every", po::value(&o.log_every)->default_value(o.log_every), "steps between log lines")
@@ -57,7 +79,7 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv) {
       ("temperature", po::value(&o.temperature)->default_value(o.temperature), "sampling temperature")
       ("help,h", "print this help");
   po::options_description all("train_gpt: train a GPT on a token file\nUsage: train_gpt [options]");
-  all.add(data).add(model).add(train).add(output);
+  all.add(data).add(model).add(batch).add(train).add(sharding).add(output);
 
   po::variables_map vm;
   try {
@@ -67,19 +89,26 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv) {
     throw std::invalid_argument(std::string(e.what()) + " (see train_gpt --help)");
   }
   if (vm.count("help")) {
-    std::cout << all << "\n";
+    if (print_help) std::cout << all << "\n";
     return std::nullopt;
   }
+  if (vm.count("global-batch")) o.global_batch = vm["global-batch"].as<std::int64_t>();
+  if (vm.count("micro-batch")) o.micro_batch = vm["micro-batch"].as<std::int64_t>();
+  if (vm.count("grad-accum")) o.grad_accum = vm["grad-accum"].as<std::int64_t>();
   require_positive(o.layers, "layers");
   require_positive(o.heads, "heads");
   require_positive(o.dim, "dim");
   require_positive(o.seq_len, "seq-len");
   require_positive(o.steps, "steps");
-  require_positive(o.micro_batch, "micro-batch");
   require_positive(o.log_every, "log-every");
   if (o.vocab < 0) throw std::invalid_argument("--vocab must be >= 0 (0 picks the tokenizer's)");
   if (o.lr <= 0) throw std::invalid_argument("--lr must be positive, got " + std::to_string(o.lr));
   if (o.warmup < 0) throw std::invalid_argument("--warmup must be >= 0");
+  try {
+    parse_checkpoint_policy(o.activation_checkpointing);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("--activation-checkpointing: ") + e.what());
+  }
   if (o.dim % o.heads != 0) {
     throw std::invalid_argument("--dim " + std::to_string(o.dim) + " is not divisible by --heads " +
                                 std::to_string(o.heads) + "; pick a dim that is a multiple of heads");

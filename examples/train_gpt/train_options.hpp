@@ -14,19 +14,25 @@ struct TrainOptions {
   std::string val_data;                               // default: <data>_val.bin when it exists
   // model
   std::int64_t layers = 4, heads = 4, dim = 256, seq_len = 128, vocab = 0;  // vocab 0: tokenizer's, padded to 64
+  // batch: global = micro x ranks x accumulation; unset values are derived (launch/batch_plan.hpp)
+  std::optional<std::int64_t> global_batch, micro_batch, grad_accum;
   // training
-  std::int64_t steps = 300, micro_batch = 8, warmup = 20;
+  std::int64_t steps = 300, warmup = 20;
   double lr = 1e-3, min_lr_ratio = 0.1, weight_decay = 0.1, grad_clip = 1.0, beta1 = 0.9, beta2 = 0.95;
   std::uint64_t seed = 1337;
-  int threads = 0;  // 0: OpenMP default
+  int threads = 0;  // 0: this node's cores divided by its ranks
+  std::string activation_checkpointing = "none";  // none | blocks | every:K | selective
+  // sharding
+  int zero = 0, hybrid_group = 0, prefetch = 1;
+  std::string param_dtype = "f32", reduce_dtype = "f32", buffer_dtype = "f32";
+  bool reshard_after_forward = true;
   // output
   std::int64_t log_every = 10, eval_every = 100, eval_batches = 4, sample_tokens = 300;
   double temperature = 0.8;
-  bool memory_report = true;
 };
 
-// Parses argv. Returns std::nullopt when --help was printed (exit 0). Throws std::invalid_argument
-// with a message naming the option and what to change on bad input.
-std::optional<TrainOptions> parse_train_options(int argc, char** argv);
+// Parses argv. Returns std::nullopt when --help was asked for (printed when `print_help`). Throws
+// std::invalid_argument with a message naming the option and what to change on bad input.
+std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool print_help = true);
 
 }  // namespace tessera

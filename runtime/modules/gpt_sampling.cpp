@@ -8,13 +8,13 @@
 
 namespace tessera {
 
-std::vector<std::int32_t> sample_tokens(Gpt& model, Device& device, std::vector<std::int32_t> prompt,
-                                        const SamplingOptions& options, Rng& rng) {
+std::vector<std::int32_t> sample_tokens(const LogitsFunction& logits_of, const GptConfig& config, Device& device,
+                                        std::vector<std::int32_t> prompt, const SamplingOptions& options, Rng& rng) {
   if (prompt.empty()) throw std::invalid_argument("sample_tokens: the prompt must hold at least one token");
   Context ctx(device);
   ctx.training = false;
-  const std::int64_t max_t = model.config().max_seq_len;
-  std::int64_t vocab = model.config().vocab_size;
+  const std::int64_t max_t = config.max_seq_len;
+  std::int64_t vocab = config.vocab_size;
   if (options.vocab_limit > 0) vocab = std::min(vocab, options.vocab_limit);
   std::vector<std::int32_t> generated;
   std::vector<double> probs(static_cast<std::size_t>(vocab));
@@ -22,7 +22,7 @@ std::vector<std::int32_t> sample_tokens(Gpt& model, Device& device, std::vector<
     const std::int64_t t = std::min<std::int64_t>(max_t, static_cast<std::int64_t>(prompt.size()));
     std::vector<std::int32_t> window(prompt.end() - t, prompt.end());
     Tensor tokens = Tensor::from_host_i32(device, window, {1, t}, MemoryCategory::kWorkspace);
-    Tensor logits = model.forward(ctx, tokens);
+    Tensor logits = logits_of(ctx, tokens);
     const std::int64_t full_vocab = logits.dim(2);
     std::vector<float> last = logits.view((t - 1) * full_vocab, {full_vocab}).to_host_f32();
     std::int32_t next = 0;

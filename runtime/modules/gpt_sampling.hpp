@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "runtime/context.hpp"
@@ -17,9 +18,13 @@ struct SamplingOptions {
   std::int64_t vocab_limit = 0;  // > 0: never sample ids >= this (padding ids of a padded vocab)
 };
 
-// Extends `prompt` (non-empty) by options.new_tokens tokens; the context is cropped to the model's
-// max_seq_len. Returns only the new tokens.
-std::vector<std::int32_t> sample_tokens(Gpt& model, Device& device, std::vector<std::int32_t> prompt,
-                                        const SamplingOptions& options, Rng& rng);
+// tokens (1,T) i32 -> logits (1,T,V) f32, run in inference mode (ctx.training == false).
+using LogitsFunction = std::function<Tensor(Context& ctx, const Tensor& tokens)>;
+
+// Extends `prompt` (non-empty) by options.new_tokens tokens; the context is cropped to
+// config.max_seq_len. Returns only the new tokens. Deterministic for a given rng state, so ranks
+// that must all run the forward (sharded parameters) draw the same tokens in lockstep.
+std::vector<std::int32_t> sample_tokens(const LogitsFunction& logits_of, const GptConfig& config, Device& device,
+                                        std::vector<std::int32_t> prompt, const SamplingOptions& options, Rng& rng);
 
 }  // namespace tessera

@@ -1,0 +1,45 @@
+// OpenBLAS core detection and the re-exec remedy.
+#include "runtime/cpu/blas_core.hpp"
+
+#include <cblas.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace tessera {
+
+std::string blas_core_name() {
+  const char* name = openblas_get_corename();
+  return name != nullptr ? name : "";
+}
+
+std::string better_blas_core() {
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return "";  // the user's choice stands
+  const std::string core = blas_core_name();
+  if (core != "Prescott" && core != "Core2" && core != "Nehalem" && core != "Sandybridge") return "";
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+    return "SkylakeX";
+  }
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+#endif
+  return "";
+}
+
+void reexec_with_better_blas_core(char** argv) {
+  const char* keep = std::getenv("TESSERA_BLAS_CORE");
+  if (keep != nullptr && std::strcmp(keep, "keep") == 0) return;
+  const std::string core = better_blas_core();
+  if (core.empty()) return;
+  setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
+  execv("/proc/self/exe", argv);
+  std::fprintf(stderr, "warning: OpenBLAS uses its generic '%s' kernels on this CPU; re-running with "
+                       "OPENBLAS_CORETYPE=%s failed (%s). Set it yourself for ~10x faster GEMMs.\n",
+               blas_core_name().c_str(), core.c_str(), std::strerror(errno));
+}
+
+}  // namespace tessera
