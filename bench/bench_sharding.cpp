@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "launch/run_distributed.hpp"
+#include "runtime/cpu/blas_core.hpp"
 #include "runtime/device.hpp"
 #include "runtime/modules/gpt.hpp"
 #include "runtime/random.hpp"
@@ -114,4 +115,7 @@ int bench(DistributedContext& ctx) {
 }  // namespace
 }  // namespace tessera
 
-int main(int argc, char** argv) { return tessera::run_distributed(argc, argv, tessera::bench); }
+int main(int argc, char** argv) {
+  tessera::reexec_with_better_blas_core(argv);
+  return tessera::run_distributed(argc, argv, tessera::bench);
+}

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/cpu/blas_core.hpp"
 #include "runtime/device.hpp"
 #include "runtime/gemm_ceiling.hpp"
 #include "runtime/local_trainer.hpp"
@@ -43,6 +44,7 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   using namespace tessera;
+  reexec_with_better_blas_core(argv);
   int threads = 2, steps = 6;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--threads")) threads = std::stoi(argv[i + 1]);
@@ -66,7 +68,8 @@ int main(int argc, char** argv) {
       {"tiny", {8192, 256, 4, 4, 256}, 4},
       {"small", {8192, 256, 6, 6, 384}, 4},
   };
-  std::printf("bench_train: %d threads, %d timed steps (median) after 1 warm-up, f32\n", threads, steps);
+  std::printf("bench_train: %d threads, %d timed steps (median) after 1 warm-up, f32, OpenBLAS core %s\n", threads,
+              steps, blas_core_name().c_str());
   std::printf("sgemm ceiling: %.1f GFLOP/s (cblas_sgemm %ldx%ldx%ld, best of 3 shapes)\n\n", ceiling.gflops,
               static_cast<long>(ceiling.m), static_cast<long>(ceiling.n), static_cast<long>(ceiling.k));
   std::printf("%-6s %-28s %10s %10s %12s %12s %8s\n", "config", "model", "ms/step", "tokens/s", "train GF/s",
