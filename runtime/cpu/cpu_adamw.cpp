@@ -1,5 +1,5 @@
 // CPU AdamW: the shared element formula of runtime/kernels/adamw_math.hpp applied to SIMD vectors of
-// 8 floats (std::experimental::fixed_size_simd) and then to the scalar tail, OpenMP-parallel over fixed
+// 8 floats (std::experimental::fixed_size_simd), the tail padded to one more vector, OpenMP-parallel over fixed
 // chunks. A plain scalar loop would not vectorise: sqrtf keeps a branch to the libm call that sets
 // errno (about 3x slower here) unless the build turns math errno off.
 #include <experimental/simd>
@@ -28,7 +28,27 @@ void adamw_range(float* param, const float* grad, float* m, float* v, std::int64
     mv.copy_to(m + i, stdx::element_aligned);
     vv.copy_to(v + i, stdx::element_aligned);
   }
-  for (std::int64_t i = body; i < n; ++i) adamw_element(param[i], grad[i], m[i], v[i], s);
+  if (body == n) return;
+  // The tail goes through the same vector code (padded with zeros), so every element gets the same
+  // bits whichever lane or offset it falls at: shards of one flat buffer start anywhere.
+  alignas(64) float tp[kWidth] = {}, tg[kWidth] = {}, tm[kWidth] = {}, tv[kWidth] = {};
+  const std::int64_t rest = n - body;
+  for (std::int64_t j = 0; j < rest; ++j) {
+    tp[j] = param[body + j];
+    tg[j] = grad[body + j];
+    tm[j] = m[body + j];
+    tv[j] = v[body + j];
+  }
+  FloatVec p(tp, stdx::element_aligned), mv(tm, stdx::element_aligned), vv(tv, stdx::element_aligned);
+  adamw_element(p, FloatVec(tg, stdx::element_aligned), mv, vv, s);
+  p.copy_to(tp, stdx::element_aligned);
+  mv.copy_to(tm, stdx::element_aligned);
+  vv.copy_to(tv, stdx::element_aligned);
+  for (std::int64_t j = 0; j < rest; ++j) {
+    param[body + j] = tp[j];
+    m[body + j] = tm[j];
+    v[body + j] = tv[j];
+  }
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // CPU reductions for gradient clipping and overflow checks. sum_squares splits x into chunks whose
 // size depends on n only, sums each chunk in double, and adds the chunk sums in chunk order, so the
-// result is the same bits for every thread count. The chunk sums live in a fixed stack array (no
+// result is the same bits for every thread count and every alignment of x. The chunk sums live in a fixed stack array (no
 // allocation): n is cut into at most kMaxChunks chunks.
 #include <cstdint>
 #include <cstring>
@@ -26,9 +26,16 @@ double CpuKernels::sum_squares(const float* x, std::int64_t n) const {
   for (std::int64_t ci = 0; ci < chunks; ++ci) {
     const std::int64_t begin = ci * chunk;
     const std::int64_t end = begin + chunk < n ? begin + chunk : n;
+    // Eight lanes indexed by position within the chunk (not by address), combined in lane order:
+    // the same bits whatever the pointer's alignment (shards of a flat buffer start anywhere).
+    double lanes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    std::int64_t i = begin;
+    for (; i + 8 <= end; i += 8) {
+      for (int l = 0; l < 8; ++l) lanes[l] += static_cast<double>(x[i + l]) * static_cast<double>(x[i + l]);
+    }
+    for (int l = 0; i < end; ++i, ++l) lanes[l] += static_cast<double>(x[i]) * static_cast<double>(x[i]);
     double sum = 0.0;
-#pragma omp simd reduction(+ : sum)
-    for (std::int64_t i = begin; i < end; ++i) sum += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+    for (double lane : lanes) sum += lane;
     partial[ci] = sum;
   }
   double total = 0.0;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "runtime/cpu/cpu_kernels.hpp"
 #include "tests/runtime/cpu/kernel_check.hpp"
@@ -90,6 +91,34 @@ TEST(CpuAdamW, ZeroLearningRateKeepsParamsButUpdatesMoments) {
   EXPECT_EQ(p, 2.0f);
   EXPECT_NEAR(m, 0.1, 1e-7);
   EXPECT_NEAR(v, 0.001, 2e-8);
+}
+
+// A shard of a flat buffer may start at any element: updating elements [k, n) must give each of them
+// the bits that updating [0, n) gives (ZeRO stages are compared bit for bit).
+TEST(CpuAdamW, ResultDoesNotDependOnWhereTheRangeStarts) {
+  const CpuKernels k;
+  const std::int64_t n = 203;
+  std::vector<float> p(n), g(n), m(n), v(n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    p[i] = std::sin(0.37f * i);
+    g[i] = std::cos(0.91f * i) * 1e-3f;
+    m[i] = 1e-4f * std::sin(1.3f * i);
+    v[i] = 1e-7f * (1.5f + std::cos(0.2f * i));
+  }
+  AdamWScalars s;
+  s.lr = 3e-3f;
+  s.weight_decay = 0.1f;
+  s.bias_correction1 = 0.19f;
+  s.bias_correction2 = 0.0975f;
+  for (std::int64_t start : {1, 3, 5, 7, 13}) {
+    auto p0 = p, m0 = m, v0 = v, p1 = p, m1 = m, v1 = v;
+    k.adamw_update(p0.data(), g.data(), m0.data(), v0.data(), n, s);
+    k.adamw_update(p1.data() + start, g.data() + start, m1.data() + start, v1.data() + start, n - start, s);
+    for (std::int64_t i = start; i < n; ++i) {
+      ASSERT_EQ(p0[i], p1[i]) << "param " << i << " when the range starts at " << start;
+      ASSERT_EQ(v0[i], v1[i]) << "v " << i << " when the range starts at " << start;
+    }
+  }
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 // size split into many chunks), has_non_finite for inf, -inf and NaN at the start, middle and end.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <vector>
+
 #include <cstring>
 #include <limits>
 
@@ -52,6 +55,20 @@ TEST(CpuReduce, HasNonFiniteFindsInfAndNanAnywhere) {
         EXPECT_TRUE(k.has_non_finite(y.data(), n)) << bad << " at [" << at << "] of n = " << n;
       }
     }
+  }
+}
+
+// The same values at a different address (a shard view) give the same sum of squares, bit for bit.
+TEST(CpuReduce, SumSquaresDoesNotDependOnAlignment) {
+  const CpuKernels k;
+  const std::int64_t n = 100003;
+  std::vector<float> buffer(n + 16);
+  for (int offset = 0; offset < 8; ++offset) {
+    for (std::int64_t i = 0; i < n; ++i) buffer[offset + i] = std::sin(0.001f * i) * (1.0f + 1e-3f * (i % 7));
+    const double at = k.sum_squares(buffer.data() + offset, n);
+    if (offset == 0) continue;
+    for (std::int64_t i = 0; i < n; ++i) buffer[i] = std::sin(0.001f * i) * (1.0f + 1e-3f * (i % 7));
+    EXPECT_EQ(at, k.sum_squares(buffer.data(), n)) << "offset " << offset;
   }
 }
 
