@@ -35,6 +35,19 @@ Tensor LayerNorm::forward(Context& ctx, const Tensor& x) {
   return y;
 }
 
+Tensor LayerNorm::recompute_output(Context& ctx) {
+  check_input(input_.defined(), "LayerNorm::recompute_output", "a preceding training forward", input_);
+  const std::int64_t rows = input_.numel() / channels_;
+  Tensor y = new_activation(ctx, input_.shape());
+  // The same kernel on the same input as forward; mean and rstd come out equal to the kept ones.
+  Tensor mean = Tensor::empty(ctx.device, {rows}, DType::kF32, MemoryCategory::kWorkspace);
+  Tensor rstd = Tensor::empty(ctx.device, {rows}, DType::kF32, MemoryCategory::kWorkspace);
+  ctx.device.kernels().layernorm_forward(y.data_as<float>(), mean.data_as<float>(), rstd.data_as<float>(),
+                                         input_.data_as<float>(), require_value(weight_).data_as<float>(),
+                                         require_value(bias_).data_as<float>(), rows, channels_, eps_);
+  return y;
+}
+
 Tensor LayerNorm::backward(Context& ctx, const Tensor& dy) {
   check_input(input_.defined(), "LayerNorm::backward", "a preceding training forward", dy);
   const std::int64_t rows = input_.numel() / channels_;

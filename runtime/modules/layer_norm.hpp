@@ -13,6 +13,11 @@ class LayerNorm final : public Module {
   Tensor forward(Context& ctx, const Tensor& x) override;
   Tensor backward(Context& ctx, const Tensor& dy) override;
 
+  // The output of the last training forward, recomputed from the kept input (selective
+  // recomputation: the consumer did not keep it). Bit-identical to what forward returned; leaves
+  // the kept state for backward in place.
+  Tensor recompute_output(Context& ctx);
+
  protected:
   void clear_own_saved() override;
 

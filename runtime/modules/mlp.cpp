@@ -1,6 +1,9 @@
 // MLP forward/backward: Linear, GELU kernel, Linear.
 #include "runtime/modules/mlp.hpp"
 
+#include <stdexcept>
+
+#include "runtime/checkpoint/linear_recompute.hpp"
 #include "runtime/kernels.hpp"
 #include "runtime/modules/linear.hpp"
 
@@ -12,14 +15,21 @@ Mlp::Mlp(std::int64_t channels, float init_std, float proj_init_std)
       proj_(register_child("proj", std::make_unique<Linear>(4 * channels, channels, true, proj_init_std))) {}
 
 Tensor Mlp::forward(Context& ctx, const Tensor& x) {
-  Tensor h = fc_->forward(ctx, x);
+  // kElementwise: the Linear layers keep nothing; backward gets x again and recomputes GELU.
+  Context linear_ctx = ctx;
+  if (recompute_ == RecomputeMode::kElementwise) linear_ctx.training = false;
+  Tensor h = fc_->forward(linear_ctx, x);
   Tensor g = new_activation(ctx, h.shape());
   ctx.device.kernels().gelu_forward(g.data_as<float>(), h.data_as<float>(), h.numel());
   if (ctx.training) pre_gelu_ = h;
-  return proj_->forward(ctx, g);
+  return proj_->forward(linear_ctx, g);
 }
 
 Tensor Mlp::backward(Context& ctx, const Tensor& dy) {
+  if (recompute_ == RecomputeMode::kElementwise) {
+    throw std::logic_error("MLP::backward: in elementwise-recompute mode the caller passes the input again: "
+                           "call backward_with_input(ctx, dy, x)");
+  }
   check_input(pre_gelu_.defined(), "MLP::backward", "a preceding training forward", dy);
   Tensor dg = proj_->backward(ctx, dy);
   // dg is not needed after this: compute dh in place.
@@ -27,6 +37,19 @@ Tensor Mlp::backward(Context& ctx, const Tensor& dy) {
                                      dg.numel());
   pre_gelu_ = Tensor();
   return fc_->backward(ctx, dg);
+}
+
+Tensor Mlp::backward_with_input(Context& ctx, const Tensor& dy, const Tensor& x) {
+  if (recompute_ == RecomputeMode::kKeepAll) return backward(ctx, dy);
+  check_input(pre_gelu_.defined(), "MLP::backward", "a preceding training forward", dy);
+  Tensor g = new_activation(ctx, pre_gelu_.shape());  // recomputed: the same kernel on the kept fc output
+  ctx.device.kernels().gelu_forward(g.data_as<float>(), pre_gelu_.data_as<float>(), g.numel());
+  Tensor dg = linear_backward_with_input(ctx, *proj_, dy, g);
+  g = Tensor();
+  ctx.device.kernels().gelu_backward(dg.data_as<float>(), pre_gelu_.data_as<float>(), dg.data_as<float>(),
+                                     dg.numel());
+  pre_gelu_ = Tensor();
+  return linear_backward_with_input(ctx, *fc_, dg, x);
 }
 
 }  // namespace tessera

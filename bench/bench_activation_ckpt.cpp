@@ -1,0 +1,154 @@
+// bench_activation_ckpt: what each activation-checkpointing policy costs and saves on one GPT
+// training step (forward, fused cross-entropy, backward, AdamW through LocalTrainer, as train_gpt
+// runs it). Prints, per policy: the peak tracked activation bytes of the step, the median ms/step
+// after a warm-up (and the fastest step, the steadier figure on a shared machine), and the ratios to
+// `none`.
+// A second peak column runs the same forward/backward with the loss gradient dlogits (B,T,V) released
+// as soon as the head's backward has used it. LocalTrainer cannot do that: Module::backward takes
+// dlogits by const reference, so the caller's copy lives through the whole backward and adds B*T*V
+// floats to every policy's peak.
+// The policies' steps are interleaved (one step of each in turn), so a background load slows all of
+// them alike.
+// Usage: bench_activation_ckpt [--threads N] [--steps N] [--batch B] [--layers L]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/checkpoint/activation_checkpointing.hpp"
+#include "runtime/device.hpp"
+#include "runtime/local_trainer.hpp"
+#include "runtime/modules/cross_entropy_loss.hpp"
+#include "runtime/modules/gpt.hpp"
+#include "runtime/random.hpp"
+
+namespace tessera {
+namespace {
+
+struct PolicyRun {
+  std::string label;
+  std::unique_ptr<Device> device;
+  std::unique_ptr<Gpt> model;
+  std::unique_ptr<LocalTrainer> trainer;
+  std::vector<double> seconds;
+  std::int64_t peak_activations = 0;
+  std::int64_t peak_released = 0;  // with dlogits released after the head's backward
+};
+
+MicroBatch random_batch(Device& device, const GptConfig& c, std::int64_t b, std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<std::int32_t> in(static_cast<std::size_t>(b * c.max_seq_len)), tg(in.size());
+  for (auto& x : in) x = static_cast<std::int32_t>(rng.below(c.vocab_size));
+  for (auto& x : tg) x = static_cast<std::int32_t>(rng.below(c.vocab_size));
+  return {Tensor::from_host_i32(device, in, {b, c.max_seq_len}, MemoryCategory::kWorkspace),
+          Tensor::from_host_i32(device, tg, {b, c.max_seq_len}, MemoryCategory::kWorkspace)};
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// One timed training step; the activations peak is taken over the step alone.
+void timed_step(PolicyRun& run, const std::vector<MicroBatch>& batch) {
+  run.device->memory().reset_peaks();
+  const auto t0 = std::chrono::steady_clock::now();
+  run.trainer->step(batch, 1e-4f);
+  run.seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  run.peak_activations = std::max(run.peak_activations, run.device->memory().peak(MemoryCategory::kActivations));
+}
+
+// Forward, loss and backward over the GPT's children in reverse (their registration order is the
+// forward order), dropping dlogits once the head has turned it into the gradient of its input.
+// Accumulates into the grads like a training step; returns the peak activation bytes.
+std::int64_t peak_with_dlogits_released(PolicyRun& run, const MicroBatch& mb) {
+  Device& device = *run.device;
+  device.memory().reset_peaks();
+  Context ctx(device);
+  CrossEntropyLoss loss;
+  Tensor logits = run.model->forward(ctx, mb.inputs);
+  loss.forward(ctx, logits, mb.targets);
+  logits = Tensor();
+  Tensor d = loss.backward(ctx, 1.0f);
+  const auto& children = run.model->children();
+  for (auto it = children.rbegin(); it != children.rend(); ++it) d = (*it)->backward(ctx, d);
+  return device.memory().peak(MemoryCategory::kActivations);
+}
+
+}  // namespace
+}  // namespace tessera
+
+int main(int argc, char** argv) {
+  using namespace tessera;
+  int threads = 2, steps = 5;
+  std::int64_t batch_size = 8;
+  GptConfig config;  // the small config: L=6 C=384 NH=6 V=8192 T=256
+  config.vocab_size = 8192;
+  config.max_seq_len = 256;
+  config.layers = 6;
+  config.heads = 6;
+  config.channels = 384;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--threads")) threads = std::stoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--steps")) steps = std::stoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--batch")) batch_size = std::stoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--layers")) config.layers = std::stoll(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "usage: bench_activation_ckpt [--threads N] [--steps N] [--batch B] [--layers L]\n");
+      return 2;
+    }
+  }
+  if (steps < 1 || batch_size < 1 || config.layers < 1) {
+    std::fprintf(stderr, "bench_activation_ckpt: --steps, --batch and --layers must be >= 1\n");
+    return 2;
+  }
+  set_cpu_threads(threads);
+
+  std::vector<PolicyRun> runs;
+  for (const char* label : {"none", "selective", "every:2", "blocks"}) {
+    PolicyRun run;
+    run.label = label;
+    run.device = make_cpu_device();
+    run.model = std::make_unique<Gpt>(config);
+    apply_activation_checkpointing(*run.model, parse_checkpoint_policy(label));
+    materialize_parameters(*run.model, *run.device, 1);
+    run.trainer = std::make_unique<LocalTrainer>(*run.model, *run.device, AdamWConfig{}, 1.0f);
+    runs.push_back(std::move(run));
+  }
+  std::vector<std::vector<MicroBatch>> batches;
+  for (PolicyRun& run : runs) batches.push_back({random_batch(*run.device, config, batch_size, 7)});
+
+  for (std::size_t p = 0; p < runs.size(); ++p) runs[p].trainer->step(batches[p], 1e-4f);  // warm-up
+  for (int s = 0; s < steps; ++s) {
+    for (std::size_t p = 0; p < runs.size(); ++p) timed_step(runs[p], batches[p]);
+  }
+  for (std::size_t p = 0; p < runs.size(); ++p) {
+    runs[p].peak_released = peak_with_dlogits_released(runs[p], batches[p].front());
+  }
+
+  std::printf("bench_activation_ckpt: GPT %s, B=%lld, %d threads, f32, %s\n", config.to_string().c_str(),
+              static_cast<long long>(batch_size), threads, runs[0].device->name().c_str());
+  std::printf("step = forward + cross-entropy + backward + AdamW (LocalTrainer); "
+              "median of %d steps after 1 warm-up\n\n",
+              steps);
+  std::printf("%-10s | %16s %8s %6s | %10s %8s %9s %8s | %22s %6s\n", "policy", "peak activations", "vs none",
+              "cut", "ms/step", "vs none", "min ms", "vs none", "peak, dlogits released", "cut");
+  const double mib = 1024.0 * 1024.0;
+  const double none_bytes = static_cast<double>(runs[0].peak_activations);
+  const double none_released = static_cast<double>(runs[0].peak_released);
+  const double none_median = median(runs[0].seconds);
+  const double none_min = *std::min_element(runs[0].seconds.begin(), runs[0].seconds.end());
+  for (const PolicyRun& run : runs) {
+    const double bytes = static_cast<double>(run.peak_activations);
+    const double released = static_cast<double>(run.peak_released);
+    const double med = median(run.seconds);
+    const double fastest = *std::min_element(run.seconds.begin(), run.seconds.end());
+    std::printf("%-10s | %12.1f MiB %7.2fx %5.2fx | %10.1f %7.2fx %9.1f %7.2fx | %18.1f MiB %5.2fx\n",
+                run.label.c_str(), bytes / mib, bytes / none_bytes, none_bytes / bytes, med * 1e3, med / none_median,
+                fastest * 1e3, fastest / none_min, released / mib, none_released / released);
+  }
+  return 0;
+}

@@ -1,0 +1,17 @@
+// Backward of a Linear layer whose forward kept nothing, for selective recomputation: the layer's
+// parent ran it with a non-training Context (so it did not keep its input) and passes that input
+// again, recomputed, at backward time.
+#pragma once
+
+#include "runtime/context.hpp"
+#include "runtime/module.hpp"
+
+namespace tessera {
+
+// dx = dy W (returned, (..., in) f32); W.grad += dy^T x; bias.grad += column sums of dy. The same
+// kernel call as Linear::backward, so the gradients are bit-identical to an unwrapped backward.
+// `linear` must be a Linear (throws std::invalid_argument naming its type otherwise);
+// x (..., in) f32 is the forward input, dy (..., out) f32.
+Tensor linear_backward_with_input(Context& ctx, Module& linear, const Tensor& dy, const Tensor& x);
+
+}  // namespace tessera
