@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "checkpointing/training_checkpointer.hpp"
 #include "launch/batch_plan.hpp"
 #include "launch/run_distributed.hpp"
 #include "runtime/checkpoint/activation_checkpointing.hpp"
@@ -20,6 +21,7 @@
 #include "runtime/data/token_dataset.hpp"
 #include "runtime/device.hpp"
 #include "runtime/gemm_ceiling.hpp"
+#include "runtime/memory_profiler.hpp"
 #include "runtime/modules/cross_entropy_loss.hpp"
 #include "runtime/modules/gpt.hpp"
 #include "runtime/modules/gpt_flops.hpp"
@@ -101,6 +103,18 @@ ShardingConfig sharding_config(const TrainOptions& o) {
   return c;
 }
 
+CheckpointOptions checkpoint_options(const TrainOptions& o) {
+  CheckpointOptions c;
+  c.dir = o.checkpoint_dir;
+  c.save_every = o.save_every;
+  c.keep_last = o.keep_last;
+  c.mode = o.async_checkpoint ? SaveMode::kAsync : SaveMode::kSync;
+  c.compression = parse_checkpoint_compression(o.checkpoint_compression);
+  c.resume = o.resume;
+  c.init_from = o.init_from;
+  return c;
+}
+
 int train(DistributedContext& dist) {
   const std::optional<TrainOptions> parsed = parse_train_options(dist.argc(), dist.argv(), dist.rank() == 0);
   if (!parsed) return 0;
@@ -140,7 +154,18 @@ int train(DistributedContext& dist) {
   const std::vector<std::string> wrapped =
       apply_activation_checkpointing(model, parse_checkpoint_policy(o.activation_checkpointing));
   ShardedEngine engine(model, *device, world, sharding_config(o), o.seed);
+  std::optional<MemoryProfiler> profiler;  // --memory-profile: samples every train step's phases
+  if (!o.memory_profile.empty()) profiler.emplace(device->memory());
   const LrSchedule schedule{static_cast<float>(o.lr), o.warmup, o.steps, static_cast<float>(o.min_lr_ratio)};
+
+  RunConfig run_config;
+  add_gpt_config(run_config, config);
+  add_batch_plan(run_config, plan);
+  add_lr_schedule(run_config, schedule);
+  TrainingCheckpointer checkpointer(checkpoint_options(o), engine, world, run_config);
+  TrainingProgress progress = checkpointer.resume();  // step 0 unless --resume found a checkpoint
+  progress.data_seed = o.seed;
+  const TrainingProgress resumed = progress;  // the loader continues at resumed.samples_seen
 
   const GemmCeiling ceiling = measure_gemm_ceiling(*device, 1024, 1024, 1024, 0.2);
   const double flops_per_token = gpt_training_flops_per_token(config, o.seq_len);
@@ -157,28 +182,45 @@ int train(DistributedContext& dist) {
     std::printf("batch: %s\n", plan.describe().c_str());
     std::printf("GEMM ceiling: %.1f GFLOP/s per rank (f32 1024^3); MFU below is training FLOP/s over ranks x it\n",
                 ceiling.gflops);
+    if (checkpointer.resumed_from()) {
+      std::printf("resumed from %s at step %lld\n", checkpointer.resumed_from()->c_str(),
+                  static_cast<long long>(progress.step));
+    }
   }
   if (val_loader) {
     const float val = validation_loss(engine, *device, *val_loader, plan, o.eval_batches, world);
-    if (root) std::printf("step %5d | val loss %.4f\n", 0, val);
+    if (root) std::printf("step %5lld | val loss %.4f\n", static_cast<long long>(progress.step), val);
   }
 
   double window_seconds = 0.0;
   std::int64_t window_steps = 0;
-  for (std::int64_t step = 0; step < o.steps; ++step) {
+  bool stopped = false;
+  for (std::int64_t step = progress.step; step < o.steps && !stopped; ++step) {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<MicroBatch> batches;
     for (std::int64_t a = 0; a < plan.accumulation; ++a) {
-      const std::int64_t first = first_sample_index(step, a, world.rank(), plan.micro, world.size(), plan.accumulation);
+      const std::int64_t first = resumed.samples_seen + first_sample_index(step - resumed.step, a, world.rank(),
+                                                                           plan.micro, world.size(), plan.accumulation);
       batches.push_back(load_batch(*device, train_loader, first, plan.micro));
     }
     const float lr = schedule.lr_at(step);
+    if (profiler) {
+      profiler->begin_step(step);
+      engine.set_phase_observer([&profiler](const std::string& phase) { profiler->on_phase(phase); });
+    }
     const StepResult r = engine.train_step(batches, lr);
+    engine.set_phase_observer({});
     window_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ++window_steps;
+    progress.step = step + 1;
+    progress.samples_seen += plan.global;
+    progress.tokens_seen += plan.global_tokens();
+    stopped = checkpointer.after_step(progress);  // saves every --save-every steps, and on SIGTERM/SIGUSR1
+    if (stopped && root) std::printf("stop signal: saved step %lld, stopping\n", static_cast<long long>(step + 1));
     if ((step + 1) % o.log_every == 0 || step == 0 || step + 1 == o.steps) {
       const float seconds = max_over_ranks(world, static_cast<float>(window_seconds));
-      const float peak_mib = max_over_ranks(world, static_cast<float>(device->memory().peak_total()) / 1048576.0f);
+      const std::int64_t peak = profiler ? profiler->overall_peaks().peak_total : device->memory().peak_total();
+      const float peak_mib = max_over_ranks(world, static_cast<float>(peak) / 1048576.0f);
       const double tokens_per_s = static_cast<double>(plan.global_tokens() * window_steps) / seconds;
       const double mfu = 100.0 * tokens_per_s * flops_per_token / (world.size() * ceiling.gflops * 1e9);
       if (root) {
@@ -196,7 +238,21 @@ int train(DistributedContext& dist) {
       if (root) std::printf("step %5lld | val loss %.4f\n", static_cast<long long>(step + 1), val);
     }
   }
-  if (root) std::printf("\nmemory of rank 0:\n%s", memory_summary(device->memory()).c_str());
+  checkpointer.finish();
+  if (stopped) return 0;
+  if (root) {
+    std::printf("\nmemory of rank 0:\n%s",
+                (profiler ? profiler->summary() : memory_summary(device->memory())).c_str());
+  }
+  if (profiler) {
+    // Step 1 (the second) is the first steady-state step: compare the last one with it.
+    const std::int64_t first = std::min<std::int64_t>(1, o.steps - 1), last = o.steps - 1;
+    for (const MemoryLeak& leak : profiler->check_leaks(first, last)) {
+      std::fprintf(stderr, "rank %d: memory leak? %s\n", dist.rank(), leak.message().c_str());
+    }
+    const auto files = write_memory_profile(*profiler, o.memory_profile, dist.rank(), first);
+    if (root) std::printf("memory profile: %s (and the other ranks' files beside it)\n", files.front().c_str());
+  }
 
   if (o.sample_tokens > 0) {
     // Every rank runs the forward (its units may be sharded); equal seeds draw equal tokens.

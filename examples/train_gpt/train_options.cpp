@@ -6,6 +6,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "checkpointing/shard_file_writer.hpp"
 #include "runtime/checkpoint/activation_checkpointing.hpp"
 
 namespace tessera {
@@ -70,6 +71,20 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("activation-checkpointing", po::value(&o.activation_checkpointing)->default_value(o.activation_checkpointing),
        "recompute activations in backward to save memory: none, blocks (every transformer block), every:K "
        "(blocks 0, K, 2K, ...) or selective (only layernorm, GELU and softmax outputs)");
+  po::options_description checkpoints("Checkpoints (sharded HDF5, docs/CHECKPOINTS.md)");
+  checkpoints.add_options()
+      ("checkpoint-dir", po::value(&o.checkpoint_dir), "run directory for step_NNNNNNN/ checkpoints and `latest`")
+      ("save-every", po::value(&o.save_every)->default_value(o.save_every),
+       "save after every N steps (0: only on SIGTERM/SIGUSR1, which save at the next step and stop)")
+      ("keep-last", po::value(&o.keep_last)->default_value(o.keep_last), "keep the newest K checkpoints (0: all)")
+      ("async-checkpoint", po::bool_switch(&o.async_checkpoint),
+       "copy the shards to host buffers and write them in the background while training goes on")
+      ("checkpoint-compression", po::value(&o.checkpoint_compression)->default_value(o.checkpoint_compression),
+       "none or deflate")
+      ("resume", po::value(&o.resume),
+       "continue from a checkpoint: a step_NNNNNNN directory, a run directory (its latest), or auto "
+       "(--checkpoint-dir's latest when there is one); any rank count, ZeRO stage or hybrid group")
+      ("init-from", po::value(&o.init_from), "start from weights exported by `tessera_ckpt export` (fine-tuning)");
   po::options_description output("Output");
   output.add_options()
       ("log-every", po::value(&o.log_every)->default_value(o.log_every), "steps between log lines")
@@ -77,9 +92,12 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("eval-batches", po::value(&o.eval_batches)->default_value(o.eval_batches), "micro-batches per validation")
       ("sample-tokens", po::value(&o.sample_tokens)->default_value(o.sample_tokens), "tokens sampled at the end (0: none)")
       ("temperature", po::value(&o.temperature)->default_value(o.temperature), "sampling temperature")
+      ("memory-profile", po::value(&o.memory_profile),
+       "write each rank's memory by category at every phase of every step to DIR (CSV) with an SVG chart of "
+       "the second step, and warn when memory grows between steps")
       ("help,h", "print this help");
   po::options_description all("train_gpt: train a GPT on a token file\nUsage: train_gpt [options]");
-  all.add(data).add(model).add(batch).add(train).add(sharding).add(output);
+  all.add(data).add(model).add(batch).add(train).add(sharding).add(checkpoints).add(output);
 
   po::variables_map vm;
   try {
@@ -104,6 +122,7 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
   if (o.vocab < 0) throw std::invalid_argument("--vocab must be >= 0 (0 picks the tokenizer's)");
   if (o.lr <= 0) throw std::invalid_argument("--lr must be positive, got " + std::to_string(o.lr));
   if (o.warmup < 0) throw std::invalid_argument("--warmup must be >= 0");
+  parse_checkpoint_compression(o.checkpoint_compression);
   try {
     parse_checkpoint_policy(o.activation_checkpointing);
   } catch (const std::invalid_argument& e) {

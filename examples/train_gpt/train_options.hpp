@@ -26,9 +26,15 @@ struct TrainOptions {
   int zero = 0, hybrid_group = 0, prefetch = 1;
   std::string param_dtype = "f32", reduce_dtype = "f32", buffer_dtype = "f32";
   bool reshard_after_forward = true;
+  // checkpoints (checkpointing/training_checkpointer.hpp)
+  std::string checkpoint_dir, resume, init_from, checkpoint_compression = "none";
+  std::int64_t save_every = 0;
+  int keep_last = 0;
+  bool async_checkpoint = false;
   // output
   std::int64_t log_every = 10, eval_every = 100, eval_batches = 4, sample_tokens = 300;
   double temperature = 0.8;
+  std::string memory_profile;  // directory for the per-rank memory timeline; empty: off
 };
 
 // Parses argv. Returns std::nullopt when --help was asked for (printed when `print_help`). Throws

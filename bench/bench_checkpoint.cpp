@@ -1,0 +1,298 @@
+// bench_checkpoint: sharded HDF5 checkpoints of a GPT with >= 1 GiB of optimizer state (f32 master
+// + Adam m, v), saved and loaded by 1, 2 and 4 ranks (sub-groups of one mpirun job), next to the
+// disk's sequential write and read throughput measured in the same run (one process, 64 MiB
+// writes + fsync; read after dropping the file from the page cache). Also the training-visible
+// stall of an async save (the copy to host buffers) against the synchronous save time.
+// Usage: mpirun -np 4 bench_checkpoint [--dir /tmp/tessera_bench_checkpoint] [--reps 3]
+//        [--layers 7] [--dim 1024] [--threads 0] [--ranks 1,2,4] [--keep 1]
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <mpi.h>
+
+#include "checkpointing/checkpoint_loader.hpp"
+#include "checkpointing/checkpoint_paths.hpp"
+#include "checkpointing/checkpoint_saver.hpp"
+#include "checkpointing/training_checkpointer.hpp"
+#include "comm/mpi/mpi_communicator.hpp"
+#include "launch/run_distributed.hpp"
+#include "runtime/device.hpp"
+#include "runtime/modules/gpt.hpp"
+#include "sharding/sharded_engine.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tessera {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+  std::string dir = "/tmp/tessera_bench_checkpoint";
+  int reps = 3, threads = 0;
+  bool keep = false;  // keep the written checkpoints (for inspection with tessera_ckpt / h5dump)
+  std::int64_t layers = 7, dim = 1024;
+  std::vector<int> ranks{1, 2, 4};
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--dir") a.dir = v;
+    else if (k == "--reps") a.reps = std::stoi(v);
+    else if (k == "--layers") a.layers = std::stoll(v);
+    else if (k == "--dim") a.dim = std::stoll(v);
+    else if (k == "--threads") a.threads = std::stoi(v);
+    else if (k == "--keep") a.keep = v == "1";
+    else if (k == "--ranks") {
+      a.ranks.clear();
+      for (std::size_t at = 0; at < v.size();) {
+        const std::size_t comma = std::min(v.find(',', at), v.size());
+        a.ranks.push_back(std::stoi(v.substr(at, comma - at)));
+        at = comma + 1;
+      }
+    }
+    else throw std::invalid_argument("bench_checkpoint: unknown option " + k);
+  }
+  return a;
+}
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Drops a file's (clean) pages from the page cache, so the next read comes from the disk.
+void drop_cache(const fs::path& file) {
+  const int fd = ::open(file.c_str(), O_RDONLY);
+  if (fd < 0) return;
+  ::fdatasync(fd);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+}
+
+void drop_cache_dir(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::recursive_directory_iterator(dir, ec)) {
+    if (e.is_regular_file(ec)) drop_cache(e.path());
+  }
+}
+
+struct DiskSpeed {
+  double write_gbs = 0, read_gbs = 0;
+};
+
+// One process writes `bytes` sequentially (64 MiB writes, fsync) to the new file `file`, then reads
+// it back from the disk. The file is left in place: deleting it here would make the next fsync pay
+// for the file system's discard of its blocks (ext4 -o discard), i.e. slow down what is measured next.
+DiskSpeed measure_disk(const fs::path& file, std::int64_t bytes) {
+  constexpr std::size_t kBlock = std::size_t{64} << 20;
+  std::vector<char> block(kBlock);
+  for (std::size_t i = 0; i < kBlock; ++i) block[i] = static_cast<char>(i * 131 + 7);
+  DiskSpeed best;
+  {
+    auto t0 = Clock::now();
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    for (std::int64_t done = 0; done < bytes;) {
+      const auto n = static_cast<std::size_t>(std::min<std::int64_t>(kBlock, bytes - done));
+      if (::write(fd, block.data(), n) != static_cast<ssize_t>(n)) throw std::runtime_error("disk probe write failed");
+      done += static_cast<std::int64_t>(n);
+    }
+    ::fsync(fd);
+    ::close(fd);
+    best.write_gbs = std::max(best.write_gbs, static_cast<double>(bytes) / seconds_since(t0) / 1e9);
+    drop_cache(file);
+    t0 = Clock::now();
+    const int rfd = ::open(file.c_str(), O_RDONLY);
+    while (::read(rfd, block.data(), kBlock) > 0) {
+    }
+    ::close(rfd);
+    best.read_gbs = std::max(best.read_gbs, static_cast<double>(bytes) / seconds_since(t0) / 1e9);
+  }
+  return best;
+}
+
+std::unique_ptr<Communicator> first_ranks(int ranks) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm sub = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, rank < ranks ? 0 : MPI_UNDEFINED, rank, &sub);
+  if (sub == MPI_COMM_NULL) return nullptr;
+  auto comm = std::make_unique<MpiCommunicator>(sub);
+  MPI_Comm_free(&sub);
+  return comm;
+}
+
+double max_over(Communicator& comm, double x) {
+  float v = static_cast<float>(x);
+  comm.all_reduce(Span(&v, 1), DType::kF32, ReduceOp::kMax).wait();
+  return v;
+}
+
+double sum_over(Communicator& comm, double x) {
+  float v = static_cast<float>(x);
+  comm.all_reduce(Span(&v, 1), DType::kF32, ReduceOp::kSum).wait();
+  return v;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct Row {
+  int ranks = 0;
+  double state_gib = 0, disk_write = 0, disk_read = 0;
+  double save_s = 0, save_gbs = 0, save_ratio = 0, load_s = 0, load_gbs = 0, load_ratio = 0;
+  double stall_s = 0, async_total_s = 0, host_mib = 0;
+};
+
+// Saves and loads with `comm`'s ranks; every rank of `comm` calls it.
+Row bench_ranks(Communicator& comm, const Args& args, const GptConfig& gpt) {
+  auto device = make_cpu_device();
+  Gpt model(gpt);
+  ShardingConfig config;
+  config.stage = ZeroStage::kStage3;
+  ShardedEngine engine(model, *device, comm, config, 1234);
+  // Adam moments that are not zeros (as after training), so bytes and checksums are realistic.
+  for (const auto& unit : engine.units()) {
+    std::vector<float> x = unit->master().to_host_f32();
+    for (float& v : x) v *= 0.01f;
+    unit->exp_avg().copy_from_host_f32(x);
+    for (float& v : x) v = v * v;
+    unit->exp_avg_sq().copy_from_host_f32(x);
+  }
+  Row row;
+  row.ranks = comm.size();
+  const fs::path base = fs::path(args.dir) / ("ranks" + std::to_string(comm.size()));
+  RunConfig run;
+  add_gpt_config(run, gpt);
+  TrainingProgress progress;
+
+  std::int64_t state_bytes = 0;
+  for (const auto& unit : engine.units()) state_bytes += 12 * unit->padded_numel();
+  row.state_gib = static_cast<double>(state_bytes) / (1 << 30);
+  if (comm.rank() == 0) {
+    fs::remove_all(base);
+    fs::create_directories(base);
+    ::sync();
+  }
+  // Each repetition: the disk probe, then a synchronous save into a new run directory, then a load
+  // of it from the disk (page cache dropped). This disk's speed drifts (bursts, then throttling),
+  // so every save and load is compared with the probe taken right before it; medians are reported.
+  std::vector<double> disk_w, disk_r, save_s, save_gbs, load_s, load_gbs, save_ratio, load_ratio;
+  for (int r = 0; r < args.reps; ++r) {
+    double probe[2] = {0, 0};
+    if (comm.rank() == 0) {
+      const DiskSpeed disk = measure_disk(base / ("disk_probe" + std::to_string(r) + ".bin"), state_bytes);
+      probe[0] = disk.write_gbs;
+      probe[1] = disk.read_gbs;
+    }
+    comm.broadcast(Span(probe, 4), DType::kI32, 0).wait();  // 2 doubles as 4 i32 words
+    comm.barrier().wait();
+    auto t0 = Clock::now();
+    progress.step = r + 1;
+    const fs::path run_dir = base / ("sync" + std::to_string(r));
+    const SaveResult saved = save_checkpoint(engine, comm, run_dir, progress, run);
+    double t = max_over(comm, seconds_since(t0));
+    const double written = sum_over(comm, static_cast<double>(saved.bytes_written));
+    drop_cache_dir(saved.path);
+    comm.barrier().wait();
+    t0 = Clock::now();
+    const LoadResult loaded = load_checkpoint(engine, comm, saved.path, run);
+    const double tl = max_over(comm, seconds_since(t0));
+    const double read = sum_over(comm, static_cast<double>(loaded.bytes_read));
+    if (comm.rank() == 0) {
+      disk_w.push_back(probe[0]);
+      disk_r.push_back(probe[1]);
+      save_s.push_back(t);
+      save_gbs.push_back(written / t / 1e9);
+      save_ratio.push_back(written / t / 1e9 / probe[0]);
+      load_s.push_back(tl);
+      load_gbs.push_back(read / tl / 1e9);
+      load_ratio.push_back(read / tl / 1e9 / probe[1]);
+    }
+    comm.barrier().wait();
+  }
+  row.disk_write = median(disk_w);
+  row.disk_read = median(disk_r);
+  row.save_s = median(save_s);
+  row.save_gbs = median(save_gbs);
+  row.save_ratio = median(save_ratio);
+  row.load_s = median(load_s);
+  row.load_gbs = median(load_gbs);
+  row.load_ratio = median(load_ratio);
+  // Async saves: what the training loop waits for, and the whole save in the background.
+  {
+    CheckpointOptions options;
+    options.dir = (base / "async").string();
+    options.mode = SaveMode::kAsync;
+    options.handle_signals = false;
+    TrainingCheckpointer checkpointer(options, engine, comm, run);
+    row.host_mib = static_cast<double>(device->memory().current(MemoryCategory::kCommBuffers)) / (1 << 20);
+    std::vector<double> stalls, totals;
+    for (int r = 0; r < args.reps; ++r) {
+      comm.barrier().wait();
+      const auto t0 = Clock::now();
+      progress.step = 100 + r;
+      checkpointer.save(progress);  // the training loop is blocked only for this call
+      stalls.push_back(max_over(comm, checkpointer.last_stall_seconds()));
+      checkpointer.finish();
+      totals.push_back(max_over(comm, seconds_since(t0)));
+    }
+    row.stall_s = median(stalls);
+    row.async_total_s = median(totals);
+  }
+  comm.barrier().wait();
+  if (comm.rank() == 0 && !args.keep) {
+    fs::remove_all(base);
+    ::sync();  // the file system discards the freed blocks now, not during the next row's timings
+  }
+  comm.barrier().wait();
+  return row;
+}
+
+int bench(DistributedContext& ctx) {
+  const Args args = parse(ctx.argc(), ctx.argv());
+  const int world = ctx.world_size();
+  const GptConfig gpt{8192, 64, args.layers, 16, args.dim};
+  std::vector<Row> rows;
+  for (int n : args.ranks) {
+    if (n > world) continue;
+    set_cpu_threads(args.threads > 0 ? args.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / n));
+    if (auto comm = first_ranks(n)) {
+      const Row row = bench_ranks(*comm, args, gpt);
+      if (comm->rank() == 0) rows.push_back(row);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  if (ctx.rank() != 0) return 0;
+  std::printf("bench_checkpoint: GPT %s, ZeRO-3, f32 master + Adam m, v; dir %s; medians of %d repetitions\n",
+              gpt.to_string().c_str(), args.dir.c_str(), args.reps);
+  std::printf("disk = one process, sequential 64 MiB writes + fsync / reads after dropping the page cache, as many "
+              "bytes as the state, probed right before every save; save / disk and load / disk are the medians of "
+              "the per-repetition ratios\n\n");
+  std::printf("| ranks | state GiB | disk write GB/s | save s | save GB/s | save / disk | disk read GB/s | load s | "
+              "load GB/s | load / disk | async stall s | stall / save | async total s | host buffers MiB/rank |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const Row& r : rows) {
+    std::printf("| %d | %.2f | %.2f | %.2f | %.2f | %.0f%% | %.2f | %.2f | %.2f | %.0f%% | %.3f | %.1f%% | %.2f | %.0f |\n",
+                r.ranks, r.state_gib, r.disk_write, r.save_s, r.save_gbs, 100 * r.save_ratio, r.disk_read, r.load_s,
+                r.load_gbs, 100 * r.load_ratio, r.stall_s, 100 * r.stall_s / r.save_s,
+                r.async_total_s, r.host_mib);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace tessera
+
+int main(int argc, char** argv) { return tessera::run_distributed(argc, argv, tessera::bench); }

@@ -1,0 +1,81 @@
+// Checkpoint description and full verification.
+#include "checkpointing/checkpoint_info.hpp"
+
+#include <memory>
+#include <sstream>
+
+#include "checkpointing/checkpoint_loader.hpp"
+#include "checkpointing/checkpoint_meta.hpp"
+#include "checkpointing/checkpoint_paths.hpp"
+#include "checkpointing/shard_file_reader.hpp"
+#include "checkpointing/shard_file_writer.hpp"
+#include "runtime/memory_tracker.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tessera {
+namespace {
+
+fs::path resolve_or_throw(const fs::path& path) {
+  const auto dir = resolve_checkpoint(path);
+  if (!dir) throw CheckpointError(CheckpointErrorKind::kMissingFile, "no checkpoint found at " + path.string());
+  return *dir;
+}
+
+}  // namespace
+
+std::string describe_checkpoint(const fs::path& path) {
+  const fs::path dir = resolve_or_throw(path);
+  const CheckpointMeta meta = read_meta_file((dir / kMetaFileName).string());
+  check_shard_files(meta, dir);
+  std::int64_t file_bytes = static_cast<std::int64_t>(fs::file_size(dir / kMetaFileName));
+  for (std::int64_t b : meta.shard_file_bytes) file_bytes += b;
+  const std::int64_t state_bytes = 3 * 4 * meta.layout.padded_elements();
+
+  std::ostringstream out;
+  out << "checkpoint     " << dir.string() << "\n";
+  out << "format         " << meta.format_version << ", written " << meta.created << "\n";
+  out << "step           " << meta.progress.step << " (optimizer steps taken " << meta.optimizer_steps << ")\n";
+  out << "tokens seen    " << meta.progress.tokens_seen << "\n";
+  out << "loader         sample index " << meta.progress.samples_seen << ", seed " << meta.progress.data_seed << "\n";
+  out << "world size     " << meta.world_size << " ranks, " << meta.layout.shard_ranks << " shard files, ZeRO-"
+      << zero_stage_number(meta.stage);
+  if (meta.hybrid_group > 0) out << ", hybrid groups of " << meta.hybrid_group;
+  out << "\n";
+  out << "precision      " << meta.precision.to_string() << "\n";
+  out << "optimizer      AdamW beta1 " << meta.adamw.beta1 << ", beta2 " << meta.adamw.beta2 << ", eps "
+      << meta.adamw.eps << ", weight decay " << meta.adamw.weight_decay << ", grad clip " << meta.grad_clip << "\n";
+  if (meta.loss_scaler) {
+    out << "loss scaler    scale " << meta.loss_scaler->scale << ", good steps " << meta.loss_scaler->good_steps
+        << ", hysteresis left " << meta.loss_scaler->hysteresis_left << "\n";
+  }
+  out << "model          " << meta.layout.params.size() << " tensors, " << meta.layout.parameter_count()
+      << " parameters in " << meta.layout.units.size() << " units\n";
+  for (const auto& [key, value] : meta.config.model()) out << "  model." << key << " = " << value << "\n";
+  for (const auto& [key, value] : meta.config.run()) out << "  run." << key << " = " << value << "\n";
+  std::size_t rng_ranks = 0;
+  for (const auto& words : meta.rng_states) rng_ranks += words.empty() ? 0 : 1;
+  out << "rng states     " << rng_ranks << " of " << meta.world_size << " ranks\n";
+  out << "state          " << format_bytes(state_bytes) << " (f32 master + Adam m, v, padded)\n";
+  out << "files          " << format_bytes(file_bytes) << " (meta.h5 + " << meta.layout.shard_ranks << " shards)\n";
+  return out.str();
+}
+
+std::int64_t verify_checkpoint(const fs::path& path) {
+  const fs::path dir = resolve_or_throw(path);
+  const CheckpointMeta meta = read_meta_file((dir / kMetaFileName).string());
+  check_shard_files(meta, dir);
+  std::int64_t bytes = 0;
+  std::vector<float> buffer;
+  for (int s = 0; s < meta.layout.shard_ranks; ++s) {
+    ShardFileReader reader((dir / shard_file_name(s)).string(), s);
+    for (const UnitRecord& unit : meta.layout.units) {
+      buffer.resize(static_cast<std::size_t>(unit.shard_numel));
+      for (const char* dataset : kStateDatasets) reader.read(unit.name, dataset, {{0, unit.shard_numel, buffer.data()}});
+    }
+    bytes += reader.bytes_read();
+  }
+  return bytes;
+}
+
+}  // namespace tessera

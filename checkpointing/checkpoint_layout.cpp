@@ -1,0 +1,84 @@
+// CheckpointLayout from an engine, piece lookup and the parameter comparison used on load.
+#include "checkpointing/checkpoint_layout.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "checkpointing/checkpoint_error.hpp"
+#include "sharding/sharded_engine.hpp"
+
+namespace tessera {
+
+CheckpointLayout CheckpointLayout::of_engine(ShardedEngine& engine) {
+  CheckpointLayout layout;
+  layout.shard_ranks = engine.shard_group().size();
+  for (const auto& unit : engine.units()) {
+    const int index = static_cast<int>(layout.units.size());
+    layout.units.push_back({unit->name(), unit->numel(), unit->shard_numel()});
+    for (const FlatEntry& e : unit->entries()) {
+      layout.params.push_back({e.name, e.parameter->shape, index, e.offset});
+    }
+  }
+  return layout;
+}
+
+const ParamRecord* CheckpointLayout::find_param(const std::string& name) const {
+  for (const ParamRecord& p : params) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::vector<ShardPiece> CheckpointLayout::locate(int unit, std::int64_t begin, std::int64_t end) const {
+  std::vector<ShardPiece> pieces;
+  const std::int64_t s = units.at(static_cast<std::size_t>(unit)).shard_numel;
+  for (std::int64_t at = begin; at < end;) {
+    const auto shard = static_cast<int>(at / s);
+    const std::int64_t shard_end = std::min(end, (shard + 1) * s);
+    pieces.push_back({shard, at - shard * s, shard_end - at});
+    at = shard_end;
+  }
+  return pieces;
+}
+
+std::int64_t CheckpointLayout::parameter_count() const {
+  std::int64_t n = 0;
+  for (const ParamRecord& p : params) n += p.numel();
+  return n;
+}
+
+std::int64_t CheckpointLayout::padded_elements() const {
+  std::int64_t n = 0;
+  for (const UnitRecord& u : units) n += u.shard_numel * shard_ranks;
+  return n;
+}
+
+void check_same_parameters(const CheckpointLayout& stored, const CheckpointLayout& current, const std::string& where) {
+  std::map<std::string, const ParamRecord*> by_name;
+  for (const ParamRecord& p : stored.params) by_name[p.name] = &p;
+  for (const ParamRecord& p : current.params) {
+    auto it = by_name.find(p.name);
+    if (it == by_name.end()) {
+      throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
+                            where + " has no parameter '" + p.name + "' (shape " + shape_string(p.shape) +
+                                " in this model): it was written for a different model; check --layers and the "
+                                "model options, or start without --resume");
+    }
+    if (it->second->shape != p.shape) {
+      throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
+                            where + ": parameter '" + p.name + "' has shape " + shape_string(it->second->shape) +
+                                " in the checkpoint but " + shape_string(p.shape) +
+                                " in this model; use the model options the checkpoint was written with");
+    }
+    by_name.erase(it);
+  }
+  if (!by_name.empty()) {
+    const ParamRecord& extra = *by_name.begin()->second;
+    throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
+                          where + " holds parameter '" + extra.name + "' (shape " + shape_string(extra.shape) +
+                              ") that this model does not have (" + std::to_string(by_name.size()) +
+                              " such parameters); use the model options the checkpoint was written with");
+  }
+}
+
+}  // namespace tessera

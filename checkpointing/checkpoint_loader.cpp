@@ -1,0 +1,150 @@
+// Validation, the resharding read plan, and applying the state once every rank agreed.
+#include "checkpointing/checkpoint_loader.hpp"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <span>
+
+#include "checkpointing/checkpoint_paths.hpp"
+#include "checkpointing/rank_agreement.hpp"
+#include "checkpointing/shard_file_reader.hpp"
+#include "checkpointing/shard_file_writer.hpp"
+#include "sharding/sharded_engine.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tessera {
+namespace {
+
+// Where a run of a new unit's optimizer range comes from: an old (shard, unit) dataset range.
+struct Request {
+  std::int64_t begin;    // in the old shard's dataset
+  std::int64_t count;
+  std::size_t unit;      // new unit index
+  std::int64_t target;   // element in the new unit's staging (optimizer range)
+};
+
+// Host copies of master, exp_avg, exp_avg_sq over a unit's optimizer range. Not zero-filled: the
+// reads cover every element below the unit's numel; only the padding after it is zeroed.
+struct Staging {
+  std::unique_ptr<float[]> data[3];
+  std::size_t count = 0;
+  std::span<const float> view(int k) const { return {data[k].get(), count}; }
+};
+
+}  // namespace
+
+void check_shard_files(const CheckpointMeta& meta, const fs::path& dir) {
+  for (int s = 0; s < meta.layout.shard_ranks; ++s) {
+    const fs::path file = dir / shard_file_name(s);
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) {
+      throw CheckpointError(CheckpointErrorKind::kMissingFile,
+                            file.string() + " is missing (the checkpoint has " + std::to_string(meta.layout.shard_ranks) +
+                                " shard files); restore it or resume from an earlier checkpoint");
+    }
+    const auto size = static_cast<std::int64_t>(fs::file_size(file, ec));
+    const std::int64_t expected = meta.shard_file_bytes[static_cast<std::size_t>(s)];
+    if (ec || size != expected) {
+      throw CheckpointError(CheckpointErrorKind::kTruncatedFile,
+                            file.string() + " has " + std::to_string(size) + " bytes but " + std::to_string(expected) +
+                                " were written: the file is " + (size < expected ? "truncated" : "altered") +
+                                "; resume from an earlier checkpoint");
+    }
+  }
+}
+
+void check_model_fields(const RunConfig& stored, const RunConfig& expected, const std::string& where) {
+  for (const auto& [key, value] : expected.model()) {
+    auto it = stored.model().find(key);
+    if (it == stored.model().end() || it->second == value) continue;
+    throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
+                          where + " was written for a model with " + key + " = " + it->second + ", this run has " +
+                              key + " = " + value + "; use the checkpoint's model options or start a new run");
+  }
+}
+
+LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const fs::path& path,
+                           const RunConfig& expected) {
+  LoadResult result;
+  const auto& units = engine.units();
+  std::vector<Staging> staging(units.size());
+  run_and_agree(world, [&] {
+    const fs::path meta_path = path / kMetaFileName;
+    std::error_code ec;
+    if (!fs::is_directory(path, ec)) {
+      throw CheckpointError(CheckpointErrorKind::kMissingFile, "checkpoint directory " + path.string() + " does not exist");
+    }
+    if (!fs::is_regular_file(meta_path, ec)) {
+      throw CheckpointError(CheckpointErrorKind::kMissingFile,
+                            meta_path.string() + " is missing: " + path.string() + " is not a complete checkpoint");
+    }
+    result.meta = read_meta_file(meta_path.string());
+    const CheckpointMeta& meta = result.meta;
+    check_model_fields(meta.config, expected, meta_path.string());
+    check_same_parameters(meta.layout, CheckpointLayout::of_engine(engine), meta_path.string());
+    check_shard_files(meta, path);
+
+    // The read plan: per old shard file, per old unit, the ranges and where they go.
+    std::map<int, std::map<int, std::vector<Request>>> plan;
+    for (std::size_t u = 0; u < units.size(); ++u) {
+      const FlatParamUnit& unit = *units[u];
+      const std::int64_t begin = unit.optimizer_begin(), end = begin + unit.optimizer_numel();
+      staging[u].count = static_cast<std::size_t>(unit.optimizer_numel());
+      const std::int64_t padding_from = std::clamp(unit.numel() - begin, std::int64_t{0}, unit.optimizer_numel());
+      for (auto& d : staging[u].data) {
+        d.reset(new float[staging[u].count]);
+        std::fill(d.get() + padding_from, d.get() + staging[u].count, 0.0f);
+      }
+      for (const FlatEntry& e : unit.entries()) {
+        const std::int64_t lo = std::max(begin, e.offset), hi = std::min(end, e.offset + e.numel);
+        if (lo >= hi) continue;
+        const ParamRecord& old = *meta.layout.find_param(e.name);
+        std::int64_t target = lo - begin;
+        for (const ShardPiece& piece : meta.layout.locate(old.unit, old.offset + (lo - e.offset), old.offset + (hi - e.offset))) {
+          auto& requests = plan[piece.shard][old.unit];
+          Request* last = requests.empty() ? nullptr : &requests.back();
+          if (last != nullptr && last->unit == u && last->begin + last->count == piece.begin &&
+              last->target + last->count == target) {
+            last->count += piece.count;  // contiguous in both layouts: one read
+          } else {
+            requests.push_back({piece.begin, piece.count, u, target});
+          }
+          target += piece.count;
+        }
+      }
+    }
+    for (const auto& [shard, by_unit] : plan) {
+      ShardFileReader reader((path / shard_file_name(shard)).string(), shard);
+      for (const auto& [old_unit, requests] : by_unit) {
+        for (int k = 0; k < 3; ++k) {
+          std::vector<ElementRange> ranges;
+          for (const Request& r : requests) {
+            ranges.push_back({r.begin, r.count, staging[r.unit].data[k].get() + r.target});
+          }
+          reader.read(meta.layout.units[static_cast<std::size_t>(old_unit)].name, kStateDatasets[k], std::move(ranges));
+        }
+      }
+      result.bytes_read += reader.bytes_read();
+    }
+  });
+
+  // Every rank validated and read its part: now change the engine.
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    units[u]->master().copy_from_host_f32(staging[u].view(0));
+    units[u]->exp_avg().copy_from_host_f32(staging[u].view(1));
+    units[u]->exp_avg_sq().copy_from_host_f32(staging[u].view(2));
+  }
+  engine.set_optimizer_steps(result.meta.optimizer_steps);
+  if (DynamicLossScaler* scaler = engine.loss_scaler(); scaler != nullptr && result.meta.loss_scaler) {
+    scaler->set_state(*result.meta.loss_scaler);
+  }
+  engine.publish_parameters();
+  result.progress = result.meta.progress;
+  const auto rank = static_cast<std::size_t>(world.rank());
+  result.progress.rng_state = rank < result.meta.rng_states.size() ? result.meta.rng_states[rank] : std::vector<std::uint64_t>{};
+  return result;
+}
+
+}  // namespace tessera

@@ -1,0 +1,44 @@
+// Loading a checkpoint into a ShardedEngine, at any rank count, ZeRO stage or hybrid group size.
+//
+// Each rank reads exactly what its new shards need — for every unit, the elements of its optimizer
+// range (the whole buffer at stage 0, its shard otherwise) — from whichever old shard files hold
+// them, by parameter name: a parameter's values are found through the stored layout (unit, offset),
+// so a different rank count, padding or unit policy only changes which byte ranges are read.
+// Nothing is gathered anywhere. Every chunk read is checked against its stored XXH64.
+//
+// Validation comes before any change: the format version, the model fields of the RunConfig, every
+// parameter's name and shape, every shard file's presence and size, and every checksum are checked
+// and all ranks agree (rank_agreement) before a single engine tensor is written. On failure every
+// rank throws the same CheckpointError and the engine is untouched.
+#pragma once
+
+#include <filesystem>
+
+#include "checkpointing/checkpoint_meta.hpp"
+#include "comm/communicator.hpp"
+
+namespace tessera {
+
+class ShardedEngine;
+
+struct LoadResult {
+  TrainingProgress progress;  // rng_state: this rank's stored words (empty when the checkpoint had fewer ranks)
+  CheckpointMeta meta;        // what was stored (settings at save time, every rank's RNG words)
+  std::int64_t bytes_read = 0;  // by this rank, from shard files
+};
+
+// Collective over `world` (the engine's world). `path`: a checkpoint directory (step_N). `expected`:
+// this run's config; its model fields must equal the stored ones (fields present in both).
+// Sets the master weights, Adam moments, optimizer step count and loss scaler, then publishes the
+// parameters. Throws CheckpointError.
+LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const std::filesystem::path& path,
+                           const RunConfig& expected);
+
+// Checks that every shard file of `meta` exists in `dir` with its recorded size: kMissingFile /
+// kTruncatedFile naming the file. Not collective.
+void check_shard_files(const CheckpointMeta& meta, const std::filesystem::path& dir);
+
+// Checks the model fields present in both; kConfigMismatch naming the field and both values.
+void check_model_fields(const RunConfig& stored, const RunConfig& expected, const std::string& where);
+
+}  // namespace tessera

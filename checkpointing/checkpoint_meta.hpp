@@ -1,0 +1,60 @@
+// CheckpointMeta: everything in meta.h5 — format version, progress (step, tokens, loader position),
+// the engine's settings at save time (ZeRO stage, world size, hybrid group, mixed precision,
+// AdamW, clip, optimizer step count, loss scaler), the program's RunConfig, every rank's RNG words,
+// the unit layout and the size of every shard file — plus, written beside them, the virtual
+// datasets showing every full tensor by name (virtual_datasets.hpp).
+//
+// meta.h5 layout:
+//   /                  attributes: tessera_checkpoint_format, kind = "meta", step, tokens_seen,
+//                      samples_seen, data_seed, optimizer_steps, world_size, shard_ranks,
+//                      hybrid_group, zero_stage, param_dtype, reduce_dtype, buffer_dtype,
+//                      adamw_beta1, adamw_beta2, adamw_eps, adamw_weight_decay, grad_clip, created
+//   /config/model, /config/run    one string attribute per RunConfig field
+//   /loss_scaler       attributes scale, good_steps, hysteresis_left (only when the run scales)
+//   /rng/rank_RRRRR    (words) u64 per world rank
+//   /shards/file_bytes (shard_ranks) i64
+//   /layout/unit_names, unit_numel, unit_shard_numel, param_names, param_unit, param_offset,
+//           param_ndim, param_dims (all parameters' dims, concatenated)
+//   /model/<param>, /optimizer/exp_avg/<param>, /optimizer/exp_avg_sq/<param>   virtual f32
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checkpointing/checkpoint_layout.hpp"
+#include "checkpointing/run_config.hpp"
+#include "precision/loss_scaler.hpp"
+#include "precision/mixed_precision.hpp"
+#include "runtime/optim/adamw.hpp"
+#include "sharding/sharding_config.hpp"
+
+namespace tessera {
+
+struct CheckpointMeta {
+  std::int64_t format_version = 0;
+  TrainingProgress progress;  // rng_state unused here: see rng_states
+  std::int64_t optimizer_steps = 0;
+  int world_size = 1;
+  int hybrid_group = 0;
+  ZeroStage stage = ZeroStage::kStage0;
+  MixedPrecision precision;
+  AdamWConfig adamw;
+  float grad_clip = 0.0f;
+  std::optional<DynamicLossScaler::State> loss_scaler;
+  RunConfig config;
+  std::vector<std::vector<std::uint64_t>> rng_states;  // per world rank
+  CheckpointLayout layout;
+  std::vector<std::int64_t> shard_file_bytes;  // per shard file
+  std::string created;                         // UTC, "2025-01-31T12:00:00Z"
+};
+
+// Writes `path` (meta plus virtual datasets), closes and fsyncs it. Throws CheckpointError.
+void write_meta_file(const std::string& path, const CheckpointMeta& meta);
+
+// Reads `path`. Refuses (kUnknownFormat) a format version other than kCheckpointFormatVersion
+// before reading anything else; kMissingFile when absent; kCorruptData when unparsable.
+CheckpointMeta read_meta_file(const std::string& path);
+
+}  // namespace tessera

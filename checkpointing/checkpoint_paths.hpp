@@ -1,0 +1,61 @@
+// The on-disk layout of a checkpoint run directory and the file-system steps of an atomic commit:
+//
+//   DIR/step_0000500/          one committed checkpoint (renamed from step_0000500.tmp/ when whole)
+//        meta.h5               written by rank 0 last
+//        shard_00000.h5 ...    one per shard rank
+//   DIR/step_0000600.tmp/      a save in progress, or the remains of a crash (ignored, removed later)
+//   DIR/latest -> step_0000500 symlink, replaced atomically (latest.tmp renamed over it)
+//
+// A crash at any moment leaves every committed directory whole and `latest` pointing at one of them.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessera {
+
+inline constexpr std::int64_t kCheckpointFormatVersion = 1;
+inline constexpr const char* kMetaFileName = "meta.h5";
+inline constexpr const char* kLatestName = "latest";
+
+std::string step_dir_name(std::int64_t step);  // "step_0000500"
+std::string shard_file_name(int shard);        // "shard_00003.h5"
+// The step of a committed directory name ("step_0000500" -> 500); nullopt for anything else
+// (".tmp" directories included).
+std::optional<std::int64_t> parse_step_dir_name(const std::string& name);
+
+struct CommittedCheckpoint {
+  std::int64_t step;
+  std::filesystem::path path;
+};
+
+// Committed checkpoints in `dir`, ascending by step (empty when dir does not exist).
+std::vector<CommittedCheckpoint> list_checkpoints(const std::filesystem::path& dir);
+
+// What --resume names: a checkpoint directory (holds meta.h5) is itself; a run directory resolves
+// through its `latest` link, or to its newest committed checkpoint when `latest` is missing or
+// dangling. nullopt when `path` is a run directory without any checkpoint (or does not exist).
+std::optional<std::filesystem::path> resolve_checkpoint(const std::filesystem::path& path);
+
+// Points dir/latest at `step_dir` (a name inside dir) atomically and fsyncs dir.
+void update_latest(const std::filesystem::path& dir, const std::string& step_dir);
+
+// Removes step_*.tmp directories (crash remains) from `dir`. Call only when no save is running.
+void remove_stale_temporaries(const std::filesystem::path& dir);
+
+// Removes committed checkpoints beyond the newest `keep_last` (never the one `latest` points at).
+// keep_last <= 0 keeps all. Returns what was removed.
+std::vector<std::filesystem::path> apply_retention(const std::filesystem::path& dir, int keep_last);
+
+// fsync of a file's data, and of a directory (so renames and new entries in it are durable).
+// Throw CheckpointError(kIo) naming the path.
+void fsync_path(const std::filesystem::path& path);
+void fsync_directory(const std::filesystem::path& dir);
+
+// Renames `from` to `to` (no directory may exist at `to`), then fsyncs to's parent.
+void durable_rename(const std::filesystem::path& from, const std::filesystem::path& to);
+
+}  // namespace tessera

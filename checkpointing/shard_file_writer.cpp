@@ -1,0 +1,106 @@
+// Shard file writing: chunked f32 datasets plus per-chunk checksums, then fsync.
+#include "checkpointing/shard_file_writer.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+#include <vector>
+
+#include "checkpointing/checkpoint_paths.hpp"
+#include "checkpointing/checksum.hpp"
+#include "checkpointing/hdf5_util.hpp"
+
+namespace tessera {
+namespace {
+
+using detail::check_id;
+using detail::check_status;
+using detail::H5Id;
+
+std::vector<std::uint64_t> chunk_checksums(const float* data, std::int64_t n, std::int64_t chunk) {
+  const std::int64_t chunks = (n + chunk - 1) / chunk;
+  std::vector<std::uint64_t> sums(static_cast<std::size_t>(chunks));
+#pragma omp parallel for schedule(static)
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    const std::int64_t lo = c * chunk, hi = std::min(n, lo + chunk);
+    sums[static_cast<std::size_t>(c)] = xxh64(data + lo, static_cast<std::size_t>(hi - lo) * sizeof(float));
+  }
+  return sums;
+}
+
+void write_state_dataset(hid_t group, const char* name, const float* data, const UnitShardData& unit,
+                         const ShardWriteOptions& options, const std::string& where) {
+  const std::int64_t n = unit.shard_numel;
+  const std::int64_t chunk = std::max<std::int64_t>(1, std::min(options.chunk_elements, n));
+  const hsize_t dims[1] = {static_cast<hsize_t>(n)};
+  const hsize_t chunk_dims[1] = {static_cast<hsize_t>(chunk)};
+  H5Id space(check_id(H5Screate_simple(1, dims, nullptr), CheckpointErrorKind::kIo, "H5Screate_simple"), H5Sclose);
+  H5Id dcpl(check_id(H5Pcreate(H5P_DATASET_CREATE), CheckpointErrorKind::kIo, "H5Pcreate"), H5Pclose);
+  check_status(H5Pset_chunk(dcpl.get(), 1, chunk_dims), CheckpointErrorKind::kIo, "H5Pset_chunk");
+  if (options.compression == CheckpointCompression::kDeflate) {
+    check_status(H5Pset_shuffle(dcpl.get()), CheckpointErrorKind::kIo, "H5Pset_shuffle");
+    check_status(H5Pset_deflate(dcpl.get(), 1), CheckpointErrorKind::kIo, "H5Pset_deflate");
+  }
+  const std::string what = where + ":" + name;
+  H5Id dset(check_id(H5Dcreate2(group, name, H5T_IEEE_F32LE, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                     CheckpointErrorKind::kIo, "creating " + what),
+            H5Dclose);
+  check_status(H5Dwrite(dset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), CheckpointErrorKind::kIo,
+               "writing " + what);
+  detail::write_attribute(dset.get(), "unit", unit.unit);
+  detail::write_attribute(dset.get(), "offset", unit.offset);
+  detail::write_attribute(dset.get(), "unit_numel", unit.unit_numel);
+  detail::write_attribute(dset.get(), "chunk_elements", chunk);
+  detail::write_vector(group, std::string(name) + kChecksumSuffix, chunk_checksums(data, n, chunk));
+}
+
+}  // namespace
+
+CheckpointCompression parse_checkpoint_compression(const std::string& text) {
+  if (text == "none") return CheckpointCompression::kNone;
+  if (text == "deflate") return CheckpointCompression::kDeflate;
+  throw std::invalid_argument("--checkpoint-compression '" + text + "' is not known; use none or deflate");
+}
+
+const char* checkpoint_compression_name(CheckpointCompression compression) {
+  return compression == CheckpointCompression::kDeflate ? "deflate" : "none";
+}
+
+std::string unit_group_path(const std::string& unit) { return "/units/" + unit; }
+
+std::int64_t write_shard_file(const std::string& path, const ShardSnapshot& snapshot, int shard, int shard_ranks,
+                              std::int64_t step, const ShardWriteOptions& options) {
+  {
+    detail::Hdf5Guard guard;
+    H5Id file = detail::create_file(path);
+    detail::write_attribute(file.get(), "tessera_checkpoint_format", kCheckpointFormatVersion);
+    detail::write_attribute(file.get(), "kind", std::string("shard"));
+    detail::write_attribute(file.get(), "shard", static_cast<std::int64_t>(shard));
+    detail::write_attribute(file.get(), "shard_ranks", static_cast<std::int64_t>(shard_ranks));
+    detail::write_attribute(file.get(), "step", step);
+    H5Id units = detail::create_group(file.get(), "units", path);
+    bool first = true;
+    for (const UnitShardData& unit : snapshot.units) {
+      H5Id group = detail::create_group(units.get(), unit.unit, path);
+      const std::string where = path + ":" + unit_group_path(unit.unit);
+      const float* sources[3] = {unit.master, unit.exp_avg, unit.exp_avg_sq};
+      for (int k = 0; k < 3; ++k) {
+        write_state_dataset(group.get(), kStateDatasets[k], sources[k], unit, options, where);
+        if (first && options.after_first_dataset) {
+          H5Fflush(file.get(), H5F_SCOPE_LOCAL);
+          options.after_first_dataset();
+        }
+        first = false;
+      }
+    }
+    units.reset();
+    check_status(file.close(), CheckpointErrorKind::kIo, "closing " + path);
+  }
+  fsync_path(path);
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw CheckpointError(CheckpointErrorKind::kIo, "cannot stat " + path + ": " + ec.message());
+  return static_cast<std::int64_t>(size);
+}
+
+}  // namespace tessera

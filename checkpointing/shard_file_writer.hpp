@@ -1,0 +1,40 @@
+// Writes one rank's shard file (shard_RRRRR.h5): for every unit, group /units/<unit> with the
+// datasets master, exp_avg and exp_avg_sq ((shard_numel) f32, chunked, attributes `unit`, `offset`
+// — the shard's first element in the unit's flat buffer — `unit_numel` and `chunk_elements`) and
+// beside each a table <name>_xxh64 ((chunks) u64) holding the XXH64 of every chunk's f32 bytes.
+// Root attributes: format version, kind "shard", shard, shard_ranks, step.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "checkpointing/shard_snapshot.hpp"
+
+namespace tessera {
+
+enum class CheckpointCompression { kNone, kDeflate };
+
+// "none" | "deflate"; throws std::invalid_argument naming --checkpoint-compression.
+CheckpointCompression parse_checkpoint_compression(const std::string& text);
+const char* checkpoint_compression_name(CheckpointCompression compression);
+
+inline constexpr std::int64_t kDefaultChunkElements = std::int64_t{1} << 20;  // 4 MiB of f32
+
+struct ShardWriteOptions {
+  CheckpointCompression compression = CheckpointCompression::kNone;  // deflate: shuffle + level 1
+  std::int64_t chunk_elements = kDefaultChunkElements;
+  // Called once after the first dataset is written (tests use it to stop a save half-way).
+  std::function<void()> after_first_dataset;
+};
+
+// Writes, closes and fsyncs `path`. Returns the file's size in bytes. Throws CheckpointError.
+std::int64_t write_shard_file(const std::string& path, const ShardSnapshot& snapshot, int shard, int shard_ranks,
+                              std::int64_t step, const ShardWriteOptions& options);
+
+// Dataset names inside a unit group.
+inline constexpr const char* kStateDatasets[3] = {"master", "exp_avg", "exp_avg_sq"};
+inline constexpr const char* kChecksumSuffix = "_xxh64";
+std::string unit_group_path(const std::string& unit);  // "/units/<unit>"
+
+}  // namespace tessera

@@ -1,0 +1,139 @@
+// TrainingCheckpointer: resume, periodic and signal-driven saves, async writer thread.
+#include "checkpointing/training_checkpointer.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "checkpointing/checkpoint_error.hpp"
+#include "checkpointing/checkpoint_export.hpp"
+#include "checkpointing/checkpoint_loader.hpp"
+#include "checkpointing/checkpoint_paths.hpp"
+#include "sharding/sharded_engine.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tessera {
+namespace {
+
+// Rank 0's string on every rank.
+std::string broadcast_string(Communicator& comm, const std::string& text) {
+  std::int32_t length = static_cast<std::int32_t>(text.size());
+  comm.broadcast(Span(&length, 1), DType::kI32, 0).wait();
+  std::vector<std::int32_t> words(static_cast<std::size_t>(length + 3) / 4 + 1, 0);
+  if (comm.rank() == 0) std::memcpy(words.data(), text.data(), text.size());
+  comm.broadcast(Span(words.data(), words.size()), DType::kI32, 0).wait();
+  return std::string(reinterpret_cast<const char*>(words.data()), static_cast<std::size_t>(length));
+}
+
+}  // namespace
+
+TrainingCheckpointer::TrainingCheckpointer(CheckpointOptions options, ShardedEngine& engine, Communicator& world,
+                                           RunConfig config)
+    : options_(std::move(options)), engine_(engine), world_(world), config_(std::move(config)) {
+  if (options_.save_every < 0) throw std::invalid_argument("--save-every must be >= 0");
+  if (options_.keep_last < 0) throw std::invalid_argument("--keep-last must be >= 0");
+  if (options_.dir.empty() && (options_.save_every > 0 || options_.resume == "auto")) {
+    throw std::invalid_argument("--save-every and --resume auto need --checkpoint-dir");
+  }
+  save_comm_ = world_.split(0, world_.rank());
+  if (options_.handle_signals) signals_ = std::make_unique<StopSignalHandler>();
+  if (options_.mode == SaveMode::kAsync && !options_.dir.empty()) {
+    staging_ = std::make_unique<HostStagingBuffer>(host_memory_tracker(engine_));
+    staging_->reserve(ShardSnapshot::elements_needed(engine_));
+  }
+}
+
+TrainingCheckpointer::~TrainingCheckpointer() {
+  if (writer_.joinable()) writer_.join();
+}
+
+std::optional<fs::path> TrainingCheckpointer::resolve_resume_target() {
+  std::string resolved;  // rank 0 decides, every rank follows
+  std::string error;
+  if (world_.rank() == 0) {
+    const bool automatic = options_.resume == "auto";
+    const fs::path where = automatic ? fs::path(options_.dir) : fs::path(options_.resume);
+    if (auto target = resolve_checkpoint(where)) {
+      resolved = target->string();
+    } else if (!automatic) {
+      error = "--resume " + options_.resume + ": no checkpoint there (expected a checkpoint directory with " +
+              kMetaFileName + " or a run directory with step_* checkpoints)";
+    }
+  }
+  error = broadcast_string(world_, error);
+  if (!error.empty()) throw CheckpointError(CheckpointErrorKind::kMissingFile, error);
+  resolved = broadcast_string(world_, resolved);
+  if (resolved.empty()) return std::nullopt;
+  return fs::path(resolved);
+}
+
+TrainingProgress TrainingCheckpointer::resume() {
+  TrainingProgress progress;
+  if (!options_.dir.empty() && world_.rank() == 0) remove_stale_temporaries(options_.dir);
+  if (!options_.resume.empty()) {
+    if (auto target = resolve_resume_target()) {
+      LoadResult loaded = load_checkpoint(engine_, world_, *target, config_);
+      resumed_from_ = *target;
+      last_saved_step_ = loaded.progress.step;
+      return loaded.progress;
+    }
+  }
+  if (!options_.init_from.empty()) load_exported_weights(engine_, world_, options_.init_from, config_);
+  return progress;
+}
+
+bool TrainingCheckpointer::after_step(const TrainingProgress& progress) {
+  bool stop = false;
+  if (signals_) {
+    std::int32_t flag = signals_->received() != 0 ? 1 : 0;
+    world_.all_reduce(Span(&flag, 1), DType::kI32, ReduceOp::kMax).wait();
+    stop = flag != 0;
+  }
+  const bool due = options_.save_every > 0 && progress.step % options_.save_every == 0;
+  if ((stop || due) && !options_.dir.empty() && progress.step != last_saved_step_) save(progress);
+  if (stop) finish();
+  return stop;
+}
+
+void TrainingCheckpointer::save(const TrainingProgress& progress) {
+  if (options_.dir.empty()) throw std::logic_error("TrainingCheckpointer::save without --checkpoint-dir");
+  finish();
+  SaveOptions save_options;
+  save_options.compression = options_.compression;
+  save_options.keep_last = options_.keep_last;
+  save_options.phase_hook = options_.phase_hook;
+  const auto t0 = std::chrono::steady_clock::now();
+  last_saved_step_ = progress.step;
+  if (options_.mode == SaveMode::kSync) {
+    last_saved_ = save_checkpoint(engine_, *save_comm_, options_.dir, progress, config_, save_options).path;
+    last_stall_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return;
+  }
+  SaveRequest request =
+      prepare_save(engine_, options_.dir, progress, config_, ShardSnapshot::copy(engine_, *staging_));
+  pending_path_ = request.dir / step_dir_name(progress.step);
+  writer_ = std::thread([this, request = std::move(request), save_options]() {
+    try {
+      write_checkpoint(*save_comm_, request, save_options);
+    } catch (...) {
+      writer_error_ = std::current_exception();
+    }
+  });
+  last_stall_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void TrainingCheckpointer::finish() {
+  if (!writer_.joinable()) return;
+  writer_.join();
+  if (writer_error_) {
+    pending_path_.reset();
+    std::rethrow_exception(std::exchange(writer_error_, nullptr));
+  }
+  last_saved_ = pending_path_;
+  pending_path_.reset();
+}
+
+}  // namespace tessera

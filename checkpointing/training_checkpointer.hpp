@@ -1,0 +1,105 @@
+// TrainingCheckpointer: what a training loop calls to save, resume and stop cleanly.
+//
+//   TrainingCheckpointer ckpt(options, engine, world, run_config);   // collective
+//   TrainingProgress p = ckpt.resume();        // collective: --resume / --init-from, or a fresh start
+//   for (std::int64_t step = p.step; step < steps; ++step) {
+//     ... engine.train_step(batches_for(step), lr_at(step)) ...
+//     p.step = step + 1; p.samples_seen += global_batch; p.tokens_seen += global_tokens;
+//     if (ckpt.after_step(p)) break;           // collective: saved on a stop signal -> stop
+//   }
+//   ckpt.finish();                             // waits for an async save, rethrows its error
+//
+// after_step saves every `save_every` steps, and when SIGTERM or SIGUSR1 arrived on any rank: the
+// handlers only set a flag; the ranks agree on it with an all-reduce (max) at the step boundary,
+// save, and after_step returns true once the checkpoint is committed.
+//
+// Async saves copy this rank's shard into host buffers (kept between saves and shown by the memory
+// tracker as comm buffers) and return; a background thread writes and commits them over a
+// communicator of its own (split from `world` at construction), so training goes on. A save waits
+// for the previous one first. An error of a background save is rethrown (on every rank) by the next
+// save, after_step that saves, or finish().
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "checkpointing/checkpoint_saver.hpp"
+#include "checkpointing/run_config.hpp"
+#include "checkpointing/stop_signal.hpp"
+#include "comm/communicator.hpp"
+
+namespace tessera {
+
+class ShardedEngine;
+
+enum class SaveMode { kSync, kAsync };
+
+struct CheckpointOptions {
+  std::string dir;               // --checkpoint-dir: run directory; empty: never save
+  std::int64_t save_every = 0;   // --save-every N: after every N-th step; 0: on stop signals only
+  int keep_last = 0;             // --keep-last K: newest K committed checkpoints kept; 0 keeps all
+  SaveMode mode = SaveMode::kSync;  // --async-checkpoint: kAsync
+  CheckpointCompression compression = CheckpointCompression::kNone;  // --checkpoint-compression
+  // --resume: "" starts fresh; "auto" resumes from dir's latest when there is one (else fresh);
+  // anything else is a run directory (its latest) or a checkpoint directory, which must exist.
+  std::string resume;
+  std::string init_from;         // --init-from: exported weights (tessera_ckpt export) when not resuming
+  bool handle_signals = true;    // SIGTERM / SIGUSR1: save at the next step boundary, then stop
+  std::function<void(SavePhase, std::int64_t step)> phase_hook;  // for tests
+};
+
+class TrainingCheckpointer {
+ public:
+  // Collective over `world` (the engine's world). `config`: the run's settings; its model fields
+  // are checked on resume. Throws std::invalid_argument for inconsistent options.
+  TrainingCheckpointer(CheckpointOptions options, ShardedEngine& engine, Communicator& world, RunConfig config);
+  // Waits for a save still in flight (its error is dropped: call finish() to see it) and restores
+  // the signal handlers. Never throws.
+  ~TrainingCheckpointer();
+  TrainingCheckpointer(const TrainingCheckpointer&) = delete;
+  TrainingCheckpointer& operator=(const TrainingCheckpointer&) = delete;
+
+  // Collective. Restores the engine from the checkpoint options.resume names (validated and agreed
+  // before anything changes), or sets its weights from options.init_from, or does nothing. Returns
+  // where to continue: the stored progress (rng_state: this rank's), or step 0 for a fresh start.
+  TrainingProgress resume();
+  const std::optional<std::filesystem::path>& resumed_from() const { return resumed_from_; }
+
+  // Collective; call after every optimizer step with progress.step = steps completed. Returns true
+  // when the loop should stop (a stop signal arrived; the checkpoint is committed).
+  bool after_step(const TrainingProgress& progress);
+  // Collective: saves now (async mode: returns once the shard is copied to host buffers).
+  void save(const TrainingProgress& progress);
+  // Waits for the save in flight (each rank its own writer); rethrows its error.
+  void finish();
+
+  // The last committed checkpoint (after finish() for async saves).
+  const std::optional<std::filesystem::path>& last_saved() const { return last_saved_; }
+  // Seconds the last save() blocked the caller (async: the copy to host buffers).
+  double last_stall_seconds() const { return last_stall_seconds_; }
+  std::int64_t host_buffer_bytes() const { return staging_ ? staging_->bytes() : 0; }
+
+ private:
+  std::optional<std::filesystem::path> resolve_resume_target();
+
+  CheckpointOptions options_;
+  ShardedEngine& engine_;
+  Communicator& world_;
+  RunConfig config_;
+  std::unique_ptr<Communicator> save_comm_;  // used by one save at a time (this or the writer thread)
+  std::unique_ptr<StopSignalHandler> signals_;
+  std::unique_ptr<HostStagingBuffer> staging_;
+  std::thread writer_;
+  std::exception_ptr writer_error_;
+  std::optional<std::filesystem::path> pending_path_, last_saved_, resumed_from_;
+  std::int64_t last_saved_step_ = -1;
+  double last_stall_seconds_ = 0.0;
+};
+
+}  // namespace tessera

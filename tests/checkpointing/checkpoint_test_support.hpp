@@ -1,0 +1,185 @@
+// Shared pieces of the checkpoint tests: a run directory shared by all ranks, communicators over the
+// first N world ranks (save at one rank count, load at another, inside one mpirun), a trained tiny
+// GPT engine, full parameters / Adam moments by name, and comparisons that name what differs.
+#pragma once
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../sharding/sharding_test_support.hpp"
+#include "checkpointing/run_config.hpp"
+#include "sharding/full_parameters.hpp"
+
+namespace tessera::testing {
+
+inline constexpr std::int64_t kCkptGlobal = 12;  // rows per step: divisible by 1, 2, 3 and 4 ranks
+
+// A fresh directory made by rank 0 of MPI_COMM_WORLD, the same path on every rank. Removed by the
+// destructor (rank 0), after a world barrier.
+class SharedTempDir {
+ public:
+  SharedTempDir() {
+    std::string path;
+    if (world_rank() == 0) {
+      std::string pattern = (std::filesystem::temp_directory_path() / "tessera_ckpt_test_XXXXXX").string();
+      path = mkdtemp(pattern.data()) != nullptr ? pattern : "";
+    }
+    int length = static_cast<int>(path.size());
+    MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    path.resize(static_cast<std::size_t>(length));
+    MPI_Bcast(path.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
+    path_ = path;
+  }
+  ~SharedTempDir() {
+    MPI_Barrier(MPI_COMM_WORLD);
+    std::error_code ec;
+    if (world_rank() == 0) std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Collective over MPI_COMM_WORLD: a communicator over world ranks 0..ranks-1, nullptr elsewhere.
+inline std::unique_ptr<Communicator> first_ranks(int ranks) {
+  MPI_Comm sub = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, world_rank() < ranks ? 0 : MPI_UNDEFINED, world_rank(), &sub);
+  if (sub == MPI_COMM_NULL) return nullptr;
+  auto comm = std::make_unique<MpiCommunicator>(sub);
+  MPI_Comm_free(&sub);
+  return comm;
+}
+
+struct RunSetup {
+  RunSetup(ZeroStage s = ZeroStage::kStage0, int hybrid = 0, MixedPrecision p = {})
+      : stage(s), hybrid_group(hybrid), precision(p) {}
+  ZeroStage stage;
+  int hybrid_group;
+  MixedPrecision precision;
+  std::string describe(int ranks) const {
+    std::string s = std::to_string(ranks) + " ranks ZeRO-" + std::to_string(zero_stage_number(stage));
+    if (hybrid_group > 0) s += " hybrid " + std::to_string(hybrid_group);
+    if (precision.param_dtype != DType::kF32) s += std::string(" param ") + dtype_name(precision.param_dtype);
+    if (precision.reduce_dtype != DType::kF32) s += std::string(" reduce ") + dtype_name(precision.reduce_dtype);
+    return s;
+  }
+};
+
+inline ShardingConfig sharding_config(const RunSetup& setup) {
+  ShardingConfig config;
+  config.stage = setup.stage;
+  config.hybrid_group = setup.hybrid_group;
+  config.precision = setup.precision;
+  config.adamw = test_adamw();
+  config.grad_clip = kClip;
+  return config;
+}
+
+inline RunConfig tiny_run_config(const GptConfig& gpt = tiny_gpt()) {
+  RunConfig config;
+  add_gpt_config(config, gpt);
+  config.set_run("global_batch", kCkptGlobal);
+  return config;
+}
+
+// A model, its engine and the communicator it trains over.
+struct TrainedEngine {
+  std::unique_ptr<Device> device = make_cpu_device();
+  std::unique_ptr<Gpt> model;
+  std::unique_ptr<ShardedEngine> engine;
+  Communicator* comm = nullptr;
+
+  TrainedEngine(Communicator& c, const RunSetup& setup, std::uint64_t seed = kSeed, const GptConfig& gpt = tiny_gpt())
+      : model(std::make_unique<Gpt>(gpt)), comm(&c) {
+    engine = std::make_unique<ShardedEngine>(*model, *device, c, sharding_config(setup), seed);
+  }
+
+  // Optimizer steps [from, to): each rank trains on its rows of the global batch of that step.
+  std::vector<float> train(int from, int to) {
+    std::vector<float> losses;
+    const std::int64_t micro = kCkptGlobal / comm->size();
+    for (int s = from; s < to; ++s) {
+      const MicroBatch batch = global_rows(*device, tiny_gpt(), s, comm->rank() * micro, micro);
+      losses.push_back(engine->train_step({batch}, kLr).loss);
+    }
+    return losses;
+  }
+
+  TrainingProgress progress(int step) const {
+    TrainingProgress p;
+    p.step = step;
+    p.samples_seen = step * kCkptGlobal;
+    p.tokens_seen = p.samples_seen * tiny_gpt().max_seq_len;
+    p.data_seed = kSeed;
+    p.rng_state = {0x1000u + static_cast<std::uint64_t>(comm->rank()), static_cast<std::uint64_t>(step)};
+    return p;
+  }
+};
+
+// Full values of one optimizer-range tensor kind (0 master, 1 exp_avg, 2 exp_avg_sq) by parameter
+// name: collective over the engine's shard group.
+inline std::map<std::string, std::vector<float>> gather_state(ShardedEngine& engine, int kind) {
+  if (kind == 0) return gather_full_parameters(engine);
+  std::map<std::string, std::vector<float>> out;
+  for (const auto& unit : engine.units()) {
+    const Tensor t = kind == 1 ? unit->exp_avg() : unit->exp_avg_sq();
+    std::vector<float> mine = t.to_host_f32(), flat(static_cast<std::size_t>(unit->padded_numel()));
+    if (unit->optimizer_numel() == unit->padded_numel()) {
+      flat = mine;
+    } else {
+      engine.shard_group().all_gather(ConstSpan(mine.data(), mine.size()), Span(flat.data(), flat.size()), DType::kF32).wait();
+    }
+    for (const FlatEntry& e : unit->entries()) out[e.name].assign(flat.begin() + e.offset, flat.begin() + e.offset + e.numel);
+  }
+  return out;
+}
+
+// "" when equal bit for bit; else the first differing parameters and elements.
+inline std::string compare_states(const std::map<std::string, std::vector<float>>& actual,
+                                  const std::map<std::string, std::vector<float>>& expected) {
+  std::string out;
+  for (const auto& [name, values] : expected) {
+    auto it = actual.find(name);
+    if (it == actual.end()) {
+      out += name + " missing; ";
+      continue;
+    }
+    std::size_t wrong = 0, first = 0;
+    for (std::size_t i = 0; i < values.size() && i < it->second.size(); ++i) {
+      if (std::memcmp(&values[i], &it->second[i], sizeof(float)) != 0 && wrong++ == 0) first = i;
+    }
+    if (wrong > 0) {
+      out += name + ": " + std::to_string(wrong) + " of " + std::to_string(values.size()) + " differ, index " +
+             std::to_string(first) + " expected " + std::to_string(values[first]) + " actual " +
+             std::to_string(it->second[first]) + "; ";
+    }
+  }
+  return out;
+}
+
+// Relative L2 distance of all values.
+inline double relative_l2(const std::map<std::string, std::vector<float>>& actual,
+                          const std::map<std::string, std::vector<float>>& expected) {
+  double d2 = 0.0, n2 = 0.0;
+  for (const auto& [name, values] : expected) {
+    const auto& other = actual.at(name);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const double d = static_cast<double>(other[i]) - values[i];
+      d2 += d * d;
+      n2 += static_cast<double>(values[i]) * values[i];
+    }
+  }
+  return std::sqrt(d2 / n2);
+}
+
+}  // namespace tessera::testing
