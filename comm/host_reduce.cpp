@@ -7,28 +7,13 @@
 #include <stdexcept>
 #include <string>
 
-#include "precision/float_bits.hpp"
+#include "precision/float_codec.hpp"
 
 namespace tessera {
 namespace {
 
 constexpr std::size_t kBlock = 2048;  // elements per block: 8 KiB of f32 accumulator
 
-struct F32Codec {
-  using T = float;
-  static float load(float x) { return x; }
-  static float store(float x) { return x; }
-};
-struct BF16Codec {
-  using T = std::uint16_t;
-  static float load(std::uint16_t x) { return bf16_to_f32(x); }
-  static std::uint16_t store(float x) { return f32_to_bf16(x); }
-};
-struct F16Codec {
-  using T = std::uint16_t;
-  static float load(std::uint16_t x) { return f16_to_f32(x); }
-  static std::uint16_t store(float x) { return f32_to_f16(x); }
-};
 
 // NaN wins; among equal values the earlier one is kept (so -0 vs +0 depends only on rank order).
 inline float max_keep_nan(float acc, float v) { return (v > acc || v != v) ? v : acc; }
@@ -36,7 +21,7 @@ inline float max_keep_nan(float acc, float v) { return (v > acc || v != v) ? v :
 template <class Codec>
 void reduce_floating(std::span<const void* const> sources, void* dst_void, std::size_t count,
                      ReduceOp op) {
-  using T = typename Codec::T;
+  using T = typename Codec::Storage;
   T* dst = static_cast<T*>(dst_void);
   const float divisor = static_cast<float>(sources.size());
   float acc[kBlock];

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "precision/float_bits.hpp"
+#include "precision/float_codec.hpp"
 #include "runtime/cpu/cpu_kernels.hpp"
 #include "runtime/kernels/gelu_math.hpp"
 
@@ -14,22 +14,6 @@ namespace {
 
 constexpr std::int64_t kParallelMin = 1 << 14;  // below this many elements one thread is faster
 
-// The element types a conversion reads and writes, with f32 as the common middle.
-struct F32 {
-  using Storage = float;
-  static float load(float x) { return x; }
-  static float store(float x) { return x; }
-};
-struct BF16 {
-  using Storage = std::uint16_t;
-  static float load(std::uint16_t x) { return bf16_to_f32(x); }
-  static std::uint16_t store(float x) { return f32_to_bf16(x); }
-};
-struct F16 {
-  using Storage = std::uint16_t;
-  static float load(std::uint16_t x) { return f16_to_f32(x); }
-  static std::uint16_t store(float x) { return f32_to_f16(x); }
-};
 
 template <typename From, typename To>
 void convert_loop(const void* src, void* dst, std::int64_t n) {
@@ -42,9 +26,9 @@ void convert_loop(const void* src, void* dst, std::int64_t n) {
 template <typename From>
 void convert_from(const void* src, void* dst, DType to, std::int64_t n) {
   switch (to) {
-    case DType::kF32: convert_loop<From, F32>(src, dst, n); return;
-    case DType::kBF16: convert_loop<From, BF16>(src, dst, n); return;
-    case DType::kF16: convert_loop<From, F16>(src, dst, n); return;
+    case DType::kF32: convert_loop<From, F32Codec>(src, dst, n); return;
+    case DType::kBF16: convert_loop<From, BF16Codec>(src, dst, n); return;
+    case DType::kF16: convert_loop<From, F16Codec>(src, dst, n); return;
     case DType::kI32: break;
   }
 }
@@ -90,9 +74,9 @@ void CpuKernels::convert(const void* src, DType from, void* dst, DType to, std::
     return;
   }
   switch (from) {
-    case DType::kF32: convert_from<F32>(src, dst, to, n); return;
-    case DType::kBF16: convert_from<BF16>(src, dst, to, n); return;
-    case DType::kF16: convert_from<F16>(src, dst, to, n); return;
+    case DType::kF32: convert_from<F32Codec>(src, dst, to, n); return;
+    case DType::kBF16: convert_from<BF16Codec>(src, dst, to, n); return;
+    case DType::kF16: convert_from<F16Codec>(src, dst, to, n); return;
     case DType::kI32: return;
   }
 }
