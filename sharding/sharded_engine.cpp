@@ -134,6 +134,7 @@ void ShardedEngine::wrap_modules(Module& model) {
       if (needed.empty()) continue;
       std::vector<int> units(needed.begin(), needed.end());
       for (int u : units) ++users_[u];
+      module_names_[units].push_back(child_name);
       parent->wrap_child(slot.name, [&](std::unique_ptr<Module> inner) {
         return std::make_unique<ShardedUnitModule>(std::move(inner), *this, units);
       });
@@ -177,6 +178,7 @@ void ShardedEngine::prefetch(std::vector<int>& order, std::size_t& cursor, int u
 
 Tensor ShardedEngine::forward(Context& ctx, const Tensor& x) {
   forward_cursor_ = 0;
+  forward_calls_.clear();
   if (root_unit_ >= 0) ensure_params(root_unit_);
   Tensor y = model_.forward(ctx, x);
   recording_forward_ = false;
@@ -193,15 +195,35 @@ void ShardedEngine::before_forward(const std::vector<int>& units) {
 
 void ShardedEngine::after_forward(const std::vector<int>& units) {
   const bool reshard = config_.stage != ZeroStage::kStage3 || config_.reshard_after_forward;
-  if (!reshard) return;
-  for (int u : units) {
-    if (u != root_unit_) units_[u]->release_params();
+  if (reshard) {
+    for (int u : units) {
+      if (u != root_unit_) units_[u]->release_params();
+    }
   }
+  if (observer_) notify_unit_phase("forward", units, forward_calls_);
+}
+
+void ShardedEngine::notify_unit_phase(const char* pass, const std::vector<int>& units,
+                                      std::map<std::vector<int>, int>& calls) {
+  std::string module;
+  auto it = module_names_.find(units);
+  if (it != module_names_.end() && !it->second.empty()) {
+    const auto& names = it->second;
+    const std::size_t k = static_cast<std::size_t>(calls[units]++) % names.size();
+    module = names[std::string(pass) == "forward" ? k : names.size() - 1 - k];  // backward runs in reverse
+  } else {
+    for (int u : units) {
+      if (!module.empty()) module += "+";
+      module += units_[u]->name();
+    }
+  }
+  observer_(std::string(pass) + " " + module);
 }
 
 void ShardedEngine::backward(Context& ctx, const Tensor& dy, GradSync sync) {
   sync_ = sync;
   backward_cursor_ = 0;
+  backward_calls_.clear();
   in_backward_ = true;
   if (root_unit_ >= 0) {
     ensure_params(root_unit_);
@@ -235,6 +257,7 @@ void ShardedEngine::after_backward(const std::vector<int>& units) {
     // Bound the transient gradient buffers: at most two units' reductions in flight.
     while (reduces_.size() > 2) finish_oldest_reduce();
   }
+  if (observer_) notify_unit_phase("backward", units, backward_calls_);
 }
 
 void ShardedEngine::finish_oldest_reduce() {
@@ -263,6 +286,7 @@ StepResult ShardedEngine::step(float lr) {
   if (!std::isfinite(result.grad_norm)) {
     result.skipped = true;  // every rank computed the same norm, so every rank skips
     if (scaler_) scaler_->update(true);
+    if (observer_) observer_("step");
     return result;
   }
   if (scaler_) scaler_->update(false);
@@ -274,6 +298,7 @@ StepResult ShardedEngine::step(float lr) {
     unit->adamw_step(kernels, config_.adamw, step_count_, lr);
   }
   publish_parameters();
+  if (observer_) observer_("step");
   return result;
 }
 
@@ -293,6 +318,7 @@ StepResult ShardedEngine::train_step(const std::vector<MicroBatch>& micro_batche
     CrossEntropyLoss loss;
     Tensor logits = forward(ctx, micro_batches[i].inputs);
     loss_sum += loss.forward(ctx, logits, micro_batches[i].targets);
+    if (observer_) observer_("loss");
     logits = Tensor();
     backward(ctx, loss.backward(ctx, scale), i + 1 == micro_batches.size() ? GradSync::kReduce : GradSync::kDefer);
   }

@@ -17,6 +17,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -68,6 +70,13 @@ class ShardedEngine {
   void set_optimizer_steps(std::int64_t steps) { step_count_ = steps; }
   void publish_parameters();
 
+  // Memory profiling: `observer` is called with a phase name at the end of every unit module's
+  // forward ("forward h.3") and backward ("backward h.3") — named after the module, so the tied
+  // head reads "forward head" — after the loss in train_step ("loss") and at the end of step()
+  // ("step"). An empty observer (the default) turns it off.
+  using PhaseObserver = std::function<void(const std::string& phase)>;
+  void set_phase_observer(PhaseObserver observer) { observer_ = std::move(observer); }
+
   // Called by the unit wrappers around their module's forward and backward.
   void before_forward(const std::vector<int>& units);
   void after_forward(const std::vector<int>& units);
@@ -91,6 +100,9 @@ class ShardedEngine {
   void prefetch(std::vector<int>& order, std::size_t& cursor, int unit);
   void finish_oldest_reduce();
   void finish_all_reduces();
+  // Calls the observer with "<pass> <module>", the module found from the wrapped module names of
+  // `units` (several modules sharing units, like embed and head, are told apart by call order).
+  void notify_unit_phase(const char* pass, const std::vector<int>& units, std::map<std::vector<int>, int>& calls);
 
   Module& model_;
   Device& device_;
@@ -115,6 +127,10 @@ class ShardedEngine {
 
   std::int64_t step_count_ = 0;
   std::optional<DynamicLossScaler> scaler_;
+
+  PhaseObserver observer_;
+  std::map<std::vector<int>, std::vector<std::string>> module_names_;  // unit set -> wrapped modules, in order
+  std::map<std::vector<int>, int> forward_calls_, backward_calls_;      // per pass, per unit set
 };
 
 }  // namespace tessera

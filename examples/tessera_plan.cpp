@@ -1,0 +1,224 @@
+// tessera_plan: per-rank memory of a training run before it starts — parameters, gradients,
+// optimizer state, peak activations, communication buffers and workspace against the device memory,
+// computed from the architecture the way Tessera's modules and ShardedEngine allocate (planning/).
+//
+//   tessera_plan --model gpt2-124m --zero 3 --ranks 8 --micro-batch 4 --param-dtype bf16 --device-memory 24GB
+//   tessera_plan --model llama-7b-shaped --ranks 64 --zero 3 --device-memory 80GB --global-batch 1024 --recommend --svg plan.svg
+//   tessera_plan --params 7B --zero 3 --ranks 8          (model state only)
+//
+// Exit status: 0 when the plan fits (or no device memory was given), 2 when it does not, 1 on a
+// bad option.
+#include <boost/program_options.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launch/batch_plan.hpp"
+#include "planning/memory_plan.hpp"
+#include "planning/plan_report.hpp"
+#include "planning/plan_svg.hpp"
+#include "planning/recommend.hpp"
+
+namespace tessera {
+namespace {
+
+namespace po = boost::program_options;
+
+struct Options {
+  PlanConfig config;
+  std::optional<std::int64_t> global, micro, accumulation;
+  bool recommend = false, timeline = false, detail = false;
+  std::int64_t max_micro = 1024;
+  std::string svg;
+};
+
+std::optional<Options> parse(int argc, char** argv) {
+  Options o;
+  std::string model, params, param_dtype = "f32", reduce_dtype = "f32", grad_dtype = "f32", optimizer = "adamw";
+  std::string checkpointing = "none", offload = "none", device_memory, reserve = "0";
+  std::optional<std::int64_t> layers, heads, dim, vocab, seq_len;
+  int zero = 0;
+  po::options_description desc(
+      "tessera_plan: per-rank memory of a training step, predicted from the architecture (GB = 10^9 bytes)");
+  auto opt = desc.add_options();
+  opt("help", "print this help");
+  opt("model", po::value(&model), "preset: tiny, small, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1.5b, "
+                                  "llama-7b-shaped, llama-13b-shaped (the fields below override it)");
+  opt("layers", po::value<std::int64_t>(), "transformer blocks L");
+  opt("dim", po::value<std::int64_t>(), "channels C");
+  opt("heads", po::value<std::int64_t>(), "attention heads NH");
+  opt("vocab", po::value<std::int64_t>(), "vocabulary size V");
+  opt("seq-len", po::value<std::int64_t>(), "sequence length T");
+  opt("params", po::value(&params), "a raw parameter count instead of an architecture (7B, 124M, 1.5e9): "
+                                    "model state only");
+  opt("param-dtype", po::value(&param_dtype)->default_value(param_dtype), "stored parameters: f32, bf16, f16");
+  opt("reduce-dtype", po::value(&reduce_dtype)->default_value(reduce_dtype), "gradient collectives: f32, bf16, f16");
+  opt("grad-dtype", po::value(&grad_dtype)->default_value(grad_dtype),
+      "gradient accumulation (the engine uses f32; bf16/f16 is the ZeRO paper's what-if)");
+  opt("optimizer", po::value(&optimizer)->default_value(optimizer), "adamw");
+  opt("zero", po::value(&zero)->default_value(zero), "ZeRO stage 0-3");
+  opt("ranks", po::value(&o.config.ranks)->default_value(1), "data-parallel ranks");
+  opt("hybrid-group", po::value(&o.config.hybrid_group)->default_value(0), "shard within groups of this many ranks");
+  opt("prefetch", po::value(&o.config.prefetch_units)->default_value(1), "stage 3: units gathered ahead");
+  opt("keep-params-after-forward", po::bool_switch(), "stage 3: do not free gathered units after forward");
+  opt("global-batch", po::value<std::int64_t>(), "target sequences per optimizer step, all ranks");
+  opt("micro-batch", po::value<std::int64_t>(), "sequences per rank per forward/backward (default 1)");
+  opt("grad-accum", po::value<std::int64_t>(), "micro-batches per optimizer step");
+  opt("activation-checkpointing", po::value(&checkpointing)->default_value(checkpointing),
+      "none, blocks, every:K or selective");
+  opt("offload", po::value(&offload)->default_value(offload),
+      "none, or optimizer[:cpu|:nvme] and/or params[:cpu|:nvme] (modelled; params needs --zero 3)");
+  opt("device-memory", po::value(&device_memory), "memory per rank: 80GB, 24GiB, ...");
+  opt("reserve", po::value(&reserve)->default_value(reserve), "memory per rank held back for the runtime");
+  opt("recommend", po::bool_switch(&o.recommend), "choose precision, micro-batch, checkpointing, offload and "
+                                                   "accumulation that fit (needs --device-memory)");
+  opt("max-micro-batch", po::value(&o.max_micro)->default_value(o.max_micro), "--recommend: largest micro-batch tried");
+  opt("svg", po::value(&o.svg), "write a stacked bar chart of stages 0-3 (and the recommendation) to this file");
+  opt("timeline", po::bool_switch(&o.timeline), "print the predicted phases of the step");
+  opt("detail", po::bool_switch(&o.detail), "print the activations each unit keeps for backward");
+  po::variables_map vm;
+  po::store(po::parse_command_line(argc, argv, desc), vm);
+  po::notify(vm);
+  if (vm.count("help") || argc == 1) {
+    std::cout << desc << "\n";
+    return std::nullopt;
+  }
+  auto get = [&](const char* name) -> std::optional<std::int64_t> {
+    if (!vm.count(name)) return std::nullopt;
+    return vm[name].as<std::int64_t>();
+  };
+  PlanConfig& c = o.config;
+  const bool arch = vm.count("layers") || vm.count("dim") || vm.count("heads") || vm.count("vocab") ||
+                    vm.count("seq-len");
+  if (!params.empty()) {
+    if (!model.empty() || arch) throw std::invalid_argument("--params replaces the architecture: drop --model/--layers/...");
+    c.model = model_from_parameter_count(parse_count(params, "--params"));
+  } else {
+    c.model = model.empty() ? ModelSpec{"custom", GptConfig{}, 0} : model_preset(model);
+    GptConfig& g = *c.model.gpt;
+    if (auto v = get("layers")) g.layers = *v;
+    if (auto v = get("dim")) g.channels = *v;
+    if (auto v = get("heads")) g.heads = *v;
+    if (auto v = get("vocab")) g.vocab_size = *v;
+    if (auto v = get("seq-len")) g.max_seq_len = *v;
+    if (arch && !model.empty()) c.model.name += " (modified)";
+  }
+  c.precision.param_dtype = parse_dtype(param_dtype, "--param-dtype");
+  c.precision.reduce_dtype = parse_dtype(reduce_dtype, "--reduce-dtype");
+  c.grad_dtype = parse_dtype(grad_dtype, "--grad-dtype");
+  c.optimizer = parse_optimizer(optimizer);
+  c.stage = parse_zero_stage(zero);
+  c.reshard_after_forward = !vm["keep-params-after-forward"].as<bool>();
+  c.checkpointing = parse_checkpoint_policy(checkpointing);
+  c.offload = parse_offload(offload);
+  if (!device_memory.empty()) c.device_memory = parse_bytes(device_memory, "--device-memory");
+  c.reserved = parse_bytes(reserve, "--reserve");
+  o.global = get("global-batch");
+  o.micro = get("micro-batch");
+  o.accumulation = get("grad-accum");
+  return o;
+}
+
+std::vector<PlanBar> stage_bars(const PlanConfig& config) {
+  std::vector<PlanBar> bars;
+  for (int st = 0; st <= 3; ++st) {
+    PlanConfig c = config;
+    c.stage = parse_zero_stage(st);
+    std::string label = "ZeRO-" + std::to_string(st);
+    if (st < 3 && c.offload.parameters != OffloadTarget::kNone) {
+      c.offload.parameters = OffloadTarget::kNone;  // parameter offload exists at stage 3 only
+      label += "*";
+    }
+    bars.push_back({label, plan_memory(c)});
+  }
+  return bars;
+}
+
+std::string stage_table(const std::vector<PlanBar>& bars) {
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-22s", "peak per rank");
+  out += line;
+  for (const PlanBar& b : bars) {
+    std::snprintf(line, sizeof line, " %12s", b.label.c_str());
+    out += line;
+  }
+  out += "\n";
+  auto row = [&](const char* name, auto value) {
+    std::snprintf(line, sizeof line, "%-22s", name);
+    out += line;
+    for (const PlanBar& b : bars) {
+      std::snprintf(line, sizeof line, " %12s", value(b.plan).c_str());
+      out += line;
+    }
+    out += "\n";
+  };
+  const bool step = bars.front().plan.has_step;  // without an architecture: model state only
+  for (MemoryCategory c : kAllMemoryCategories) {
+    if (!step && c != MemoryCategory::kParameters && c != MemoryCategory::kGradients &&
+        c != MemoryCategory::kOptimizerState) {
+      continue;
+    }
+    row(memory_category_name(c), [c](const MemoryPlan& p) { return format_decimal_bytes(p.peak(c)); });
+  }
+  row(step ? "total (simultaneous)" : "model state", [](const MemoryPlan& p) { return format_decimal_bytes(p.peak_total()); });
+  if (bars.front().plan.judged()) {
+    row("fits", [](const MemoryPlan& p) { return std::string(p.fits() ? "yes" : "no"); });
+  }
+  return out;
+}
+
+int run(Options& o) {
+  PlanConfig& c = o.config;
+  if (o.recommend) {
+    RecommendRequest request{c, o.global, o.max_micro};
+    const Recommendation r = recommend(request);
+    std::printf("%s\n", r.describe().c_str());
+    std::printf("%s\n", format_plan(r.plan).c_str());
+    if (!o.svg.empty()) {
+      // Stages 0-3 of the configuration as given (the starting point), then the recommendation.
+      std::vector<PlanBar> bars = stage_bars(c);
+      bars.push_back({"chosen", r.plan});
+      write_plan_bar_chart_svg(o.svg, bars, c.model.describe() + ", " + std::to_string(c.ranks) +
+                                                " ranks: stages 0-3 as given, and the recommendation");
+      std::printf("wrote %s\n", o.svg.c_str());
+    }
+    return r.fits ? 0 : 2;
+  }
+  if (c.model.gpt || o.micro || o.accumulation || o.global) {
+    // The batch planner derives what is missing (micro defaults to 1 here).
+    BatchRequest b{o.global, o.micro, o.accumulation, c.ranks, c.tokens_per_sample(), 1};
+    const BatchPlan plan = plan_batch(b);
+    c.micro_batch = plan.micro;
+    c.accumulation = plan.accumulation;
+    std::printf("batch   %s\n", plan.describe().c_str());
+  }
+  const MemoryPlan plan = plan_memory(c);
+  std::printf("%s\n", format_plan(plan).c_str());
+  if (o.detail) std::printf("%s\n", format_activation_breakdown(plan).c_str());
+  if (o.timeline && plan.has_step) std::printf("predicted phases of one step:\n%s\n", format_timeline(plan.timeline).c_str());
+  const std::vector<PlanBar> bars = stage_bars(c);
+  std::printf("%s", stage_table(bars).c_str());
+  if (!o.svg.empty()) {
+    write_plan_bar_chart_svg(o.svg, bars, c.model.describe() + ", " + std::to_string(c.ranks) + " ranks");
+    std::printf("wrote %s\n", o.svg.c_str());
+  }
+  return plan.fits() ? 0 : 2;
+}
+
+}  // namespace
+}  // namespace tessera
+
+int main(int argc, char** argv) {
+  try {
+    auto options = tessera::parse(argc, argv);
+    if (!options) return 0;
+    return tessera::run(*options);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tessera_plan: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,81 @@
+// measure_engine_step: two ShardedEngine steps on random tokens, the second one measured.
+#include "planning/measured_step.hpp"
+
+#include <stdexcept>
+
+#include "runtime/checkpoint/activation_checkpointing.hpp"
+#include "runtime/device.hpp"
+#include "runtime/modules/gpt.hpp"
+#include "runtime/random.hpp"
+#include "sharding/sharded_engine.hpp"
+
+namespace tessera {
+namespace {
+
+MicroBatch random_tokens(Device& device, std::int64_t vocab, std::int64_t b, std::int64_t t, std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<std::int32_t> in(static_cast<std::size_t>(b * t)), tg(in.size());
+  for (auto& x : in) x = static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(vocab)));
+  for (auto& x : tg) x = static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(vocab)));
+  return {Tensor::from_host_i32(device, in, {b, t}, MemoryCategory::kWorkspace),
+          Tensor::from_host_i32(device, tg, {b, t}, MemoryCategory::kWorkspace)};
+}
+
+}  // namespace
+
+MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, const MeasureOptions& options) {
+  config.validate();
+  if (!config.model.gpt) throw std::invalid_argument("measuring needs an architecture, not only a parameter count");
+  if (config.offload.any()) {
+    throw std::invalid_argument("offload cannot be measured: the engine has no offload yet (plan it with "
+                                "tessera_plan instead)");
+  }
+  if (config.grad_dtype != DType::kF32) {
+    throw std::invalid_argument("the engine accumulates gradients in f32: measure with --grad-dtype f32");
+  }
+  if (config.ranks != world.size()) {
+    throw std::invalid_argument("the plan is for " + std::to_string(config.ranks) + " ranks but " +
+                                std::to_string(world.size()) + " are running: set the ranks to the job size");
+  }
+  auto device = make_cpu_device();
+  Gpt model(*config.model.gpt);
+  apply_activation_checkpointing(model, config.checkpointing);
+  ShardingConfig sharding;
+  sharding.stage = config.stage;
+  sharding.precision = config.precision;
+  sharding.hybrid_group = config.hybrid_group;
+  sharding.prefetch_units = config.prefetch_units;
+  sharding.reshard_after_forward = config.reshard_after_forward;
+  ShardedEngine engine(model, *device, world, sharding, options.seed);
+
+  std::vector<MicroBatch> batches;
+  for (std::int64_t a = 0; a < config.accumulation; ++a) {
+    const auto seed = options.seed * 1000003u + static_cast<std::uint64_t>(world.rank()) * 131u + static_cast<std::uint64_t>(a);
+    batches.push_back(random_tokens(*device, config.model.gpt->vocab_size, config.micro_batch,
+                                    config.tokens_per_sample(), seed));
+  }
+  const float lr = 1e-4f;
+  // Warm-up: the engine records the unit order its prefetching follows. One token is enough for that
+  // and keeps the warm-up cheap.
+  engine.train_step({random_tokens(*device, config.model.gpt->vocab_size, 1, 1, options.seed)}, lr);
+
+  MeasuredStep result;
+  MemoryTracker& memory = device->memory();
+  memory.reset_peaks();
+  result.before_step = memory.snapshot();
+  if (options.profile) {
+    MemoryProfiler profiler(memory);
+    engine.set_phase_observer([&profiler](const std::string& phase) { profiler.on_phase(phase); });
+    profiler.begin_step(1);
+    engine.train_step(batches, lr);
+    engine.set_phase_observer({});
+    result.step = profiler.step_peaks(1);
+    result.timeline = profiler.samples_of(1);
+  } else {
+    engine.train_step(batches, lr);
+    result.step = memory.snapshot();
+  }
+  return result;
+}
+
+}  // namespace tessera

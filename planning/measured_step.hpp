@@ -1,0 +1,35 @@
+// measure_engine_step: runs the real ShardedEngine on the CPU device for the configuration a
+// MemoryPlan was made for and reads its MemoryTracker — the measurement a plan is checked against.
+// Builds the GPT, applies the checkpointing policy before the engine wraps units (as train_gpt
+// does), runs one warm-up step on a one-token batch (it records the unit order prefetching
+// follows), resets the peaks and runs the measured step. Collective: every rank of `world` must
+// call it with the same config.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "planning/plan_config.hpp"
+#include "runtime/memory_profiler.hpp"
+
+namespace tessera {
+
+struct MeasuredStep {
+  MemorySnapshot before_step;  // .current: bytes before the measured step
+  MemorySnapshot step;         // .peak / .peak_total during it, .current after it
+  std::vector<MemorySample> timeline;  // the measured step's phases, when profiled
+};
+
+struct MeasureOptions {
+  std::uint64_t seed = 1;
+  // Also sample the step with a MemoryProfiler through the engine's phase observer. The peaks in
+  // `step` then come from the profiler (the same values; the tracker's own peaks are per phase).
+  bool profile = false;
+};
+
+// Throws std::invalid_argument for what the engine cannot run: a model without an architecture,
+// offload, or gradients not accumulated in f32.
+MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, const MeasureOptions& options = {});
+
+}  // namespace tessera

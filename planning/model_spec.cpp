@@ -1,0 +1,146 @@
+// Model presets, parameter counts per unit, and parsing of counts and byte sizes.
+#include "planning/model_spec.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace tessera {
+namespace {
+
+struct Preset {
+  const char* name;
+  std::int64_t layers, channels, heads, vocab, seq_len;
+};
+
+constexpr Preset kPresets[] = {
+    {"tiny", 2, 9, 3, 13, 6},
+    {"small", 6, 384, 6, 8192, 256},
+    {"gpt2-124m", 12, 768, 12, 50257, 1024},
+    {"gpt2-350m", 24, 1024, 16, 50257, 1024},
+    {"gpt2-774m", 36, 1280, 20, 50257, 1024},
+    {"gpt2-1.5b", 48, 1600, 25, 50257, 1024},
+    {"llama-7b-shaped", 32, 4096, 32, 32000, 2048},
+    {"llama-13b-shaped", 40, 5120, 40, 32000, 2048},
+};
+
+std::string short_count(std::int64_t n) {
+  char buf[32];
+  const double x = static_cast<double>(n);
+  if (n >= 1000000000LL) {
+    std::snprintf(buf, sizeof buf, "%.2fB", x / 1e9);
+  } else if (n >= 1000000LL) {
+    std::snprintf(buf, sizeof buf, "%.2fM", x / 1e6);
+  } else {
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(n));
+  }
+  return buf;
+}
+
+// Splits "1.5GB" into 1.5 and "GB"; throws when the number part is missing or malformed.
+std::pair<double, std::string> split_number(const std::string& text, const std::string& what) {
+  std::size_t used = 0;
+  double value = 0.0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || !std::isfinite(value) || value < 0) {
+    throw std::invalid_argument(what + ": '" + text + "' is not a non-negative number with an optional unit");
+  }
+  std::string unit;
+  for (char c : text.substr(used)) {
+    if (!std::isspace(static_cast<unsigned char>(c))) unit += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return {value, unit};
+}
+
+}  // namespace
+
+std::int64_t ModelSpec::parameter_count() const {
+  if (!gpt) return raw_parameters;
+  std::int64_t n = 0;
+  for (const UnitSize& u : gpt_unit_sizes(*gpt)) n += u.numel;
+  return n;
+}
+
+std::string ModelSpec::describe() const {
+  std::string s = name;
+  if (gpt) s += ": " + gpt->to_string();
+  return s + (gpt ? ", " : ": ") + short_count(parameter_count()) + " parameters";
+}
+
+std::vector<std::string> model_preset_names() {
+  std::vector<std::string> names;
+  for (const Preset& p : kPresets) names.push_back(p.name);
+  return names;
+}
+
+ModelSpec model_preset(const std::string& name) {
+  for (const Preset& p : kPresets) {
+    if (name == p.name) {
+      GptConfig c;
+      c.layers = p.layers;
+      c.channels = p.channels;
+      c.heads = p.heads;
+      c.vocab_size = p.vocab;
+      c.max_seq_len = p.seq_len;
+      return {p.name, c, 0};
+    }
+  }
+  std::string list;
+  for (const Preset& p : kPresets) list += (list.empty() ? "" : ", ") + std::string(p.name);
+  throw std::invalid_argument("unknown model preset '" + name + "': use one of " + list +
+                              ", or give --layers/--dim/--heads/--vocab/--seq-len, or --params N");
+}
+
+ModelSpec model_from_parameter_count(std::int64_t parameters) {
+  if (parameters <= 0) throw std::invalid_argument("--params must be positive");
+  return {short_count(parameters), std::nullopt, parameters};
+}
+
+std::int64_t parse_count(const std::string& text, const std::string& what) {
+  const auto [value, unit] = split_number(text, what);
+  double scale = 1.0;
+  if (unit == "K") {
+    scale = 1e3;
+  } else if (unit == "M") {
+    scale = 1e6;
+  } else if (unit == "B" || unit == "G") {
+    scale = 1e9;
+  } else if (unit == "T") {
+    scale = 1e12;
+  } else if (!unit.empty()) {
+    throw std::invalid_argument(what + ": unknown suffix in '" + text + "' (use K, M, B or T, e.g. 7B or 124M)");
+  }
+  return static_cast<std::int64_t>(std::llround(value * scale));
+}
+
+std::int64_t parse_bytes(const std::string& text, const std::string& what) {
+  const auto [value, unit] = split_number(text, what);
+  struct Unit {
+    const char* name;
+    double scale;
+  };
+  static constexpr Unit kUnits[] = {{"", 1.0},          {"B", 1.0},          {"KB", 1e3},
+                                    {"MB", 1e6},        {"GB", 1e9},         {"TB", 1e12},
+                                    {"KIB", 1024.0},    {"MIB", 1048576.0},  {"GIB", 1073741824.0},
+                                    {"TIB", 1099511627776.0}};
+  for (const Unit& u : kUnits) {
+    if (unit == u.name) return static_cast<std::int64_t>(std::llround(value * u.scale));
+  }
+  throw std::invalid_argument(what + ": unknown unit in '" + text +
+                              "' (use B, KB, MB, GB, TB (powers of 10) or KiB, MiB, GiB, TiB)");
+}
+
+std::vector<UnitSize> gpt_unit_sizes(const GptConfig& c) {
+  std::vector<UnitSize> units;
+  units.push_back({"embed", (c.vocab_size + c.max_seq_len) * c.channels});
+  for (std::int64_t l = 0; l < c.layers; ++l) units.push_back({"h." + std::to_string(l), 12 * c.channels * c.channels + 13 * c.channels});
+  units.push_back({"ln_f", 2 * c.channels});
+  return units;
+}
+
+}  // namespace tessera

@@ -1,0 +1,57 @@
+// ModelSpec: what the planner plans for — a GPT architecture (Tessera's GPT-2 layout: layers,
+// channels, heads, vocabulary, sequence length), from a preset or given field by field, or only a
+// raw parameter count (then only model state can be planned, not activations).
+//
+// Presets (name: L, C, NH, V, T):
+//   tiny            2,    9,  3,    13,    6   the sharding tests' model (uneven shards)
+//   small           6,  384,  6,  8192,  256   bench_sharding / bench_activation_ckpt
+//   gpt2-124m      12,  768, 12, 50257, 1024
+//   gpt2-350m      24, 1024, 16, 50257, 1024
+//   gpt2-774m      36, 1280, 20, 50257, 1024
+//   gpt2-1.5b      48, 1600, 25, 50257, 1024
+//   llama-7b-shaped  32, 4096, 32, 32000, 2048   (LLaMA-7B's width and depth in the GPT-2 layout:
+//   llama-13b-shaped 40, 5120, 40, 32000, 2048    4C MLP, tied head, learned positions)
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/modules/gpt.hpp"
+
+namespace tessera {
+
+struct ModelSpec {
+  std::string name;                 // preset name, "custom", or "<N> parameters"
+  std::optional<GptConfig> gpt;     // the architecture; activations are planned only with one
+  std::int64_t raw_parameters = 0;  // used when gpt is empty
+
+  std::int64_t parameter_count() const;
+  std::string describe() const;  // "gpt2-124m: L=12 C=768 NH=12 V=50257 T=1024, 124.44M parameters"
+};
+
+// The preset of that name; throws std::invalid_argument listing the presets otherwise.
+ModelSpec model_preset(const std::string& name);
+std::vector<std::string> model_preset_names();
+
+// A model given only by its parameter count.
+ModelSpec model_from_parameter_count(std::int64_t parameters);
+
+// Parses "124M", "7B", "1.5e9", "350000000" into a count (K, M, B/G, T = 10^3, 10^6, 10^9, 10^12).
+// Throws std::invalid_argument naming `what` otherwise.
+std::int64_t parse_count(const std::string& text, const std::string& what);
+
+// Parses "80GB", "24GiB", "512MiB", "1.5TB", "1000000" (bytes) into bytes; KB/MB/GB/TB are powers
+// of 10, KiB/MiB/GiB/TiB powers of 2.
+std::int64_t parse_bytes(const std::string& text, const std::string& what);
+
+// Parameters per sharding unit under the default unit policy, in the engine's order:
+// embed (V*C + T*C), h.0 .. h.{L-1} (12C^2 + 13C each), ln_f (2C).
+struct UnitSize {
+  std::string name;
+  std::int64_t numel;
+};
+std::vector<UnitSize> gpt_unit_sizes(const GptConfig& config);
+
+}  // namespace tessera

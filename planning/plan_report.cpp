@@ -1,0 +1,192 @@
+// Formatting of plans, predicted timelines and planned-vs-measured tables.
+#include "planning/plan_report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "planning/model_state.hpp"
+
+namespace tessera {
+namespace {
+
+std::string printf_string(const char* format, auto... args) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, format, args...);
+  return buf;
+}
+
+// What each category holds, for the table's last column.
+std::string category_note(const MemoryPlan& plan, MemoryCategory c) {
+  const PlanConfig& k = plan.config;
+  const int st = zero_stage_number(k.stage);
+  const bool f32 = k.precision.param_dtype == DType::kF32;
+  switch (c) {
+    case MemoryCategory::kParameters:
+      return std::string(dtype_name(k.precision.param_dtype)) + (st == 3 ? " shard" : " full copy") +
+             (k.offload.parameters != OffloadTarget::kNone ? " (offloaded)" : "");
+    case MemoryCategory::kGradients:
+      return std::string(dtype_name(k.grad_dtype)) +
+             (st >= 2 ? " shard + full buffers of the units in backward" : " full buffer");
+    case MemoryCategory::kOptimizerState:
+      return std::string("Adam m, v") + (f32 ? "" : " + f32 master") + (st >= 1 ? " (shard)" : "") +
+             (k.offload.optimizer != OffloadTarget::kNone ? " (offloaded)" : "");
+    case MemoryCategory::kActivations:
+      return plan.has_step ? "kept for backward (" + k.checkpointing.to_string() + "), gradients, logits"
+                           : "needs an architecture";
+    case MemoryCategory::kCommBuffers: {
+      if (!plan.has_step) return "needs an architecture";
+      std::string s;
+      if (st == 3) s = "gathered units";
+      if (!f32) s += std::string(s.empty() ? "" : ", ") + "f32 compute copies";
+      if (k.precision.reduce_dtype != k.grad_dtype) s += std::string(s.empty() ? "" : ", ") + "reduce staging";
+      return s.empty() ? "none at this configuration" : s;
+    }
+    case MemoryCategory::kWorkspace: return plan.has_step ? "micro-batches, kernel scratch" : "needs an architecture";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string format_decimal_bytes(std::int64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  const std::int64_t a = std::llabs(bytes);
+  if (a >= 1000000000000LL) return printf_string("%.2f TB", b / 1e12);
+  if (a >= 1000000000LL) return printf_string("%.2f GB", b / 1e9);
+  if (a >= 1000000LL) return printf_string("%.2f MB", b / 1e6);
+  if (a >= 1000LL) return printf_string("%.2f KB", b / 1e3);
+  return printf_string("%lld B", static_cast<long long>(bytes));
+}
+
+std::string format_plan(const MemoryPlan& plan) {
+  const PlanConfig& k = plan.config;
+  std::string out;
+  out += "model   " + k.model.describe() + "\n";
+  out += "config  " + k.describe() + "\n\n";
+  out += printf_string("%-22s %14s %14s   %s\n", "per rank", "before step", plan.has_step ? "peak in step" : "",
+                       "what");
+  for (MemoryCategory c : kAllMemoryCategories) {
+    out += printf_string("%-22s %14s %14s   %s\n", memory_category_name(c),
+                         format_decimal_bytes(plan.before_step.current_of(c)).c_str(),
+                         plan.has_step ? format_decimal_bytes(plan.peak(c)).c_str() : "",
+                         category_note(plan, c).c_str());
+  }
+  out += printf_string("%-22s %14s %14s   %s\n", "total", format_decimal_bytes(plan.before_step.current_total).c_str(),
+                       plan.has_step ? format_decimal_bytes(plan.peak_total()).c_str() : "",
+                       plan.has_step ? "simultaneous peak (not the sum of the category peaks)" : "model state only");
+  if (plan.judged()) {
+    out += printf_string("%-22s %14s", "device memory", format_decimal_bytes(k.device_memory).c_str());
+    if (k.reserved > 0) out += "  (" + format_decimal_bytes(k.reserved) + " reserved)";
+    out += "\n";
+    const std::int64_t need = plan.peak_total(), budget = plan.budget();
+    if (plan.fits()) {
+      out += printf_string("fits: yes — %s of %s (%.0f%%), %s to spare\n", format_decimal_bytes(need).c_str(),
+                           format_decimal_bytes(budget).c_str(), 100.0 * static_cast<double>(need) / static_cast<double>(budget),
+                           format_decimal_bytes(budget - need).c_str());
+    } else {
+      out += printf_string("fits: NO — needs %s, %s over the %s available\n", format_decimal_bytes(need).c_str(),
+                           format_decimal_bytes(need - budget).c_str(), format_decimal_bytes(budget).c_str());
+    }
+  }
+  if (!plan.has_step) {
+    out += "(activations, communication buffers and transients need an architecture: give --model or --layers ...)\n";
+  }
+  if (k.offload.any()) {
+    out += "offloaded (modelled: the engine has no offload yet, so this is not measured):";
+    if (k.offload.optimizer != OffloadTarget::kNone) {
+      out += " optimizer state " + format_decimal_bytes(plan.offloaded.current_of(MemoryCategory::kOptimizerState)) +
+             " on " + offload_target_name(k.offload.optimizer);
+    }
+    if (k.offload.parameters != OffloadTarget::kNone) {
+      out += std::string(k.offload.optimizer != OffloadTarget::kNone ? ";" : "") + " parameter shard " +
+             format_decimal_bytes(plan.offloaded.current_of(MemoryCategory::kParameters)) + " on " +
+             offload_target_name(k.offload.parameters);
+    }
+    out += "\n";
+  }
+  const ModelStateBytes formula =
+      model_state_bytes(plan.parameter_count, k.precision, k.grad_dtype, k.stage, k.shard_ranks());
+  out += "model state, ZeRO formula " + model_state_formula(k.precision, k.grad_dtype, k.stage) + " with Ψ = " +
+         std::to_string(plan.parameter_count) + ", N = " + std::to_string(k.shard_ranks()) + ": " +
+         format_decimal_bytes(formula.total()) + " (padding each unit to a multiple of N adds " +
+         format_decimal_bytes(plan.before_step.current_of(MemoryCategory::kParameters) +
+                              plan.before_step.current_of(MemoryCategory::kGradients) +
+                              plan.before_step.current_of(MemoryCategory::kOptimizerState) +
+                              plan.offloaded.current_of(MemoryCategory::kParameters) +
+                              plan.offloaded.current_of(MemoryCategory::kOptimizerState) - formula.total()) +
+         ")\n";
+  return out;
+}
+
+std::string format_activation_breakdown(const MemoryPlan& plan) {
+  if (!plan.has_step) return "";
+  struct Kept {
+    std::string unit;
+    std::int64_t bytes;
+  };
+  std::vector<Kept> kept;
+  std::int64_t previous = -1;
+  for (const MemorySample& s : plan.timeline) {
+    const std::int64_t now = s.memory.current_of(MemoryCategory::kActivations);
+    if (s.phase.rfind("forward ", 0) == 0 && previous >= 0) kept.push_back({s.phase.substr(8), now - previous});
+    if (s.phase == "begin" || s.phase.rfind("forward ", 0) == 0) previous = now;
+  }
+  std::string out = "activations kept from forward to backward (micro " + std::to_string(plan.config.micro_batch) +
+                    " x seq_len " + std::to_string(plan.config.tokens_per_sample()) + ", checkpointing " +
+                    plan.config.checkpointing.to_string() + "):\n";
+  for (std::size_t i = 0; i < kept.size();) {
+    std::size_t j = i;
+    while (j + 1 < kept.size() && kept[j + 1].bytes == kept[i].bytes) ++j;
+    const std::string name = i == j ? kept[i].unit : kept[i].unit + " .. " + kept[j].unit;
+    out += printf_string("  %-22s %12s%s\n", name.c_str(), format_decimal_bytes(kept[i].bytes).c_str(),
+                         i == j ? "" : " each");
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string format_timeline(const std::vector<MemorySample>& timeline) {
+  std::string out = printf_string("%-20s", "phase");
+  for (MemoryCategory c : kAllMemoryCategories) out += printf_string(" %15.15s", memory_category_name(c));
+  out += printf_string(" %13s %13s\n", "total", "phase peak");
+  for (const MemorySample& s : timeline) {
+    out += printf_string("%-20s", s.phase.c_str());
+    for (MemoryCategory c : kAllMemoryCategories) {
+      out += printf_string(" %15s", format_decimal_bytes(s.memory.current_of(c)).c_str());
+    }
+    out += printf_string(" %13s %13s\n", format_decimal_bytes(s.memory.current_total).c_str(),
+                         format_decimal_bytes(s.memory.peak_total).c_str());
+  }
+  return out;
+}
+
+std::int64_t largest_difference(const MemoryPlan& plan, const MeasuredStep& measured) {
+  auto distance = [](std::int64_t a, std::int64_t b) -> std::int64_t { return a > b ? a - b : b - a; };
+  std::int64_t worst = distance(plan.peak_total(), measured.step.peak_total);
+  for (MemoryCategory c : kAllMemoryCategories) {
+    worst = std::max(worst, distance(plan.peak(c), measured.step.peak_of(c)));
+    worst = std::max(worst, distance(plan.before_step.current_of(c), measured.before_step.current_of(c)));
+  }
+  return worst;
+}
+
+std::string format_comparison_table(const std::vector<PlanComparison>& rows) {
+  std::string out = printf_string("%-8s %-22s %12s %12s %14s %14s %10s\n", "config", "peak of", "planned MiB",
+                                  "measured MiB", "planned bytes", "measured bytes", "difference");
+  for (const PlanComparison& r : rows) {
+    auto line = [&](const char* what, std::int64_t planned, std::int64_t measured) {
+      const double diff = planned == measured ? 0.0
+                                              : 100.0 * static_cast<double>(planned - measured) /
+                                                    static_cast<double>(std::max<std::int64_t>(measured, 1));
+      out += printf_string("%-8s %-22s %12.2f %12.2f %14lld %14lld %9.2f%%\n", r.label.c_str(), what,
+                           static_cast<double>(planned) / 1048576.0, static_cast<double>(measured) / 1048576.0,
+                           static_cast<long long>(planned), static_cast<long long>(measured), diff);
+    };
+    for (MemoryCategory c : kAllMemoryCategories) line(memory_category_name(c), r.plan.peak(c), r.measured.step.peak_of(c));
+    line("total (simultaneous)", r.plan.peak_total(), r.measured.step.peak_total);
+  }
+  return out;
+}
+
+}  // namespace tessera

@@ -1,0 +1,141 @@
+// The stacked-area memory timeline chart and the shared SVG helpers.
+#include "runtime/memory_timeline_svg.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+
+namespace tessera {
+namespace {
+
+std::string fmt(const char* format, auto... args) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, format, args...);
+  return buf;
+}
+
+}  // namespace
+
+const char* memory_category_color(MemoryCategory category) {
+  switch (category) {
+    case MemoryCategory::kParameters: return "#4e79a7";
+    case MemoryCategory::kGradients: return "#f28e2b";
+    case MemoryCategory::kOptimizerState: return "#59a14f";
+    case MemoryCategory::kActivations: return "#e15759";
+    case MemoryCategory::kCommBuffers: return "#b07aa1";
+    case MemoryCategory::kWorkspace: return "#9c755f";
+  }
+  return "#888888";
+}
+
+std::string svg_escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::int64_t svg_tick_step(std::int64_t max_bytes, int ticks) {
+  const std::int64_t target = std::max<std::int64_t>(1, max_bytes / std::max(1, ticks));
+  std::int64_t power = 1;
+  while (power * 10 <= target) power *= 10;
+  for (std::int64_t m : {1, 2, 5, 10}) {
+    if (power * m >= target) return power * m;
+  }
+  return power * 10;
+}
+
+std::string svg_bytes_label(std::int64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (bytes >= 1000000000000LL) return fmt("%g TB", b / 1e12);
+  if (bytes >= 1000000000LL) return fmt("%g GB", b / 1e9);
+  if (bytes >= 1000000LL) return fmt("%g MB", b / 1e6);
+  if (bytes >= 1000LL) return fmt("%g KB", b / 1e3);
+  return fmt("%lld B", static_cast<long long>(bytes));
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write " + path + ": check that its directory exists and is writable");
+  out << text;
+  if (!out) throw std::runtime_error("writing " + path + " failed");
+}
+
+std::string memory_timeline_svg(const std::vector<MemorySample>& samples, const std::string& title) {
+  if (samples.empty()) throw std::invalid_argument("memory_timeline_svg: no samples to draw");
+  const int n = static_cast<int>(samples.size());
+  const double left = 90, top = 50, plot_h = 360, bottom = 170, legend_w = 190;
+  const double dx = std::max(18.0, 760.0 / std::max(1, n - 1));
+  const double plot_w = dx * std::max(1, n - 1);
+  const double width = left + plot_w + legend_w + 20, height = top + plot_h + bottom;
+  std::int64_t max_bytes = 1;
+  for (const MemorySample& s : samples) max_bytes = std::max({max_bytes, s.memory.current_total, s.memory.peak_total});
+  const std::int64_t step = svg_tick_step(max_bytes, 6);
+  const std::int64_t y_max = (max_bytes + step - 1) / step * step;
+  auto x = [&](int i) { return left + dx * i; };
+  auto y = [&](std::int64_t bytes) { return top + plot_h - plot_h * static_cast<double>(bytes) / static_cast<double>(y_max); };
+
+  std::string svg = fmt("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                        "font-family=\"sans-serif\" font-size=\"12\">\n", width, height);
+  svg += fmt("<rect width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", width, height);
+  svg += fmt("<text x=\"%.0f\" y=\"24\" font-size=\"15\" font-weight=\"bold\">", left) + svg_escape(title) + "</text>\n";
+  for (std::int64_t t = 0; t <= y_max; t += step) {
+    svg += fmt("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#dddddd\"/>\n", left, y(t), left + plot_w, y(t));
+    svg += fmt("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 6, y(t) + 4) + svg_bytes_label(t) + "</text>\n";
+  }
+  // Stacked areas, bottom category first: each polygon runs along its top edge and back along the
+  // top edge of the stack below it.
+  std::vector<std::int64_t> below(static_cast<std::size_t>(n), 0);
+  for (MemoryCategory c : kAllMemoryCategories) {
+    std::vector<std::int64_t> above = below;
+    for (int i = 0; i < n; ++i) above[static_cast<std::size_t>(i)] += samples[static_cast<std::size_t>(i)].memory.current_of(c);
+    std::string points;
+    for (int i = 0; i < n; ++i) points += fmt("%.1f,%.1f ", x(i), y(above[static_cast<std::size_t>(i)]));
+    for (int i = n - 1; i >= 0; --i) points += fmt("%.1f,%.1f ", x(i), y(below[static_cast<std::size_t>(i)]));
+    svg += std::string("<polygon fill=\"") + memory_category_color(c) + "\" fill-opacity=\"0.85\" points=\"" + points +
+           "\"><title>" + memory_category_name(c) + "</title></polygon>\n";
+    below = above;
+  }
+  // Peak inside each phase: a step over the interval that ends at the sample.
+  std::string peak;
+  for (int i = 1; i < n; ++i) {
+    const double py = y(samples[static_cast<std::size_t>(i)].memory.peak_total);
+    peak += fmt("M%.1f,%.1f H%.1f ", x(i - 1), py, x(i));
+  }
+  if (!peak.empty()) svg += "<path d=\"" + peak + "\" stroke=\"black\" stroke-dasharray=\"4 3\" fill=\"none\"/>\n";
+  svg += fmt("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", left, top + plot_h,
+             left + plot_w, top + plot_h);
+  for (int i = 0; i < n; ++i) {
+    const MemorySample& s = samples[static_cast<std::size_t>(i)];
+    svg += fmt("<text transform=\"translate(%.1f,%.1f) rotate(-60)\" text-anchor=\"end\" font-size=\"10\">", x(i) + 3,
+               top + plot_h + 10) + svg_escape(s.phase) + "</text>\n";
+  }
+  double ly = top + 10;
+  const double lx = left + plot_w + 24;
+  for (auto it = kAllMemoryCategories.rbegin(); it != kAllMemoryCategories.rend(); ++it) {
+    svg += fmt("<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"", lx, ly) +
+           memory_category_color(*it) + "\"/>\n";
+    svg += fmt("<text x=\"%.1f\" y=\"%.1f\">", lx + 20, ly + 12) + memory_category_name(*it) + "</text>\n";
+    ly += 22;
+  }
+  svg += fmt("<path d=\"M%.1f,%.1f h14\" stroke=\"black\" stroke-dasharray=\"4 3\"/>\n", lx, ly + 7);
+  svg += fmt("<text x=\"%.1f\" y=\"%.1f\">peak within phase</text>\n", lx + 20, ly + 12);
+  svg += fmt("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555555\">areas: bytes allocated at each phase end</text>\n",
+             left, height - 8);
+  return svg + "</svg>\n";
+}
+
+void write_memory_timeline_svg(const std::string& path, const std::vector<MemorySample>& samples,
+                               const std::string& title) {
+  write_text_file(path, memory_timeline_svg(samples, title));
+}
+
+}  // namespace tessera

@@ -1,0 +1,160 @@
+// Model-state figures: the closed form equals the ZeRO paper's formulas (mixed-precision Adam
+// 2Ψ + 2Ψ + 12Ψ per replica; stage 1: 4Ψ + 12Ψ/N; stage 2: 2Ψ + 14Ψ/N; stage 3: 16Ψ/N) and its
+// worked examples, the planner (plan_memory) reports the same bytes, a GPT's per-unit parameter
+// counts are the real modules' counts, and its padded per-unit state is the formula applied unit by
+// unit.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "planning/memory_plan.hpp"
+#include "planning/model_state.hpp"
+
+namespace tessera {
+namespace {
+
+constexpr std::int64_t kGB = 1000000000;
+
+MixedPrecision precision(DType param, DType reduce = DType::kF32) {
+  MixedPrecision p;
+  p.param_dtype = param;
+  p.reduce_dtype = reduce;
+  return p;
+}
+
+std::string stage_name(int st, int n) { return "stage " + std::to_string(st) + ", N = " + std::to_string(n); }
+
+TEST(ModelState, MixedPrecisionAdamMatchesTheZeroPaper) {
+  // Ψ divisible by every N used, so Ψ/N is exact.
+  const std::int64_t psi = 7'500'000'000;
+  const MixedPrecision mp = precision(DType::kF16);
+  for (int n : {1, 4, 64}) {
+    const std::int64_t expected[4] = {2 * psi + 2 * psi + 12 * psi, 4 * psi + 12 * psi / n, 2 * psi + 14 * psi / n,
+                                      16 * psi / n};
+    for (int st = 0; st <= 3; ++st) {
+      const ModelStateBytes b = model_state_bytes(psi, mp, DType::kF16, parse_zero_stage(st), n);
+      EXPECT_EQ(b.total(), expected[st]) << stage_name(st, n) << ": expected " << expected[st] << " bytes";
+    }
+  }
+  // The paper's Figure 1: Ψ = 7.5B, N = 64: 120 GB, 31.4 GB, 16.6 GB, 1.88 GB per device.
+  auto per_device = [&](int st) {
+    return model_state_bytes(psi, mp, DType::kF16, parse_zero_stage(st), 64).total();
+  };
+  EXPECT_EQ(per_device(0), 120 * kGB);
+  EXPECT_EQ(per_device(1), 31'406'250'000);
+  EXPECT_EQ(per_device(2), 16'640'625'000);
+  EXPECT_EQ(per_device(3), 1'875'000'000);
+  EXPECT_EQ(model_state_formula(mp, DType::kF16, ZeroStage::kStage2), "2Ψ + 2Ψ/N + 12Ψ/N");
+}
+
+TEST(ModelState, Fp32AdamWorkedExamples) {
+  const MixedPrecision fp32 = precision(DType::kF32);
+  // 7B parameters in fp32 with Adam: 28 GB parameters, 28 GB gradients, 56 GB optimizer state.
+  const ModelStateBytes replica = model_state_bytes(7 * kGB, fp32, DType::kF32, ZeroStage::kStage0, 8);
+  EXPECT_EQ(replica.parameters, 28 * kGB);
+  EXPECT_EQ(replica.gradients, 28 * kGB);
+  EXPECT_EQ(replica.optimizer_state, 56 * kGB);
+  EXPECT_EQ(replica.total(), 112 * kGB);
+  // ... and 14 GB per rank fully sharded over 8 ranks.
+  EXPECT_EQ(model_state_bytes(7 * kGB, fp32, DType::kF32, ZeroStage::kStage3, 8).total(), 14 * kGB);
+  // A 3B model's fp32 parameters are 12 GB.
+  EXPECT_EQ(model_state_bytes(3 * kGB, fp32, DType::kF32, ZeroStage::kStage0, 1).parameters, 12 * kGB);
+  EXPECT_EQ(model_state_formula(fp32, DType::kF32, ZeroStage::kStage0), "4Ψ + 4Ψ + 8Ψ");
+}
+
+TEST(ModelState, TesseraAccumulatesGradientsInF32) {
+  // bf16 parameters, f32 gradients (what the engine does): 2Ψ + 4Ψ + 12Ψ at stage 0, 18Ψ/N at stage 3.
+  const std::int64_t psi = 1'000'000'000;
+  const MixedPrecision bf16 = precision(DType::kBF16, DType::kBF16);
+  EXPECT_EQ(model_state_bytes(psi, bf16, DType::kF32, ZeroStage::kStage0, 8).total(), 18 * psi);
+  EXPECT_EQ(model_state_bytes(psi, bf16, DType::kF32, ZeroStage::kStage1, 8).total(), 6 * psi + 12 * psi / 8);
+  EXPECT_EQ(model_state_bytes(psi, bf16, DType::kF32, ZeroStage::kStage2, 8).total(), 2 * psi + 16 * psi / 8);
+  EXPECT_EQ(model_state_bytes(psi, bf16, DType::kF32, ZeroStage::kStage3, 8).total(), 18 * psi / 8);
+  // A shard is whole elements: Ψ = 10 on 4 ranks shards 3 elements each.
+  EXPECT_EQ(model_state_bytes(10, precision(DType::kF32), DType::kF32, ZeroStage::kStage3, 4).parameters, 12);
+}
+
+TEST(ModelState, PlannerReportsTheFormulaForARawParameterCount) {
+  PlanConfig c;
+  c.model = model_from_parameter_count(parse_count("7B", "--params"));
+  c.ranks = 8;
+  for (int st = 0; st <= 3; ++st) {
+    c.stage = parse_zero_stage(st);
+    const MemoryPlan plan = plan_memory(c);
+    const ModelStateBytes b = model_state_bytes(7 * kGB, c.precision, DType::kF32, c.stage, 8);
+    EXPECT_FALSE(plan.has_step);
+    EXPECT_EQ(plan.before_step.current_of(MemoryCategory::kParameters), b.parameters) << "stage " << st;
+    EXPECT_EQ(plan.before_step.current_of(MemoryCategory::kGradients), b.gradients) << "stage " << st;
+    EXPECT_EQ(plan.before_step.current_of(MemoryCategory::kOptimizerState), b.optimizer_state) << "stage " << st;
+    EXPECT_EQ(plan.before_step.current_total, b.total()) << "stage " << st;
+  }
+  c.stage = ZeroStage::kStage3;
+  EXPECT_EQ(plan_memory(c).peak_total(), 14 * kGB);
+  // Offloaded optimizer state leaves the device and is counted where it went.
+  c.offload = parse_offload("optimizer:nvme");
+  const MemoryPlan off = plan_memory(c);
+  EXPECT_EQ(off.before_step.current_of(MemoryCategory::kOptimizerState), 0);
+  EXPECT_EQ(off.offloaded.current_of(MemoryCategory::kOptimizerState), 7 * kGB);
+  EXPECT_EQ(off.peak_total(), 7 * kGB);
+}
+
+TEST(ModelState, GptUnitSizesAreTheModulesParameterCounts) {
+  for (const std::string name : {"tiny", "small", "gpt2-124m"}) {
+    const GptConfig config = *model_preset(name).gpt;
+    Gpt model(config);
+    std::map<std::string, std::int64_t> by_unit;  // first name segment(s): embed, h.<i>, ln_f
+    for (const NamedParameter& np : model.named_parameters()) {
+      std::string unit = np.name.substr(0, np.name.find('.'));
+      if (unit == "h") unit = np.name.substr(0, np.name.find('.', 2));
+      by_unit[unit] += np.parameter->numel();
+    }
+    const auto units = gpt_unit_sizes(config);
+    ASSERT_EQ(units.size(), by_unit.size()) << name;
+    for (const UnitSize& u : units) EXPECT_EQ(u.numel, by_unit[u.name]) << name << " unit " << u.name;
+    EXPECT_EQ(model_preset(name).parameter_count(), model.parameter_count()) << name;
+  }
+  // GPT-2 small (tied head, 1024 positions): 124,439,808 parameters.
+  EXPECT_EQ(model_preset("gpt2-124m").parameter_count(), 124'439'808);
+}
+
+TEST(ModelState, PaddedGptStateIsTheFormulaPerUnit) {
+  for (int n : {1, 3, 8}) {
+    for (int st = 0; st <= 3; ++st) {
+      PlanConfig c;
+      c.model = model_preset("tiny");
+      c.precision = precision(DType::kBF16, DType::kBF16);
+      c.ranks = n;
+      c.stage = parse_zero_stage(st);
+      const MemoryPlan plan = plan_memory(c);
+      ModelStateBytes sum;
+      for (const UnitSize& u : gpt_unit_sizes(*c.model.gpt)) {
+        const ModelStateBytes b = model_state_bytes(u.numel, c.precision, DType::kF32, c.stage, n);
+        // The engine pads each unit to a multiple of N, so a stage-0 buffer is padded too.
+        const std::int64_t padded = (u.numel + n - 1) / n * n;
+        const ModelStateBytes full = model_state_bytes(padded, c.precision, DType::kF32, c.stage, n);
+        sum.parameters += st >= 3 ? b.parameters : full.parameters;
+        sum.gradients += st >= 2 ? b.gradients : full.gradients;
+        sum.optimizer_state += st >= 1 ? b.optimizer_state : full.optimizer_state;
+      }
+      const std::string where = stage_name(st, n);
+      EXPECT_EQ(plan.before_step.current_of(MemoryCategory::kParameters), sum.parameters) << where;
+      EXPECT_EQ(plan.before_step.current_of(MemoryCategory::kGradients), sum.gradients) << where;
+      EXPECT_EQ(plan.before_step.current_of(MemoryCategory::kOptimizerState), sum.optimizer_state) << where;
+    }
+  }
+}
+
+TEST(ModelState, ParsesCountsAndSizes) {
+  EXPECT_EQ(parse_count("7B", "--params"), 7 * kGB);
+  EXPECT_EQ(parse_count("124M", "--params"), 124'000'000);
+  EXPECT_EQ(parse_count("1.5e9", "--params"), 1'500'000'000);
+  EXPECT_EQ(parse_bytes("80GB", "--device-memory"), 80 * kGB);
+  EXPECT_EQ(parse_bytes("24GiB", "--device-memory"), 24LL << 30);
+  EXPECT_EQ(parse_bytes("512 MiB", "--device-memory"), 512LL << 20);
+  EXPECT_THROW(parse_bytes("80 parsecs", "--device-memory"), std::invalid_argument);
+  EXPECT_THROW(parse_count("seven", "--params"), std::invalid_argument);
+  EXPECT_THROW(model_preset("gpt5"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tessera

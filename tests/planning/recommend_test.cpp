@@ -1,0 +1,159 @@
+// The recommendation flow, one test per branch: fits as is; needs activation checkpointing; needs
+// optimizer offload; needs ZeRO-3; needs parameter offload; cannot fit even so (with the reason);
+// and accumulation for a target global batch. Device sizes are set between the planner's own
+// figures for neighbouring branches, so each test lands in exactly one branch.
+#include <gtest/gtest.h>
+
+#include "planning/recommend.hpp"
+
+namespace tessera {
+namespace {
+
+// The small GPT on 2 ranks at `stage`, in bf16 (where the flow starts), micro 1.
+PlanConfig base(ZeroStage stage) {
+  PlanConfig c;
+  c.model = model_preset("small");
+  c.ranks = 2;
+  c.stage = stage;
+  c.precision.param_dtype = DType::kBF16;
+  c.precision.reduce_dtype = DType::kBF16;
+  return c;
+}
+
+std::int64_t peak(PlanConfig c, const std::string& checkpointing, const std::string& offload = "none",
+                  ZeroStage stage = ZeroStage::kStage0) {
+  c.checkpointing = parse_checkpoint_policy(checkpointing);
+  c.offload = parse_offload(offload);
+  c.stage = stage;
+  return plan_memory(c).peak_total();
+}
+
+Recommendation run(ZeroStage stage, std::int64_t device_memory, std::int64_t max_micro = 8,
+                   std::optional<std::int64_t> global = std::nullopt) {
+  RecommendRequest r;
+  r.base = base(stage);
+  r.base.device_memory = device_memory;
+  r.max_micro_batch = max_micro;
+  r.target_global_batch = global;
+  return recommend(r);
+}
+
+bool has_step(const Recommendation& r, const std::string& decision_prefix) {
+  for (const RecommendStep& s : r.steps) {
+    if (s.decision.rfind(decision_prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+TEST(Recommend, FitsAsIs) {
+  const Recommendation r = run(ZeroStage::kStage0, 100'000'000'000);
+  ASSERT_TRUE(r.fits) << r.describe();
+  EXPECT_EQ(r.config.precision.param_dtype, DType::kBF16);
+  EXPECT_EQ(r.config.precision.reduce_dtype, DType::kBF16);
+  EXPECT_EQ(r.config.micro_batch, 8) << "the largest micro-batch tried";
+  EXPECT_EQ(r.config.checkpointing.kind, CheckpointPolicyKind::kNone);
+  EXPECT_FALSE(r.config.offload.any());
+  EXPECT_FALSE(has_step(r, "activation checkpointing")) << r.describe();
+  ASSERT_TRUE(r.batch.has_value());
+  EXPECT_EQ(r.batch->global, 16);
+}
+
+TEST(Recommend, LargestMicroBatchThatFits) {
+  // Room for micro 3 but not 4: the search must land on 3 exactly.
+  PlanConfig c = base(ZeroStage::kStage0);
+  c.micro_batch = 3;
+  const std::int64_t three = plan_memory(c).peak_total();
+  c.micro_batch = 4;
+  const std::int64_t four = plan_memory(c).peak_total();
+  const Recommendation r = run(ZeroStage::kStage0, (three + four) / 2);
+  ASSERT_TRUE(r.fits) << r.describe();
+  EXPECT_EQ(r.config.micro_batch, 3) << r.describe();
+  EXPECT_LE(r.plan.peak_total(), r.plan.budget());
+}
+
+TEST(Recommend, NeedsActivationCheckpointing) {
+  const PlanConfig c = base(ZeroStage::kStage0);
+  const std::int64_t none = peak(c, "none"), blocks = peak(c, "blocks");
+  ASSERT_LT(blocks, none);
+  const Recommendation r = run(ZeroStage::kStage0, (none + blocks) / 2);
+  ASSERT_TRUE(r.fits) << r.describe();
+  EXPECT_EQ(r.config.checkpointing.kind, CheckpointPolicyKind::kByType);
+  EXPECT_FALSE(r.config.offload.any()) << r.describe();
+  EXPECT_TRUE(has_step(r, "activation checkpointing: blocks")) << r.describe();
+  EXPECT_NE(r.describe().find("micro 1 needs"), std::string::npos) << r.describe();
+}
+
+TEST(Recommend, NeedsOptimizerOffload) {
+  const PlanConfig c = base(ZeroStage::kStage0);
+  const std::int64_t blocks = peak(c, "blocks"), offloaded = peak(c, "blocks", "optimizer");
+  ASSERT_LT(offloaded, blocks);
+  const Recommendation r = run(ZeroStage::kStage0, (blocks + offloaded) / 2);
+  ASSERT_TRUE(r.fits) << r.describe();
+  EXPECT_EQ(r.config.offload.optimizer, OffloadTarget::kCpu);
+  EXPECT_EQ(r.config.offload.parameters, OffloadTarget::kNone);
+  EXPECT_EQ(r.config.stage, ZeroStage::kStage0);
+  EXPECT_TRUE(has_step(r, "offload optimizer state")) << r.describe();
+  EXPECT_NE(r.describe().find("modelled"), std::string::npos) << "offload is not measured; say so";
+}
+
+TEST(Recommend, ShardsParametersBeforeOffloadingThem) {
+  const PlanConfig c = base(ZeroStage::kStage0);
+  const std::int64_t stage0 = peak(c, "blocks", "optimizer", ZeroStage::kStage0);
+  const std::int64_t stage3 = peak(c, "blocks", "optimizer", ZeroStage::kStage3);
+  ASSERT_LT(stage3, stage0);
+  const Recommendation r = run(ZeroStage::kStage0, (stage0 + stage3) / 2);
+  ASSERT_TRUE(r.fits) << r.describe();
+  EXPECT_EQ(r.config.stage, ZeroStage::kStage3);
+  EXPECT_EQ(r.config.offload.parameters, OffloadTarget::kNone) << r.describe();
+  EXPECT_TRUE(has_step(r, "ZeRO-3")) << r.describe();
+}
+
+TEST(Recommend, NeedsParameterOffload) {
+  const PlanConfig c = base(ZeroStage::kStage3);
+  const std::int64_t sharded = peak(c, "blocks", "optimizer", ZeroStage::kStage3);
+  const std::int64_t offloaded = peak(c, "blocks", "optimizer,params", ZeroStage::kStage3);
+  ASSERT_LT(offloaded, sharded);
+  const Recommendation r = run(ZeroStage::kStage3, (sharded + offloaded) / 2);
+  ASSERT_TRUE(r.fits) << r.describe();
+  EXPECT_EQ(r.config.offload.parameters, OffloadTarget::kCpu);
+  EXPECT_EQ(r.config.offload.optimizer, OffloadTarget::kCpu);
+  EXPECT_TRUE(has_step(r, "offload parameters")) << r.describe();
+}
+
+TEST(Recommend, CannotFitEvenSoAndSaysWhy) {
+  const PlanConfig c = base(ZeroStage::kStage3);
+  const std::int64_t floor = peak(c, "blocks", "optimizer,params", ZeroStage::kStage3);
+  const Recommendation r = run(ZeroStage::kStage3, floor / 2);
+  EXPECT_FALSE(r.fits);
+  EXPECT_NE(r.failure.find("even with checkpointing and optimizer and parameter offload"), std::string::npos)
+      << r.failure;
+  EXPECT_NE(r.failure.find("the largest part is"), std::string::npos) << r.failure;
+  EXPECT_NE(r.failure.find("more ranks"), std::string::npos) << r.failure;
+  EXPECT_NE(r.describe().find("no configuration fits"), std::string::npos) << r.describe();
+}
+
+TEST(Recommend, AccumulationHitsTheTargetGlobalBatch) {
+  // 24 sequences on 2 ranks = 12 per rank; micro up to 8 fits, the largest divisor of 12 is 6.
+  const Recommendation r = run(ZeroStage::kStage0, 100'000'000'000, 8, 24);
+  ASSERT_TRUE(r.fits) << r.describe();
+  EXPECT_EQ(r.config.micro_batch, 6);
+  EXPECT_EQ(r.config.accumulation, 2);
+  ASSERT_TRUE(r.batch.has_value());
+  EXPECT_EQ(r.batch->global, 24);
+  EXPECT_EQ(r.batch->micro * r.batch->ranks * r.batch->accumulation, 24);
+  EXPECT_TRUE(has_step(r, "accumulation 2")) << r.describe();
+  EXPECT_NE(r.describe().find("does not divide"), std::string::npos) << r.describe();
+}
+
+TEST(Recommend, RefusesWhatItCannotPlan) {
+  EXPECT_THROW(run(ZeroStage::kStage0, 0), std::invalid_argument);  // no device memory
+  try {
+    run(ZeroStage::kStage0, 100'000'000'000, 8, 25);  // 25 sequences do not split over 2 ranks
+    ADD_FAILURE() << "expected std::invalid_argument for global 25 on 2 ranks";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("nearest valid"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tessera
