@@ -36,7 +36,7 @@ SimTensor SimAttention::forward(SimContext& ctx, const SimTensor& x) {
   return proj_.forward(ctx, att);
 }
 
-SimTensor SimAttention::backward(SimContext& ctx, const SimTensor& dy) {
+SimTensor SimAttention::backward(SimContext& ctx, SimTensor dy) {
   SimTensor dqkv = attention_grad(ctx, proj_.backward(ctx, dy), probs_);
   return qkv_.backward(ctx, dqkv);
 }
@@ -84,7 +84,7 @@ SimTensor SimMlp::forward(SimContext& ctx, const SimTensor& x) {
   return proj_.forward(linear_ctx, g);
 }
 
-SimTensor SimMlp::backward(SimContext& ctx, const SimTensor& dy) {
+SimTensor SimMlp::backward(SimContext& ctx, SimTensor dy) {
   SimTensor dg = proj_.backward(ctx, dy);  // the GELU gradient is computed in place
   pre_gelu_ = SimTensor();
   return fc_.backward(ctx, dg);
@@ -114,7 +114,7 @@ SimTensor SimTransformerBlock::forward(SimContext& ctx, const SimTensor& x) {
   return sim_residual_add(ctx, x1, mlp_.forward(ctx, ln_2_.forward(ctx, x1)));
 }
 
-SimTensor SimTransformerBlock::backward(SimContext& ctx, const SimTensor& dy) {
+SimTensor SimTransformerBlock::backward(SimContext& ctx, SimTensor dy) {
   if (mode_ == RecomputeMode::kElementwise) return backward_recomputing(ctx, dy);
   SimTensor dx1 = ln_2_.backward(ctx, mlp_.backward(ctx, dy));
   SimTensor dx = ln_1_.backward(ctx, attn_.backward(ctx, dx1));
@@ -141,12 +141,12 @@ SimTensor SimCheckpointWrapper::forward(SimContext& ctx, const SimTensor& x) {
   return y;
 }
 
-SimTensor SimCheckpointWrapper::backward(SimContext& ctx, const SimTensor& dy) {
+SimTensor SimCheckpointWrapper::backward(SimContext& ctx, SimTensor dy) {
   SimContext recompute = ctx;
   recompute.training = true;
   inner_->forward(recompute, input_);
   input_ = SimTensor();
-  return inner_->backward(ctx, dy);
+  return inner_->backward(ctx, std::move(dy));
 }
 
 }  // namespace tessera

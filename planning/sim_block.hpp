@@ -17,7 +17,7 @@ class SimAttention final : public SimModule {
  public:
   SimAttention(std::int64_t channels, std::int64_t heads, RecomputeMode mode);
   SimTensor forward(SimContext& ctx, const SimTensor& x) override;
-  SimTensor backward(SimContext& ctx, const SimTensor& dy) override;
+  SimTensor backward(SimContext& ctx, SimTensor dy) override;
   SimTensor backward_with_input(SimContext& ctx, const SimTensor& dy, const SimTensor& x);
   void clear_saved() override;
 
@@ -35,7 +35,7 @@ class SimMlp final : public SimModule {
  public:
   SimMlp(std::int64_t channels, RecomputeMode mode);
   SimTensor forward(SimContext& ctx, const SimTensor& x) override;
-  SimTensor backward(SimContext& ctx, const SimTensor& dy) override;
+  SimTensor backward(SimContext& ctx, SimTensor dy) override;
   SimTensor backward_with_input(SimContext& ctx, const SimTensor& dy, const SimTensor& x);
   void clear_saved() override;
 
@@ -49,7 +49,7 @@ class SimTransformerBlock final : public SimModule {
  public:
   SimTransformerBlock(std::int64_t channels, std::int64_t heads, RecomputeMode mode);
   SimTensor forward(SimContext& ctx, const SimTensor& x) override;
-  SimTensor backward(SimContext& ctx, const SimTensor& dy) override;
+  SimTensor backward(SimContext& ctx, SimTensor dy) override;
   void clear_saved() override;
 
  private:
@@ -67,7 +67,7 @@ class SimCheckpointWrapper final : public SimModule {
  public:
   explicit SimCheckpointWrapper(std::unique_ptr<SimModule> inner) : inner_(std::move(inner)) {}
   SimTensor forward(SimContext& ctx, const SimTensor& x) override;
-  SimTensor backward(SimContext& ctx, const SimTensor& dy) override;
+  SimTensor backward(SimContext& ctx, SimTensor dy) override;
   void clear_saved() override;
 
  private:

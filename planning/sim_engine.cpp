@@ -21,9 +21,9 @@ class SimEngine::UnitModule final : public SimModule {
     engine_.after_forward(units_, name_);
     return y;
   }
-  SimTensor backward(SimContext& ctx, const SimTensor& dy) override {
+  SimTensor backward(SimContext& ctx, SimTensor dy) override {
     engine_.before_backward(units_);
-    SimTensor dx = inner_->backward(ctx, dy);
+    SimTensor dx = inner_->backward(ctx, std::move(dy));
     engine_.after_backward(units_, name_);
     return dx;
   }
@@ -185,11 +185,11 @@ SimTensor SimEngine::forward(SimContext& ctx, const SimTensor& tokens) {
   return x;
 }
 
-void SimEngine::backward(SimContext& ctx, const SimTensor& dlogits, GradSync sync) {
+void SimEngine::backward(SimContext& ctx, SimTensor dlogits, GradSync sync) {
   sync_ = sync;
   backward_cursor_ = 0;
-  SimTensor d = dlogits;
-  for (auto it = modules_.rbegin(); it != modules_.rend(); ++it) d = (*it)->backward(ctx, d);
+  SimTensor d = std::move(dlogits);
+  for (auto it = modules_.rbegin(); it != modules_.rend(); ++it) d = (*it)->backward(ctx, std::move(d));
   finish_all_reduces();
   recording_backward_ = false;
 }

@@ -64,7 +64,7 @@ class SimEngine {
   class UnitModule;
 
   SimTensor forward(SimContext& ctx, const SimTensor& tokens);
-  void backward(SimContext& ctx, const SimTensor& dlogits, GradSync sync);
+  void backward(SimContext& ctx, SimTensor dlogits, GradSync sync);
   void step();
   void notify(const std::string& phase);
   void ensure_params(int unit);

@@ -12,7 +12,7 @@ SimTensor SimLinear::forward(SimContext& ctx, const SimTensor& x) {
   return y;
 }
 
-SimTensor SimLinear::backward(SimContext& ctx, const SimTensor&) {
+SimTensor SimLinear::backward(SimContext& ctx, SimTensor) {
   SimTensor dx = sim_activation(ctx, input_.shape());
   input_ = SimTensor();
   return dx;
@@ -49,7 +49,7 @@ SimTensor SimLayerNorm::recompute_output(SimContext& ctx) {
   return y;
 }
 
-SimTensor SimLayerNorm::backward(SimContext& ctx, const SimTensor&) {
+SimTensor SimLayerNorm::backward(SimContext& ctx, SimTensor) {
   SimTensor dx = sim_activation(ctx, input_.shape());
   clear_saved();
   return dx;
@@ -61,7 +61,7 @@ SimTensor SimEmbedding::forward(SimContext& ctx, const SimTensor& tokens) {
   return x;
 }
 
-SimTensor SimEmbedding::backward(SimContext&, const SimTensor&) {
+SimTensor SimEmbedding::backward(SimContext&, SimTensor) {
   tokens_ = SimTensor();
   return SimTensor();
 }
@@ -72,7 +72,7 @@ SimTensor SimLmHead::forward(SimContext& ctx, const SimTensor& x) {
   return logits;
 }
 
-SimTensor SimLmHead::backward(SimContext& ctx, const SimTensor&) {
+SimTensor SimLmHead::backward(SimContext& ctx, SimTensor) {
   SimTensor dx = sim_activation(ctx, input_.shape());
   input_ = SimTensor();
   return dx;

@@ -13,7 +13,7 @@ class SimLinear final : public SimModule {
  public:
   SimLinear(std::int64_t in, std::int64_t out) : in_(in), out_(out) {}
   SimTensor forward(SimContext& ctx, const SimTensor& x) override;
-  SimTensor backward(SimContext& ctx, const SimTensor& dy) override;
+  SimTensor backward(SimContext& ctx, SimTensor dy) override;
   void clear_saved() override { input_ = SimTensor(); }
 
  private:
@@ -29,7 +29,7 @@ SimTensor sim_linear_backward_with_input(SimContext& ctx, const SimTensor& dy, c
 class SimLayerNorm final : public SimModule {
  public:
   SimTensor forward(SimContext& ctx, const SimTensor& x) override;
-  SimTensor backward(SimContext& ctx, const SimTensor& dy) override;
+  SimTensor backward(SimContext& ctx, SimTensor dy) override;
   // LayerNorm::recompute_output: a new output, statistics in short-lived workspace.
   SimTensor recompute_output(SimContext& ctx);
   void clear_saved() override;
@@ -43,7 +43,7 @@ class SimEmbedding final : public SimModule {
  public:
   explicit SimEmbedding(std::int64_t channels) : channels_(channels) {}
   SimTensor forward(SimContext& ctx, const SimTensor& tokens) override;
-  SimTensor backward(SimContext& ctx, const SimTensor& dy) override;
+  SimTensor backward(SimContext& ctx, SimTensor dy) override;
   void clear_saved() override { tokens_ = SimTensor(); }
 
  private:
@@ -56,7 +56,7 @@ class SimLmHead final : public SimModule {
  public:
   explicit SimLmHead(std::int64_t vocab) : vocab_(vocab) {}
   SimTensor forward(SimContext& ctx, const SimTensor& x) override;
-  SimTensor backward(SimContext& ctx, const SimTensor& dlogits) override;
+  SimTensor backward(SimContext& ctx, SimTensor dlogits) override;
   void clear_saved() override { input_ = SimTensor(); }
 
  private:

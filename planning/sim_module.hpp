@@ -17,7 +17,7 @@ class SimModule {
   SimModule& operator=(const SimModule&) = delete;
 
   virtual SimTensor forward(SimContext& ctx, const SimTensor& x) = 0;
-  virtual SimTensor backward(SimContext& ctx, const SimTensor& dy) = 0;
+  virtual SimTensor backward(SimContext& ctx, SimTensor dy) = 0;
   // Module::clear_saved(): drops what this shadow and its children keep for backward.
   virtual void clear_saved() = 0;
 };

@@ -54,7 +54,7 @@ class Module {
 
   virtual std::string type_name() const = 0;  // "Linear", "TransformerBlock", ...
   virtual Tensor forward(Context& ctx, const Tensor& x) = 0;
-  virtual Tensor backward(Context& ctx, const Tensor& dy) = 0;
+  virtual Tensor backward(Context& ctx, Tensor dy) = 0;
 
   // Drops every tensor kept for backward, in this module and its children.
   virtual void clear_saved();

@@ -220,7 +220,7 @@ void ShardedEngine::notify_unit_phase(const char* pass, const std::vector<int>& 
   observer_(std::string(pass) + " " + module);
 }
 
-void ShardedEngine::backward(Context& ctx, const Tensor& dy, GradSync sync) {
+void ShardedEngine::backward(Context& ctx, Tensor dy, GradSync sync) {
   sync_ = sync;
   backward_cursor_ = 0;
   backward_calls_.clear();
@@ -229,7 +229,7 @@ void ShardedEngine::backward(Context& ctx, const Tensor& dy, GradSync sync) {
     ensure_params(root_unit_);
     units_[root_unit_]->prepare_grads();
   }
-  model_.backward(ctx, dy);
+  model_.backward(ctx, std::move(dy));  // moved: the (B,T,V) loss gradient dies after the head's backward
   if (root_unit_ >= 0) after_backward({root_unit_});
   finish_all_reduces();
   in_backward_ = false;

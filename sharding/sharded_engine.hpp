@@ -46,7 +46,7 @@ class ShardedEngine {
   // tokens/inputs -> outputs, gathering units as they run.
   Tensor forward(Context& ctx, const Tensor& x);
   // Backward from d(loss)/d(outputs); reduces gradients per unit according to `sync`.
-  void backward(Context& ctx, const Tensor& dy, GradSync sync);
+  void backward(Context& ctx, Tensor dy, GradSync sync);
   // Global-norm clip, skip on non-finite gradients (all ranks agree), AdamW on the shards, publish
   // the updated parameters. Returns the (unscaled) norm before clipping.
   StepResult step(float lr);

@@ -15,9 +15,9 @@ Tensor ShardedUnitModule::forward(Context& ctx, const Tensor& x) {
   return y;
 }
 
-Tensor ShardedUnitModule::backward(Context& ctx, const Tensor& dy) {
+Tensor ShardedUnitModule::backward(Context& ctx, Tensor dy) {
   engine_.before_backward(units_);
-  Tensor dx = inner_->backward(ctx, dy);
+  Tensor dx = inner_->backward(ctx, std::move(dy));
   engine_.after_backward(units_);
   return dx;
 }

@@ -19,7 +19,7 @@ class ShardedUnitModule final : public Module {
 
   std::string type_name() const override { return "ShardedUnit"; }
   Tensor forward(Context& ctx, const Tensor& x) override;
-  Tensor backward(Context& ctx, const Tensor& dy) override;
+  Tensor backward(Context& ctx, Tensor dy) override;
   std::vector<Parameter*> tied_parameters() override { return inner_->tied_parameters(); }
 
   Module& inner() { return *inner_.module; }

@@ -20,14 +20,14 @@ Tensor CheckpointWrapper::forward(Context& ctx, const Tensor& x) {
   return y;
 }
 
-Tensor CheckpointWrapper::backward(Context& ctx, const Tensor& dy) {
+Tensor CheckpointWrapper::backward(Context& ctx, Tensor dy) {
   check_input(input_.defined(), "CheckpointWrapper(" + inner_->type_name() + ")::backward",
               "a preceding training forward", dy);
   Context recompute = ctx;
   recompute.training = true;
   inner_->forward(recompute, input_);  // keeps what backward needs; the output itself is not needed
   input_ = Tensor();
-  return inner_->backward(ctx, dy);
+  return inner_->backward(ctx, std::move(dy));
 }
 
 }  // namespace tessera

@@ -33,7 +33,7 @@ class CheckpointWrapper final : public Module {
   std::string type_name() const override { return "CheckpointWrapper"; }
   Tensor forward(Context& ctx, const Tensor& x) override;
   // Recomputes the wrapped forward (always in training mode), then returns the wrapped backward.
-  Tensor backward(Context& ctx, const Tensor& dy) override;
+  Tensor backward(Context& ctx, Tensor dy) override;
   std::vector<Parameter*> tied_parameters() override { return inner_->tied_parameters(); }
 
   Module& inner() { return *inner_; }

@@ -47,7 +47,7 @@ Tensor CausalSelfAttention::forward(Context& ctx, const Tensor& x) {
   return proj_->forward(ctx, att);
 }
 
-Tensor CausalSelfAttention::backward(Context& ctx, const Tensor& dy) {
+Tensor CausalSelfAttention::backward(Context& ctx, Tensor dy) {
   if (recompute_ == RecomputeMode::kElementwise) {
     throw std::logic_error("CausalSelfAttention::backward: in elementwise-recompute mode the caller passes the "
                            "input again: call backward_with_input(ctx, dy, x)");

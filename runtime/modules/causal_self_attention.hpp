@@ -16,7 +16,7 @@ class CausalSelfAttention final : public Module {
 
   std::string type_name() const override { return "CausalSelfAttention"; }
   Tensor forward(Context& ctx, const Tensor& x) override;
-  Tensor backward(Context& ctx, const Tensor& dy) override;
+  Tensor backward(Context& ctx, Tensor dy) override;
   // Backward given the forward input x (B,T,C) f32; required in kElementwise mode.
   Tensor backward_with_input(Context& ctx, const Tensor& dy, const Tensor& x);
 

@@ -24,7 +24,7 @@ Tensor Embedding::forward(Context& ctx, const Tensor& tokens) {
   return x;
 }
 
-Tensor Embedding::backward(Context& ctx, const Tensor& dy) {
+Tensor Embedding::backward(Context& ctx, Tensor dy) {
   check_input(tokens_.defined(), "Embedding::backward", "a preceding training forward", dy);
   ctx.device.kernels().embedding_backward(require_grad(wte_).data_as<float>(), require_grad(wpe_).data_as<float>(),
                                           dy.data_as<float>(), tokens_.data_as<std::int32_t>(), tokens_.dim(0),

@@ -13,7 +13,7 @@ class Embedding final : public Module {
   std::string type_name() const override { return "Embedding"; }
   Tensor forward(Context& ctx, const Tensor& tokens) override;
   // Returns an undefined tensor: token ids have no gradient.
-  Tensor backward(Context& ctx, const Tensor& dy) override;
+  Tensor backward(Context& ctx, Tensor dy) override;
 
   Parameter& token_weight() { return wte_; }
 

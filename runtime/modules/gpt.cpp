@@ -54,9 +54,9 @@ Tensor Gpt::forward(Context& ctx, const Tensor& tokens) {
   return x;
 }
 
-Tensor Gpt::backward(Context& ctx, const Tensor& dlogits) {
-  Tensor d = dlogits;
-  for (auto it = order_.rbegin(); it != order_.rend(); ++it) d = (**it)->backward(ctx, d);
+Tensor Gpt::backward(Context& ctx, Tensor dlogits) {
+  Tensor d = std::move(dlogits);  // each step hands its gradient on, so the (B,T,V) one dies first
+  for (auto it = order_.rbegin(); it != order_.rend(); ++it) d = (**it)->backward(ctx, std::move(d));
   return d;
 }
 

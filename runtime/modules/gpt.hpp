@@ -28,7 +28,7 @@ class Gpt final : public Module {
 
   std::string type_name() const override { return "GPT"; }
   Tensor forward(Context& ctx, const Tensor& tokens) override;
-  Tensor backward(Context& ctx, const Tensor& dlogits) override;
+  Tensor backward(Context& ctx, Tensor dlogits) override;
 
   const GptConfig& config() const { return config_; }
 

@@ -48,7 +48,7 @@ Tensor LayerNorm::recompute_output(Context& ctx) {
   return y;
 }
 
-Tensor LayerNorm::backward(Context& ctx, const Tensor& dy) {
+Tensor LayerNorm::backward(Context& ctx, Tensor dy) {
   check_input(input_.defined(), "LayerNorm::backward", "a preceding training forward", dy);
   const std::int64_t rows = input_.numel() / channels_;
   Tensor dx = new_activation(ctx, input_.shape());

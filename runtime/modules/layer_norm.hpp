@@ -11,7 +11,7 @@ class LayerNorm final : public Module {
 
   std::string type_name() const override { return "LayerNorm"; }
   Tensor forward(Context& ctx, const Tensor& x) override;
-  Tensor backward(Context& ctx, const Tensor& dy) override;
+  Tensor backward(Context& ctx, Tensor dy) override;
 
   // The output of the last training forward, recomputed from the kept input (selective
   // recomputation: the consumer did not keep it). Bit-identical to what forward returned; leaves

@@ -25,7 +25,7 @@ Tensor Linear::forward(Context& ctx, const Tensor& x) {
   return y;
 }
 
-Tensor Linear::backward(Context& ctx, const Tensor& dy) {
+Tensor Linear::backward(Context& ctx, Tensor dy) {
   check_input(input_.defined(), "Linear::backward", "a preceding training forward", dy);
   Tensor dx = new_activation(ctx, input_.shape());
   const std::int64_t rows = input_.numel() / in_;

@@ -12,7 +12,7 @@ class Linear final : public Module {
 
   std::string type_name() const override { return "Linear"; }
   Tensor forward(Context& ctx, const Tensor& x) override;
-  Tensor backward(Context& ctx, const Tensor& dy) override;
+  Tensor backward(Context& ctx, Tensor dy) override;
 
   std::int64_t in_features() const { return in_; }
   std::int64_t out_features() const { return out_; }

@@ -18,7 +18,7 @@ Tensor LmHead::forward(Context& ctx, const Tensor& x) {
   return logits;
 }
 
-Tensor LmHead::backward(Context& ctx, const Tensor& dlogits) {
+Tensor LmHead::backward(Context& ctx, Tensor dlogits) {
   check_input(input_.defined(), "LmHead::backward", "a preceding training forward", dlogits);
   const std::int64_t vocab = weight_.shape[0], channels = weight_.shape[1];
   Tensor dx = new_activation(ctx, input_.shape());

@@ -12,7 +12,7 @@ class LmHead final : public Module {
 
   std::string type_name() const override { return "LmHead"; }
   Tensor forward(Context& ctx, const Tensor& x) override;
-  Tensor backward(Context& ctx, const Tensor& dlogits) override;
+  Tensor backward(Context& ctx, Tensor dlogits) override;
   std::vector<Parameter*> tied_parameters() override { return {&weight_}; }
 
  protected:

@@ -25,7 +25,7 @@ Tensor Mlp::forward(Context& ctx, const Tensor& x) {
   return proj_->forward(linear_ctx, g);
 }
 
-Tensor Mlp::backward(Context& ctx, const Tensor& dy) {
+Tensor Mlp::backward(Context& ctx, Tensor dy) {
   if (recompute_ == RecomputeMode::kElementwise) {
     throw std::logic_error("MLP::backward: in elementwise-recompute mode the caller passes the input again: "
                            "call backward_with_input(ctx, dy, x)");

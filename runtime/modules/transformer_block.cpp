@@ -55,7 +55,7 @@ void TransformerBlock::set_recompute(RecomputeMode mode) {
   recompute_ = mode;
 }
 
-Tensor TransformerBlock::backward(Context& ctx, const Tensor& dy) {
+Tensor TransformerBlock::backward(Context& ctx, Tensor dy) {
   if (recompute_ == RecomputeMode::kElementwise) return backward_recomputing(ctx, dy);
   // y = x1 + mlp(ln_2(x1)): dx1 = dy + ln_2'(mlp'(dy)).
   Tensor dx1 = ln_2_->backward(ctx, mlp_->backward(ctx, dy));

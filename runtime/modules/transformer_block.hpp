@@ -23,7 +23,7 @@ class TransformerBlock final : public Module {
 
   std::string type_name() const override { return "TransformerBlock"; }
   Tensor forward(Context& ctx, const Tensor& x) override;
-  Tensor backward(Context& ctx, const Tensor& dy) override;
+  Tensor backward(Context& ctx, Tensor dy) override;
 
   // Sets the mode of this block and of its attn and mlp children, which must not be wrapped
   // (throws std::invalid_argument naming the child otherwise).

@@ -31,7 +31,7 @@ class UserMlp final : public Module {
     if (ctx.training) pre_ = h;
     return children()[1]->forward(ctx, g);
   }
-  Tensor backward(Context& ctx, const Tensor& dy) override {
+  Tensor backward(Context& ctx, Tensor dy) override {
     Tensor dg = children()[1]->backward(ctx, dy);
     ctx.device.kernels().gelu_backward(dg.data_as<float>(), pre_.data_as<float>(), dg.data_as<float>(), dg.numel());
     pre_ = Tensor();
@@ -52,7 +52,7 @@ class CountingBackward final : public Module {
   explicit CountingBackward(std::unique_ptr<Module> inner) : inner_(register_child("", std::move(inner))) {}
   std::string type_name() const override { return "CountingBackward"; }
   Tensor forward(Context& ctx, const Tensor& x) override { return inner_->forward(ctx, x); }
-  Tensor backward(Context& ctx, const Tensor& dy) override {
+  Tensor backward(Context& ctx, Tensor dy) override {
     ++backwards;
     return inner_->backward(ctx, dy);
   }

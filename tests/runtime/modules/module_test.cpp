@@ -70,7 +70,7 @@ class Doubler final : public Module {
     ctx.device.kernels().add(y.data_as<float>(), x.data_as<float>(), x.data_as<float>(), x.numel());
     return y;
   }
-  Tensor backward(Context& ctx, const Tensor& dy) override { return forward(ctx, dy); }
+  Tensor backward(Context& ctx, Tensor dy) override { return forward(ctx, dy); }
 };
 
 // Wraps a module and counts calls: stands for checkpointing / sharding wrappers.
@@ -82,7 +82,7 @@ class Counting final : public Module {
     ++forwards;
     return inner_->forward(ctx, x);
   }
-  Tensor backward(Context& ctx, const Tensor& dy) override { return inner_->backward(ctx, dy); }
+  Tensor backward(Context& ctx, Tensor dy) override { return inner_->backward(ctx, dy); }
   int forwards = 0;
 
  private:
@@ -100,7 +100,7 @@ class Chain final : public Module {
     Tensor h = children()[0]->forward(ctx, x);
     return children()[1]->forward(ctx, h);
   }
-  Tensor backward(Context& ctx, const Tensor& dy) override {
+  Tensor backward(Context& ctx, Tensor dy) override {
     return children()[0]->backward(ctx, children()[1]->backward(ctx, dy));
   }
 };
