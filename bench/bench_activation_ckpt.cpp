@@ -3,10 +3,6 @@
 // runs it). Prints, per policy: the peak tracked activation bytes of the step, the median ms/step
 // after a warm-up (and the fastest step, the steadier figure on a shared machine), and the ratios to
 // `none`.
-// A second peak column runs the same forward/backward with the loss gradient dlogits (B,T,V) released
-// as soon as the head's backward has used it. LocalTrainer cannot do that: Module::backward takes
-// dlogits by const reference, so the caller's copy lives through the whole backward and adds B*T*V
-// floats to every policy's peak.
 // The policies' steps are interleaved (one step of each in turn), so a background load slows all of
 // them alike.
 // Usage: bench_activation_ckpt [--threads N] [--steps N] [--batch B] [--layers L]
@@ -19,6 +15,7 @@
 #include <vector>
 
 #include "runtime/checkpoint/activation_checkpointing.hpp"
+#include "runtime/cpu/blas_core.hpp"
 #include "runtime/device.hpp"
 #include "runtime/local_trainer.hpp"
 #include "runtime/modules/cross_entropy_loss.hpp"
@@ -35,7 +32,6 @@ struct PolicyRun {
   std::unique_ptr<LocalTrainer> trainer;
   std::vector<double> seconds;
   std::int64_t peak_activations = 0;
-  std::int64_t peak_released = 0;  // with dlogits released after the head's backward
 };
 
 MicroBatch random_batch(Device& device, const GptConfig& c, std::int64_t b, std::uint64_t seed) {
@@ -61,28 +57,12 @@ void timed_step(PolicyRun& run, const std::vector<MicroBatch>& batch) {
   run.peak_activations = std::max(run.peak_activations, run.device->memory().peak(MemoryCategory::kActivations));
 }
 
-// Forward, loss and backward over the GPT's children in reverse (their registration order is the
-// forward order), dropping dlogits once the head has turned it into the gradient of its input.
-// Accumulates into the grads like a training step; returns the peak activation bytes.
-std::int64_t peak_with_dlogits_released(PolicyRun& run, const MicroBatch& mb) {
-  Device& device = *run.device;
-  device.memory().reset_peaks();
-  Context ctx(device);
-  CrossEntropyLoss loss;
-  Tensor logits = run.model->forward(ctx, mb.inputs);
-  loss.forward(ctx, logits, mb.targets);
-  logits = Tensor();
-  Tensor d = loss.backward(ctx, 1.0f);
-  const auto& children = run.model->children();
-  for (auto it = children.rbegin(); it != children.rend(); ++it) d = (*it)->backward(ctx, d);
-  return device.memory().peak(MemoryCategory::kActivations);
-}
-
 }  // namespace
 }  // namespace tessera
 
 int main(int argc, char** argv) {
   using namespace tessera;
+  reexec_with_better_blas_core(argv);
   int threads = 2, steps = 5;
   std::int64_t batch_size = 8;
   GptConfig config;  // the small config: L=6 C=384 NH=6 V=8192 T=256
@@ -125,30 +105,25 @@ int main(int argc, char** argv) {
   for (int s = 0; s < steps; ++s) {
     for (std::size_t p = 0; p < runs.size(); ++p) timed_step(runs[p], batches[p]);
   }
-  for (std::size_t p = 0; p < runs.size(); ++p) {
-    runs[p].peak_released = peak_with_dlogits_released(runs[p], batches[p].front());
-  }
 
   std::printf("bench_activation_ckpt: GPT %s, B=%lld, %d threads, f32, %s\n", config.to_string().c_str(),
               static_cast<long long>(batch_size), threads, runs[0].device->name().c_str());
   std::printf("step = forward + cross-entropy + backward + AdamW (LocalTrainer); "
               "median of %d steps after 1 warm-up\n\n",
               steps);
-  std::printf("%-10s | %16s %8s %6s | %10s %8s %9s %8s | %22s %6s\n", "policy", "peak activations", "vs none",
-              "cut", "ms/step", "vs none", "min ms", "vs none", "peak, dlogits released", "cut");
+  std::printf("%-10s | %16s %8s %6s | %10s %8s %9s %8s\n", "policy", "peak activations", "vs none", "cut",
+              "ms/step", "vs none", "min ms", "vs none");
   const double mib = 1024.0 * 1024.0;
   const double none_bytes = static_cast<double>(runs[0].peak_activations);
-  const double none_released = static_cast<double>(runs[0].peak_released);
   const double none_median = median(runs[0].seconds);
   const double none_min = *std::min_element(runs[0].seconds.begin(), runs[0].seconds.end());
   for (const PolicyRun& run : runs) {
     const double bytes = static_cast<double>(run.peak_activations);
-    const double released = static_cast<double>(run.peak_released);
     const double med = median(run.seconds);
     const double fastest = *std::min_element(run.seconds.begin(), run.seconds.end());
-    std::printf("%-10s | %12.1f MiB %7.2fx %5.2fx | %10.1f %7.2fx %9.1f %7.2fx | %18.1f MiB %5.2fx\n",
-                run.label.c_str(), bytes / mib, bytes / none_bytes, none_bytes / bytes, med * 1e3, med / none_median,
-                fastest * 1e3, fastest / none_min, released / mib, none_released / released);
+    std::printf("%-10s | %12.1f MiB %7.2fx %5.2fx | %10.1f %7.2fx %9.1f %7.2fx\n", run.label.c_str(),
+                bytes / mib, bytes / none_bytes, none_bytes / bytes, med * 1e3, med / none_median, fastest * 1e3,
+                fastest / none_min);
   }
   return 0;
 }

@@ -24,6 +24,7 @@
 #include "checkpointing/training_checkpointer.hpp"
 #include "comm/mpi/mpi_communicator.hpp"
 #include "launch/run_distributed.hpp"
+#include "runtime/cpu/blas_core.hpp"
 #include "runtime/device.hpp"
 #include "runtime/modules/gpt.hpp"
 #include "sharding/sharded_engine.hpp"
@@ -295,4 +296,7 @@ int bench(DistributedContext& ctx) {
 }  // namespace
 }  // namespace tessera
 
-int main(int argc, char** argv) { return tessera::run_distributed(argc, argv, tessera::bench); }
+int main(int argc, char** argv) {
+  tessera::reexec_with_better_blas_core(argv);
+  return tessera::run_distributed(argc, argv, tessera::bench);
+}

@@ -24,6 +24,7 @@
 
 #include "comm/mpi/mpi_communicator.hpp"
 #include "launch/run_distributed.hpp"
+#include "runtime/cpu/blas_core.hpp"
 #include "precision/float_bits.hpp"
 
 namespace {
@@ -194,4 +195,7 @@ int run(tessera::DistributedContext& ctx) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return tessera::run_distributed(argc, argv, run); }
+int main(int argc, char** argv) {
+  tessera::reexec_with_better_blas_core(argv);
+  return tessera::run_distributed(argc, argv, run);
+}

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "launch/run_distributed.hpp"
+#include "runtime/cpu/blas_core.hpp"
 #include "planning/measured_step.hpp"
 #include "planning/memory_plan.hpp"
 #include "planning/plan_report.hpp"
@@ -89,4 +90,7 @@ int bench(DistributedContext& ctx) {
 }  // namespace
 }  // namespace tessera
 
-int main(int argc, char** argv) { return tessera::run_distributed(argc, argv, tessera::bench); }
+int main(int argc, char** argv) {
+  tessera::reexec_with_better_blas_core(argv);
+  return tessera::run_distributed(argc, argv, tessera::bench);
+}
