@@ -103,22 +103,7 @@ MemorySnapshot MemoryProfiler::overall_peaks() const {
   return result;
 }
 
-std::string MemoryProfiler::summary() const {
-  const MemorySnapshot s = overall_peaks();
-  std::string out;
-  char line[160];
-  std::snprintf(line, sizeof line, "%-16s %14s %14s %16s\n", "category", "current", "peak", "peak bytes");
-  out += line;
-  for (MemoryCategory c : kAllMemoryCategories) {
-    std::snprintf(line, sizeof line, "%-16s %14s %14s %16lld\n", memory_category_name(c),
-                  format_bytes(s.current_of(c)).c_str(), format_bytes(s.peak_of(c)).c_str(),
-                  static_cast<long long>(s.peak_of(c)));
-    out += line;
-  }
-  std::snprintf(line, sizeof line, "%-16s %14s %14s %16lld\n", "total", format_bytes(s.current_total).c_str(),
-                format_bytes(s.peak_total).c_str(), static_cast<long long>(s.peak_total));
-  return out + line;
-}
+std::string MemoryProfiler::summary() const { return memory_summary(overall_peaks()); }
 
 std::vector<MemoryLeak> MemoryProfiler::check_leaks(std::int64_t first_step, std::int64_t later_step,
                                                     std::int64_t tolerance_bytes) const {

@@ -66,8 +66,9 @@ std::string format_bytes(std::int64_t bytes) {
   return buf;
 }
 
-std::string memory_summary(const MemoryTracker& tracker) {
-  const MemorySnapshot s = tracker.snapshot();
+std::string memory_summary(const MemoryTracker& tracker) { return memory_summary(tracker.snapshot()); }
+
+std::string memory_summary(const MemorySnapshot& s) {
   std::string out;
   char line[160];
   std::snprintf(line, sizeof line, "%-16s %14s %14s %16s\n", "category", "current", "peak", "peak bytes");

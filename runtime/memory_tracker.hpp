@@ -44,6 +44,7 @@ class MemoryTracker {
 
 // A table of current and peak bytes per category plus the total, in MiB and bytes.
 std::string memory_summary(const MemoryTracker& tracker);
+std::string memory_summary(const MemorySnapshot& snapshot);
 std::string format_bytes(std::int64_t bytes);  // "12.50 MiB"
 
 }  // namespace tessera
