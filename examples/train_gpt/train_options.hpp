@@ -17,7 +17,7 @@ struct TrainOptions {
   // batch: global = micro x ranks x accumulation; unset values are derived (launch/batch_plan.hpp)
   std::optional<std::int64_t> global_batch, micro_batch, grad_accum;
   // training
-  std::int64_t steps = 300, warmup = 20;
+  std::int64_t steps = 800, warmup = 20;
   double lr = 1e-3, min_lr_ratio = 0.1, weight_decay = 0.1, grad_clip = 1.0, beta1 = 0.9, beta2 = 0.95;
   std::uint64_t seed = 1337;
   int threads = 0;  // 0: this node's cores divided by its ranks
@@ -32,7 +32,7 @@ struct TrainOptions {
   int keep_last = 0;
   bool async_checkpoint = false;
   // output
-  std::int64_t log_every = 10, eval_every = 100, eval_batches = 4, sample_tokens = 300;
+  std::int64_t log_every = 20, eval_every = 200, eval_batches = 4, sample_tokens = 300;
   double temperature = 0.8;
   std::string memory_profile;  // directory for the per-rank memory timeline; empty: off
 };
