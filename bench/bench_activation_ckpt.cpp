@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "runtime/checkpoint/activation_checkpointing.hpp"
 #include "runtime/cpu/blas_core.hpp"
 #include "runtime/device.hpp"
@@ -25,6 +26,9 @@
 namespace tessera {
 namespace {
 
+using benchmarks::median;
+using benchmarks::random_batch;
+
 struct PolicyRun {
   std::string label;
   std::unique_ptr<Device> device;
@@ -33,20 +37,6 @@ struct PolicyRun {
   std::vector<double> seconds;
   std::int64_t peak_activations = 0;
 };
-
-MicroBatch random_batch(Device& device, const GptConfig& c, std::int64_t b, std::uint64_t seed) {
-  Rng rng(seed);
-  std::vector<std::int32_t> in(static_cast<std::size_t>(b * c.max_seq_len)), tg(in.size());
-  for (auto& x : in) x = static_cast<std::int32_t>(rng.below(c.vocab_size));
-  for (auto& x : tg) x = static_cast<std::int32_t>(rng.below(c.vocab_size));
-  return {Tensor::from_host_i32(device, in, {b, c.max_seq_len}, MemoryCategory::kWorkspace),
-          Tensor::from_host_i32(device, tg, {b, c.max_seq_len}, MemoryCategory::kWorkspace)};
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // One timed training step; the activations peak is taken over the step alone.
 void timed_step(PolicyRun& run, const std::vector<MicroBatch>& batch) {

@@ -18,6 +18,7 @@
 
 #include <mpi.h>
 
+#include "bench_support.hpp"
 #include "checkpointing/checkpoint_loader.hpp"
 #include "checkpointing/checkpoint_paths.hpp"
 #include "checkpointing/checkpoint_saver.hpp"
@@ -33,6 +34,8 @@ namespace fs = std::filesystem;
 
 namespace tessera {
 namespace {
+
+using benchmarks::median;
 
 using Clock = std::chrono::steady_clock;
 
@@ -140,13 +143,6 @@ double sum_over(Communicator& comm, double x) {
   float v = static_cast<float>(x);
   comm.all_reduce(Span(&v, 1), DType::kF32, ReduceOp::kSum).wait();
   return v;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 struct Row {

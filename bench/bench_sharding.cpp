@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "launch/run_distributed.hpp"
 #include "runtime/cpu/blas_core.hpp"
 #include "runtime/device.hpp"
@@ -19,6 +20,9 @@
 
 namespace tessera {
 namespace {
+
+using benchmarks::median;
+using benchmarks::random_batch;
 
 struct Args {
   int threads = 1, steps = 5, prefetch = 1;
@@ -38,15 +42,6 @@ Args parse(int argc, char** argv) {
     else throw std::invalid_argument("bench_sharding: unknown option " + k);
   }
   return a;
-}
-
-MicroBatch random_batch(Device& device, const GptConfig& c, std::int64_t b, std::uint64_t seed) {
-  Rng rng(seed);
-  std::vector<std::int32_t> in(static_cast<std::size_t>(b * c.max_seq_len)), tg(in.size());
-  for (auto& x : in) x = static_cast<std::int32_t>(rng.below(c.vocab_size));
-  for (auto& x : tg) x = static_cast<std::int32_t>(rng.below(c.vocab_size));
-  return {Tensor::from_host_i32(device, in, {b, c.max_seq_len}, MemoryCategory::kWorkspace),
-          Tensor::from_host_i32(device, tg, {b, c.max_seq_len}, MemoryCategory::kWorkspace)};
 }
 
 int bench(DistributedContext& ctx) {

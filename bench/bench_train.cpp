@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "runtime/cpu/blas_core.hpp"
 #include "runtime/device.hpp"
 #include "runtime/gemm_ceiling.hpp"
@@ -20,24 +21,14 @@
 namespace tessera {
 namespace {
 
+using benchmarks::median;
+using benchmarks::random_batch;
+
 struct BenchConfig {
   const char* name;
   GptConfig model;
   std::int64_t batch;
 };
-
-MicroBatch random_batch(Device& device, const GptConfig& c, std::int64_t b, Rng& rng) {
-  std::vector<std::int32_t> in(static_cast<std::size_t>(b * c.max_seq_len)), tg(in.size());
-  for (auto& x : in) x = static_cast<std::int32_t>(rng.below(c.vocab_size));
-  for (auto& x : tg) x = static_cast<std::int32_t>(rng.below(c.vocab_size));
-  return {Tensor::from_host_i32(device, in, {b, c.max_seq_len}, MemoryCategory::kWorkspace),
-          Tensor::from_host_i32(device, tg, {b, c.max_seq_len}, MemoryCategory::kWorkspace)};
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 }  // namespace
 }  // namespace tessera
@@ -78,8 +69,7 @@ int main(int argc, char** argv) {
     Gpt model(bc.model);
     materialize_parameters(model, *device, 1);
     LocalTrainer trainer(model, *device, AdamWConfig{}, 1.0f);
-    Rng rng(7);
-    const std::vector<MicroBatch> batch{random_batch(*device, bc.model, bc.batch, rng)};
+    const std::vector<MicroBatch> batch{random_batch(*device, bc.model, bc.batch, 7)};
     trainer.step(batch, 1e-4f);  // warm-up
     std::vector<double> times;
     for (int s = 0; s < steps; ++s) {
