@@ -11,12 +11,6 @@
 namespace tessera {
 namespace {
 
-std::string fmt(const char* format, auto... args) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, format, args...);
-  return buf;
-}
-
 std::int64_t stacked(const MemoryPlan& p) {
   std::int64_t sum = 0;
   for (MemoryCategory c : kAllMemoryCategories) sum += p.peak(c);
@@ -36,18 +30,10 @@ std::string plan_bar_chart_svg(const std::vector<PlanBar>& bars, const std::stri
     if (b.plan.judged()) budget = std::max(budget, b.plan.budget());
   }
   max_bytes = std::max(max_bytes, budget);
-  const std::int64_t step = svg_tick_step(max_bytes, 6);
-  const std::int64_t y_max = (max_bytes + step - 1) / step * step;
-  auto y = [&](std::int64_t bytes) { return top + plot_h - plot_h * static_cast<double>(bytes) / static_cast<double>(y_max); };
+  const SvgByteAxis axis = svg_byte_axis(left, top, plot_w, plot_h, max_bytes);
+  auto y = [&](std::int64_t bytes) { return axis.y(bytes); };
+  std::string svg = svg_chart_open(width, height, axis, title);
 
-  std::string svg = fmt("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                        "font-family=\"sans-serif\" font-size=\"12\">\n", width, height);
-  svg += fmt("<rect width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", width, height);
-  svg += fmt("<text x=\"%.0f\" y=\"24\" font-size=\"15\" font-weight=\"bold\">", left) + svg_escape(title) + "</text>\n";
-  for (std::int64_t t = 0; t <= y_max; t += step) {
-    svg += fmt("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#dddddd\"/>\n", left, y(t), left + plot_w, y(t));
-    svg += fmt("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 6, y(t) + 4) + svg_bytes_label(t) + "</text>\n";
-  }
   for (std::size_t i = 0; i < bars.size(); ++i) {
     const MemoryPlan& p = bars[i].plan;
     const double x = left + gap + static_cast<double>(i) * (bar_w + gap);
@@ -55,48 +41,48 @@ std::string plan_bar_chart_svg(const std::vector<PlanBar>& bars, const std::stri
     for (MemoryCategory c : kAllMemoryCategories) {
       const std::int64_t bytes = p.peak(c);
       if (bytes <= 0) continue;
-      svg += fmt("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.2f\" fill=\"", x, y(base + bytes), bar_w,
+      svg += svg_printf("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.2f\" fill=\"", x, y(base + bytes), bar_w,
                  y(base) - y(base + bytes)) +
              memory_category_color(c) + "\"><title>" + memory_category_name(c) + ": " + format_decimal_bytes(bytes) +
              "</title></rect>\n";
       base += bytes;
     }
     const double ty = y(p.peak_total());
-    svg += fmt("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\" stroke-width=\"3\"/>\n", x - 6,
+    svg += svg_printf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\" stroke-width=\"3\"/>\n", x - 6,
                ty, x + bar_w + 6, ty);
-    svg += fmt("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\" stroke=\"white\" "
+    svg += svg_printf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\" stroke=\"white\" "
                "stroke-width=\"3\" paint-order=\"stroke\">", x + bar_w / 2, std::min(y(base), ty) - 6) +
            format_decimal_bytes(p.peak_total()) + "</text>\n";
-    svg += fmt("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-weight=\"bold\">", x + bar_w / 2,
+    svg += svg_printf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-weight=\"bold\">", x + bar_w / 2,
                top + plot_h + 18) + svg_escape(bars[i].label) + "</text>\n";
     const char* verdict = !p.judged() ? "" : p.fits() ? "fits" : "does not fit";
-    svg += fmt("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\" fill=\"%s\">", x + bar_w / 2,
+    svg += svg_printf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\" fill=\"%s\">", x + bar_w / 2,
                top + plot_h + 34, p.fits() ? "#2b7a2b" : "#c02020") + verdict + "</text>\n";
   }
   if (budget > 0) {
-    svg += fmt("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c02020\" stroke-width=\"2\" "
+    svg += svg_printf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c02020\" stroke-width=\"2\" "
                "stroke-dasharray=\"8 4\"/>\n", left, y(budget), left + plot_w, y(budget));
   }
-  svg += fmt("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", left, top + plot_h,
+  svg += svg_printf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", left, top + plot_h,
              left + plot_w, top + plot_h);
   double ly = top + 10;
   const double lx = left + plot_w + 20;
   for (auto it = kAllMemoryCategories.rbegin(); it != kAllMemoryCategories.rend(); ++it) {
-    svg += fmt("<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"", lx, ly) + memory_category_color(*it) +
+    svg += svg_printf("<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"", lx, ly) + memory_category_color(*it) +
            "\"/>\n";
-    svg += fmt("<text x=\"%.1f\" y=\"%.1f\">", lx + 20, ly + 12) + memory_category_name(*it) + " (peak)</text>\n";
+    svg += svg_printf("<text x=\"%.1f\" y=\"%.1f\">", lx + 20, ly + 12) + memory_category_name(*it) + " (peak)</text>\n";
     ly += 22;
   }
-  svg += fmt("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\" stroke-width=\"3\"/>\n", lx,
+  svg += svg_printf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\" stroke-width=\"3\"/>\n", lx,
              ly + 7, lx + 14, ly + 7);
-  svg += fmt("<text x=\"%.1f\" y=\"%.1f\">simultaneous peak</text>\n", lx + 20, ly + 12);
+  svg += svg_printf("<text x=\"%.1f\" y=\"%.1f\">simultaneous peak</text>\n", lx + 20, ly + 12);
   ly += 22;
   if (budget > 0) {
-    svg += fmt("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c02020\" stroke-width=\"2\" "
+    svg += svg_printf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c02020\" stroke-width=\"2\" "
                "stroke-dasharray=\"8 4\"/>\n", lx, ly + 7, lx + 14, ly + 7);
-    svg += fmt("<text x=\"%.1f\" y=\"%.1f\">device memory available</text>\n", lx + 20, ly + 12);
+    svg += svg_printf("<text x=\"%.1f\" y=\"%.1f\">device memory available</text>\n", lx + 20, ly + 12);
   }
-  svg += fmt("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555555\">per rank; GB = 10^9 bytes</text>\n", left,
+  svg += svg_printf("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555555\">per rank; GB = 10^9 bytes</text>\n", left,
              height - 10);
   return svg + "</svg>\n";
 }

@@ -7,16 +7,6 @@
 #include <stdexcept>
 
 namespace tessera {
-namespace {
-
-std::string fmt(const char* format, auto... args) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, format, args...);
-  return buf;
-}
-
-}  // namespace
-
 const char* memory_category_color(MemoryCategory category) {
   switch (category) {
     case MemoryCategory::kParameters: return "#4e79a7";
@@ -55,11 +45,33 @@ std::int64_t svg_tick_step(std::int64_t max_bytes, int ticks) {
 
 std::string svg_bytes_label(std::int64_t bytes) {
   const double b = static_cast<double>(bytes);
-  if (bytes >= 1000000000000LL) return fmt("%g TB", b / 1e12);
-  if (bytes >= 1000000000LL) return fmt("%g GB", b / 1e9);
-  if (bytes >= 1000000LL) return fmt("%g MB", b / 1e6);
-  if (bytes >= 1000LL) return fmt("%g KB", b / 1e3);
-  return fmt("%lld B", static_cast<long long>(bytes));
+  if (bytes >= 1000000000000LL) return svg_printf("%g TB", b / 1e12);
+  if (bytes >= 1000000000LL) return svg_printf("%g GB", b / 1e9);
+  if (bytes >= 1000000LL) return svg_printf("%g MB", b / 1e6);
+  if (bytes >= 1000LL) return svg_printf("%g KB", b / 1e3);
+  return svg_printf("%lld B", static_cast<long long>(bytes));
+}
+
+SvgByteAxis svg_byte_axis(double left, double top, double plot_w, double plot_h, std::int64_t max_bytes) {
+  SvgByteAxis axis{left, top, plot_w, plot_h, 1, 1};
+  axis.step = svg_tick_step(max_bytes, 6);
+  axis.y_max = (std::max<std::int64_t>(max_bytes, 1) + axis.step - 1) / axis.step * axis.step;
+  return axis;
+}
+
+std::string svg_chart_open(double width, double height, const SvgByteAxis& a, const std::string& title) {
+  std::string svg = svg_printf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                               "font-family=\"sans-serif\" font-size=\"12\">\n", width, height);
+  svg += svg_printf("<rect width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", width, height);
+  svg += svg_printf("<text x=\"%.0f\" y=\"24\" font-size=\"15\" font-weight=\"bold\">", a.left) + svg_escape(title) +
+         "</text>\n";
+  for (std::int64_t t = 0; t <= a.y_max; t += a.step) {
+    svg += svg_printf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#dddddd\"/>\n", a.left, a.y(t),
+                      a.left + a.plot_w, a.y(t));
+    svg += svg_printf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", a.left - 6, a.y(t) + 4) +
+           svg_bytes_label(t) + "</text>\n";
+  }
+  return svg;
 }
 
 void write_text_file(const std::string& path, const std::string& text) {
@@ -78,19 +90,11 @@ std::string memory_timeline_svg(const std::vector<MemorySample>& samples, const 
   const double width = left + plot_w + legend_w + 20, height = top + plot_h + bottom;
   std::int64_t max_bytes = 1;
   for (const MemorySample& s : samples) max_bytes = std::max({max_bytes, s.memory.current_total, s.memory.peak_total});
-  const std::int64_t step = svg_tick_step(max_bytes, 6);
-  const std::int64_t y_max = (max_bytes + step - 1) / step * step;
+  const SvgByteAxis axis = svg_byte_axis(left, top, plot_w, plot_h, max_bytes);
+  auto y = [&](std::int64_t bytes) { return axis.y(bytes); };
   auto x = [&](int i) { return left + dx * i; };
-  auto y = [&](std::int64_t bytes) { return top + plot_h - plot_h * static_cast<double>(bytes) / static_cast<double>(y_max); };
+  std::string svg = svg_chart_open(width, height, axis, title);
 
-  std::string svg = fmt("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                        "font-family=\"sans-serif\" font-size=\"12\">\n", width, height);
-  svg += fmt("<rect width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", width, height);
-  svg += fmt("<text x=\"%.0f\" y=\"24\" font-size=\"15\" font-weight=\"bold\">", left) + svg_escape(title) + "</text>\n";
-  for (std::int64_t t = 0; t <= y_max; t += step) {
-    svg += fmt("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#dddddd\"/>\n", left, y(t), left + plot_w, y(t));
-    svg += fmt("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 6, y(t) + 4) + svg_bytes_label(t) + "</text>\n";
-  }
   // Stacked areas, bottom category first: each polygon runs along its top edge and back along the
   // top edge of the stack below it.
   std::vector<std::int64_t> below(static_cast<std::size_t>(n), 0);
@@ -98,8 +102,8 @@ std::string memory_timeline_svg(const std::vector<MemorySample>& samples, const 
     std::vector<std::int64_t> above = below;
     for (int i = 0; i < n; ++i) above[static_cast<std::size_t>(i)] += samples[static_cast<std::size_t>(i)].memory.current_of(c);
     std::string points;
-    for (int i = 0; i < n; ++i) points += fmt("%.1f,%.1f ", x(i), y(above[static_cast<std::size_t>(i)]));
-    for (int i = n - 1; i >= 0; --i) points += fmt("%.1f,%.1f ", x(i), y(below[static_cast<std::size_t>(i)]));
+    for (int i = 0; i < n; ++i) points += svg_printf("%.1f,%.1f ", x(i), y(above[static_cast<std::size_t>(i)]));
+    for (int i = n - 1; i >= 0; --i) points += svg_printf("%.1f,%.1f ", x(i), y(below[static_cast<std::size_t>(i)]));
     svg += std::string("<polygon fill=\"") + memory_category_color(c) + "\" fill-opacity=\"0.85\" points=\"" + points +
            "\"><title>" + memory_category_name(c) + "</title></polygon>\n";
     below = above;
@@ -108,27 +112,27 @@ std::string memory_timeline_svg(const std::vector<MemorySample>& samples, const 
   std::string peak;
   for (int i = 1; i < n; ++i) {
     const double py = y(samples[static_cast<std::size_t>(i)].memory.peak_total);
-    peak += fmt("M%.1f,%.1f H%.1f ", x(i - 1), py, x(i));
+    peak += svg_printf("M%.1f,%.1f H%.1f ", x(i - 1), py, x(i));
   }
   if (!peak.empty()) svg += "<path d=\"" + peak + "\" stroke=\"black\" stroke-dasharray=\"4 3\" fill=\"none\"/>\n";
-  svg += fmt("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", left, top + plot_h,
+  svg += svg_printf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", left, top + plot_h,
              left + plot_w, top + plot_h);
   for (int i = 0; i < n; ++i) {
     const MemorySample& s = samples[static_cast<std::size_t>(i)];
-    svg += fmt("<text transform=\"translate(%.1f,%.1f) rotate(-60)\" text-anchor=\"end\" font-size=\"10\">", x(i) + 3,
+    svg += svg_printf("<text transform=\"translate(%.1f,%.1f) rotate(-60)\" text-anchor=\"end\" font-size=\"10\">", x(i) + 3,
                top + plot_h + 10) + svg_escape(s.phase) + "</text>\n";
   }
   double ly = top + 10;
   const double lx = left + plot_w + 24;
   for (auto it = kAllMemoryCategories.rbegin(); it != kAllMemoryCategories.rend(); ++it) {
-    svg += fmt("<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"", lx, ly) +
+    svg += svg_printf("<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"", lx, ly) +
            memory_category_color(*it) + "\"/>\n";
-    svg += fmt("<text x=\"%.1f\" y=\"%.1f\">", lx + 20, ly + 12) + memory_category_name(*it) + "</text>\n";
+    svg += svg_printf("<text x=\"%.1f\" y=\"%.1f\">", lx + 20, ly + 12) + memory_category_name(*it) + "</text>\n";
     ly += 22;
   }
-  svg += fmt("<path d=\"M%.1f,%.1f h14\" stroke=\"black\" stroke-dasharray=\"4 3\"/>\n", lx, ly + 7);
-  svg += fmt("<text x=\"%.1f\" y=\"%.1f\">peak within phase</text>\n", lx + 20, ly + 12);
-  svg += fmt("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555555\">areas: bytes allocated at each phase end</text>\n",
+  svg += svg_printf("<path d=\"M%.1f,%.1f h14\" stroke=\"black\" stroke-dasharray=\"4 3\"/>\n", lx, ly + 7);
+  svg += svg_printf("<text x=\"%.1f\" y=\"%.1f\">peak within phase</text>\n", lx + 20, ly + 12);
+  svg += svg_printf("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555555\">areas: bytes allocated at each phase end</text>\n",
              left, height - 8);
   return svg + "</svg>\n";
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,27 @@ std::string svg_escape(std::string_view text);
 std::int64_t svg_tick_step(std::int64_t max_bytes, int ticks);
 // A short axis label in powers of 10: "1.5 GB", "200 MB".
 std::string svg_bytes_label(std::int64_t bytes);
+// snprintf into a std::string (SVG fragments are short; at most 255 characters).
+std::string svg_printf(const char* format, auto... args) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, format, args...);
+  return buf;
+}
+
+// The y axis both memory charts share: bytes 0 .. y_max (rounded up to a tick) over plot_h pixels
+// below `top`, ticks every `step` bytes.
+struct SvgByteAxis {
+  double left = 0, top = 0, plot_w = 0, plot_h = 0;
+  std::int64_t y_max = 1, step = 1;
+
+  double y(std::int64_t bytes) const {
+    return top + plot_h - plot_h * static_cast<double>(bytes) / static_cast<double>(y_max);
+  }
+};
+SvgByteAxis svg_byte_axis(double left, double top, double plot_w, double plot_h, std::int64_t max_bytes);
+// The chart's opening: <svg> header, white background, title, and the axis's grid lines and labels.
+std::string svg_chart_open(double width, double height, const SvgByteAxis& axis, const std::string& title);
+
 // Writes `svg` to `path`; throws std::runtime_error naming the path when it cannot.
 void write_text_file(const std::string& path, const std::string& text);
 
