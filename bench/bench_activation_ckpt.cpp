@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "bench_support.hpp"
-#include "runtime/checkpoint/activation_checkpointing.hpp"
+#include "runtime/recompute/activation_checkpointing.hpp"
 #include "runtime/cpu/blas_core.hpp"
 #include "runtime/device.hpp"
 #include "runtime/local_trainer.hpp"

@@ -1,6 +1,6 @@
 // bench_sharding: ZeRO stages 0-3 on the small GPT across the ranks of an mpirun job. Prints per
 // stage: ms/step, tokens/s (all ranks), the per-rank model-state bytes measured by the tracker
-// next to DESIGN.md's formula, and the stage-3 / stage-0 step-time ratio.
+// next to the ZeRO formula (docs/ARCHITECTURE.md), and the stage-3 / stage-0 step-time ratio.
 // Usage: mpirun -np 2 bench_sharding [--threads 1] [--steps 5] [--micro-batch 4]
 //        [--reduce-dtype f32|bf16] [--prefetch 1]
 #include <algorithm>

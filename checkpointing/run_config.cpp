@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "launch/batch_plan.hpp"
+#include "training/batch_plan.hpp"
 #include "runtime/modules/gpt.hpp"
 #include "runtime/optim/lr_schedule.hpp"
 

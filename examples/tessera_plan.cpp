@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "launch/batch_plan.hpp"
+#include "training/batch_plan.hpp"
 #include "planning/memory_plan.hpp"
 #include "planning/plan_report.hpp"
 #include "planning/plan_svg.hpp"

@@ -3,7 +3,7 @@
 
 #include <stdexcept>
 
-#include "runtime/checkpoint/activation_checkpointing.hpp"
+#include "runtime/recompute/activation_checkpointing.hpp"
 #include "runtime/device.hpp"
 #include "runtime/modules/gpt.hpp"
 #include "runtime/random.hpp"

@@ -9,7 +9,7 @@
 
 #include "planning/model_spec.hpp"
 #include "precision/mixed_precision.hpp"
-#include "runtime/checkpoint/activation_checkpointing.hpp"
+#include "runtime/recompute/activation_checkpointing.hpp"
 #include "sharding/sharding_config.hpp"
 
 namespace tessera {

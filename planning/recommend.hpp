@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "launch/batch_plan.hpp"
+#include "training/batch_plan.hpp"
 #include "planning/memory_plan.hpp"
 
 namespace tessera {

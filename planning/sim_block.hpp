@@ -2,14 +2,14 @@
 // TransformerBlock (RecomputeMode::kKeepAll or kElementwise, the "selective" policy) and
 // CheckpointWrapper ("blocks", "every:K"). Same call order and lifetimes as
 // runtime/modules/{causal_self_attention,mlp,transformer_block}.cpp and
-// runtime/checkpoint/checkpoint_wrapper.cpp.
+// runtime/recompute/checkpoint_wrapper.cpp.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 
 #include "planning/sim_layers.hpp"
-#include "runtime/checkpoint/recompute_mode.hpp"
+#include "runtime/modules/recompute_mode.hpp"
 
 namespace tessera {
 

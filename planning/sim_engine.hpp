@@ -19,7 +19,7 @@
 
 #include "planning/sim_flat_unit.hpp"
 #include "planning/sim_module.hpp"
-#include "runtime/checkpoint/activation_checkpointing.hpp"
+#include "runtime/recompute/activation_checkpointing.hpp"
 #include "runtime/modules/gpt.hpp"
 #include "sharding/sharded_engine.hpp"
 

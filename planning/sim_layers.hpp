@@ -21,7 +21,7 @@ class SimLinear final : public SimModule {
   SimTensor input_;
 };
 
-// linear_backward_with_input (runtime/checkpoint/linear_recompute.cpp): dx (..., in) from a
+// linear_backward_with_input (runtime/modules/linear_recompute.cpp): dx (..., in) from a
 // caller-supplied input.
 SimTensor sim_linear_backward_with_input(SimContext& ctx, const SimTensor& dy, const SimTensor& x);
 

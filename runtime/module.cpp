@@ -6,15 +6,11 @@
 #include "runtime/random.hpp"
 
 namespace tessera {
-namespace {
-
-std::string join_name(const std::string& prefix, const std::string& name) {
+std::string join_module_name(const std::string& prefix, const std::string& name) {
   if (prefix.empty()) return name;
   if (name.empty()) return prefix;
   return prefix + "." + name;
 }
-
-}  // namespace
 
 void Module::clear_saved() {
   clear_own_saved();
@@ -23,9 +19,9 @@ void Module::clear_saved() {
 
 std::vector<NamedParameter> Module::named_parameters(const std::string& prefix) {
   std::vector<NamedParameter> out;
-  for (Parameter* p : own_parameters_) out.push_back({join_name(prefix, p->name), p});
+  for (Parameter* p : own_parameters_) out.push_back({join_module_name(prefix, p->name), p});
   for (auto& child : children_) {
-    auto sub = child->named_parameters(join_name(prefix, child.name));
+    auto sub = child->named_parameters(join_module_name(prefix, child.name));
     out.insert(out.end(), sub.begin(), sub.end());
   }
   return out;
@@ -34,7 +30,7 @@ std::vector<NamedParameter> Module::named_parameters(const std::string& prefix) 
 std::vector<NamedModule> Module::named_modules(const std::string& prefix) {
   std::vector<NamedModule> out{{prefix, this}};
   for (auto& child : children_) {
-    auto sub = child->named_modules(join_name(prefix, child.name));
+    auto sub = child->named_modules(join_module_name(prefix, child.name));
     out.insert(out.end(), sub.begin(), sub.end());
   }
   return out;

@@ -85,6 +85,10 @@ class Module {
   std::deque<ModuleSlot> children_;  // deque: slots never move, so references to them stay valid
 };
 
+// "prefix.name", or whichever of the two is not empty: how full module and parameter names are
+// built ("h.3" + "attn" = "h.3.attn"; a child with an empty name adds no segment).
+std::string join_module_name(const std::string& prefix, const std::string& name);
+
 // Allocates every parameter of `root` on `device` (one tensor each, category kParameters) and fills
 // it from its init rule with a generator seeded by (seed, full name): the values do not depend on
 // how parameters are laid out or sharded.

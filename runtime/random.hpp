@@ -7,14 +7,9 @@
 #include <cstdint>
 #include <string_view>
 
-namespace tessera {
+#include "runtime/splitmix64.hpp"
 
-inline std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+namespace tessera {
 
 // FNV-1a 64-bit hash of a string: mixes a parameter name into a seed.
 inline std::uint64_t hash_string(std::string_view s) {
@@ -29,8 +24,8 @@ inline std::uint64_t hash_string(std::string_view s) {
 class Rng {
  public:
   explicit Rng(std::uint64_t seed) {
-    std::uint64_t sm = seed;
-    for (auto& word : s_) word = splitmix64(sm);
+    detail::SplitMix64 sm(seed);
+    for (auto& word : s_) word = sm.next();
   }
 
   std::uint64_t next_u64() {

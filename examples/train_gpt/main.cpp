@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "checkpointing/training_checkpointer.hpp"
-#include "launch/batch_plan.hpp"
+#include "training/batch_plan.hpp"
 #include "launch/run_distributed.hpp"
-#include "runtime/checkpoint/activation_checkpointing.hpp"
+#include "runtime/recompute/activation_checkpointing.hpp"
 #include "runtime/cpu/blas_core.hpp"
 #include "runtime/data/byte_tokenizer.hpp"
 #include "runtime/data/sample_loader.hpp"

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "checkpointing/shard_file_writer.hpp"
-#include "runtime/checkpoint/activation_checkpointing.hpp"
+#include "runtime/recompute/activation_checkpointing.hpp"
 
 namespace tessera {
 

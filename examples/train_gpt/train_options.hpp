@@ -14,7 +14,7 @@ struct TrainOptions {
   std::string val_data;                               // default: <data>_val.bin when it exists
   // model
   std::int64_t layers = 4, heads = 4, dim = 256, seq_len = 128, vocab = 0;  // vocab 0: tokenizer's, padded to 64
-  // batch: global = micro x ranks x accumulation; unset values are derived (launch/batch_plan.hpp)
+  // batch: global = micro x ranks x accumulation; unset values are derived (training/batch_plan.hpp)
   std::optional<std::int64_t> global_batch, micro_batch, grad_accum;
   // training
   std::int64_t steps = 800, warmup = 20;

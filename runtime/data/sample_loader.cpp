@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include "runtime/data/splitmix64.hpp"
+#include "runtime/splitmix64.hpp"
 
 namespace tessera {
 

@@ -5,7 +5,7 @@
 // (recomputed from qkv in backward) nor the input x: backward_with_input takes x again from the caller.
 #pragma once
 
-#include "runtime/checkpoint/recompute_mode.hpp"
+#include "runtime/modules/recompute_mode.hpp"
 #include "runtime/module.hpp"
 
 namespace tessera {

@@ -3,7 +3,7 @@
 
 #include <stdexcept>
 
-#include "runtime/checkpoint/linear_recompute.hpp"
+#include "runtime/modules/linear_recompute.hpp"
 #include "runtime/kernels.hpp"
 #include "runtime/modules/linear.hpp"
 

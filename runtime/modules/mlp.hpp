@@ -4,7 +4,7 @@
 // output and takes the input x again from the caller (the fc layer did not keep it).
 #pragma once
 
-#include "runtime/checkpoint/recompute_mode.hpp"
+#include "runtime/modules/recompute_mode.hpp"
 #include "runtime/module.hpp"
 
 namespace tessera {

@@ -5,7 +5,7 @@
 // and the GELU output.
 #pragma once
 
-#include "runtime/checkpoint/recompute_mode.hpp"
+#include "runtime/modules/recompute_mode.hpp"
 #include "runtime/module.hpp"
 
 namespace tessera {

@@ -9,7 +9,7 @@
 
 #include "comm/mpi/mpi_communicator.hpp"
 #include "plan_test_support.hpp"
-#include "runtime/checkpoint/activation_checkpointing.hpp"
+#include "runtime/recompute/activation_checkpointing.hpp"
 #include "runtime/device.hpp"
 #include "runtime/modules/gpt.hpp"
 #include "runtime/random.hpp"

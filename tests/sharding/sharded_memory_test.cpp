@@ -1,5 +1,5 @@
-// Memory truth: per rank, the tracked model-state bytes of each ZeRO stage equal DESIGN.md's
-// table to the byte (f32 params: params 4P | 4S, grads 4P | 4S, Adam m+v 8P | 8S), and the
+// Memory truth: per rank, the tracked model-state bytes of each ZeRO stage equal the ZeRO table
+// (docs/ARCHITECTURE.md) to the byte (f32 params: params 4P | 4S, grads 4P | 4S, Adam m+v 8P | 8S), and the
 // transient buffers stay within the documented allowance.
 // tessera-test-ranks: 2 4
 #include <gtest/gtest.h>

@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "runtime/data/sample_loader.hpp"
-#include "runtime/data/splitmix64.hpp"
 
 namespace tessera {
 namespace {
@@ -43,28 +42,6 @@ class SampleLoaderTest : public ::testing::Test {
 
   fs::path dir_;
 };
-
-TEST(SplitMix64, MatchesReferenceOutputs) {
-  // Published reference outputs of SplitMix64 seeded with 1234567.
-  detail::SplitMix64 rng(1234567);
-  EXPECT_EQ(rng.next(), 6457827717110365317ULL);
-  EXPECT_EQ(rng.next(), 3203168211198807973ULL);
-  EXPECT_EQ(rng.next(), 9817491932198370423ULL);
-  EXPECT_EQ(rng.next(), 4593380528125082431ULL);
-  EXPECT_EQ(rng.next(), 16408922859458223821ULL);
-}
-
-TEST(SplitMix64, BelowStaysInRange) {
-  detail::SplitMix64 rng(7);
-  for (int i = 0; i < 1000; ++i) EXPECT_EQ(rng.below(1), 0u);
-  std::vector<int> seen(5, 0);
-  for (int i = 0; i < 1000; ++i) {
-    const std::uint64_t v = rng.below(5);
-    ASSERT_LT(v, 5u);
-    ++seen[v];
-  }
-  for (int v = 0; v < 5; ++v) EXPECT_GT(seen[v], 100) << "value " << v << " drawn " << seen[v] << " times of 1000";
-}
 
 TEST(ShuffledWindows, PinnedPermutations) {
   // These orders are part of the checkpoint format (a checkpoint stores only seed and sample index):

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include "checkpoint_test_support.hpp"
+#include "recompute_test_support.hpp"
 #include "comm/mpi/mpi_communicator.hpp"
 #include "sharding/full_parameters.hpp"
 #include "sharding/sharded_engine.hpp"

@@ -1,5 +1,5 @@
 // CheckpointWrapper: forward keeps the input only; backward recomputes, then differentiates.
-#include "runtime/checkpoint/checkpoint_wrapper.hpp"
+#include "runtime/recompute/checkpoint_wrapper.hpp"
 
 #include <stdexcept>
 

@@ -1,20 +1,14 @@
 // apply_activation_checkpointing: selects modules by policy and wraps them in place.
-#include "runtime/checkpoint/activation_checkpointing.hpp"
+#include "runtime/recompute/activation_checkpointing.hpp"
 
 #include <charconv>
 #include <stdexcept>
 
-#include "runtime/checkpoint/checkpoint_wrapper.hpp"
+#include "runtime/recompute/checkpoint_wrapper.hpp"
 #include "runtime/modules/transformer_block.hpp"
 
 namespace tessera {
 namespace {
-
-std::string join_name(const std::string& prefix, const std::string& name) {
-  if (prefix.empty()) return name;
-  if (name.empty()) return prefix;
-  return prefix + "." + name;
-}
 
 struct Target {
   Module* parent;
@@ -50,7 +44,7 @@ void collect(Module& parent, const std::string& parent_name, Selector& selector,
   for (const ModuleSlot& slot : parent.children()) {
     Module* child = slot.module.get();
     if (dynamic_cast<CheckpointWrapper*>(child) != nullptr) continue;
-    const std::string name = join_name(parent_name, slot.name);
+    const std::string name = join_module_name(parent_name, slot.name);
     if (selector.selects(name, *child)) {
       out.push_back({&parent, slot.name, name, child});
     } else {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/checkpoint/activation_checkpointing.hpp"
+#include "runtime/recompute/activation_checkpointing.hpp"
 #include "runtime/device.hpp"
 #include "runtime/modules/cross_entropy_loss.hpp"
 #include "runtime/modules/gpt.hpp"

@@ -2,12 +2,12 @@
 // name, selective) gives gradients and training steps bit-identical to the unwrapped model's,
 // selects the modules it says, leaves parameter names alone, and parse_checkpoint_policy accepts
 // exactly the train_gpt spellings.
-#include "runtime/checkpoint/activation_checkpointing.hpp"
+#include "runtime/recompute/activation_checkpointing.hpp"
 
 #include <gtest/gtest.h>
 
-#include "checkpoint_test_support.hpp"
-#include "runtime/checkpoint/checkpoint_wrapper.hpp"
+#include "recompute_test_support.hpp"
+#include "runtime/recompute/checkpoint_wrapper.hpp"
 #include "runtime/local_trainer.hpp"
 #include "runtime/modules/causal_self_attention.hpp"
 #include "runtime/modules/transformer_block.hpp"

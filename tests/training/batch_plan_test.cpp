@@ -1,5 +1,5 @@
 // Global-batch planner: every derivation branch, the exact error messages, tokens arithmetic.
-#include "launch/batch_plan.hpp"
+#include "training/batch_plan.hpp"
 
 #include <gtest/gtest.h>
 

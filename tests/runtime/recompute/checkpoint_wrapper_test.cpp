@@ -1,11 +1,11 @@
 // CheckpointWrapper on its own: a user-written Module wrapped gives bit-identical gradients while
 // keeping only its input between forward and backward; names and wrap_child are unchanged by
 // wrapping; inference keeps nothing; misuse says what to change.
-#include "runtime/checkpoint/checkpoint_wrapper.hpp"
+#include "runtime/recompute/checkpoint_wrapper.hpp"
 
 #include <gtest/gtest.h>
 
-#include "checkpoint_test_support.hpp"
+#include "recompute_test_support.hpp"
 #include "runtime/kernels.hpp"
 #include "runtime/modules/linear.hpp"
 

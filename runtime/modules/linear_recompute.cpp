@@ -1,5 +1,5 @@
 // linear_backward_with_input: Linear's backward kernel with a caller-supplied input.
-#include "runtime/checkpoint/linear_recompute.hpp"
+#include "runtime/modules/linear_recompute.hpp"
 
 #include <stdexcept>
 

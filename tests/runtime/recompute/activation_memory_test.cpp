@@ -4,7 +4,7 @@
 // strictly between the two.
 #include <gtest/gtest.h>
 
-#include "checkpoint_test_support.hpp"
+#include "recompute_test_support.hpp"
 
 namespace tessera {
 namespace {
