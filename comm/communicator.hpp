@@ -30,7 +30,7 @@
 #include "comm/comm_options.hpp"
 #include "comm/reduce_op.hpp"
 #include "comm/span.hpp"
-#include "comm/work.hpp"
+#include "core/work.hpp"
 #include "precision/dtype.hpp"
 
 namespace tessera {

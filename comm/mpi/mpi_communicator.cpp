@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "comm/collective_args.hpp"
-#include "comm/completion_work.hpp"
+#include "core/completion_work.hpp"
 #include "comm/mpi/mpi_algorithms.hpp"
 #include "comm/mpi/mpi_check.hpp"
-#include "comm/serial_executor.hpp"
+#include "core/serial_executor.hpp"
 #include "comm/watchdog.hpp"
 
 namespace tessera {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "comm/collective_args.hpp"
-#include "comm/completion_work.hpp"
+#include "core/completion_work.hpp"
 #include "comm/job_abort.hpp"
 #include "comm/nccl/cuda_event_work.hpp"
 #include "comm/nccl/nccl_check.hpp"
