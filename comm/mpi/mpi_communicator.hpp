@@ -58,7 +58,7 @@ class MpiCommunicator final : public Communicator {
   int size() const override { return size_; }
   const std::string& name() const override { return options_.name; }
   CommBackend backend() const override { return CommBackend::kMpi; }
-  CommMemory memory_kind() const override { return CommMemory::kHost; }
+  MemorySpace memory_space() const override { return MemorySpace::kHost; }
 
   Work all_reduce(Span buf, DType dtype, ReduceOp op) override;
   Work reduce_scatter(ConstSpan in, Span out, DType dtype, ReduceOp op) override;

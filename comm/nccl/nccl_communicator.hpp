@@ -45,7 +45,7 @@ class NcclCommunicator final : public Communicator {
   int size() const override { return size_; }
   const std::string& name() const override { return options_.name; }
   CommBackend backend() const override { return CommBackend::kNccl; }
-  CommMemory memory_kind() const override { return CommMemory::kDevice; }
+  MemorySpace memory_space() const override { return MemorySpace::kGpu; }
 
   Work all_reduce(Span buf, DType dtype, ReduceOp op) override;
   Work reduce_scatter(ConstSpan in, Span out, DType dtype, ReduceOp op) override;

@@ -8,9 +8,10 @@
 namespace tessera {
 
 ncclUniqueId nccl_rendezvous(Communicator& bootstrap) {
-  if (bootstrap.memory_kind() != CommMemory::kHost) {
+  if (bootstrap.memory_space() != MemorySpace::kHost) {
     throw std::invalid_argument("nccl_rendezvous: the bootstrap communicator '" + bootstrap.name() +
-                                "' works on device memory; pass a host-memory one (the MPI world)");
+                                "' works on " + memory_space_name(bootstrap.memory_space()) +
+                                " memory; pass a host-memory one (the MPI world)");
   }
   static_assert(sizeof(ncclUniqueId) % 4 == 0);
   ncclUniqueId id{};
