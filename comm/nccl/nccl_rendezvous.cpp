@@ -1,8 +1,9 @@
-// nccl_rendezvous: ncclGetUniqueId on rank 0, broadcast as 32-bit words.
+// nccl_rendezvous: ncclGetUniqueId on rank 0, broadcast as a host value.
 #include "comm/nccl/nccl_rendezvous.hpp"
 
 #include <stdexcept>
 
+#include "comm/host_collectives.hpp"
 #include "comm/nccl/nccl_check.hpp"
 
 namespace tessera {
@@ -13,11 +14,9 @@ ncclUniqueId nccl_rendezvous(Communicator& bootstrap) {
                                 "' works on " + memory_space_name(bootstrap.memory_space()) +
                                 " memory; pass a host-memory one (the MPI world)");
   }
-  static_assert(sizeof(ncclUniqueId) % 4 == 0);
   ncclUniqueId id{};
   if (bootstrap.rank() == 0) TESSERA_NCCL_CHECK(ncclGetUniqueId(&id));
-  bootstrap.broadcast(Span(&id, sizeof(ncclUniqueId) / 4), DType::kI32, 0).wait();
-  return id;
+  return broadcast_value(bootstrap, id, 0);
 }
 
 }  // namespace tessera
