@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "comm/collective_args.hpp"
-#include "core/completion_work.hpp"
 #include "comm/mpi/mpi_algorithms.hpp"
 #include "comm/mpi/mpi_check.hpp"
-#include "core/serial_executor.hpp"
 #include "comm/watchdog.hpp"
+#include "core/completion_work.hpp"
+#include "core/serial_executor.hpp"
 
 namespace tessera {
 namespace {

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "comm/collective_args.hpp"
-#include "core/completion_work.hpp"
 #include "comm/job_abort.hpp"
 #include "comm/nccl/cuda_event_work.hpp"
 #include "comm/nccl/nccl_check.hpp"
 #include "comm/watchdog.hpp"
+#include "core/completion_work.hpp"
 
 namespace tessera {
 namespace {
