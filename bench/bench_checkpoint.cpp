@@ -23,6 +23,7 @@
 #include "checkpointing/checkpoint_paths.hpp"
 #include "checkpointing/checkpoint_saver.hpp"
 #include "checkpointing/training_checkpointer.hpp"
+#include "comm/host_collectives.hpp"
 #include "comm/mpi/mpi_communicator.hpp"
 #include "launch/run_distributed.hpp"
 #include "runtime/cpu/blas_core.hpp"
@@ -187,13 +188,9 @@ Row bench_ranks(Communicator& comm, const Args& args, const GptConfig& gpt) {
   // so every save and load is compared with the probe taken right before it; medians are reported.
   std::vector<double> disk_w, disk_r, save_s, save_gbs, load_s, load_gbs, save_ratio, load_ratio;
   for (int r = 0; r < args.reps; ++r) {
-    double probe[2] = {0, 0};
-    if (comm.rank() == 0) {
-      const DiskSpeed disk = measure_disk(base / ("disk_probe" + std::to_string(r) + ".bin"), state_bytes);
-      probe[0] = disk.write_gbs;
-      probe[1] = disk.read_gbs;
-    }
-    comm.broadcast(Span(probe, 4), DType::kI32, 0).wait();  // 2 doubles as 4 i32 words
+    DiskSpeed probe;
+    if (comm.rank() == 0) probe = measure_disk(base / ("disk_probe" + std::to_string(r) + ".bin"), state_bytes);
+    probe = broadcast_value(comm, probe, 0);
     comm.barrier().wait();
     auto t0 = Clock::now();
     progress.step = r + 1;
@@ -208,14 +205,14 @@ Row bench_ranks(Communicator& comm, const Args& args, const GptConfig& gpt) {
     const double tl = max_over(comm, seconds_since(t0));
     const double read = sum_over(comm, static_cast<double>(loaded.bytes_read));
     if (comm.rank() == 0) {
-      disk_w.push_back(probe[0]);
-      disk_r.push_back(probe[1]);
+      disk_w.push_back(probe.write_gbs);
+      disk_r.push_back(probe.read_gbs);
       save_s.push_back(t);
       save_gbs.push_back(written / t / 1e9);
-      save_ratio.push_back(written / t / 1e9 / probe[0]);
+      save_ratio.push_back(written / t / 1e9 / probe.write_gbs);
       load_s.push_back(tl);
       load_gbs.push_back(read / tl / 1e9);
-      load_ratio.push_back(read / tl / 1e9 / probe[1]);
+      load_ratio.push_back(read / tl / 1e9 / probe.read_gbs);
     }
     comm.barrier().wait();
   }

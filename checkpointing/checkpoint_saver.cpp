@@ -2,10 +2,10 @@
 #include "checkpointing/checkpoint_saver.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "checkpointing/checkpoint_paths.hpp"
 #include "checkpointing/rank_agreement.hpp"
+#include "comm/host_collectives.hpp"
 #include "runtime/device.hpp"
 #include "sharding/sharded_engine.hpp"
 
@@ -14,24 +14,15 @@ namespace fs = std::filesystem;
 namespace tessera {
 namespace {
 
-// All-gathers one i64 per rank.
-std::vector<std::int64_t> all_gather_i64(Communicator& comm, std::int64_t value) {
-  std::vector<std::int64_t> all(static_cast<std::size_t>(comm.size()));
-  std::int32_t mine[2];
-  std::memcpy(mine, &value, sizeof value);
-  comm.all_gather(ConstSpan(mine, 2), Span(all.data(), 2 * all.size()), DType::kI32).wait();
-  return all;
-}
-
-// Every rank's words (variable length).
+// Every rank's words (variable length): the lengths, then every rank's words padded to the longest.
 std::vector<std::vector<std::uint64_t>> all_gather_words(Communicator& comm, const std::vector<std::uint64_t>& mine) {
-  const auto lengths = all_gather_i64(comm, static_cast<std::int64_t>(mine.size()));
+  const auto lengths = all_gather_values<std::int64_t>(comm, static_cast<std::int64_t>(mine.size()));
   const std::int64_t width = *std::max_element(lengths.begin(), lengths.end());
   std::vector<std::vector<std::uint64_t>> out(lengths.size());
   if (width == 0) return out;
-  std::vector<std::uint64_t> padded(static_cast<std::size_t>(width), 0), all(padded.size() * lengths.size());
+  std::vector<std::uint64_t> padded(static_cast<std::size_t>(width), 0);
   std::copy(mine.begin(), mine.end(), padded.begin());
-  comm.all_gather(ConstSpan(padded.data(), 2 * padded.size()), Span(all.data(), 2 * all.size()), DType::kI32).wait();
+  const std::vector<std::uint64_t> all = all_gather_values(comm, std::span<const std::uint64_t>(padded));
   for (std::size_t r = 0; r < lengths.size(); ++r) {
     const auto first = all.begin() + static_cast<std::ptrdiff_t>(r * padded.size());
     out[r].assign(first, first + lengths[r]);
@@ -109,8 +100,8 @@ SaveResult write_checkpoint(Communicator& comm, const SaveRequest& request, cons
   });
   result.bytes_written = shard_bytes;
   call_hook(options, SavePhase::kShardsWritten, meta.progress.step);
-  const auto shards = all_gather_i64(comm, request.shard);
-  const auto sizes = all_gather_i64(comm, shard_bytes);
+  const auto shards = all_gather_values<std::int64_t>(comm, request.shard);
+  const auto sizes = all_gather_values<std::int64_t>(comm, shard_bytes);
   meta.shard_file_bytes.assign(static_cast<std::size_t>(meta.layout.shard_ranks), -1);
   for (std::size_t r = 0; r < shards.size(); ++r) {
     if (shards[r] >= 0) meta.shard_file_bytes[static_cast<std::size_t>(shards[r])] = sizes[r];

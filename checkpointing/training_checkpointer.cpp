@@ -2,33 +2,19 @@
 #include "checkpointing/training_checkpointer.hpp"
 
 #include <chrono>
-#include <cstring>
 #include <stdexcept>
 #include <utility>
-#include <vector>
 
 #include "checkpointing/checkpoint_error.hpp"
 #include "checkpointing/checkpoint_export.hpp"
 #include "checkpointing/checkpoint_loader.hpp"
 #include "checkpointing/checkpoint_paths.hpp"
+#include "comm/host_collectives.hpp"
 #include "sharding/sharded_engine.hpp"
 
 namespace fs = std::filesystem;
 
 namespace tessera {
-namespace {
-
-// Rank 0's string on every rank.
-std::string broadcast_string(Communicator& comm, const std::string& text) {
-  std::int32_t length = static_cast<std::int32_t>(text.size());
-  comm.broadcast(Span(&length, 1), DType::kI32, 0).wait();
-  std::vector<std::int32_t> words(static_cast<std::size_t>(length + 3) / 4 + 1, 0);
-  if (comm.rank() == 0) std::memcpy(words.data(), text.data(), text.size());
-  comm.broadcast(Span(words.data(), words.size()), DType::kI32, 0).wait();
-  return std::string(reinterpret_cast<const char*>(words.data()), static_cast<std::size_t>(length));
-}
-
-}  // namespace
 
 TrainingCheckpointer::TrainingCheckpointer(CheckpointOptions options, ShardedEngine& engine, Communicator& world,
                                            RunConfig config)
@@ -63,9 +49,9 @@ std::optional<fs::path> TrainingCheckpointer::resolve_resume_target() {
               kMetaFileName + " or a run directory with step_* checkpoints)";
     }
   }
-  error = broadcast_string(world_, error);
+  error = broadcast_string(world_, error, 0);
   if (!error.empty()) throw CheckpointError(CheckpointErrorKind::kMissingFile, error);
-  resolved = broadcast_string(world_, resolved);
+  resolved = broadcast_string(world_, resolved, 0);
   if (resolved.empty()) return std::nullopt;
   return fs::path(resolved);
 }

@@ -15,7 +15,7 @@ namespace {
 
 void check_buffer(const GroupShape& group, const char* collective, const char* which, const void* data,
                   std::size_t count) {
-  if (count > 0 && data == nullptr) {
+  if (count > 0 && data == nullptr && group.space != MemorySpace::kMeta) {
     fail(group, collective, std::string(which) + " has " + std::to_string(count) +
                                 " elements but a null data pointer; pass the buffer's address");
   }
@@ -29,10 +29,11 @@ void check_reduction(const GroupShape& group, const char* collective, DType dtyp
 }
 
 // The small buffer (count_small elements) may sit inside the big one only at element offset
-// `rank * count_small` (the in-place layout); any other overlap is refused.
+// `rank * count_small` (the in-place layout); any other overlap is refused. A null pointer (only
+// valid on kMeta) stands for no memory and overlaps nothing.
 void check_overlap(const GroupShape& group, const char* collective, const void* big,
                    std::size_t big_count, const void* small, std::size_t small_count, DType dtype) {
-  if (big_count == 0 || small_count == 0) return;
+  if (big_count == 0 || small_count == 0 || big == nullptr || small == nullptr) return;
   const std::size_t element = dtype_size(dtype);
   const auto big_begin = reinterpret_cast<std::uintptr_t>(big);
   const auto big_end = big_begin + big_count * element;

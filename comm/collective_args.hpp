@@ -1,6 +1,7 @@
 // Argument checks shared by the communicator backends: counts that do not fit the group size, null
 // buffers, overlapping buffers that are not the documented in-place layout, avg on integers.
-// Each throws std::invalid_argument with a message that says what to change.
+// Each throws std::invalid_argument with a message that says what to change. A communicator on
+// MemorySpace::kMeta (loopback) reads no memory, so there a null pointer with a count is valid.
 #pragma once
 
 #include <string>
@@ -8,6 +9,7 @@
 #include "comm/reduce_op.hpp"
 #include "comm/span.hpp"
 #include "precision/dtype.hpp"
+#include "runtime/memory_space.hpp"
 
 namespace tessera::detail {
 
@@ -15,6 +17,7 @@ struct GroupShape {
   const std::string& name;  // communicator name, for messages
   int rank;
   int size;
+  MemorySpace space;  // the communicator's memory_space()
 };
 
 void check_all_reduce_args(const GroupShape& group, Span buf, DType dtype, ReduceOp op);

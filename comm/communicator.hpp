@@ -1,7 +1,8 @@
 // Communicator: collectives over a fixed group of ranks (MPI processes), the only way Tessera's
-// upper layers talk to other ranks. Backends: comm/mpi/ (host memory, always built) and comm/nccl/
-// (GPU memory, built with CUDA). Communicators are passed explicitly (Communicator&); there is no
-// global one. launch/run_distributed builds the world communicator.
+// upper layers talk to other ranks. Backends: comm/mpi/ (host memory, always built), comm/nccl/
+// (GPU memory, built with CUDA) and comm/loopback/ (no memory and no peers: one rank of a group
+// that is only pretended, for the memory planner). Communicators are passed explicitly
+// (Communicator&); there is no global one. launch/run_distributed builds the world communicator.
 //
 // Contract for every collective (what every rank must call):
 //  * Collective calls are matched by order: all ranks of the communicator must call the same
@@ -30,15 +31,15 @@
 #include "comm/comm_options.hpp"
 #include "comm/reduce_op.hpp"
 #include "comm/span.hpp"
-#include "comm/work.hpp"
+#include "core/work.hpp"
 #include "precision/dtype.hpp"
+#include "runtime/memory_space.hpp"
 
 namespace tessera {
 
-enum class CommBackend : std::uint8_t { kMpi, kNccl };
-enum class CommMemory : std::uint8_t { kHost, kDevice };  // where a backend's spans point
+enum class CommBackend : std::uint8_t { kMpi, kNccl, kLoopback };
 
-const char* comm_backend_name(CommBackend backend);  // "mpi", "nccl"
+const char* comm_backend_name(CommBackend backend);  // "mpi", "nccl", "loopback"
 
 // split(color, key) with this color: the rank joins no group and gets nullptr.
 inline constexpr int kNoGroup = -1;
@@ -54,7 +55,9 @@ class Communicator {
   virtual int size() const = 0;
   virtual const std::string& name() const = 0;  // "world", "world/node", ...
   virtual CommBackend backend() const = 0;
-  virtual CommMemory memory_kind() const = 0;
+  // Where the spans passed to its collectives must point: kHost (MPI), kGpu (NCCL), kMeta
+  // (loopback: nowhere; pointers are never read and may be null).
+  virtual MemorySpace memory_space() const = 0;
 
   // In place: buf (count) holds this rank's input and receives the reduction of all ranks' inputs.
   // avg is for floating dtypes; i32 supports sum and max.

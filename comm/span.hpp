@@ -1,7 +1,7 @@
 // Span / ConstSpan: an untyped view of `count` elements that a collective writes or reads.
 // The element type is the DType passed beside the span. Which memory it points into depends on the
-// communicator: host memory for the MPI backend, memory of the communicator's GPU for NCCL
-// (Communicator::memory_kind() says which). The caller owns the memory and keeps it alive, untouched
+// communicator: host memory for the MPI backend, memory of the communicator's GPU for NCCL, none at
+// all for the loopback backend (Communicator::memory_space() says which). The caller owns the memory and keeps it alive, untouched
 // by anything else, until the collective's Work has completed.
 #pragma once
 

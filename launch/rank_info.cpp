@@ -11,12 +11,14 @@
 #include <map>
 #include <vector>
 
+#include "comm/host_collectives.hpp"
+
 namespace tessera {
 namespace {
 
 constexpr std::size_t kHostChars = 64;
 
-// One rank's row of the exchanged table, as i32 values.
+// One rank's row of the exchanged table.
 struct Row {
   std::int32_t env_launcher;
   std::int32_t env_rank;
@@ -26,8 +28,6 @@ struct Row {
   std::int32_t host_hash_high;  // 64-character prefix still differ
   std::array<char, kHostChars> host;
 };
-static_assert(sizeof(Row) % sizeof(std::int32_t) == 0);
-constexpr std::size_t kRowInts = sizeof(Row) / sizeof(std::int32_t);
 
 std::uint64_t fnv1a(const std::string& text) {
   std::uint64_t hash = 1469598103934665603ull;
@@ -74,8 +74,7 @@ RankInfo discover_rank_info(Communicator& world, const LauncherEnv& env) {
   mine.host_hash_high = static_cast<std::int32_t>(hash >> 32);
   std::strncpy(mine.host.data(), info.hostname.c_str(), kHostChars - 1);
 
-  std::vector<Row> rows(static_cast<std::size_t>(info.world_size));
-  world.all_gather(ConstSpan(&mine, kRowInts), Span(rows.data(), kRowInts * rows.size()), DType::kI32).wait();
+  const std::vector<Row> rows = all_gather_values(world, mine);
 
   // Trust the launcher only if it agrees with MPI on every rank, and is the same launcher everywhere.
   bool env_trusted = env.launcher != Launcher::kNone;

@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "comm/collective_args.hpp"
-#include "comm/completion_work.hpp"
 #include "comm/mpi/mpi_algorithms.hpp"
 #include "comm/mpi/mpi_check.hpp"
-#include "comm/serial_executor.hpp"
 #include "comm/watchdog.hpp"
+#include "core/completion_work.hpp"
+#include "core/serial_executor.hpp"
 
 namespace tessera {
 namespace {
@@ -64,25 +64,28 @@ void require_mpi_thread_level() {
 }
 
 MpiCommunicator::MpiCommunicator(MPI_Comm comm, CommOptions options, MpiTuning tuning)
-    : options_(std::move(options)), tuning_(tuning), check_(options_.check) {
+    : CommunicatorBase(std::move(options)), tuning_(tuning) {
   require_mpi_thread_level();
   TESSERA_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
   start();
 }
 
 MpiCommunicator::MpiCommunicator(Adopt, MPI_Comm owned, CommOptions options, MpiTuning tuning)
-    : comm_(owned), options_(std::move(options)), tuning_(tuning), check_(options_.check) {
+    : CommunicatorBase(std::move(options)), comm_(owned), tuning_(tuning) {
   start();
 }
 
 void MpiCommunicator::start() {
   TESSERA_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
-  MPI_Comm_set_name(comm_, options_.name.c_str());
-  TESSERA_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
-  TESSERA_MPI_CHECK(MPI_Comm_size(comm_, &size_));
-  algorithms_ = std::make_unique<detail::MpiAlgorithms>(comm_, rank_, size_, tuning_.segment_bytes);
-  if (options_.watchdog_timeout.count() > 0) {
-    watchdog_ = std::make_unique<Watchdog>(options_.watchdog_timeout, describe_world_rank());
+  MPI_Comm_set_name(comm_, name().c_str());
+  int rank = 0;
+  int size = 1;
+  TESSERA_MPI_CHECK(MPI_Comm_rank(comm_, &rank));
+  TESSERA_MPI_CHECK(MPI_Comm_size(comm_, &size));
+  set_group(rank, size);
+  algorithms_ = std::make_unique<detail::MpiAlgorithms>(comm_, rank, size, tuning_.segment_bytes);
+  if (options().watchdog_timeout.count() > 0) {
+    watchdog_ = std::make_unique<Watchdog>(options().watchdog_timeout, describe_world_rank());
   }
   executor_ = std::make_unique<detail::SerialExecutor>();
 }
@@ -95,31 +98,10 @@ MpiCommunicator::~MpiCommunicator() {
   if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
-std::string MpiCommunicator::describe_here(const CollectiveCall& call) const {
-  return describe(call) + " on communicator '" + options_.name + "' (rank " + std::to_string(rank_) +
-         "/" + std::to_string(size_) + " there)";
-}
-
-void MpiCommunicator::record_failure(const std::string& what) {
-  std::lock_guard lock(failure_mutex_);
-  if (failed_.load()) return;
-  failure_ = what;
-  failed_.store(true);
-}
-
-void MpiCommunicator::throw_if_failed() const {
-  if (!failed_.load()) return;
-  std::lock_guard lock(failure_mutex_);
-  throw std::runtime_error("communicator '" + options_.name +
-                           "' refuses further collectives after an earlier error (" + failure_ +
-                           "); ranks can no longer agree on its state, so create a new one or end "
-                           "the job");
-}
-
 Work MpiCommunicator::enqueue(CollectiveCall call, std::function<void()> body) {
   throw_if_failed();
-  call.sequence = ++sequence_;
-  const CollectiveCheck check = check_.load();
+  call.sequence = next_sequence();
+  const CollectiveCheck check = collective_check();
   auto work = std::make_shared<detail::CompletionWork>();
   executor_->post(
       [this, call, check, body = std::move(body), work] { execute(call, check, body, *work); },
@@ -157,21 +139,21 @@ void MpiCommunicator::execute(const CollectiveCall& call, CollectiveCheck check,
 }
 
 void MpiCommunicator::verify_matching_calls(const CollectiveCall& call) {
-  std::vector<CollectiveCall> calls(static_cast<std::size_t>(size_));
+  std::vector<CollectiveCall> calls(static_cast<std::size_t>(size()));
   TESSERA_MPI_CHECK(MPI_Allgather(&call, sizeof(CollectiveCall), MPI_BYTE, calls.data(),
                                   sizeof(CollectiveCall), MPI_BYTE, comm_));
-  const std::string mismatch = find_collective_mismatch(calls, options_.name);
+  const std::string mismatch = find_collective_mismatch(calls, name());
   if (!mismatch.empty()) throw CollectiveMismatchError(mismatch);
 }
 
 Work MpiCommunicator::all_reduce(Span buf, DType dtype, ReduceOp op) {
-  detail::check_all_reduce_args({options_.name, rank_, size_}, buf, dtype, op);
+  detail::check_all_reduce_args(group_shape(), buf, dtype, op);
   const auto call = make_collective_call(CollectiveKind::kAllReduce, 0, buf.count, dtype, op, -1);
   return enqueue(call, [this, buf, dtype, op] { algorithms_->all_reduce(buf.data, buf.count, dtype, op); });
 }
 
 Work MpiCommunicator::reduce_scatter(ConstSpan in, Span out, DType dtype, ReduceOp op) {
-  detail::check_reduce_scatter_args({options_.name, rank_, size_}, in, out, dtype, op);
+  detail::check_reduce_scatter_args(group_shape(), in, out, dtype, op);
   const auto call = make_collective_call(CollectiveKind::kReduceScatter, 0, out.count, dtype, op, -1);
   return enqueue(call, [this, in, out, dtype, op] {
     algorithms_->reduce_scatter(in.data, out.data, out.count, dtype, op);
@@ -179,13 +161,13 @@ Work MpiCommunicator::reduce_scatter(ConstSpan in, Span out, DType dtype, Reduce
 }
 
 Work MpiCommunicator::all_gather(ConstSpan in, Span out, DType dtype) {
-  detail::check_all_gather_args({options_.name, rank_, size_}, in, out, dtype);
+  detail::check_all_gather_args(group_shape(), in, out, dtype);
   const auto call = make_collective_call(CollectiveKind::kAllGather, 0, in.count, dtype, ReduceOp::kSum, -1);
   return enqueue(call, [this, in, out, dtype] { algorithms_->all_gather(in.data, out.data, in.count, dtype); });
 }
 
 Work MpiCommunicator::broadcast(Span buf, DType dtype, int root) {
-  detail::check_broadcast_args({options_.name, rank_, size_}, buf, dtype, root);
+  detail::check_broadcast_args(group_shape(), buf, dtype, root);
   const auto call = make_collective_call(CollectiveKind::kBroadcast, 0, buf.count, dtype, ReduceOp::kSum, root);
   return enqueue(call, [this, buf, dtype, root] { algorithms_->broadcast(buf.data, buf.count, dtype, root); });
 }
@@ -196,21 +178,14 @@ Work MpiCommunicator::barrier() {
 }
 
 std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
-  if (color < 0 && color != kNoGroup) {
-    throw std::invalid_argument("split on communicator '" + options_.name + "': color " +
-                                std::to_string(color) + " is negative; pass a color >= 0, or "
-                                "kNoGroup to join no group");
-  }
+  check_split_color(color);
   MPI_Comm child = MPI_COMM_NULL;
   const auto call = make_collective_call(CollectiveKind::kSplit, 0, 0, DType::kF32, ReduceOp::kSum, -1);
   enqueue(call, [this, color, key, &child] {
     TESSERA_MPI_CHECK(MPI_Comm_split(comm_, color == kNoGroup ? MPI_UNDEFINED : color, key, &child));
   }).wait();
   if (child == MPI_COMM_NULL) return nullptr;
-  CommOptions child_options = options_;
-  child_options.name = options_.name + "/" + std::to_string(color);
-  child_options.check = check_.load();
-  return std::unique_ptr<Communicator>(new MpiCommunicator(Adopt{}, child, std::move(child_options), tuning_));
+  return std::unique_ptr<Communicator>(new MpiCommunicator(Adopt{}, child, child_options(color), tuning_));
 }
 
 }  // namespace tessera

@@ -11,16 +11,12 @@
 
 #include <mpi.h>
 
-#include <atomic>
 #include <cstddef>
-#include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <string>
 
 #include "comm/collective_call.hpp"
-#include "comm/communicator.hpp"
+#include "comm/communicator_base.hpp"
 
 namespace tessera {
 
@@ -45,7 +41,7 @@ struct MpiTuning {
   std::size_t segment_bytes = std::size_t{1} << 20;
 };
 
-class MpiCommunicator final : public Communicator {
+class MpiCommunicator final : public CommunicatorBase {
  public:
   // Collective over `comm`: every rank of it constructs its MpiCommunicator at the same point.
   // Duplicates `comm`; the caller keeps ownership of `comm` itself.
@@ -54,11 +50,8 @@ class MpiCommunicator final : public Communicator {
   // by the watchdog). Frees the MPI_Comm unless MPI is already finalised. Never throws.
   ~MpiCommunicator() override;
 
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
-  const std::string& name() const override { return options_.name; }
   CommBackend backend() const override { return CommBackend::kMpi; }
-  CommMemory memory_kind() const override { return CommMemory::kHost; }
+  MemorySpace memory_space() const override { return MemorySpace::kHost; }
 
   Work all_reduce(Span buf, DType dtype, ReduceOp op) override;
   Work reduce_scatter(ConstSpan in, Span out, DType dtype, ReduceOp op) override;
@@ -66,9 +59,6 @@ class MpiCommunicator final : public Communicator {
   Work broadcast(Span buf, DType dtype, int root) override;
   Work barrier() override;
   std::unique_ptr<Communicator> split(int color, int key) override;
-
-  void set_collective_check(CollectiveCheck check) override { check_.store(check); }
-  CollectiveCheck collective_check() const override { return check_.load(); }
 
  private:
   struct Adopt {};
@@ -79,22 +69,9 @@ class MpiCommunicator final : public Communicator {
   void execute(const CollectiveCall& call, CollectiveCheck check, const std::function<void()>& body,
                detail::CompletionWork& work);
   void verify_matching_calls(const CollectiveCall& call);
-  void record_failure(const std::string& what);
-  void throw_if_failed() const;
-  std::string describe_here(const CollectiveCall& call) const;
 
   MPI_Comm comm_ = MPI_COMM_NULL;
-  int rank_ = 0;
-  int size_ = 1;
-  CommOptions options_;
   MpiTuning tuning_;
-  std::atomic<CollectiveCheck> check_;
-  std::uint64_t sequence_ = 0;  // caller's thread only
-
-  mutable std::mutex failure_mutex_;
-  std::atomic<bool> failed_{false};
-  std::string failure_;  // the first error; the communicator refuses collectives afterwards
-
   std::unique_ptr<detail::MpiAlgorithms> algorithms_;  // progress thread only
   std::unique_ptr<Watchdog> watchdog_;
   std::unique_ptr<detail::SerialExecutor> executor_;

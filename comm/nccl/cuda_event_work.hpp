@@ -5,7 +5,7 @@
 
 #include <cuda_runtime.h>
 
-#include "comm/work.hpp"
+#include "core/work.hpp"
 
 namespace tessera::detail {
 

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "comm/collective_args.hpp"
-#include "comm/completion_work.hpp"
 #include "comm/job_abort.hpp"
 #include "comm/nccl/cuda_event_work.hpp"
 #include "comm/nccl/nccl_check.hpp"
 #include "comm/watchdog.hpp"
+#include "core/completion_work.hpp"
 
 namespace tessera {
 namespace {
@@ -60,7 +60,7 @@ constexpr std::size_t kBarrierBytes = 256;  // keeps the call table that follows
 
 NcclCommunicator::NcclCommunicator(const ncclUniqueId& id, int rank, int size, int device,
                                    cudaStream_t compute_stream, CommOptions options)
-    : device_(device), compute_stream_(compute_stream), options_(std::move(options)), check_(options_.check) {
+    : CommunicatorBase(std::move(options)), device_(device), compute_stream_(compute_stream) {
   detail::CudaDeviceGuard guard(device_);
   TESSERA_NCCL_CHECK(ncclCommInitRank(&comm_, size, id, rank));
   start();
@@ -68,19 +68,21 @@ NcclCommunicator::NcclCommunicator(const ncclUniqueId& id, int rank, int size, i
 
 NcclCommunicator::NcclCommunicator(Adopt, ncclComm_t comm, int device, cudaStream_t compute_stream,
                                    CommOptions options)
-    : comm_(comm), device_(device), compute_stream_(compute_stream), options_(std::move(options)),
-      check_(options_.check) {
+    : CommunicatorBase(std::move(options)), comm_(comm), device_(device), compute_stream_(compute_stream) {
   start();
 }
 
 void NcclCommunicator::start() {
   detail::CudaDeviceGuard guard(device_);
-  TESSERA_NCCL_CHECK(ncclCommUserRank(comm_, &rank_));
-  TESSERA_NCCL_CHECK(ncclCommCount(comm_, &size_));
+  int rank = 0;
+  int size = 1;
+  TESSERA_NCCL_CHECK(ncclCommUserRank(comm_, &rank));
+  TESSERA_NCCL_CHECK(ncclCommCount(comm_, &size));
+  set_group(rank, size);
   TESSERA_CUDA_CHECK(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking));
-  TESSERA_CUDA_CHECK(cudaMalloc(&scratch_, kBarrierBytes + static_cast<std::size_t>(size_) * sizeof(CollectiveCall)));
-  if (options_.watchdog_timeout.count() > 0) {
-    watchdog_ = std::make_unique<Watchdog>(options_.watchdog_timeout, describe_world_rank(device_));
+  TESSERA_CUDA_CHECK(cudaMalloc(&scratch_, kBarrierBytes + static_cast<std::size_t>(size) * sizeof(CollectiveCall)));
+  if (options().watchdog_timeout.count() > 0) {
+    watchdog_ = std::make_unique<Watchdog>(options().watchdog_timeout, describe_world_rank(device_));
   }
 }
 
@@ -97,7 +99,7 @@ NcclCommunicator::~NcclCommunicator() {
   }
   last_.reset();
   if (comm_ != nullptr) {
-    if (idle && !failed_.load()) {
+    if (idle && !has_failed()) {
       ncclCommDestroy(comm_);
     } else {
       ncclCommAbort(comm_);
@@ -108,30 +110,11 @@ NcclCommunicator::~NcclCommunicator() {
   if (previous >= 0) cudaSetDevice(previous);
 }
 
-std::string NcclCommunicator::describe_here(const CollectiveCall& call) const {
-  return describe(call) + " on communicator '" + options_.name + "' (rank " + std::to_string(rank_) + "/" +
-         std::to_string(size_) + " there)";
-}
-
-void NcclCommunicator::record_failure(const std::string& what) {
-  std::lock_guard lock(failure_mutex_);
-  if (failed_.load()) return;
-  failure_ = what;
-  failed_.store(true);
-}
-
-void NcclCommunicator::throw_if_failed() const {
-  if (!failed_.load()) return;
-  std::lock_guard lock(failure_mutex_);
-  throw std::runtime_error("communicator '" + options_.name + "' refuses further collectives after an earlier error (" +
-                           failure_ + "); create a new one or end the job");
-}
-
 bool NcclCommunicator::probe(detail::CudaEventWork& work) {
   ncclResult_t async_error = ncclSuccess;
   if (ncclCommGetAsyncError(comm_, &async_error) == ncclSuccess && async_error != ncclSuccess &&
       async_error != ncclInProgress) {
-    abort_job(describe_world_rank(device_) + ": NCCL communicator '" + options_.name +
+    abort_job(describe_world_rank(device_) + ": NCCL communicator '" + name() +
               "' failed asynchronously: " + ncclGetErrorString(async_error) + "; aborting the job");
   }
   try {
@@ -143,24 +126,23 @@ bool NcclCommunicator::probe(detail::CudaEventWork& work) {
 
 void NcclCommunicator::verify_matching_calls(const CollectiveCall& call) {
   auto* table = static_cast<std::byte*>(scratch_) + kBarrierBytes;
-  TESSERA_CUDA_CHECK(cudaMemcpyAsync(table + static_cast<std::size_t>(rank_) * sizeof(CollectiveCall), &call,
-                                     sizeof(CollectiveCall), cudaMemcpyHostToDevice, comm_stream_));
-  TESSERA_NCCL_CHECK(ncclAllGather(table + static_cast<std::size_t>(rank_) * sizeof(CollectiveCall), table,
-                                   sizeof(CollectiveCall), ncclUint8, comm_, comm_stream_));
-  std::vector<CollectiveCall> calls(static_cast<std::size_t>(size_));
+  const std::size_t mine = static_cast<std::size_t>(rank()) * sizeof(CollectiveCall);
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(table + mine, &call, sizeof(CollectiveCall), cudaMemcpyHostToDevice, comm_stream_));
+  TESSERA_NCCL_CHECK(ncclAllGather(table + mine, table, sizeof(CollectiveCall), ncclUint8, comm_, comm_stream_));
+  std::vector<CollectiveCall> calls(static_cast<std::size_t>(size()));
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(calls.data(), table, calls.size() * sizeof(CollectiveCall),
                                      cudaMemcpyDeviceToHost, comm_stream_));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(comm_stream_));
-  const std::string mismatch = find_collective_mismatch(calls, options_.name);
+  const std::string mismatch = find_collective_mismatch(calls, name());
   if (!mismatch.empty()) throw CollectiveMismatchError(mismatch);
 }
 
 Work NcclCommunicator::launch(CollectiveCall call, const std::function<void(cudaStream_t)>& enqueue) {
   throw_if_failed();
-  call.sequence = ++sequence_;
+  call.sequence = next_sequence();
   try {
     detail::CudaDeviceGuard guard(device_);
-    if (check_.load() == CollectiveCheck::kMatchCalls) verify_matching_calls(call);
+    if (collective_check() == CollectiveCheck::kMatchCalls) verify_matching_calls(call);
     cudaEvent_t ready = nullptr;
     TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
     TESSERA_CUDA_CHECK(cudaEventRecord(ready, compute_stream_));
@@ -183,28 +165,28 @@ Work NcclCommunicator::launch(CollectiveCall call, const std::function<void(cuda
 }
 
 Work NcclCommunicator::all_reduce(Span buf, DType dtype, ReduceOp op) {
-  detail::check_all_reduce_args({options_.name, rank_, size_}, buf, dtype, op);
+  detail::check_all_reduce_args(group_shape(), buf, dtype, op);
   return launch(make_collective_call(CollectiveKind::kAllReduce, 0, buf.count, dtype, op, -1), [&](cudaStream_t s) {
     TESSERA_NCCL_CHECK(ncclAllReduce(buf.data, buf.data, buf.count, nccl_dtype(dtype), nccl_op(op), comm_, s));
   });
 }
 
 Work NcclCommunicator::reduce_scatter(ConstSpan in, Span out, DType dtype, ReduceOp op) {
-  detail::check_reduce_scatter_args({options_.name, rank_, size_}, in, out, dtype, op);
+  detail::check_reduce_scatter_args(group_shape(), in, out, dtype, op);
   return launch(make_collective_call(CollectiveKind::kReduceScatter, 0, out.count, dtype, op, -1), [&](cudaStream_t s) {
     TESSERA_NCCL_CHECK(ncclReduceScatter(in.data, out.data, out.count, nccl_dtype(dtype), nccl_op(op), comm_, s));
   });
 }
 
 Work NcclCommunicator::all_gather(ConstSpan in, Span out, DType dtype) {
-  detail::check_all_gather_args({options_.name, rank_, size_}, in, out, dtype);
+  detail::check_all_gather_args(group_shape(), in, out, dtype);
   return launch(make_collective_call(CollectiveKind::kAllGather, 0, in.count, dtype, ReduceOp::kSum, -1), [&](cudaStream_t s) {
     TESSERA_NCCL_CHECK(ncclAllGather(in.data, out.data, in.count, nccl_dtype(dtype), comm_, s));
   });
 }
 
 Work NcclCommunicator::broadcast(Span buf, DType dtype, int root) {
-  detail::check_broadcast_args({options_.name, rank_, size_}, buf, dtype, root);
+  detail::check_broadcast_args(group_shape(), buf, dtype, root);
   return launch(make_collective_call(CollectiveKind::kBroadcast, 0, buf.count, dtype, ReduceOp::kSum, root), [&](cudaStream_t s) {
     TESSERA_NCCL_CHECK(ncclBroadcast(buf.data, buf.data, buf.count, nccl_dtype(dtype), root, comm_, s));
   });
@@ -217,10 +199,7 @@ Work NcclCommunicator::barrier() {
 }
 
 std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
-  if (color < 0 && color != kNoGroup) {
-    throw std::invalid_argument("split on communicator '" + options_.name + "': color " + std::to_string(color) +
-                                " is negative; pass a color >= 0, or kNoGroup to join no group");
-  }
+  check_split_color(color);
   ncclComm_t child = nullptr;
   Work work = launch(make_collective_call(CollectiveKind::kSplit, 0, 0, DType::kF32, ReduceOp::kSum, -1), [&](cudaStream_t) {
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(comm_stream_));  // NCCL requires no pending work on the parent
@@ -228,11 +207,8 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
   });
   work.wait();  // rethrows a failed split
   if (child == nullptr) return nullptr;
-  CommOptions child_options = options_;
-  child_options.name = options_.name + "/" + std::to_string(color);
-  child_options.check = check_.load();
   return std::unique_ptr<Communicator>(
-      new NcclCommunicator(Adopt{}, child, device_, compute_stream_, std::move(child_options)));
+      new NcclCommunicator(Adopt{}, child, device_, compute_stream_, child_options(color)));
 }
 
 }  // namespace tessera

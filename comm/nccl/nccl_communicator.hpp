@@ -14,15 +14,11 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#include <atomic>
-#include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <string>
 
 #include "comm/collective_call.hpp"
-#include "comm/communicator.hpp"
+#include "comm/communicator_base.hpp"
 
 namespace tessera {
 
@@ -31,7 +27,7 @@ namespace detail {
 class CudaEventWork;
 }
 
-class NcclCommunicator final : public Communicator {
+class NcclCommunicator final : public CommunicatorBase {
  public:
   // Collective over the `size` ranks that share `id`. Uses GPU `device`; collectives follow and
   // are awaited on `compute_stream` (nullptr: the legacy default stream).
@@ -41,11 +37,8 @@ class NcclCommunicator final : public Communicator {
   // destroys it otherwise. Never throws or blocks on peers.
   ~NcclCommunicator() override;
 
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
-  const std::string& name() const override { return options_.name; }
   CommBackend backend() const override { return CommBackend::kNccl; }
-  CommMemory memory_kind() const override { return CommMemory::kDevice; }
+  MemorySpace memory_space() const override { return MemorySpace::kGpu; }
 
   Work all_reduce(Span buf, DType dtype, ReduceOp op) override;
   Work reduce_scatter(ConstSpan in, Span out, DType dtype, ReduceOp op) override;
@@ -53,9 +46,6 @@ class NcclCommunicator final : public Communicator {
   Work broadcast(Span buf, DType dtype, int root) override;
   Work barrier() override;
   std::unique_ptr<Communicator> split(int color, int key) override;
-
-  void set_collective_check(CollectiveCheck check) override { check_.store(check); }
-  CollectiveCheck collective_check() const override { return check_.load(); }
 
   int device() const { return device_; }
   cudaStream_t comm_stream() const { return comm_stream_; }
@@ -71,25 +61,13 @@ class NcclCommunicator final : public Communicator {
   Work launch(CollectiveCall call, const std::function<void(cudaStream_t)>& enqueue);
   void verify_matching_calls(const CollectiveCall& call);
   bool probe(detail::CudaEventWork& work);
-  void record_failure(const std::string& what);
-  void throw_if_failed() const;
-  std::string describe_here(const CollectiveCall& call) const;
 
   ncclComm_t comm_ = nullptr;
-  int rank_ = 0;
-  int size_ = 1;
   int device_ = 0;
   cudaStream_t comm_stream_ = nullptr;
   cudaStream_t compute_stream_ = nullptr;
-  CommOptions options_;
-  std::atomic<CollectiveCheck> check_;
-  std::uint64_t sequence_ = 0;
   void* scratch_ = nullptr;  // device: barrier word, then size() CollectiveCalls for debug mode
   std::shared_ptr<detail::CudaEventWork> last_;
-
-  mutable std::mutex failure_mutex_;
-  std::atomic<bool> failed_{false};
-  std::string failure_;
 
   std::unique_ptr<Watchdog> watchdog_;
 };

@@ -1,22 +1,22 @@
-// nccl_rendezvous: ncclGetUniqueId on rank 0, broadcast as 32-bit words.
+// nccl_rendezvous: ncclGetUniqueId on rank 0, broadcast as a host value.
 #include "comm/nccl/nccl_rendezvous.hpp"
 
 #include <stdexcept>
 
+#include "comm/host_collectives.hpp"
 #include "comm/nccl/nccl_check.hpp"
 
 namespace tessera {
 
 ncclUniqueId nccl_rendezvous(Communicator& bootstrap) {
-  if (bootstrap.memory_kind() != CommMemory::kHost) {
+  if (bootstrap.memory_space() != MemorySpace::kHost) {
     throw std::invalid_argument("nccl_rendezvous: the bootstrap communicator '" + bootstrap.name() +
-                                "' works on device memory; pass a host-memory one (the MPI world)");
+                                "' works on " + memory_space_name(bootstrap.memory_space()) +
+                                " memory; pass a host-memory one (the MPI world)");
   }
-  static_assert(sizeof(ncclUniqueId) % 4 == 0);
   ncclUniqueId id{};
   if (bootstrap.rank() == 0) TESSERA_NCCL_CHECK(ncclGetUniqueId(&id));
-  bootstrap.broadcast(Span(&id, sizeof(ncclUniqueId) / 4), DType::kI32, 0).wait();
-  return id;
+  return broadcast_value(bootstrap, id, 0);
 }
 
 }  // namespace tessera

@@ -9,7 +9,7 @@
 
 namespace tessera {
 
-// Collective over `bootstrap`, which must work on host memory (CommMemory::kHost).
+// Collective over `bootstrap`, which must work on host memory (MemorySpace::kHost).
 ncclUniqueId nccl_rendezvous(Communicator& bootstrap);
 
 }  // namespace tessera

@@ -82,7 +82,7 @@ class RecordingCommunicator final : public Communicator {
   int size() const override { return inner_->size(); }
   const std::string& name() const override { return inner_->name(); }
   CommBackend backend() const override { return inner_->backend(); }
-  CommMemory memory_kind() const override { return inner_->memory_kind(); }
+  MemorySpace memory_space() const override { return inner_->memory_space(); }
   Work all_reduce(Span buf, DType dtype, ReduceOp op) override {
     if (buf.count > 1) reduce_dtypes.push_back(dtype);
     return inner_->all_reduce(buf, dtype, op);

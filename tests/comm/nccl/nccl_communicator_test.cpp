@@ -74,7 +74,7 @@ class Nccl : public ::testing::Test {
 };
 
 TEST_F(Nccl, AllReduceSumAndMaxEveryDType) {
-  EXPECT_EQ(comm_->memory_kind(), CommMemory::kDevice);
+  EXPECT_EQ(comm_->memory_space(), MemorySpace::kGpu);
   for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16, DType::kI32}) {
     for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax}) {
       const std::size_t count = 1001;

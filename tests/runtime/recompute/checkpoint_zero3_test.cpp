@@ -24,7 +24,7 @@ class GatherCounting final : public Communicator {
   int size() const override { return inner_->size(); }
   const std::string& name() const override { return inner_->name(); }
   CommBackend backend() const override { return inner_->backend(); }
-  CommMemory memory_kind() const override { return inner_->memory_kind(); }
+  MemorySpace memory_space() const override { return inner_->memory_space(); }
   Work all_reduce(Span buf, DType dtype, ReduceOp op) override { return inner_->all_reduce(buf, dtype, op); }
   Work reduce_scatter(ConstSpan in, Span out, DType dtype, ReduceOp op) override {
     return inner_->reduce_scatter(in, out, dtype, op);

@@ -1,6 +1,6 @@
 // CompletionWork: a Work state that another thread completes (or fails) exactly once; wait() blocks
-// the caller on a condition variable, without spinning. Used by backends that run collectives on a
-// progress thread (the MPI backend).
+// the caller on a condition variable, without spinning. For operations that run on a thread of
+// their own (the MPI backend's progress thread, a file writer), or that fail before they start.
 #pragma once
 
 #include <atomic>
@@ -8,7 +8,7 @@
 #include <exception>
 #include <mutex>
 
-#include "comm/work.hpp"
+#include "core/work.hpp"
 
 namespace tessera::detail {
 
@@ -17,7 +17,7 @@ class CompletionWork final : public WorkState {
   void wait() override;
   bool is_completed() override { return done_.load(std::memory_order_acquire); }
 
-  // Called once by the thread that ran the collective.
+  // Called once by the thread that ran the operation.
   void complete() noexcept;
   void fail(std::exception_ptr error) noexcept;
 

@@ -1,6 +1,6 @@
-// SerialExecutor: one thread that runs posted tasks one after another, in the order posted. The MPI
-// backend runs each communicator's collectives on one, so the caller's thread never blocks in MPI
-// and collectives complete in issue order.
+// SerialExecutor: one thread that runs posted tasks one after another, in the order posted, so the
+// poster never blocks on them and they complete in posting order. The MPI backend runs each
+// communicator's collectives on one; file writes that must stay ordered can use one the same way.
 #pragma once
 
 #include <condition_variable>

@@ -1,5 +1,5 @@
 // SerialExecutor: a FIFO of tasks drained by one thread.
-#include "comm/serial_executor.hpp"
+#include "core/serial_executor.hpp"
 
 #include <utility>
 

@@ -1,5 +1,5 @@
-// wait_all: waits for a batch of Work handles, then rethrows the first error among them.
-#include "comm/work.hpp"
+// wait_all: waits for every Work handle of a batch, then rethrows the first error among them.
+#include "core/work.hpp"
 
 #include <exception>
 
