@@ -11,6 +11,7 @@
 #include <string>
 
 #include "runtime/cpu/host_copy.hpp"
+#include "runtime/device_registry.hpp"
 
 namespace tessera {
 namespace {
@@ -111,6 +112,11 @@ Stream& CpuDevice::own(Stream& stream, const char* what) {
 }
 
 std::unique_ptr<Device> make_cpu_device() { return std::make_unique<CpuDevice>(); }
+
+namespace detail {
+const DeviceRegistration kCpuDeviceRegistration(
+    DeviceBackend{DeviceChoice::kCpu, "cpu", [] { return true; }, [] { return make_cpu_device(); }});
+}  // namespace detail
 
 void set_cpu_threads(int threads) {
   if (threads <= 0) return;

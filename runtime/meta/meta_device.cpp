@@ -1,8 +1,9 @@
-// MetaDevice streams.
+// MetaDevice streams and registration.
 #include "runtime/meta/meta_device.hpp"
 
 #include <stdexcept>
 
+#include "runtime/device_registry.hpp"
 
 namespace tessera {
 
@@ -23,5 +24,10 @@ void MetaDevice::synchronize() {
 }
 
 std::unique_ptr<Device> make_meta_device() { return std::make_unique<MetaDevice>(); }
+
+namespace detail {
+const DeviceRegistration kMetaDeviceRegistration(
+    DeviceBackend{DeviceChoice::kMeta, "meta", [] { return true; }, [] { return make_meta_device(); }});
+}  // namespace detail
 
 }  // namespace tessera
