@@ -17,7 +17,7 @@
 #include "bench_support.hpp"
 #include "runtime/recompute/activation_checkpointing.hpp"
 #include "runtime/cpu/blas_core.hpp"
-#include "runtime/device.hpp"
+#include "runtime/device_factory.hpp"
 #include "runtime/local_trainer.hpp"
 #include "runtime/modules/cross_entropy_loss.hpp"
 #include "runtime/modules/gpt.hpp"
@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   for (const char* label : {"none", "selective", "every:2", "blocks"}) {
     PolicyRun run;
     run.label = label;
-    run.device = make_cpu_device();
+    run.device = make_device(DeviceChoice::kAuto);
     run.model = std::make_unique<Gpt>(config);
     apply_activation_checkpointing(*run.model, parse_checkpoint_policy(label));
     materialize_parameters(*run.model, *run.device, 1);

@@ -27,7 +27,7 @@
 #include "comm/mpi/mpi_communicator.hpp"
 #include "launch/run_distributed.hpp"
 #include "runtime/cpu/blas_core.hpp"
-#include "runtime/device.hpp"
+#include "runtime/device_factory.hpp"
 #include "runtime/modules/gpt.hpp"
 #include "sharding/sharded_engine.hpp"
 
@@ -155,7 +155,7 @@ struct Row {
 
 // Saves and loads with `comm`'s ranks; every rank of `comm` calls it.
 Row bench_ranks(Communicator& comm, const Args& args, const GptConfig& gpt) {
-  auto device = make_cpu_device();
+  auto device = make_device(DeviceChoice::kAuto);
   Gpt model(gpt);
   ShardingConfig config;
   config.stage = ZeroStage::kStage3;

@@ -199,9 +199,17 @@ int main(int argc, char** argv) {
     adamw_ms = time_ms([&] { k.adamw_update(p.get(), g.get(), m.get(), v.get(), params, s); });
     row("adamw_update", shape, adamw_ms, 0, 7.0 * params * 4);
     double sink = 0.0;
-    norm_ms = time_ms([&] { sink += k.sum_squares(g.get(), params); });
+    double norm = 0.0;
+    std::int32_t non_finite = 0;
+    norm_ms = time_ms([&] {
+      k.sum_squares(g.get(), params, &norm);
+      sink += norm;
+    });
     row("sum_squares", shape, norm_ms, 0, 1.0 * params * 4);
-    finite_ms = time_ms([&] { sink += k.has_non_finite(g.get(), params) ? 1.0 : 0.0; });
+    finite_ms = time_ms([&] {
+      k.has_non_finite(g.get(), params, &non_finite);
+      sink += non_finite;
+    });
     row("has_non_finite", shape, finite_ms, 0, 1.0 * params * 4);
     cast_ms = time_ms([&] { k.convert(p.get(), tessera::DType::kF32, bf.data(), tessera::DType::kBF16, params); });
     row("convert f32->bf16", shape, cast_ms, 0, 6.0 * params);

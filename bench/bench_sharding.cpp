@@ -13,7 +13,7 @@
 #include "bench_support.hpp"
 #include "launch/run_distributed.hpp"
 #include "runtime/cpu/blas_core.hpp"
-#include "runtime/device.hpp"
+#include "runtime/device_factory.hpp"
 #include "runtime/modules/gpt.hpp"
 #include "runtime/random.hpp"
 #include "sharding/sharded_engine.hpp"
@@ -60,7 +60,7 @@ int bench(DistributedContext& ctx) {
   }
   double stage0_ms = 0.0;
   for (int st = 0; st <= 3; ++st) {
-    auto device = make_cpu_device();
+    auto device = make_device(DeviceChoice::kAuto);
     Gpt model(small);
     ShardingConfig config;
     config.stage = parse_zero_stage(st);

@@ -11,7 +11,7 @@
 
 #include "bench_support.hpp"
 #include "runtime/cpu/blas_core.hpp"
-#include "runtime/device.hpp"
+#include "runtime/device_factory.hpp"
 #include "runtime/gemm_ceiling.hpp"
 #include "runtime/local_trainer.hpp"
 #include "runtime/modules/gpt.hpp"
@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
     }
   }
   set_cpu_threads(threads);
-  auto device = make_cpu_device();
+  auto device = make_device(DeviceChoice::kAuto);
 
   // The ceiling: the best of a few GEMM shapes, so the ratio below is against the machine's best.
   GemmCeiling ceiling = measure_gemm_ceiling(*device, 1024, 1024, 1024, 0.5);

@@ -3,8 +3,8 @@
 
 #include <stdexcept>
 
+#include "runtime/device_factory.hpp"
 #include "runtime/recompute/activation_checkpointing.hpp"
-#include "runtime/device.hpp"
 #include "runtime/modules/gpt.hpp"
 #include "runtime/random.hpp"
 #include "sharding/sharded_engine.hpp"
@@ -37,7 +37,7 @@ MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, 
     throw std::invalid_argument("the plan is for " + std::to_string(config.ranks) + " ranks but " +
                                 std::to_string(world.size()) + " are running: set the ranks to the job size");
   }
-  auto device = make_cpu_device();
+  auto device = make_device(DeviceChoice::kAuto);
   Gpt model(*config.model.gpt);
   apply_activation_checkpointing(model, config.checkpointing);
   ShardingConfig sharding;

@@ -1,20 +1,33 @@
-// Device: where tensors live and kernels run. Owns the memory tracker of its memory.
-// CPU is always built (runtime/cpu/); CUDA is registered when built (runtime/cuda/).
+// Device: where tensors live and kernels run. Owns one MemoryTracker per MemoryKind, its Kernels
+// table and one Stream per StreamRole. Backends: runtime/cpu/ (always built), runtime/meta/ (sizes
+// only, no memory), runtime/cuda/ when built; programs get one from make_device
+// (runtime/device_factory.hpp).
 // Modules never touch raw pointers' memory directly: they call device.kernels() and device copies,
 // so the same module code runs on any device.
+//
+// Memory ownership: Storage (runtime/storage.hpp) allocates through allocate() and gives the block
+// back through deallocate() with the events of the streams that still use it; the device frees the
+// block only once those events have completed. Every Storage must be destroyed before its device.
+// Threads: allocate, deallocate, the copies and the streams may be called from any host thread.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 
+#include "runtime/event.hpp"
+#include "runtime/memory_kind.hpp"
+#include "runtime/memory_space.hpp"
 #include "runtime/memory_tracker.hpp"
+#include "runtime/stream.hpp"
 
 namespace tessera {
 
 class Kernels;
 
-enum class DeviceKind { kCpu, kCuda };
+enum class DeviceKind { kCpu, kCuda, kMeta };
 
 class Device {
  public:
@@ -22,30 +35,54 @@ class Device {
 
   virtual DeviceKind kind() const = 0;
   virtual std::string name() const = 0;
+  // Where this device's kDevice allocations point (kHost, kGpu, or kMeta: no memory at all).
+  virtual MemorySpace memory_space() const = 0;
+  // False for the meta device: its tensors have sizes but no data (null pointers).
+  bool holds_data() const { return memory_space() != MemorySpace::kMeta; }
 
   // Raw memory of this device; untracked (Storage does the tracking). Alignment >= 64 bytes.
-  virtual void* allocate(std::size_t bytes) = 0;
-  virtual void deallocate(void* ptr, std::size_t bytes) noexcept = 0;
+  // The meta device returns nullptr.
+  virtual void* allocate(std::size_t bytes, MemoryKind kind) = 0;
+  // Gives back a block of `bytes` from allocate(..., kind). The device must not free or reuse it
+  // before every event in `pending` has completed (work queued on other streams may still read or
+  // write it); it keeps the block aside until then. Never blocks, never throws.
+  virtual void deallocate(void* ptr, std::size_t bytes, MemoryKind kind, std::span<const Event> pending) noexcept = 0;
+  // Bytes given back through deallocate() whose pending events have not all completed yet (held
+  // aside, not reusable). The trackers no longer count them.
+  virtual std::size_t pending_free_bytes() const = 0;
 
-  // Copies within this device, or between this device and host memory.
+  // Synchronous copies within this device, or between this device and host memory; ordered after all
+  // work issued on the compute stream.
   virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
   virtual void copy_to_host(void* host_dst, const void* src, std::size_t bytes) = 0;
   virtual void copy_from_host(void* dst, const void* host_src, std::size_t bytes) = 0;
   virtual void fill_zero(void* dst, std::size_t bytes) = 0;
 
-  // Waits until every kernel and copy issued on this device has finished.
+  // Asynchronous copies queued on `stream` (one of this device's streams). The caller keeps both
+  // buffers alive and unmodified until the stream has passed the copy (an event recorded after it
+  // has completed); host memory should be kPinnedHost memory for the copy to overlap on a GPU.
+  virtual void copy_to_host_async(void* host_dst, const void* src, std::size_t bytes, Stream& stream) = 0;
+  virtual void copy_from_host_async(void* dst, const void* host_src, std::size_t bytes, Stream& stream) = 0;
+
+  // This device's stream for `role`; the same object on every call, valid for the device's life.
+  virtual Stream& stream(StreamRole role) = 0;
+
+  // Waits until all work issued on every stream of this device has finished and gives back the
+  // blocks whose pending events have completed; rethrows the first stream failure.
   virtual void synchronize() = 0;
 
   virtual const Kernels& kernels() const = 0;
 
-  MemoryTracker& memory() { return memory_; }
-  const MemoryTracker& memory() const { return memory_; }
+  MemoryTracker& memory(MemoryKind kind = MemoryKind::kDevice) { return memory_[static_cast<std::size_t>(kind)]; }
+  const MemoryTracker& memory(MemoryKind kind = MemoryKind::kDevice) const {
+    return memory_[static_cast<std::size_t>(kind)];
+  }
 
  private:
-  MemoryTracker memory_;
+  std::array<MemoryTracker, kMemoryKindCount> memory_;
 };
 
-// The CPU device (OpenBLAS + OpenMP). Each call makes a new device with its own tracker.
+// The CPU device (OpenBLAS + OpenMP). Each call makes a new device with its own trackers.
 std::unique_ptr<Device> make_cpu_device();
 
 // Sets the OpenMP and OpenBLAS thread counts used by CPU kernels (0 = leave the default).

@@ -90,10 +90,13 @@ class Kernels {
                                       const std::int32_t* targets, float dloss, std::int64_t n,
                                       std::int64_t v) const = 0;
 
-  // Sum of squares of x (n) in double, with a reduction order independent of thread count.
-  virtual double sum_squares(const float* x, std::int64_t n) const = 0;
-  // True when any element of x (n) is inf or nan.
-  virtual bool has_non_finite(const float* x, std::int64_t n) const = 0;
+  // Reductions write their result into device memory (no host round trip per call; the caller
+  // gathers several results and copies them to the host once).
+  // out (1) f64 = sum of squares of x (n) in double, with a reduction order independent of thread
+  // count and of x's alignment. n == 0 writes 0.
+  virtual void sum_squares(const float* x, std::int64_t n, double* out) const = 0;
+  // out (1) i32 = 1 when any element of x (n) is inf or nan, else 0.
+  virtual void has_non_finite(const float* x, std::int64_t n, std::int32_t* out) const = 0;
 
   // AdamW on n elements: param, m, v updated in place from grad (decoupled weight decay).
   virtual void adamw_update(float* param, const float* grad, float* m, float* v, std::int64_t n,

@@ -1,22 +1,52 @@
-// Storage allocation and release, reported to the device's memory tracker.
+// Storage allocation and release, reported to the device's memory tracker of the storage's kind;
+// the release carries an event of every recorded stream.
 #include "runtime/storage.hpp"
+
+#include <algorithm>
 
 #include "runtime/device.hpp"
 
 namespace tessera {
 
-std::shared_ptr<Storage> Storage::allocate(Device& device, std::size_t bytes, MemoryCategory category) {
-  void* data = bytes > 0 ? device.allocate(bytes) : nullptr;
-  device.memory().on_allocate(category, bytes);
-  return std::shared_ptr<Storage>(new Storage(device, data, bytes, category));
+std::shared_ptr<Storage> Storage::allocate(Device& device, std::size_t bytes, MemoryCategory category,
+                                           MemoryKind kind) {
+  void* data = bytes > 0 ? device.allocate(bytes, kind) : nullptr;
+  try {
+    device.memory(kind).on_allocate(category, bytes);
+    return std::shared_ptr<Storage>(new Storage(device, data, bytes, category, kind));
+  } catch (...) {
+    if (data != nullptr) device.deallocate(data, bytes, kind, {});
+    throw;
+  }
 }
 
-Storage::Storage(Device& device, void* data, std::size_t bytes, MemoryCategory category)
-    : device_(&device), data_(data), bytes_(bytes), category_(category) {}
+Storage::Storage(Device& device, void* data, std::size_t bytes, MemoryCategory category, MemoryKind kind)
+    : device_(&device), data_(data), bytes_(bytes), category_(category), kind_(kind) {}
+
+void Storage::record_stream(Stream& stream) {
+  std::lock_guard lock(streams_mutex_);
+  if (std::find(streams_.begin(), streams_.end(), &stream) == streams_.end()) streams_.push_back(&stream);
+}
 
 Storage::~Storage() {
-  if (data_ != nullptr) device_->deallocate(data_, bytes_);
-  device_->memory().on_free(category_, bytes_);
+  device_->memory(kind_).on_free(category_, bytes_);
+  if (data_ == nullptr) return;
+  std::vector<Event> pending;
+  try {
+    pending.reserve(streams_.size());
+    for (Stream* stream : streams_) pending.push_back(stream->record());
+  } catch (...) {
+    // Out of memory while recording: wait for the streams instead (this is the only way left to
+    // know the block is unused).
+    for (Stream* stream : streams_) {
+      try {
+        stream->synchronize();
+      } catch (...) {
+      }
+    }
+    pending.clear();
+  }
+  device_->deallocate(data_, bytes_, kind_, pending);
 }
 
 }  // namespace tessera

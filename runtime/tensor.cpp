@@ -26,16 +26,16 @@ std::string shape_string(const Shape& shape) {
 Tensor::Tensor(std::shared_ptr<Storage> storage, std::size_t offset, Shape shape, DType dtype)
     : storage_(std::move(storage)), offset_(offset), shape_(std::move(shape)), dtype_(dtype) {}
 
-Tensor Tensor::empty(Device& device, Shape shape, DType dtype, MemoryCategory category) {
+Tensor Tensor::empty(Device& device, Shape shape, DType dtype, MemoryCategory category, MemoryKind kind) {
   for (std::int64_t d : shape) {
     if (d < 0) throw std::invalid_argument("Tensor::empty: negative dimension in " + shape_string(shape));
   }
   const std::size_t bytes = static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype);
-  return Tensor(Storage::allocate(device, bytes, category), 0, std::move(shape), dtype);
+  return Tensor(Storage::allocate(device, bytes, category, kind), 0, std::move(shape), dtype);
 }
 
-Tensor Tensor::zeros(Device& device, Shape shape, DType dtype, MemoryCategory category) {
-  Tensor t = empty(device, std::move(shape), dtype, category);
+Tensor Tensor::zeros(Device& device, Shape shape, DType dtype, MemoryCategory category, MemoryKind kind) {
+  Tensor t = empty(device, std::move(shape), dtype, category, kind);
   t.zero_();
   return t;
 }
@@ -69,10 +69,18 @@ std::int64_t Tensor::dim(int i) const {
 
 Device& Tensor::device() const { return storage_->device(); }
 MemoryCategory Tensor::category() const { return storage_->category(); }
+MemoryKind Tensor::memory_kind() const { return storage_->memory_kind(); }
 
-void* Tensor::data() { return storage_ ? static_cast<char*>(storage_->data()) + offset_ : nullptr; }
+// A storage without memory (the meta device, or zero bytes) gives null for every view.
+void* Tensor::data() {
+  return storage_ && storage_->data() != nullptr ? static_cast<char*>(storage_->data()) + offset_ : nullptr;
+}
 const void* Tensor::data() const {
-  return storage_ ? static_cast<const char*>(storage_->data()) + offset_ : nullptr;
+  return storage_ && storage_->data() != nullptr ? static_cast<const char*>(storage_->data()) + offset_ : nullptr;
+}
+
+void Tensor::record_stream(Stream& stream) const {
+  if (storage_) storage_->record_stream(stream);
 }
 
 Tensor Tensor::view(std::int64_t element_offset, Shape shape) const {

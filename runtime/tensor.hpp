@@ -1,7 +1,8 @@
 // Tensor: a typed, shaped view into a Storage on some Device (contiguous, row-major).
 // Several tensors may view one storage: sharding views every parameter of a unit inside one flat
 // buffer. Copying a Tensor copies the view, not the data. Data pointers are device pointers:
-// read them on the host only through to_host()/from_host() or when device().kind() is kCpu.
+// read them on the host only through to_host()/from_host() or when device().kind() is kCpu. On the
+// meta device (device().holds_data() false) every data pointer is null.
 #pragma once
 
 #include <cstddef>
@@ -13,11 +14,13 @@
 
 #include "precision/dtype.hpp"
 #include "runtime/memory_category.hpp"
+#include "runtime/memory_kind.hpp"
 #include "runtime/storage.hpp"
 
 namespace tessera {
 
 class Device;
+class Stream;
 
 using Shape = std::vector<std::int64_t>;
 
@@ -28,9 +31,12 @@ class Tensor {
  public:
   Tensor() = default;  // undefined tensor
 
-  // New storage of shape x dtype on `device`, tagged `category`. Contents uninitialised / zero.
-  static Tensor empty(Device& device, Shape shape, DType dtype, MemoryCategory category);
-  static Tensor zeros(Device& device, Shape shape, DType dtype, MemoryCategory category);
+  // New storage of shape x dtype in `kind` memory of `device`, tagged `category`. Contents
+  // uninitialised / zero.
+  static Tensor empty(Device& device, Shape shape, DType dtype, MemoryCategory category,
+                      MemoryKind kind = MemoryKind::kDevice);
+  static Tensor zeros(Device& device, Shape shape, DType dtype, MemoryCategory category,
+                      MemoryKind kind = MemoryKind::kDevice);
   // Copies host f32 values (converted to `dtype`) into a new tensor.
   static Tensor from_host(Device& device, std::span<const float> values, Shape shape, DType dtype,
                           MemoryCategory category);
@@ -47,6 +53,7 @@ class Tensor {
   std::size_t byte_offset() const { return offset_; }
   Device& device() const;
   MemoryCategory category() const;
+  MemoryKind memory_kind() const;
   const std::shared_ptr<Storage>& storage() const { return storage_; }
 
   void* data();
@@ -64,6 +71,10 @@ class Tensor {
   Tensor view(std::int64_t element_offset, Shape shape) const;
   // The same elements under another shape of equal numel.
   Tensor reshape(Shape shape) const;
+
+  // Work queued on `stream` uses this tensor's storage: its memory is not reused before that work
+  // is done, even once every tensor viewing it is gone (Storage::record_stream).
+  void record_stream(Stream& stream) const;
 
   void zero_();
   void copy_from(const Tensor& src);  // same dtype and numel, any device pair of the same device

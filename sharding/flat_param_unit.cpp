@@ -8,6 +8,27 @@
 #include "runtime/kernels.hpp"
 
 namespace tessera {
+namespace {
+
+// Runs `reduce(out)` into one T of device memory and returns it on the host. The scratch is not
+// tracked: the memory planner's model of the step (planning/) has no entry for it.
+template <typename T, typename Reduce>
+T reduce_to_host(Device& device, Reduce reduce) {
+  void* scratch = device.allocate(sizeof(T), MemoryKind::kDevice);
+  T host{};
+  try {
+    reduce(static_cast<T*>(scratch));
+    device.copy_to_host(&host, scratch, sizeof(T));
+  } catch (...) {
+    device.deallocate(scratch, sizeof(T), MemoryKind::kDevice, {});
+    throw;
+  }
+  device.deallocate(scratch, sizeof(T), MemoryKind::kDevice, {});
+  return host;
+}
+
+}  // namespace
+
 FlatParamUnit::FlatParamUnit(std::string name, const std::vector<NamedParameter>& parameters, ZeroStage stage,
                              const MixedPrecision& precision, int shard_ranks, int shard_rank, Device& device)
     : name_(std::move(name)),
@@ -195,7 +216,7 @@ void FlatParamUnit::zero_grads() {
 
 double FlatParamUnit::grad_sum_squares(const Kernels& kernels) {
   const float* g = grad_shard_.data_as<float>() + (stage_ == ZeroStage::kStage0 ? shard_begin() : 0);
-  return kernels.sum_squares(g, shard_numel_);
+  return reduce_to_host<double>(device_, [&](double* out) { kernels.sum_squares(g, shard_numel_, out); });
 }
 
 void FlatParamUnit::scale_grads(const Kernels& kernels, float factor) {
@@ -203,7 +224,9 @@ void FlatParamUnit::scale_grads(const Kernels& kernels, float factor) {
 }
 
 bool FlatParamUnit::grads_finite(const Kernels& kernels) {
-  return !kernels.has_non_finite(grad_shard_.data_as<float>(), optimizer_numel());
+  return reduce_to_host<std::int32_t>(device_, [&](std::int32_t* out) {
+           kernels.has_non_finite(grad_shard_.data_as<float>(), optimizer_numel(), out);
+         }) == 0;
 }
 
 void FlatParamUnit::adamw_step(const Kernels& kernels, const AdamWConfig& config, std::int64_t step, float lr) {

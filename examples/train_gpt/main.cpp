@@ -19,7 +19,7 @@
 #include "runtime/data/byte_tokenizer.hpp"
 #include "runtime/data/sample_loader.hpp"
 #include "runtime/data/token_dataset.hpp"
-#include "runtime/device.hpp"
+#include "runtime/device_factory.hpp"
 #include "runtime/gemm_ceiling.hpp"
 #include "runtime/memory_profiler.hpp"
 #include "runtime/modules/cross_entropy_loss.hpp"
@@ -125,7 +125,7 @@ int train(DistributedContext& dist) {
   const int local_ranks = std::max(1, dist.rank_info().local_size);
   const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   set_cpu_threads(o.threads > 0 ? o.threads : std::max(1, hardware / local_ranks));
-  auto device = make_cpu_device();
+  auto device = make_device(DeviceChoice::kAuto);
 
   BatchRequest request;
   request.global = o.global_batch;

@@ -1,4 +1,4 @@
-// CpuDevice memory and copies; CPU thread-count control for OpenMP and OpenBLAS.
+// CpuDevice memory, copies and streams; CPU thread-count control for OpenMP and OpenBLAS.
 #include "runtime/cpu/cpu_device.hpp"
 
 #include <cblas.h>
@@ -7,16 +7,36 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <stdexcept>
 #include <string>
+
+#include "runtime/cpu/host_copy.hpp"
+#include "runtime/device_registry.hpp"
 
 namespace tessera {
 namespace {
+
 constexpr std::size_t kAlignment = 64;
+constexpr std::size_t kStreamCopyMin = std::size_t{1} << 20;  // parallel non-temporal copies from here
+
+void release_block(void* ptr, std::size_t, MemoryKind) noexcept { std::free(ptr); }
+
+}  // namespace
+
+CpuDevice::CpuDevice() : pending_frees_(&release_block) {}
+
+CpuDevice::~CpuDevice() {
+  try {
+    copy_.synchronize();
+  } catch (...) {
+  }
+  pending_frees_.reclaim_all();
 }
 
 std::string CpuDevice::name() const { return "cpu (" + std::to_string(cpu_threads()) + " threads)"; }
 
-void* CpuDevice::allocate(std::size_t bytes) {
+void* CpuDevice::allocate(std::size_t bytes, MemoryKind) {
+  pending_frees_.reclaim_completed();
   const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   void* p = std::aligned_alloc(kAlignment, rounded);
   if (p == nullptr) {
@@ -25,16 +45,78 @@ void* CpuDevice::allocate(std::size_t bytes) {
   return p;
 }
 
-void CpuDevice::deallocate(void* ptr, std::size_t) noexcept { std::free(ptr); }
+void CpuDevice::deallocate(void* ptr, std::size_t bytes, MemoryKind kind, std::span<const Event> pending) noexcept {
+  pending_frees_.reclaim_completed();
+  pending_frees_.add(ptr, bytes, kind, pending);
+}
 
 void CpuDevice::copy(void* dst, const void* src, std::size_t bytes) {
   if (dst != src) std::memmove(dst, src, bytes);
 }
-void CpuDevice::copy_to_host(void* host_dst, const void* src, std::size_t bytes) { copy(host_dst, src, bytes); }
+
+void CpuDevice::copy_to_host(void* host_dst, const void* src, std::size_t bytes) {
+  if (bytes >= kStreamCopyMin && host_dst != src) {
+    parallel_stream_copy(host_dst, src, bytes);
+  } else {
+    copy(host_dst, src, bytes);
+  }
+}
+
 void CpuDevice::copy_from_host(void* dst, const void* host_src, std::size_t bytes) { copy(dst, host_src, bytes); }
 void CpuDevice::fill_zero(void* dst, std::size_t bytes) { std::memset(dst, 0, bytes); }
 
+void CpuDevice::copy_to_host_async(void* host_dst, const void* src, std::size_t bytes, Stream& stream) {
+  own(stream, "copy_to_host_async").launch_host_function([=] {
+    if (bytes >= kStreamCopyMin) {
+      stream_copy(host_dst, src, bytes);
+    } else if (bytes > 0) {
+      std::memcpy(host_dst, src, bytes);
+    }
+  });
+}
+
+void CpuDevice::copy_from_host_async(void* dst, const void* host_src, std::size_t bytes, Stream& stream) {
+  own(stream, "copy_from_host_async").launch_host_function([=] {
+    if (bytes > 0) std::memcpy(dst, host_src, bytes);
+  });
+}
+
+Stream& CpuDevice::stream(StreamRole role) {
+  switch (role) {
+    case StreamRole::kCompute: return compute_;
+    case StreamRole::kCommunication: return communication_;
+    case StreamRole::kCopy: return copy_;
+  }
+  throw std::invalid_argument("CpuDevice::stream: unknown stream role");
+}
+
+void CpuDevice::synchronize() {
+  std::exception_ptr first;
+  for (Stream* s : {static_cast<Stream*>(&compute_), static_cast<Stream*>(&communication_),
+                    static_cast<Stream*>(&copy_)}) {
+    try {
+      s->synchronize();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  pending_frees_.reclaim_completed();
+  if (first) std::rethrow_exception(first);
+}
+
+Stream& CpuDevice::own(Stream& stream, const char* what) {
+  if (&stream != &compute_ && &stream != &communication_ && &stream != &copy_) {
+    throw std::invalid_argument(std::string("CpuDevice::") + what + ": the stream belongs to another device");
+  }
+  return stream;
+}
+
 std::unique_ptr<Device> make_cpu_device() { return std::make_unique<CpuDevice>(); }
+
+namespace detail {
+const DeviceRegistration kCpuDeviceRegistration(
+    DeviceBackend{DeviceChoice::kCpu, "cpu", [] { return true; }, [] { return make_cpu_device(); }});
+}  // namespace detail
 
 void set_cpu_threads(int threads) {
   if (threads <= 0) return;

@@ -1,26 +1,56 @@
-// CpuDevice: host memory (64-byte aligned) and the CpuKernels table.
+// CpuDevice: host memory (64-byte aligned; pinned host memory is the same memory, tracked in its own
+// tier), the CpuKernels table, and three streams: compute and communication run inline, the copy
+// stream runs on its own worker thread. Blocks given back while a stream may still use them wait in
+// a PendingFreeList until their events complete.
 #pragma once
 
 #include "runtime/cpu/cpu_kernels.hpp"
+#include "runtime/cpu/worker_stream.hpp"
 #include "runtime/device.hpp"
+#include "runtime/inline_stream.hpp"
+#include "runtime/pending_free_list.hpp"
 
 namespace tessera {
 
 class CpuDevice final : public Device {
  public:
+  CpuDevice();
+  // Waits for the copy stream and for every pending block, then frees them (never throws).
+  ~CpuDevice() override;
+  CpuDevice(const CpuDevice&) = delete;
+  CpuDevice& operator=(const CpuDevice&) = delete;
+
   DeviceKind kind() const override { return DeviceKind::kCpu; }
   std::string name() const override;
-  void* allocate(std::size_t bytes) override;
-  void deallocate(void* ptr, std::size_t bytes) noexcept override;
+  MemorySpace memory_space() const override { return MemorySpace::kHost; }
+
+  void* allocate(std::size_t bytes, MemoryKind kind) override;
+  void deallocate(void* ptr, std::size_t bytes, MemoryKind kind, std::span<const Event> pending) noexcept override;
+  std::size_t pending_free_bytes() const override { return pending_frees_.bytes(); }
+
   void copy(void* dst, const void* src, std::size_t bytes) override;
+  // Copies of 1 MiB and more use parallel non-temporal stores (runtime/cpu/host_copy.hpp).
   void copy_to_host(void* host_dst, const void* src, std::size_t bytes) override;
   void copy_from_host(void* dst, const void* host_src, std::size_t bytes) override;
   void fill_zero(void* dst, std::size_t bytes) override;
-  void synchronize() override {}
+  // On the copy stream these run on its worker thread, one thread per copy (the compute threads
+  // stay with the kernels).
+  void copy_to_host_async(void* host_dst, const void* src, std::size_t bytes, Stream& stream) override;
+  void copy_from_host_async(void* dst, const void* host_src, std::size_t bytes, Stream& stream) override;
+
+  Stream& stream(StreamRole role) override;
+  void synchronize() override;
   const Kernels& kernels() const override { return kernels_; }
 
  private:
+  // `stream` as one of this device's streams; throws std::invalid_argument naming `what` otherwise.
+  Stream& own(Stream& stream, const char* what);
+
   CpuKernels kernels_;
+  PendingFreeList pending_frees_;
+  InlineStream compute_{StreamRole::kCompute};
+  InlineStream communication_{StreamRole::kCommunication};
+  WorkerStream copy_{StreamRole::kCopy};  // after pending_frees_: its work ends before blocks are freed
 };
 
 }  // namespace tessera

@@ -37,8 +37,8 @@ class CpuKernels final : public Kernels {
                              std::int64_t n, std::int64_t v) const override;
   void cross_entropy_backward(float* dlogits, const float* logits, const float* lse, const std::int32_t* targets,
                               float dloss, std::int64_t n, std::int64_t v) const override;
-  double sum_squares(const float* x, std::int64_t n) const override;
-  bool has_non_finite(const float* x, std::int64_t n) const override;
+  void sum_squares(const float* x, std::int64_t n, double* out) const override;
+  void has_non_finite(const float* x, std::int64_t n, std::int32_t* out) const override;
   void adamw_update(float* param, const float* grad, float* m, float* v, std::int64_t n,
                     const AdamWScalars& s) const override;
   void convert(const void* src, DType from, void* dst, DType to, std::int64_t n) const override;

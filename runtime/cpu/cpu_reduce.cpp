@@ -1,4 +1,5 @@
-// CPU reductions for gradient clipping and overflow checks. sum_squares splits x into chunks whose
+// CPU reductions for gradient clipping and overflow checks; results are written to memory the
+// caller passes (device memory on every backend). sum_squares splits x into chunks whose
 // size depends on n only, sums each chunk in double, and adds the chunk sums in chunk order, so the
 // result is the same bits for every thread count and every alignment of x. The chunk sums live in a fixed stack array (no
 // allocation): n is cut into at most kMaxChunks chunks.
@@ -16,8 +17,11 @@ constexpr std::int64_t kParallelMin = 1 << 16;
 
 }  // namespace
 
-double CpuKernels::sum_squares(const float* x, std::int64_t n) const {
-  if (n <= 0) return 0.0;
+void CpuKernels::sum_squares(const float* x, std::int64_t n, double* out) const {
+  if (n <= 0) {
+    *out = 0.0;
+    return;
+  }
   std::int64_t chunk = (n + kMaxChunks - 1) / kMaxChunks;
   chunk = chunk < kMinChunk ? kMinChunk : (chunk + 15) / 16 * 16;
   const std::int64_t chunks = (n + chunk - 1) / chunk;
@@ -40,10 +44,10 @@ double CpuKernels::sum_squares(const float* x, std::int64_t n) const {
   }
   double total = 0.0;
   for (std::int64_t ci = 0; ci < chunks; ++ci) total += partial[ci];
-  return total;
+  *out = total;
 }
 
-bool CpuKernels::has_non_finite(const float* x, std::int64_t n) const {
+void CpuKernels::has_non_finite(const float* x, std::int64_t n, std::int32_t* out) const {
   int found = 0;
 #pragma omp parallel for simd schedule(static) reduction(| : found) if (n > kParallelMin)
   for (std::int64_t i = 0; i < n; ++i) {
@@ -51,7 +55,7 @@ bool CpuKernels::has_non_finite(const float* x, std::int64_t n) const {
     std::memcpy(&bits, &x[i], sizeof bits);
     found |= (bits & 0x7f800000u) == 0x7f800000u ? 1 : 0;
   }
-  return found != 0;
+  *out = found != 0 ? 1 : 0;
 }
 
 }  // namespace tessera

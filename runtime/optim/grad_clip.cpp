@@ -1,4 +1,5 @@
-// Gradient norm and clipping through the device's sum_squares and scale kernels.
+// Gradient norm and clipping through the device's sum_squares and scale kernels; the per-parameter
+// sums come back to the host in one copy.
 #include "runtime/optim/grad_clip.hpp"
 
 #include <cmath>
@@ -6,12 +7,25 @@
 #include "runtime/device.hpp"
 #include "runtime/kernels.hpp"
 #include "runtime/module.hpp"
+#include "runtime/storage.hpp"
 
 namespace tessera {
 
 double grad_sum_squares(Device& device, const std::vector<Parameter*>& parameters) {
+  if (parameters.empty()) return 0.0;
+  // One partial sum per parameter in a device buffer, one copy to the host, added in parameter order.
+  const std::size_t bytes = parameters.size() * sizeof(double);
+  auto partials = Storage::allocate(device, bytes, MemoryCategory::kWorkspace);
+  auto* device_partials = static_cast<double*>(partials->data());
+  for (std::size_t i = 0; i < parameters.size(); ++i) {
+    Parameter* p = parameters[i];
+    device.kernels().sum_squares(require_grad(*p).data_as<float>(), p->numel(),
+                                 device_partials == nullptr ? nullptr : device_partials + i);
+  }
+  std::vector<double> host(parameters.size(), 0.0);
+  device.copy_to_host(host.data(), partials->data(), bytes);
   double sum = 0.0;
-  for (Parameter* p : parameters) sum += device.kernels().sum_squares(require_grad(*p).data_as<float>(), p->numel());
+  for (double partial : host) sum += partial;
   return sum;
 }
 

@@ -1,5 +1,6 @@
 // CpuKernels reductions: sum_squares against a double sum (and the same bits on 1 and 2 threads for a
 // size split into many chunks), has_non_finite for inf, -inf and NaN at the start, middle and end.
+// Both write their result to memory the caller passes (a double, an i32 flag).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,16 +17,29 @@ namespace {
 
 using test::random_floats;
 
+double sum_squares(const Kernels& k, const float* x, std::int64_t n) {
+  double out = -1.0;
+  k.sum_squares(x, n, &out);
+  return out;
+}
+
+bool has_non_finite(const Kernels& k, const float* x, std::int64_t n) {
+  std::int32_t out = -1;
+  k.has_non_finite(x, n, &out);
+  EXPECT_TRUE(out == 0 || out == 1) << "has_non_finite wrote " << out << ", expected 0 or 1 (n = " << n << ")";
+  return out == 1;
+}
+
 TEST(CpuReduce, SumSquaresMatchesDoubleSum) {
   CpuKernels k;
-  EXPECT_EQ(k.sum_squares(nullptr, 0), 0.0);
+  EXPECT_EQ(sum_squares(k, nullptr, 0), 0.0);
   const std::vector<float> small = {3.0f, -4.0f, 0.5f};
-  EXPECT_EQ(k.sum_squares(small.data(), 3), 25.25);  // exact
+  EXPECT_EQ(sum_squares(k, small.data(), 3), 25.25);  // exact
   for (std::int64_t n : {std::int64_t{1000}, std::int64_t{1} << 20, std::int64_t{3000001}}) {
     const auto x = random_floats(n, 5);
     double ref = 0.0;
     for (float v : x) ref += static_cast<double>(v) * v;
-    EXPECT_NEAR(k.sum_squares(x.data(), n), ref, 1e-12 * ref) << "n = " << n;
+    EXPECT_NEAR(sum_squares(k, x.data(), n), ref, 1e-12 * ref) << "n = " << n;
   }
 }
 
@@ -34,8 +48,8 @@ TEST(CpuReduce, SumSquaresIsBitIdenticalOnOneAndTwoThreads) {
   const std::int64_t n = 5'000'003;
   const auto x = random_floats(n, 6, -3.0f, 3.0f);
   double one = 0.0, two = 0.0;
-  test::with_threads(1, [&] { one = k.sum_squares(x.data(), n); });
-  test::with_threads(2, [&] { two = k.sum_squares(x.data(), n); });
+  test::with_threads(1, [&] { one = sum_squares(k, x.data(), n); });
+  test::with_threads(2, [&] { two = sum_squares(k, x.data(), n); });
   EXPECT_EQ(std::memcmp(&one, &two, sizeof one), 0) << "1 thread " << one << " vs 2 threads " << two;
 }
 
@@ -47,12 +61,12 @@ TEST(CpuReduce, HasNonFiniteFindsInfAndNanAnywhere) {
     auto x = random_floats(n, 7, -1e30f, 1e30f);
     x[n / 3] = std::numeric_limits<float>::max();
     x[n / 2] = std::numeric_limits<float>::denorm_min();
-    EXPECT_FALSE(k.has_non_finite(x.data(), n)) << "finite data, n = " << n;
+    EXPECT_FALSE(has_non_finite(k, x.data(), n)) << "finite data, n = " << n;
     for (std::int64_t at : {std::int64_t{0}, n / 2, n - 1}) {
       for (float bad : {inf, -inf, nan, -nan}) {
         auto y = x;
         y[at] = bad;
-        EXPECT_TRUE(k.has_non_finite(y.data(), n)) << bad << " at [" << at << "] of n = " << n;
+        EXPECT_TRUE(has_non_finite(k, y.data(), n)) << bad << " at [" << at << "] of n = " << n;
       }
     }
   }
@@ -65,10 +79,10 @@ TEST(CpuReduce, SumSquaresDoesNotDependOnAlignment) {
   std::vector<float> buffer(n + 16);
   for (int offset = 0; offset < 8; ++offset) {
     for (std::int64_t i = 0; i < n; ++i) buffer[offset + i] = std::sin(0.001f * i) * (1.0f + 1e-3f * (i % 7));
-    const double at = k.sum_squares(buffer.data() + offset, n);
+    const double at = sum_squares(k, buffer.data() + offset, n);
     if (offset == 0) continue;
     for (std::int64_t i = 0; i < n; ++i) buffer[i] = std::sin(0.001f * i) * (1.0f + 1e-3f * (i % 7));
-    EXPECT_EQ(at, k.sum_squares(buffer.data(), n)) << "offset " << offset;
+    EXPECT_EQ(at, sum_squares(k, buffer.data(), n)) << "offset " << offset;
   }
 }
 

