@@ -160,13 +160,15 @@ Row bench_ranks(Communicator& comm, const Args& args, const GptConfig& gpt) {
   ShardingConfig config;
   config.stage = ZeroStage::kStage3;
   ShardedEngine engine(model, *device, comm, config, 1234);
-  // Adam moments that are not zeros (as after training), so bytes and checksums are realistic.
-  for (const auto& unit : engine.units()) {
-    std::vector<float> x = unit->master().to_host_f32();
-    for (float& v : x) v *= 0.01f;
-    unit->exp_avg().copy_from_host_f32(x);
-    for (float& v : x) v = v * v;
-    unit->exp_avg_sq().copy_from_host_f32(x);
+  // Optimizer state that is not zeros (as after training), so bytes and checksums are realistic: each
+  // state tensor after the master holds a scaled copy of the master.
+  for (std::size_t u = 0; u < engine.units().size(); ++u) {
+    std::vector<StateTensor> state = engine.unit_state(static_cast<int>(u));
+    std::vector<float> x = state.front().tensor.to_host_f32();
+    for (std::size_t k = 1; k < state.size(); ++k) {
+      for (float& v : x) v *= 0.01f;
+      state[k].tensor.copy_from_host_f32(x);
+    }
   }
   Row row;
   row.ranks = comm.size();
@@ -175,8 +177,9 @@ Row bench_ranks(Communicator& comm, const Args& args, const GptConfig& gpt) {
   add_gpt_config(run, gpt);
   TrainingProgress progress;
 
-  std::int64_t state_bytes = 0;
-  for (const auto& unit : engine.units()) state_bytes += 12 * unit->padded_numel();
+  std::int64_t state_bytes = 0, per_element = 0;
+  for (const StateSpec& spec : engine.state_specs()) per_element += static_cast<std::int64_t>(dtype_size(spec.dtype));
+  for (const auto& unit : engine.units()) state_bytes += per_element * unit->layout().padded_numel();
   row.state_gib = static_cast<double>(state_bytes) / (1 << 30);
   if (comm.rank() == 0) {
     fs::remove_all(base);

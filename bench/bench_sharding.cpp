@@ -17,6 +17,7 @@
 #include "runtime/modules/gpt.hpp"
 #include "runtime/random.hpp"
 #include "sharding/sharded_engine.hpp"
+#include "training/trainer.hpp"
 
 namespace tessera {
 namespace {
@@ -67,13 +68,14 @@ int bench(DistributedContext& ctx) {
     config.precision.reduce_dtype = args.reduce;
     config.prefetch_units = args.prefetch;
     ShardedEngine engine(model, *device, world, config, 1);
+    Trainer trainer(engine);
     const MicroBatch batch = random_batch(*device, small, args.micro, 100 + ctx.rank());
-    engine.train_step({batch}, 1e-4f);  // warm-up
+    trainer.train_step({batch}, 1e-4f);  // warm-up
     std::vector<double> times;
     for (int s = 0; s < args.steps; ++s) {
       world.barrier().wait();
       const auto t0 = std::chrono::steady_clock::now();
-      engine.train_step({batch}, 1e-4f);
+      trainer.train_step({batch}, 1e-4f);
       times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     // The slowest rank sets the pace: take the max over ranks of each rank's median.
@@ -84,8 +86,8 @@ int bench(DistributedContext& ctx) {
 
     std::int64_t padded = 0, shard = 0;
     for (const auto& u : engine.units()) {
-      padded += u->padded_numel();
-      shard += u->shard_numel();
+      padded += u->layout().padded_numel();
+      shard += u->layout().shard_numel();
     }
     const std::int64_t formula = (st < 3 ? 4 * padded : 4 * shard) + (st < 2 ? 4 * padded : 4 * shard) +
                                  (st == 0 ? 8 * padded : 8 * shard);

@@ -11,6 +11,7 @@
 #include "checkpointing/hdf5_util.hpp"
 #include "checkpointing/rank_agreement.hpp"
 #include "checkpointing/shard_file_reader.hpp"
+#include "checkpointing/shard_file_writer.hpp"
 #include "checkpointing/virtual_datasets.hpp"
 #include "precision/float_bits.hpp"
 #include "sharding/sharded_engine.hpp"
@@ -117,7 +118,7 @@ ExportSummary export_checkpoint(const fs::path& checkpoint, const fs::path& out,
       flat.assign(static_cast<std::size_t>(unit.numel), 0.0f);
       std::int64_t at = 0;
       for (const ShardPiece& piece : meta.layout.locate(static_cast<int>(u), 0, unit.numel)) {
-        readers[static_cast<std::size_t>(piece.shard)]->read(unit.name, "master",
+        readers[static_cast<std::size_t>(piece.shard)]->read(unit.name, kMasterDataset, DType::kF32,
                                                              {{piece.begin, piece.count, flat.data() + at}});
         at += piece.count;
       }
@@ -166,9 +167,10 @@ void load_exported_weights(ShardedEngine& engine, Communicator& world, const fs:
     H5Id model = detail::open_group(f.get(), "model", path);
     for (std::size_t u = 0; u < units.size(); ++u) {
       const FlatParamUnit& unit = *units[u];
-      const std::int64_t begin = unit.optimizer_begin(), end = begin + unit.optimizer_numel();
-      staging[u].assign(static_cast<std::size_t>(unit.optimizer_numel()), 0.0f);
-      for (const FlatEntry& e : unit.entries()) {
+      const FlatRange range = unit.optimizer_range();
+      const std::int64_t begin = range.begin, end = range.end();
+      staging[u].assign(static_cast<std::size_t>(range.count), 0.0f);
+      for (const FlatEntry& e : unit.layout().entries()) {
         const std::string where = path + ":/model/" + e.name;
         if (!detail::link_exists(model.get(), e.name)) {
           throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
@@ -189,10 +191,10 @@ void load_exported_weights(ShardedEngine& engine, Communicator& world, const fs:
     }
   });
   for (std::size_t u = 0; u < units.size(); ++u) {
-    units[u]->master().copy_from_host_f32(staging[u]);
-    units[u]->exp_avg().zero_();
-    units[u]->exp_avg_sq().zero_();
+    std::vector<StateTensor> state = engine.unit_state(static_cast<int>(u));
+    state.front().tensor.copy_from_host_f32(staging[u]);  // "master"
   }
+  engine.reset_optimizer_state();
   engine.set_optimizer_steps(0);
   engine.publish_parameters();
 }

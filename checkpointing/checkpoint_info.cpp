@@ -30,7 +30,11 @@ std::string describe_checkpoint(const fs::path& path) {
   check_shard_files(meta, dir);
   std::int64_t file_bytes = static_cast<std::int64_t>(fs::file_size(dir / kMetaFileName));
   for (std::int64_t b : meta.shard_file_bytes) file_bytes += b;
-  const std::int64_t state_bytes = 3 * 4 * meta.layout.padded_elements();
+  const std::int64_t state_bytes = meta.layout.state_bytes_per_element() * meta.layout.padded_elements();
+  std::string states;
+  for (const StateSpec& spec : meta.layout.states) {
+    states += (states.empty() ? "" : ", ") + spec.name + " " + dtype_name(spec.dtype);
+  }
 
   std::ostringstream out;
   out << "checkpoint     " << dir.string() << "\n";
@@ -43,8 +47,10 @@ std::string describe_checkpoint(const fs::path& path) {
   if (meta.hybrid_group > 0) out << ", hybrid groups of " << meta.hybrid_group;
   out << "\n";
   out << "precision      " << meta.precision.to_string() << "\n";
-  out << "optimizer      AdamW beta1 " << meta.adamw.beta1 << ", beta2 " << meta.adamw.beta2 << ", eps "
-      << meta.adamw.eps << ", weight decay " << meta.adamw.weight_decay << ", grad clip " << meta.grad_clip << "\n";
+  const AdamWConfig& adamw = meta.optimizer.adamw;
+  out << "optimizer      " << optimizer_kind_name(meta.optimizer.kind) << " beta1 " << adamw.beta1 << ", beta2 "
+      << adamw.beta2 << ", eps " << adamw.eps << ", weight decay " << adamw.weight_decay << ", grad clip "
+      << meta.grad_clip << "\n";
   if (meta.loss_scaler) {
     out << "loss scaler    scale " << meta.loss_scaler->scale << ", good steps " << meta.loss_scaler->good_steps
         << ", hysteresis left " << meta.loss_scaler->hysteresis_left << "\n";
@@ -56,7 +62,7 @@ std::string describe_checkpoint(const fs::path& path) {
   std::size_t rng_ranks = 0;
   for (const auto& words : meta.rng_states) rng_ranks += words.empty() ? 0 : 1;
   out << "rng states     " << rng_ranks << " of " << meta.world_size << " ranks\n";
-  out << "state          " << format_bytes(state_bytes) << " (f32 master + Adam m, v, padded)\n";
+  out << "state          " << format_bytes(state_bytes) << " (" << states << "; padded)\n";
   out << "files          " << format_bytes(file_bytes) << " (meta.h5 + " << meta.layout.shard_ranks << " shards)\n";
   return out.str();
 }
@@ -66,12 +72,14 @@ std::int64_t verify_checkpoint(const fs::path& path) {
   const CheckpointMeta meta = read_meta_file((dir / kMetaFileName).string());
   check_shard_files(meta, dir);
   std::int64_t bytes = 0;
-  std::vector<float> buffer;
+  std::vector<std::byte> buffer;
   for (int s = 0; s < meta.layout.shard_ranks; ++s) {
     ShardFileReader reader((dir / shard_file_name(s)).string(), s);
     for (const UnitRecord& unit : meta.layout.units) {
-      buffer.resize(static_cast<std::size_t>(unit.shard_numel));
-      for (const char* dataset : kStateDatasets) reader.read(unit.name, dataset, {{0, unit.shard_numel, buffer.data()}});
+      for (const StateSpec& spec : meta.layout.states) {
+        buffer.resize(static_cast<std::size_t>(unit.shard_numel) * dtype_size(spec.dtype));
+        reader.read(unit.name, spec.name, spec.dtype, {{0, unit.shard_numel, buffer.data()}});
+      }
     }
     bytes += reader.bytes_read();
   }

@@ -12,10 +12,11 @@ namespace tessera {
 CheckpointLayout CheckpointLayout::of_engine(ShardedEngine& engine) {
   CheckpointLayout layout;
   layout.shard_ranks = engine.shard_group().size();
+  layout.states = engine.state_specs();
   for (const auto& unit : engine.units()) {
     const int index = static_cast<int>(layout.units.size());
-    layout.units.push_back({unit->name(), unit->numel(), unit->shard_numel()});
-    for (const FlatEntry& e : unit->entries()) {
+    layout.units.push_back({unit->name(), unit->layout().numel(), unit->layout().shard_numel()});
+    for (const FlatEntry& e : unit->layout().entries()) {
       layout.params.push_back({e.name, e.parameter->shape, index, e.offset});
     }
   }
@@ -51,6 +52,36 @@ std::int64_t CheckpointLayout::padded_elements() const {
   std::int64_t n = 0;
   for (const UnitRecord& u : units) n += u.shard_numel * shard_ranks;
   return n;
+}
+
+std::int64_t CheckpointLayout::state_bytes_per_element() const {
+  std::int64_t n = 0;
+  for (const StateSpec& s : states) n += static_cast<std::int64_t>(dtype_size(s.dtype));
+  return n;
+}
+
+namespace {
+
+std::string describe_states(const std::vector<StateSpec>& states) {
+  std::string s;
+  for (const StateSpec& spec : states) s += (s.empty() ? "" : ", ") + spec.name + " " + dtype_name(spec.dtype);
+  return s;
+}
+
+}  // namespace
+
+void check_same_states(const CheckpointLayout& stored, const CheckpointLayout& current, const std::string& where) {
+  bool same = stored.states.size() == current.states.size();
+  for (std::size_t i = 0; same && i < stored.states.size(); ++i) {
+    same = stored.states[i].name == current.states[i].name && stored.states[i].dtype == current.states[i].dtype;
+  }
+  if (!same) {
+    throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
+                          where + " holds the state tensors (" + describe_states(stored.states) +
+                              ") but this run's optimizer keeps (" + describe_states(current.states) +
+                              "); resume with the optimizer the checkpoint was written with, or start from an export "
+                              "(--init-from) with fresh optimizer state");
+  }
 }
 
 void check_same_parameters(const CheckpointLayout& stored, const CheckpointLayout& current, const std::string& where) {

@@ -1,7 +1,8 @@
 // CheckpointLayout: how a sharded model's state is cut into shard files — the units (flat buffers),
 // every parameter's (unit, offset, shape) inside them, and the number of shard files. A unit's
 // flat buffer of `numel` elements is padded to shard_numel * shard_ranks; shard file r holds
-// elements [r * shard_numel, (r + 1) * shard_numel) of every unit (master, Adam m and v).
+// elements [r * shard_numel, (r + 1) * shard_numel) of every unit, for every state tensor the
+// engine declares (the f32 master weights, then the optimizer's: AdamW's exp_avg and exp_avg_sq).
 //
 // Offsets within a unit depend only on the order of its parameters, never on the rank count, so a
 // parameter's values can be located in a checkpoint written at any rank count, stage or unit policy.
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/optim/optimizer_state.hpp"
 #include "runtime/tensor.hpp"
 
 namespace tessera {
@@ -42,6 +44,9 @@ struct CheckpointLayout {
   int shard_ranks = 1;  // shard files
   std::vector<UnitRecord> units;
   std::vector<ParamRecord> params;
+  // The datasets of every unit in every shard file, in order: "master" (f32) first, then the
+  // optimizer's state tensors, each element for element over the unit's flat buffer.
+  std::vector<StateSpec> states;
 
   // The layout the engine's units have (shard files = its shard group size).
   static CheckpointLayout of_engine(ShardedEngine& engine);
@@ -51,7 +56,12 @@ struct CheckpointLayout {
   std::vector<ShardPiece> locate(int unit, std::int64_t begin, std::int64_t end) const;
   std::int64_t parameter_count() const;  // sum of parameter numels
   std::int64_t padded_elements() const;  // sum over units of shard_numel * shard_ranks
+  std::int64_t state_bytes_per_element() const;  // sum of the states' dtype sizes
 };
+
+// Throws CheckpointError(kConfigMismatch) unless `stored` holds the state tensors `current` needs
+// (same names and dtypes: a checkpoint of another optimizer cannot resume this one).
+void check_same_states(const CheckpointLayout& stored, const CheckpointLayout& current, const std::string& where);
 
 // Throws CheckpointError(kConfigMismatch) unless `stored` holds exactly the parameters of
 // `current` with the same shapes; the message names the parameter, both shapes and `where`.

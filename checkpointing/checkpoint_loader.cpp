@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <map>
 #include <memory>
-#include <span>
 
 #include "checkpointing/checkpoint_paths.hpp"
 #include "checkpointing/rank_agreement.hpp"
@@ -25,12 +24,12 @@ struct Request {
   std::int64_t target;   // element in the new unit's staging (optimizer range)
 };
 
-// Host copies of master, exp_avg, exp_avg_sq over a unit's optimizer range. Not zero-filled: the
-// reads cover every element below the unit's numel; only the padding after it is zeroed.
+// Host copies of every state tensor over a unit's optimizer range, in the tensors' dtypes. Not
+// zero-filled: the reads cover every element below the unit's numel; only the padding after it is
+// zeroed.
 struct Staging {
-  std::unique_ptr<float[]> data[3];
-  std::size_t count = 0;
-  std::span<const float> view(int k) const { return {data[k].get(), count}; }
+  std::vector<std::unique_ptr<std::byte[]>> data;  // per state tensor
+  std::int64_t count = 0;
 };
 
 }  // namespace
@@ -83,21 +82,26 @@ LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const fs:
     result.meta = read_meta_file(meta_path.string());
     const CheckpointMeta& meta = result.meta;
     check_model_fields(meta.config, expected, meta_path.string());
-    check_same_parameters(meta.layout, CheckpointLayout::of_engine(engine), meta_path.string());
+    const CheckpointLayout current = CheckpointLayout::of_engine(engine);
+    check_same_parameters(meta.layout, current, meta_path.string());
+    check_same_states(meta.layout, current, meta_path.string());
     check_shard_files(meta, path);
 
     // The read plan: per old shard file, per old unit, the ranges and where they go.
     std::map<int, std::map<int, std::vector<Request>>> plan;
     for (std::size_t u = 0; u < units.size(); ++u) {
       const FlatParamUnit& unit = *units[u];
-      const std::int64_t begin = unit.optimizer_begin(), end = begin + unit.optimizer_numel();
-      staging[u].count = static_cast<std::size_t>(unit.optimizer_numel());
-      const std::int64_t padding_from = std::clamp(unit.numel() - begin, std::int64_t{0}, unit.optimizer_numel());
-      for (auto& d : staging[u].data) {
-        d.reset(new float[staging[u].count]);
-        std::fill(d.get() + padding_from, d.get() + staging[u].count, 0.0f);
+      const FlatRange range = unit.optimizer_range();
+      const std::int64_t begin = range.begin, end = range.end();
+      staging[u].count = range.count;
+      const std::int64_t padding_from = std::clamp(unit.layout().numel() - begin, std::int64_t{0}, range.count);
+      for (const StateSpec& spec : current.states) {
+        const std::size_t size = dtype_size(spec.dtype);
+        auto& d = staging[u].data.emplace_back(new std::byte[static_cast<std::size_t>(range.count) * size]);
+        std::fill(d.get() + static_cast<std::size_t>(padding_from) * size,
+                  d.get() + static_cast<std::size_t>(range.count) * size, std::byte{0});
       }
-      for (const FlatEntry& e : unit.entries()) {
+      for (const FlatEntry& e : unit.layout().entries()) {
         const std::int64_t lo = std::max(begin, e.offset), hi = std::min(end, e.offset + e.numel);
         if (lo >= hi) continue;
         const ParamRecord& old = *meta.layout.find_param(e.name);
@@ -118,12 +122,15 @@ LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const fs:
     for (const auto& [shard, by_unit] : plan) {
       ShardFileReader reader((path / shard_file_name(shard)).string(), shard);
       for (const auto& [old_unit, requests] : by_unit) {
-        for (int k = 0; k < 3; ++k) {
+        for (std::size_t k = 0; k < current.states.size(); ++k) {
+          const StateSpec& spec = current.states[k];
           std::vector<ElementRange> ranges;
           for (const Request& r : requests) {
-            ranges.push_back({r.begin, r.count, staging[r.unit].data[k].get() + r.target});
+            std::byte* base = staging[r.unit].data[k].get();
+            ranges.push_back({r.begin, r.count, base + static_cast<std::size_t>(r.target) * dtype_size(spec.dtype)});
           }
-          reader.read(meta.layout.units[static_cast<std::size_t>(old_unit)].name, kStateDatasets[k], std::move(ranges));
+          reader.read(meta.layout.units[static_cast<std::size_t>(old_unit)].name, spec.name, spec.dtype,
+                      std::move(ranges));
         }
       }
       result.bytes_read += reader.bytes_read();
@@ -132,9 +139,8 @@ LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const fs:
 
   // Every rank validated and read its part: now change the engine.
   for (std::size_t u = 0; u < units.size(); ++u) {
-    units[u]->master().copy_from_host_f32(staging[u].view(0));
-    units[u]->exp_avg().copy_from_host_f32(staging[u].view(1));
-    units[u]->exp_avg_sq().copy_from_host_f32(staging[u].view(2));
+    std::vector<StateTensor> state = engine.unit_state(static_cast<int>(u));
+    for (std::size_t k = 0; k < state.size(); ++k) state[k].tensor.copy_from_host_bytes(staging[u].data[k].get());
   }
   engine.set_optimizer_steps(result.meta.optimizer_steps);
   if (DynamicLossScaler* scaler = engine.loss_scaler(); scaler != nullptr && result.meta.loss_scaler) {

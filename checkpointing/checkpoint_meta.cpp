@@ -6,6 +6,7 @@
 
 #include "checkpointing/checkpoint_paths.hpp"
 #include "checkpointing/hdf5_util.hpp"
+#include "checkpointing/shard_file_writer.hpp"
 #include "checkpointing/virtual_datasets.hpp"
 
 namespace tessera {
@@ -72,9 +73,40 @@ void write_layout(hid_t file, const CheckpointLayout& layout, const std::string&
   detail::write_vector(group.get(), "param_offset", param_offset);
   detail::write_vector(group.get(), "param_ndim", param_ndim);
   detail::write_vector(group.get(), "param_dims", param_dims);
+  std::vector<std::string> state_names, state_dtypes;
+  for (const StateSpec& spec : layout.states) {
+    state_names.push_back(spec.name);
+    state_dtypes.push_back(dtype_name(spec.dtype));
+  }
+  detail::write_strings(group.get(), "state_names", state_names);
+  detail::write_strings(group.get(), "state_dtypes", state_dtypes);
 }
 
-CheckpointLayout read_layout(hid_t file, int shard_ranks, const std::string& where) {
+// The state tensors of a format-1 checkpoint, which did not list them.
+std::vector<StateSpec> format1_states() {
+  return {{"master", DType::kF32}, {"exp_avg", DType::kF32}, {"exp_avg_sq", DType::kF32}};
+}
+
+std::vector<StateSpec> read_states(hid_t layout_group, const std::string& w) {
+  const auto names = detail::read_strings(layout_group, "state_names", w);
+  const auto dtypes = detail::read_strings(layout_group, "state_dtypes", w);
+  if (names.size() != dtypes.size() || names.empty() || names.front() != kMasterDataset) {
+    throw CheckpointError(CheckpointErrorKind::kCorruptData,
+                          w + ": state_names and state_dtypes must list the same tensors, master first");
+  }
+  std::vector<StateSpec> states;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    try {
+      states.push_back({names[i], parse_dtype(dtypes[i], "state dtype")});
+    } catch (const std::invalid_argument&) {
+      throw CheckpointError(CheckpointErrorKind::kCorruptData,
+                            w + ": state '" + names[i] + "' has an unknown dtype '" + dtypes[i] + "'");
+    }
+  }
+  return states;
+}
+
+CheckpointLayout read_layout(hid_t file, int shard_ranks, std::int64_t format, const std::string& where) {
   H5Id group = detail::open_group(file, "layout", where);
   const std::string w = where + ":/layout";
   CheckpointLayout layout;
@@ -87,6 +119,7 @@ CheckpointLayout read_layout(hid_t file, int shard_ranks, const std::string& whe
   const auto param_offset = detail::read_i64_vector(group.get(), "param_offset", w);
   const auto param_ndim = detail::read_i32_vector(group.get(), "param_ndim", w);
   const auto param_dims = detail::read_i64_vector(group.get(), "param_dims", w);
+  layout.states = format == 1 ? format1_states() : read_states(group.get(), w);
   const std::size_t nu = unit_names.size(), np = param_names.size();
   if (unit_numel.size() != nu || unit_shard.size() != nu || param_unit.size() != np || param_offset.size() != np ||
       param_ndim.size() != np) {
@@ -136,11 +169,11 @@ void write_meta_file(const std::string& path, const CheckpointMeta& meta) {
     write_attribute(f, "zero_stage", static_cast<std::int64_t>(zero_stage_number(meta.stage)));
     write_attribute(f, "param_dtype", std::string(dtype_name(meta.precision.param_dtype)));
     write_attribute(f, "reduce_dtype", std::string(dtype_name(meta.precision.reduce_dtype)));
-    write_attribute(f, "buffer_dtype", std::string(dtype_name(meta.precision.buffer_dtype)));
-    write_attribute(f, "adamw_beta1", static_cast<double>(meta.adamw.beta1));
-    write_attribute(f, "adamw_beta2", static_cast<double>(meta.adamw.beta2));
-    write_attribute(f, "adamw_eps", static_cast<double>(meta.adamw.eps));
-    write_attribute(f, "adamw_weight_decay", static_cast<double>(meta.adamw.weight_decay));
+    write_attribute(f, "optimizer", std::string(optimizer_kind_name(meta.optimizer.kind)));
+    write_attribute(f, "adamw_beta1", static_cast<double>(meta.optimizer.adamw.beta1));
+    write_attribute(f, "adamw_beta2", static_cast<double>(meta.optimizer.adamw.beta2));
+    write_attribute(f, "adamw_eps", static_cast<double>(meta.optimizer.adamw.eps));
+    write_attribute(f, "adamw_weight_decay", static_cast<double>(meta.optimizer.adamw.weight_decay));
     write_attribute(f, "grad_clip", static_cast<double>(meta.grad_clip));
     write_attribute(f, "created", meta.created.empty() ? utc_now() : meta.created);
 
@@ -179,12 +212,7 @@ CheckpointMeta read_meta_file(const std::string& path) {
                           path + " is not a Tessera checkpoint (no tessera_checkpoint_format attribute)");
   }
   meta.format_version = read_int_attribute(f, "tessera_checkpoint_format", path);
-  if (meta.format_version != kCheckpointFormatVersion) {
-    throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
-                          path + " has checkpoint format version " + std::to_string(meta.format_version) +
-                              "; this build reads version " + std::to_string(kCheckpointFormatVersion) +
-                              " only: resume it with the Tessera version that wrote it");
-  }
+  check_readable_format(meta.format_version, path);
   meta.progress.step = read_int_attribute(f, "step", path);
   meta.progress.tokens_seen = read_int_attribute(f, "tokens_seen", path);
   meta.progress.samples_seen = read_int_attribute(f, "samples_seen", path);
@@ -193,14 +221,33 @@ CheckpointMeta read_meta_file(const std::string& path) {
   meta.world_size = static_cast<int>(read_int_attribute(f, "world_size", path));
   const auto shard_ranks = static_cast<int>(read_int_attribute(f, "shard_ranks", path));
   meta.hybrid_group = static_cast<int>(read_int_attribute(f, "hybrid_group", path));
-  meta.stage = parse_zero_stage(static_cast<int>(read_int_attribute(f, "zero_stage", path)));
-  meta.precision.param_dtype = parse_dtype(read_string_attribute(f, "param_dtype", path), "param_dtype");
-  meta.precision.reduce_dtype = parse_dtype(read_string_attribute(f, "reduce_dtype", path), "reduce_dtype");
-  meta.precision.buffer_dtype = parse_dtype(read_string_attribute(f, "buffer_dtype", path), "buffer_dtype");
-  meta.adamw.beta1 = static_cast<float>(read_double_attribute(f, "adamw_beta1", path));
-  meta.adamw.beta2 = static_cast<float>(read_double_attribute(f, "adamw_beta2", path));
-  meta.adamw.eps = static_cast<float>(read_double_attribute(f, "adamw_eps", path));
-  meta.adamw.weight_decay = static_cast<float>(read_double_attribute(f, "adamw_weight_decay", path));
+  // A stored setting that does not parse is a damaged checkpoint, not a usage error.
+  auto stored = [&path](const char* attribute, auto parse) {
+    try {
+      return parse();
+    } catch (const std::invalid_argument& e) {
+      throw CheckpointError(CheckpointErrorKind::kCorruptData,
+                            path + ": the stored " + attribute + " is not valid (" + e.what() + ")");
+    }
+  };
+  meta.stage = stored("zero_stage", [&] { return parse_zero_stage(static_cast<int>(read_int_attribute(f, "zero_stage", path))); });
+  meta.precision.param_dtype =
+      stored("param_dtype", [&] { return parse_dtype(read_string_attribute(f, "param_dtype", path), "param_dtype"); });
+  meta.precision.reduce_dtype =
+      stored("reduce_dtype", [&] { return parse_dtype(read_string_attribute(f, "reduce_dtype", path), "reduce_dtype"); });
+  if (meta.format_version >= 2) {
+    const std::string optimizer = read_string_attribute(f, "optimizer", path);
+    try {
+      meta.optimizer.kind = parse_optimizer_kind(optimizer);
+    } catch (const std::invalid_argument&) {
+      throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
+                            path + " was written by the optimizer '" + optimizer + "', which this build does not have");
+    }
+  }
+  meta.optimizer.adamw.beta1 = static_cast<float>(read_double_attribute(f, "adamw_beta1", path));
+  meta.optimizer.adamw.beta2 = static_cast<float>(read_double_attribute(f, "adamw_beta2", path));
+  meta.optimizer.adamw.eps = static_cast<float>(read_double_attribute(f, "adamw_eps", path));
+  meta.optimizer.adamw.weight_decay = static_cast<float>(read_double_attribute(f, "adamw_weight_decay", path));
   meta.grad_clip = static_cast<float>(read_double_attribute(f, "grad_clip", path));
   meta.created = read_string_attribute(f, "created", path);
 
@@ -228,7 +275,7 @@ CheckpointMeta read_meta_file(const std::string& path) {
                           path + ": shard_ranks " + std::to_string(shard_ranks) + " but " +
                               std::to_string(meta.shard_file_bytes.size()) + " recorded shard file sizes");
   }
-  meta.layout = read_layout(f, shard_ranks, path);
+  meta.layout = read_layout(f, shard_ranks, meta.format_version, path);
   return meta;
 }
 

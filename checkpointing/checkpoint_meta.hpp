@@ -1,21 +1,25 @@
 // CheckpointMeta: everything in meta.h5 — format version, progress (step, tokens, loader position),
 // the engine's settings at save time (ZeRO stage, world size, hybrid group, mixed precision,
-// AdamW, clip, optimizer step count, loss scaler), the program's RunConfig, every rank's RNG words,
-// the unit layout and the size of every shard file — plus, written beside them, the virtual
-// datasets showing every full tensor by name (virtual_datasets.hpp).
+// optimizer and its settings, clip, optimizer step count, loss scaler), the program's RunConfig,
+// every rank's RNG words, the unit layout with the list of state tensors, and the size of every
+// shard file — plus, written beside them, the virtual datasets showing every full tensor by name
+// (virtual_datasets.hpp).
 //
 // meta.h5 layout:
 //   /                  attributes: tessera_checkpoint_format, kind = "meta", step, tokens_seen,
 //                      samples_seen, data_seed, optimizer_steps, world_size, shard_ranks,
-//                      hybrid_group, zero_stage, param_dtype, reduce_dtype, buffer_dtype,
+//                      hybrid_group, zero_stage, param_dtype, reduce_dtype, optimizer ("adamw"),
 //                      adamw_beta1, adamw_beta2, adamw_eps, adamw_weight_decay, grad_clip, created
 //   /config/model, /config/run    one string attribute per RunConfig field
 //   /loss_scaler       attributes scale, good_steps, hysteresis_left (only when the run scales)
 //   /rng/rank_RRRRR    (words) u64 per world rank
 //   /shards/file_bytes (shard_ranks) i64
 //   /layout/unit_names, unit_numel, unit_shard_numel, param_names, param_unit, param_offset,
-//           param_ndim, param_dims (all parameters' dims, concatenated)
-//   /model/<param>, /optimizer/exp_avg/<param>, /optimizer/exp_avg_sq/<param>   virtual f32
+//           param_ndim, param_dims (all parameters' dims, concatenated), state_names,
+//           state_dtypes (the datasets of every unit: "master" f32, then the optimizer's)
+//   /model/<param>, /optimizer/<state>/<param>   virtual, in the state's dtype
+// Format 1 (read, not written) had no optimizer, state_names or state_dtypes: its states are
+// master, exp_avg and exp_avg_sq (f32) of AdamW.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +31,7 @@
 #include "checkpointing/run_config.hpp"
 #include "precision/loss_scaler.hpp"
 #include "precision/mixed_precision.hpp"
-#include "runtime/optim/adamw.hpp"
+#include "runtime/optim/optimizer_state.hpp"
 #include "sharding/sharding_config.hpp"
 
 namespace tessera {
@@ -40,7 +44,7 @@ struct CheckpointMeta {
   int hybrid_group = 0;
   ZeroStage stage = ZeroStage::kStage0;
   MixedPrecision precision;
-  AdamWConfig adamw;
+  OptimizerConfig optimizer;
   float grad_clip = 0.0f;
   std::optional<DynamicLossScaler::State> loss_scaler;
   RunConfig config;
@@ -53,8 +57,8 @@ struct CheckpointMeta {
 // Writes `path` (meta plus virtual datasets), closes and fsyncs it. Throws CheckpointError.
 void write_meta_file(const std::string& path, const CheckpointMeta& meta);
 
-// Reads `path`. Refuses (kUnknownFormat) a format version other than kCheckpointFormatVersion
-// before reading anything else; kMissingFile when absent; kCorruptData when unparsable.
+// Reads `path`. Refuses (kUnknownFormat) a format version this build does not read before reading
+// anything else; kMissingFile when absent; kCorruptData when unparsable.
 CheckpointMeta read_meta_file(const std::string& path);
 
 }  // namespace tessera

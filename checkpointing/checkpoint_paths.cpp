@@ -37,6 +37,14 @@ void fsync_opened(const fs::path& path, int flags) {
 
 }  // namespace
 
+void check_readable_format(std::int64_t version, const std::string& path) {
+  if (version >= kOldestReadableFormat && version <= kCheckpointFormatVersion) return;
+  throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
+                        path + " has checkpoint format version " + std::to_string(version) + "; this build reads versions " +
+                            std::to_string(kOldestReadableFormat) + " to " + std::to_string(kCheckpointFormatVersion) +
+                            ": resume it with the Tessera version that wrote it");
+}
+
 std::string step_dir_name(std::int64_t step) {
   char name[32];
   std::snprintf(name, sizeof name, "step_%07lld", static_cast<long long>(step));

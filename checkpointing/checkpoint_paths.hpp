@@ -17,9 +17,16 @@
 
 namespace tessera {
 
-inline constexpr std::int64_t kCheckpointFormatVersion = 1;
+// Checkpoint format versions. 1: every unit holds exactly master, exp_avg and exp_avg_sq (f32).
+// 2: meta.h5 lists the state tensors (/layout/state_names, state_dtypes) and the optimizer that
+// declared them; shard datasets carry a dtype attribute. This build writes 2 and reads 1 and 2.
+inline constexpr std::int64_t kCheckpointFormatVersion = 2;
+inline constexpr std::int64_t kOldestReadableFormat = 1;
 inline constexpr const char* kMetaFileName = "meta.h5";
 inline constexpr const char* kLatestName = "latest";
+
+// Throws CheckpointError(kUnknownFormat) naming `path` and the version unless this build reads it.
+void check_readable_format(std::int64_t version, const std::string& path);
 
 std::string step_dir_name(std::int64_t step);  // "step_0000500"
 std::string shard_file_name(int shard);        // "shard_00003.h5"

@@ -50,7 +50,7 @@ SaveRequest prepare_save(ShardedEngine& engine, const fs::path& dir, const Train
   meta.hybrid_group = sc.hybrid_group;
   meta.stage = sc.stage;
   meta.precision = sc.precision;
-  meta.adamw = sc.adamw;
+  meta.optimizer = sc.optimizer;
   meta.grad_clip = sc.grad_clip;
   if (const DynamicLossScaler* scaler = engine.loss_scaler()) meta.loss_scaler = scaler->state();
   meta.config = config;
@@ -145,10 +145,9 @@ SaveResult write_checkpoint(Communicator& comm, const SaveRequest& request, cons
 
 SaveResult save_checkpoint(ShardedEngine& engine, Communicator& world, const fs::path& dir,
                            const TrainingProgress& progress, const RunConfig& config, const SaveOptions& options) {
-  const bool on_cpu = !engine.units().empty() && engine.units().front()->master().device().kind() == DeviceKind::kCpu;
   std::unique_ptr<HostStagingBuffer> staging;
   ShardSnapshot snapshot;
-  if (on_cpu) {
+  if (engine.device().memory_space() == MemorySpace::kHost) {
     snapshot = ShardSnapshot::view(engine);
   } else {
     staging = std::make_unique<HostStagingBuffer>(nullptr);

@@ -313,15 +313,26 @@ std::int64_t dataset_length(hid_t dataset, const std::string& where) {
   return static_cast<std::int64_t>(dims[0]);
 }
 
-H5Id bf16_file_type() {
+namespace {
+
+// A 2-byte float type: sign bit 15, `exponent_bits` bits below it with exponent bias `bias`, the
+// rest mantissa.
+H5Id two_byte_float_type(std::size_t exponent_bits, std::size_t bias) {
   H5Id type(check_id(H5Tcopy(H5T_IEEE_F32LE), CheckpointErrorKind::kIo, "H5Tcopy"), H5Tclose);
   const hid_t t = type.get();
-  check_status(H5Tset_fields(t, 15, 7, 8, 0, 7), CheckpointErrorKind::kIo, "H5Tset_fields (bf16)");
-  check_status(H5Tset_offset(t, 0), CheckpointErrorKind::kIo, "H5Tset_offset (bf16)");
-  check_status(H5Tset_precision(t, 16), CheckpointErrorKind::kIo, "H5Tset_precision (bf16)");
-  check_status(H5Tset_size(t, 2), CheckpointErrorKind::kIo, "H5Tset_size (bf16)");
-  check_status(H5Tset_ebias(t, 127), CheckpointErrorKind::kIo, "H5Tset_ebias (bf16)");
+  const std::size_t mantissa = 15 - exponent_bits;
+  check_status(H5Tset_fields(t, 15, mantissa, exponent_bits, 0, mantissa), CheckpointErrorKind::kIo, "H5Tset_fields");
+  check_status(H5Tset_offset(t, 0), CheckpointErrorKind::kIo, "H5Tset_offset");
+  check_status(H5Tset_precision(t, 16), CheckpointErrorKind::kIo, "H5Tset_precision");
+  check_status(H5Tset_size(t, 2), CheckpointErrorKind::kIo, "H5Tset_size");
+  check_status(H5Tset_ebias(t, bias), CheckpointErrorKind::kIo, "H5Tset_ebias");
   return type;
 }
+
+}  // namespace
+
+H5Id bf16_file_type() { return two_byte_float_type(8, 127); }
+
+H5Id f16_file_type() { return two_byte_float_type(5, 15); }
 
 }  // namespace tessera::detail

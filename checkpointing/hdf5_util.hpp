@@ -96,5 +96,7 @@ std::int64_t dataset_length(hid_t dataset, const std::string& where);  // elemen
 // A 2-byte little-endian HDF5 float type with bf16's layout (sign 15, exponent 7..14 biased 127,
 // mantissa 0..6): HDF5 converts it to f32 on read like any float type.
 H5Id bf16_file_type();
+// IEEE half precision, little-endian.
+H5Id f16_file_type();
 
 }  // namespace tessera::detail

@@ -4,19 +4,21 @@
 // CheckpointError(kCorruptData) naming the file, dataset, chunk and both sums.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "checkpointing/hdf5_util.hpp"
+#include "precision/dtype.hpp"
 
 namespace tessera {
 
-// `count` elements from element `begin` of a dataset go to `out`.
+// `count` elements from element `begin` of a dataset go to `out` (elements of the read's dtype).
 struct ElementRange {
   std::int64_t begin = 0;
   std::int64_t count = 0;
-  float* out = nullptr;
+  void* out = nullptr;
 };
 
 class ShardFileReader {
@@ -24,18 +26,22 @@ class ShardFileReader {
   // Opens `path` and checks it is shard `shard` of a format this build reads.
   ShardFileReader(std::string path, int shard);
 
+  std::int64_t format_version() const { return format_version_; }
+
   const std::string& path() const { return path_; }
-  // Reads every range of dataset `dataset` ("master", "exp_avg", "exp_avg_sq") of unit `unit`.
-  // Ranges may come in any order and may overlap.
-  void read(const std::string& unit, const std::string& dataset, std::vector<ElementRange> ranges);
+  // Reads every range of state dataset `dataset` ("master", "exp_avg", ...) of unit `unit`, whose
+  // elements are `dtype` (a dataset stored in another dtype is refused as corrupt). Ranges may come
+  // in any order and may overlap.
+  void read(const std::string& unit, const std::string& dataset, DType dtype, std::vector<ElementRange> ranges);
   // Bytes of dataset elements read so far (whole chunks).
   std::int64_t bytes_read() const { return bytes_read_; }
 
  private:
   std::string path_;
   detail::H5Id file_;
+  std::int64_t format_version_ = 0;
   std::int64_t bytes_read_ = 0;
-  std::vector<float> buffer_;
+  std::vector<std::byte> buffer_;
 };
 
 }  // namespace tessera

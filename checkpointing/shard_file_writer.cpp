@@ -9,6 +9,7 @@
 #include "checkpointing/checkpoint_paths.hpp"
 #include "checkpointing/checksum.hpp"
 #include "checkpointing/hdf5_util.hpp"
+#include "checkpointing/state_file_types.hpp"
 
 namespace tessera {
 namespace {
@@ -17,19 +18,23 @@ using detail::check_id;
 using detail::check_status;
 using detail::H5Id;
 
-std::vector<std::uint64_t> chunk_checksums(const float* data, std::int64_t n, std::int64_t chunk) {
+// XXH64 of every chunk's bytes (elements of `element_bytes` each).
+std::vector<std::uint64_t> chunk_checksums(const std::byte* data, std::int64_t n, std::int64_t chunk,
+                                           std::size_t element_bytes) {
   const std::int64_t chunks = (n + chunk - 1) / chunk;
   std::vector<std::uint64_t> sums(static_cast<std::size_t>(chunks));
 #pragma omp parallel for schedule(static)
   for (std::int64_t c = 0; c < chunks; ++c) {
     const std::int64_t lo = c * chunk, hi = std::min(n, lo + chunk);
-    sums[static_cast<std::size_t>(c)] = xxh64(data + lo, static_cast<std::size_t>(hi - lo) * sizeof(float));
+    sums[static_cast<std::size_t>(c)] =
+        xxh64(data + static_cast<std::size_t>(lo) * element_bytes, static_cast<std::size_t>(hi - lo) * element_bytes);
   }
   return sums;
 }
 
-void write_state_dataset(hid_t group, const char* name, const float* data, const UnitShardData& unit,
+void write_state_dataset(hid_t group, const StateShard& state, const UnitShardData& unit,
                          const ShardWriteOptions& options, const std::string& where) {
+  const std::string& name = state.name;
   const std::int64_t n = unit.shard_numel;
   const std::int64_t chunk = std::max<std::int64_t>(1, std::min(options.chunk_elements, n));
   const hsize_t dims[1] = {static_cast<hsize_t>(n)};
@@ -41,17 +46,20 @@ void write_state_dataset(hid_t group, const char* name, const float* data, const
     check_status(H5Pset_shuffle(dcpl.get()), CheckpointErrorKind::kIo, "H5Pset_shuffle");
     check_status(H5Pset_deflate(dcpl.get(), 1), CheckpointErrorKind::kIo, "H5Pset_deflate");
   }
-  const std::string what = where + ":" + name;
-  H5Id dset(check_id(H5Dcreate2(group, name, H5T_IEEE_F32LE, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+  const std::string what = where + "/" + name;
+  const H5Id type = detail::state_hdf5_type(state.dtype);
+  H5Id dset(check_id(H5Dcreate2(group, name.c_str(), type.get(), space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
                      CheckpointErrorKind::kIo, "creating " + what),
             H5Dclose);
-  check_status(H5Dwrite(dset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), CheckpointErrorKind::kIo,
+  check_status(H5Dwrite(dset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, state.data), CheckpointErrorKind::kIo,
                "writing " + what);
+  detail::write_attribute(dset.get(), "dtype", std::string(dtype_name(state.dtype)));
   detail::write_attribute(dset.get(), "unit", unit.unit);
   detail::write_attribute(dset.get(), "offset", unit.offset);
   detail::write_attribute(dset.get(), "unit_numel", unit.unit_numel);
   detail::write_attribute(dset.get(), "chunk_elements", chunk);
-  detail::write_vector(group, std::string(name) + kChecksumSuffix, chunk_checksums(data, n, chunk));
+  detail::write_vector(group, name + kChecksumSuffix,
+                       chunk_checksums(static_cast<const std::byte*>(state.data), n, chunk, dtype_size(state.dtype)));
 }
 
 }  // namespace
@@ -83,9 +91,8 @@ std::int64_t write_shard_file(const std::string& path, const ShardSnapshot& snap
     for (const UnitShardData& unit : snapshot.units) {
       H5Id group = detail::create_group(units.get(), unit.unit, path);
       const std::string where = path + ":" + unit_group_path(unit.unit);
-      const float* sources[3] = {unit.master, unit.exp_avg, unit.exp_avg_sq};
-      for (int k = 0; k < 3; ++k) {
-        write_state_dataset(group.get(), kStateDatasets[k], sources[k], unit, options, where);
+      for (const StateShard& state : unit.states) {
+        write_state_dataset(group.get(), state, unit, options, where);
         if (first && options.after_first_dataset) {
           H5Fflush(file.get(), H5F_SCOPE_LOCAL);
           options.after_first_dataset();

@@ -1,8 +1,10 @@
-// Writes one rank's shard file (shard_RRRRR.h5): for every unit, group /units/<unit> with the
-// datasets master, exp_avg and exp_avg_sq ((shard_numel) f32, chunked, attributes `unit`, `offset`
-// — the shard's first element in the unit's flat buffer — `unit_numel` and `chunk_elements`) and
-// beside each a table <name>_xxh64 ((chunks) u64) holding the XXH64 of every chunk's f32 bytes.
-// Root attributes: format version, kind "shard", shard, shard_ranks, step.
+// Writes one rank's shard file (shard_RRRRR.h5): for every unit, group /units/<unit> with one
+// dataset per state tensor of the snapshot — "master", then the optimizer's ("exp_avg",
+// "exp_avg_sq" for AdamW) — each (shard_numel) elements in the tensor's dtype (state_file_types),
+// chunked, with attributes `unit`, `offset` (the shard's first element in the unit's flat buffer),
+// `unit_numel`, `chunk_elements` and `dtype`; beside each a table <name>_xxh64 ((chunks) u64)
+// holding the XXH64 of every chunk's bytes. Root attributes: format version, kind "shard", shard,
+// shard_ranks, step.
 #pragma once
 
 #include <cstdint>
@@ -32,8 +34,8 @@ struct ShardWriteOptions {
 std::int64_t write_shard_file(const std::string& path, const ShardSnapshot& snapshot, int shard, int shard_ranks,
                               std::int64_t step, const ShardWriteOptions& options);
 
-// Dataset names inside a unit group.
-inline constexpr const char* kStateDatasets[3] = {"master", "exp_avg", "exp_avg_sq"};
+// The name of the master weights' dataset inside a unit group; the optimizer's follow it.
+inline constexpr const char* kMasterDataset = "master";
 inline constexpr const char* kChecksumSuffix = "_xxh64";
 std::string unit_group_path(const std::string& unit);  // "/units/<unit>"
 

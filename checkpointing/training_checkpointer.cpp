@@ -28,7 +28,7 @@ TrainingCheckpointer::TrainingCheckpointer(CheckpointOptions options, ShardedEng
   if (options_.handle_signals) signals_ = std::make_unique<StopSignalHandler>();
   if (options_.mode == SaveMode::kAsync && !options_.dir.empty()) {
     staging_ = std::make_unique<HostStagingBuffer>(host_memory_tracker(engine_));
-    staging_->reserve(ShardSnapshot::elements_needed(engine_));
+    staging_->reserve(ShardSnapshot::bytes_needed(engine_));
   }
 }
 

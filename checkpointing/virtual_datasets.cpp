@@ -6,6 +6,7 @@
 #include "checkpointing/checkpoint_paths.hpp"
 #include "checkpointing/hdf5_util.hpp"
 #include "checkpointing/shard_file_writer.hpp"
+#include "checkpointing/state_file_types.hpp"
 
 namespace tessera {
 namespace {
@@ -70,7 +71,8 @@ std::string escape_percent(const std::string& s) {
 }
 
 void write_one(hid_t group, const std::string& name, const ParamRecord& p, const CheckpointLayout& layout,
-               const char* dataset, const std::string& where) {
+               const StateSpec& state, const std::string& where) {
+  const std::string& dataset = state.name;
   const Shape dims = dims_of(p.shape);
   std::vector<hsize_t> vdims(dims.begin(), dims.end());
   H5Id vspace(check_id(H5Screate_simple(static_cast<int>(vdims.size()), vdims.data(), nullptr), CheckpointErrorKind::kIo,
@@ -98,7 +100,8 @@ void write_one(hid_t group, const std::string& name, const ParamRecord& p, const
     }
     q += piece.count;
   }
-  H5Id dset(check_id(H5Dcreate2(group, name.c_str(), H5T_IEEE_F32LE, vspace.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+  const H5Id type = detail::state_hdf5_type(state.dtype);
+  H5Id dset(check_id(H5Dcreate2(group, name.c_str(), type.get(), vspace.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
                      CheckpointErrorKind::kIo, "creating the virtual dataset " + where + ":" + name),
             H5Dclose);
   detail::write_attribute(dset.get(), "unit", unit.name);
@@ -121,14 +124,11 @@ std::vector<ArrayBox> flat_range_boxes(const Shape& shape, std::int64_t begin, s
 }
 
 void write_virtual_datasets(hid_t file, const CheckpointLayout& layout, const std::string& where) {
-  H5Id model = detail::create_group(file, "model", where);
   H5Id optimizer = detail::create_group(file, "optimizer", where);
-  H5Id m = detail::create_group(optimizer.get(), "exp_avg", where);
-  H5Id v = detail::create_group(optimizer.get(), "exp_avg_sq", where);
-  for (const ParamRecord& p : layout.params) {
-    write_one(model.get(), p.name, p, layout, "master", where);
-    write_one(m.get(), p.name, p, layout, "exp_avg", where);
-    write_one(v.get(), p.name, p, layout, "exp_avg_sq", where);
+  for (const StateSpec& state : layout.states) {
+    H5Id group = state.name == kMasterDataset ? detail::create_group(file, "model", where)
+                                              : detail::create_group(optimizer.get(), state.name, where);
+    for (const ParamRecord& p : layout.params) write_one(group.get(), p.name, p, layout, state, where);
   }
 }
 

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/setting_error.hpp"
 #include "training/batch_plan.hpp"
 #include "planning/memory_plan.hpp"
 #include "planning/plan_report.hpp"
@@ -109,7 +110,7 @@ std::optional<Options> parse(int argc, char** argv) {
   c.precision.param_dtype = parse_dtype(param_dtype, "--param-dtype");
   c.precision.reduce_dtype = parse_dtype(reduce_dtype, "--reduce-dtype");
   c.grad_dtype = parse_dtype(grad_dtype, "--grad-dtype");
-  c.optimizer = parse_optimizer(optimizer);
+  c.optimizer = parse_optimizer_kind(optimizer);
   c.stage = parse_zero_stage(zero);
   c.reshard_after_forward = !vm["keep-params-after-forward"].as<bool>();
   c.checkpointing = parse_checkpoint_policy(checkpointing);
@@ -212,11 +213,37 @@ int run(Options& o) {
 }  // namespace
 }  // namespace tessera
 
+// How tessera_plan spells the library settings it exposes.
+const tessera::SettingNames& plan_setting_names() {
+  static const tessera::SettingNames names{{"sharding.stage", "--zero"},
+                                           {"sharding.hybrid_group", "--hybrid-group"},
+                                           {"sharding.prefetch_units", "--prefetch"},
+                                           {"sharding.offload.parameters", "--offload params"},
+                                           {"precision.param_dtype", "--param-dtype"},
+                                           {"precision.reduce_dtype", "--reduce-dtype"},
+                                           {"optimizer.kind", "--optimizer"},
+                                           {"plan.grad_dtype", "--grad-dtype"},
+                                           {"plan.ranks", "--ranks"},
+                                           {"plan.offload", "--offload"},
+                                           {"plan.device_memory", "--device-memory"},
+                                           {"plan.reserved", "--reserve"},
+                                           {"batch.micro", "--micro-batch"},
+                                           {"batch.accumulation", "--grad-accum"},
+                                           {"model.vocab_size", "--vocab"},
+                                           {"model.seq_len", "--seq-len"},
+                                           {"model.layers", "--layers"},
+                                           {"model.heads", "--heads"},
+                                           {"model.channels", "--dim"}};
+  return names;
+}
+
 int main(int argc, char** argv) {
   try {
-    auto options = tessera::parse(argc, argv);
-    if (!options) return 0;
-    return tessera::run(*options);
+    return tessera::reword_setting_errors(plan_setting_names(), [&] {
+      auto options = tessera::parse(argc, argv);
+      if (!options) return 0;
+      return tessera::run(*options);
+    });
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tessera_plan: %s\n", e.what());
     return 1;

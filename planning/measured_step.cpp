@@ -8,6 +8,7 @@
 #include "runtime/modules/gpt.hpp"
 #include "runtime/random.hpp"
 #include "sharding/sharded_engine.hpp"
+#include "training/trainer.hpp"
 
 namespace tessera {
 namespace {
@@ -26,8 +27,8 @@ MicroBatch random_tokens(Device& device, std::int64_t vocab, std::int64_t b, std
 MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, const MeasureOptions& options) {
   config.validate();
   if (!config.model.gpt) throw std::invalid_argument("measuring needs an architecture, not only a parameter count");
-  if (config.offload.any()) {
-    throw std::invalid_argument("offload cannot be measured: the engine has no offload yet (plan it with "
+  if (config.offload.optimizer == OffloadTarget::kNvme || config.offload.parameters == OffloadTarget::kNvme) {
+    throw std::invalid_argument("NVMe offload cannot be measured: the engine does not run it yet (plan it with "
                                 "tessera_plan instead)");
   }
   if (config.grad_dtype != DType::kF32) {
@@ -40,13 +41,8 @@ MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, 
   auto device = make_device(DeviceChoice::kAuto);
   Gpt model(*config.model.gpt);
   apply_activation_checkpointing(model, config.checkpointing);
-  ShardingConfig sharding;
-  sharding.stage = config.stage;
-  sharding.precision = config.precision;
-  sharding.hybrid_group = config.hybrid_group;
-  sharding.prefetch_units = config.prefetch_units;
-  sharding.reshard_after_forward = config.reshard_after_forward;
-  ShardedEngine engine(model, *device, world, sharding, options.seed);
+  ShardedEngine engine(model, *device, world, config.sharding_config(), options.seed);
+  Trainer trainer(engine);
 
   std::vector<MicroBatch> batches;
   for (std::int64_t a = 0; a < config.accumulation; ++a) {
@@ -57,7 +53,7 @@ MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, 
   const float lr = 1e-4f;
   // Warm-up: the engine records the unit order its prefetching follows. One token is enough for that
   // and keeps the warm-up cheap.
-  engine.train_step({random_tokens(*device, config.model.gpt->vocab_size, 1, 1, options.seed)}, lr);
+  trainer.train_step({random_tokens(*device, config.model.gpt->vocab_size, 1, 1, options.seed)}, lr);
 
   MeasuredStep result;
   MemoryTracker& memory = device->memory();
@@ -67,12 +63,12 @@ MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, 
     MemoryProfiler profiler(memory);
     engine.set_phase_observer([&profiler](const std::string& phase) { profiler.on_phase(phase); });
     profiler.begin_step(1);
-    engine.train_step(batches, lr);
+    trainer.train_step(batches, lr);
     engine.set_phase_observer({});
     result.step = profiler.step_peaks(1);
     result.timeline = profiler.samples_of(1);
   } else {
-    engine.train_step(batches, lr);
+    trainer.train_step(batches, lr);
     result.step = memory.snapshot();
   }
   return result;

@@ -29,7 +29,7 @@ struct MeasureOptions {
 };
 
 // Throws std::invalid_argument for what the engine cannot run: a model without an architecture,
-// offload, or gradients not accumulated in f32.
+// NVMe offload, or gradients not accumulated in f32.
 MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, const MeasureOptions& options = {});
 
 }  // namespace tessera

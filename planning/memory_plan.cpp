@@ -1,17 +1,61 @@
-// plan_memory: builds the engine shadow, runs a warm-up step and one profiled step.
+// plan_memory: the real ShardedEngine on a meta device with loopback communicators, a warm-up
+// step and one profiled step.
 #include "planning/memory_plan.hpp"
 
-#include "planning/sim_engine.hpp"
+#include "comm/loopback/loopback_communicator.hpp"
+#include "planning/model_state.hpp"
+#include "planning/parameter_count_model.hpp"
+#include "runtime/meta/meta_device.hpp"
+#include "runtime/modules/gpt.hpp"
+#include "sharding/sharded_engine.hpp"
+#include "training/trainer.hpp"
 
 namespace tessera {
 namespace {
 
-SimUnitPlacement placement_of(const PlanOffload& offload) {
-  return {offload.optimizer != OffloadTarget::kNone, offload.parameters != OffloadTarget::kNone};
+// Rank 0's view of the job: a world of `ranks`, its shard group and (hybrid) its replica group.
+struct LoopbackGroups {
+  explicit LoopbackGroups(const PlanConfig& c)
+      : world(0, c.ranks), shard(0, c.shard_ranks()), replicate(0, c.ranks / c.shard_ranks()) {}
+  ShardGroups groups() {
+    ShardGroups g;
+    g.shard = &shard;
+    g.replicate = replicate.size() > 1 ? &replicate : nullptr;
+    return g;
+  }
+  LoopbackCommunicator world, shard, replicate;
+};
+
+void record_units(MemoryPlan& plan, const ShardedEngine& engine) {
+  for (const auto& u : engine.units()) {
+    const FlatLayout& l = u->layout();
+    plan.units.push_back({u->name(), l.numel(), l.padded_numel(), l.shard_numel()});
+  }
 }
 
-void record_units(MemoryPlan& plan, const std::vector<std::unique_ptr<SimFlatUnit>>& units) {
-  for (const auto& u : units) plan.units.push_back({u->name(), u->numel(), u->padded_numel(), u->shard_numel()});
+// Model state of a parameter count with 2-byte gradients: the ZeRO paper's arithmetic (the engine
+// accumulates in f32), placed by the same Placement table the engine uses.
+MemoryPlan arithmetic_plan(MemoryPlan plan) {
+  const PlanConfig& c = plan.config;
+  const std::int64_t n = plan.parameter_count, shard = (n + c.shard_ranks() - 1) / c.shard_ranks();
+  const Placement p = make_placement(c.stage, c.precision, c.offload);
+  auto count = [&](Extent e) { return e == Extent::kFull ? n : shard; };
+  MemoryTracker device, host;
+  auto book = [&](MemoryKind kind, MemoryCategory category, std::int64_t bytes) {
+    (kind == MemoryKind::kDevice ? device : host).on_allocate(category, static_cast<std::size_t>(bytes));
+  };
+  book(p.params_memory, MemoryCategory::kParameters,
+       static_cast<std::int64_t>(dtype_size(c.precision.param_dtype)) * count(p.stored_params));
+  book(MemoryKind::kDevice, MemoryCategory::kGradients,
+       static_cast<std::int64_t>(dtype_size(c.grad_dtype)) * count(p.grad_accumulator));
+  book(p.optimizer_memory, MemoryCategory::kOptimizerState,
+       optimizer_bytes_per_parameter(p, c.optimizer) * count(p.optimizer_range));
+  plan.units.push_back({"model", n, shard * c.shard_ranks(), shard});
+  plan.model_state_by_arithmetic = true;
+  plan.before_step = device.snapshot();
+  plan.step = plan.before_step;
+  plan.offloaded = host.snapshot();
+  return plan;
 }
 
 }  // namespace
@@ -21,53 +65,47 @@ MemoryPlan plan_memory(const PlanConfig& config) {
   MemoryPlan plan;
   plan.config = config;
   plan.parameter_count = config.model.parameter_count();
-  MemoryTracker device, offloaded;
+  if (!config.model.gpt && config.grad_dtype != DType::kF32) return arithmetic_plan(std::move(plan));
 
+  auto device = make_meta_device();
+  LoopbackGroups loopback(config);
+  std::unique_ptr<Module> model;
+  if (config.model.gpt) {
+    model = std::make_unique<Gpt>(*config.model.gpt);
+    apply_activation_checkpointing(*model, config.checkpointing);  // before the engine wraps the units
+  } else {
+    model = std::make_unique<ParameterCountModel>(plan.parameter_count);
+  }
+  ShardedEngine engine(*model, *device, loopback.world, loopback.groups(), config.sharding_config(), 1);
+  record_units(plan, engine);
+  MemoryTracker& memory = device->memory();
   if (!config.model.gpt) {
-    // Model state only: the whole model as one unit, as the ZeRO paper counts it.
-    std::vector<std::unique_ptr<SimFlatUnit>> unit;
-    unit.push_back(std::make_unique<SimFlatUnit>("model", plan.parameter_count, config.stage, config.precision,
-                                                 config.grad_dtype, config.shard_ranks(), device, offloaded,
-                                                 placement_of(config.offload)));
-    record_units(plan, unit);
-    plan.before_step = device.snapshot();
+    plan.before_step = memory.snapshot();
     plan.step = plan.before_step;
-    plan.offloaded = offloaded.snapshot();
+    plan.offloaded = device->memory(MemoryKind::kPinnedHost).snapshot();
     return plan;
   }
 
-  SimEngineConfig ec;
-  ec.model = *config.model.gpt;
-  ec.checkpointing = config.checkpointing;
-  ec.stage = config.stage;
-  ec.precision = config.precision;
-  ec.grad_dtype = config.grad_dtype;
-  ec.shard_ranks = config.shard_ranks();
-  ec.prefetch_units = config.prefetch_units;
-  ec.reshard_after_forward = config.reshard_after_forward;
-  ec.placement = placement_of(config.offload);
-  SimEngine engine(ec, device, offloaded);
-  record_units(plan, engine.units());
-
-  // The step's micro-batches, built by the caller before the step: inputs and targets (B,T) i32.
+  // The step's micro-batches, held by the caller through the step: inputs and targets (B,T) i32.
+  std::vector<MicroBatch> batches;
   const Shape tokens{config.micro_batch, config.tokens_per_sample()};
-  std::vector<SimTensor> inputs, targets;
   for (std::int64_t a = 0; a < config.accumulation; ++a) {
-    inputs.push_back(SimTensor::allocate(device, tokens, DType::kI32, MemoryCategory::kWorkspace));
-    targets.push_back(SimTensor::allocate(device, tokens, DType::kI32, MemoryCategory::kWorkspace));
+    batches.push_back({Tensor::empty(*device, tokens, DType::kI32, MemoryCategory::kWorkspace),
+                       Tensor::empty(*device, tokens, DType::kI32, MemoryCategory::kWorkspace)});
   }
-  plan.before_step = device.snapshot();
-  engine.train_step(inputs, targets);  // records the unit order prefetching follows afterwards
+  Trainer trainer(engine);
+  trainer.train_step(batches, 1e-4f);  // records the unit order prefetching follows afterwards
 
-  MemoryProfiler profiler(device);
+  plan.before_step = memory.snapshot();
+  MemoryProfiler profiler(memory);
   engine.set_phase_observer([&profiler](const std::string& phase) { profiler.on_phase(phase); });
-  device.reset_peaks();  // as a measurement does before the measured step
+  memory.reset_peaks();  // as a measurement does before the measured step
   profiler.begin_step(1);
-  engine.train_step(inputs, targets);
+  trainer.train_step(batches, 1e-4f);
   plan.has_step = true;
   plan.step = profiler.step_peaks(1);
   plan.timeline = profiler.samples_of(1);
-  plan.offloaded = offloaded.snapshot();
+  plan.offloaded = device->memory(MemoryKind::kPinnedHost).snapshot();
   return plan;
 }
 

@@ -1,25 +1,30 @@
-// plan_memory: per-rank memory of a training step, predicted from the architecture by running the
-// engine's schedule over shadow modules that allocate exactly what Tessera's modules and
-// FlatParamUnits allocate (sim_engine.hpp). The result is the same table the engine's
-// MemoryTracker fills — bytes per category, their peaks during a step, and the simultaneous peak —
-// so a prediction and a measurement compare category by category.
+// plan_memory: per-rank memory of a training step, predicted by running the real ShardedEngine
+// and modules on a meta device — allocations tracked by category, no data, kernels that do
+// nothing — with loopback communicators standing for rank 0 of the job's groups. What the planner
+// counts is therefore what the engine allocates, by construction: the same MemoryTracker
+// categories, their peaks during a step and the simultaneous peak, so a prediction and a
+// measurement compare category by category (tests/planning check them to the byte).
 //
 // What is counted, per rank (P: a unit's elements padded to a multiple of the shard group N):
 //   parameters       stored parameters: P (stages 0-2) or P/N (stage 3) in the param dtype
 //   gradients        f32: P (stages 0-1); P/N (stages 2-3) plus the full P of each unit while its
-//                    backward runs and its reduction is in flight (≤ 2), and the tied embedding's
+//                    backward runs and its reduction is in flight, and the tied embedding's
 //                    through the whole backward
-//   optimizer state  Adam m, v (f32) over P (stage 0) or P/N, plus an f32 master when params are not f32
+//   optimizer state  the optimizer's state over P (stage 0) or P/N, plus an f32 master when the
+//                    parameters are not f32 (or live in another memory than the optimizer)
 //   activations      what every module keeps from forward for backward under the checkpointing
 //                    policy, the gradients flowing back, the logits/dlogits (B,T,V) f32
-//   comm buffers     stage 3's gathered units (running, prefetched, the tied embedding), f32 compute
-//                    copies of non-f32 parameters, reduce-dtype staging of gradient collectives
+//   comm buffers     stage 3's gathered units, f32 compute copies of non-f32 parameters,
+//                    reduce-dtype staging of gradient collectives
 //   workspace        the step's micro-batches (inputs and targets (B,T) i32), kernel scratch
-//                    (attention backward (B,NH,T,T)), cross-entropy losses
+//                    (attention backward (B,NH,T,T)), cross-entropy losses, the gradient norm
 // The steady-state step is the second one: the first records the unit order that prefetching uses.
 //
-// Offload (not in the engine yet) is modelled: offloaded optimizer state or parameter shards are
-// counted in `offloaded`, not on the device.
+// Offload: state placed in pinned host memory (ShardingConfig::offload, cpu) is counted in
+// `offloaded`, not on the device; NVMe offload is planned as the same placement, its bytes
+// reported as living on NVMe (the engine does not run NVMe offload yet). A model given only by its
+// parameter count is one unit of model state; with 2-byte gradients (the ZeRO paper's what-if) its
+// model state is arithmetic over the same Placement table (model_state_by_arithmetic).
 #pragma once
 
 #include <cstdint>
@@ -42,12 +47,16 @@ struct MemoryPlan {
   std::vector<UnitPlan> units;
   // False for a model given only by its parameter count: then only model state is known.
   bool has_step = false;
+  // True when model state was computed by the ZeRO paper's arithmetic (2-byte gradients), not by
+  // running the engine.
+  bool model_state_by_arithmetic = false;
   // Device bytes before the step (.current): model state and the step's micro-batches.
   MemorySnapshot before_step;
   // During a steady-state step: per-category peaks (.peak), the simultaneous peak (.peak_total),
   // and the bytes left after it (.current).
   MemorySnapshot step;
-  // Bytes offloaded off the device, by category (parameters, optimizer state).
+  // Bytes placed off the device, by category (parameters, optimizer state): pinned host memory,
+  // or NVMe where the config's offload target says so.
   MemorySnapshot offloaded;
   // The predicted phases of the step, as MemoryProfiler samples them in the engine.
   std::vector<MemorySample> timeline;
@@ -59,7 +68,7 @@ struct MemoryPlan {
   bool fits() const { return !judged() || peak_total() <= budget(); }
 };
 
-// Throws std::invalid_argument (PlanConfig::validate) on an inconsistent configuration.
+// Throws SettingError / std::invalid_argument (PlanConfig::validate) on an inconsistent configuration.
 MemoryPlan plan_memory(const PlanConfig& config);
 
 }  // namespace tessera

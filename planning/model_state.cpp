@@ -1,37 +1,35 @@
-// Closed-form ZeRO model-state bytes and their formula text.
+// Closed-form ZeRO model-state bytes and their formula text, from the Placement table.
 #include "planning/model_state.hpp"
 
 #include <stdexcept>
 
 namespace tessera {
 
-std::int64_t adamw_state_bytes_per_parameter(DType param_dtype) { return param_dtype == DType::kF32 ? 8 : 12; }
+std::int64_t optimizer_bytes_per_parameter(const Placement& placement, OptimizerKind optimizer) {
+  return optimizer_state_bytes_per_element(optimizer) + (placement.master_is_params ? 0 : 4);
+}
 
 ModelStateBytes model_state_bytes(std::int64_t parameters, const MixedPrecision& precision, DType grad_dtype,
-                                  ZeroStage stage, int shard_ranks) {
+                                  ZeroStage stage, int shard_ranks, OptimizerKind optimizer) {
   if (parameters < 0) throw std::invalid_argument("parameter count must be >= 0");
   if (shard_ranks < 1) throw std::invalid_argument("shard group size must be >= 1");
-  const std::int64_t full = parameters;
+  const Placement p = make_placement(stage, precision, {});
   const std::int64_t shard = (parameters + shard_ranks - 1) / shard_ranks;
-  const auto p = static_cast<std::int64_t>(dtype_size(precision.param_dtype));
-  const auto g = static_cast<std::int64_t>(dtype_size(grad_dtype));
-  const std::int64_t k = adamw_state_bytes_per_parameter(precision.param_dtype);
-  const int st = zero_stage_number(stage);
+  auto count = [&](Extent e) { return e == Extent::kFull ? parameters : shard; };
   ModelStateBytes b;
-  b.parameters = p * (st >= 3 ? shard : full);
-  b.gradients = g * (st >= 2 ? shard : full);
-  b.optimizer_state = k * (st >= 1 ? shard : full);
+  b.parameters = static_cast<std::int64_t>(dtype_size(precision.param_dtype)) * count(p.stored_params);
+  b.gradients = static_cast<std::int64_t>(dtype_size(grad_dtype)) * count(p.grad_accumulator);
+  b.optimizer_state = optimizer_bytes_per_parameter(p, optimizer) * count(p.optimizer_range);
   return b;
 }
 
-std::string model_state_formula(const MixedPrecision& precision, DType grad_dtype, ZeroStage stage) {
-  const int st = zero_stage_number(stage);
-  auto term = [](std::int64_t bytes, bool sharded) {
-    return std::to_string(bytes) + (sharded ? "Ψ/N" : "Ψ");
-  };
-  return term(static_cast<std::int64_t>(dtype_size(precision.param_dtype)), st >= 3) + " + " +
-         term(static_cast<std::int64_t>(dtype_size(grad_dtype)), st >= 2) + " + " +
-         term(adamw_state_bytes_per_parameter(precision.param_dtype), st >= 1);
+std::string model_state_formula(const MixedPrecision& precision, DType grad_dtype, ZeroStage stage,
+                                OptimizerKind optimizer) {
+  const Placement p = make_placement(stage, precision, {});
+  auto term = [](std::int64_t bytes, Extent e) { return std::to_string(bytes) + (e == Extent::kShard ? "Ψ/N" : "Ψ"); };
+  return term(static_cast<std::int64_t>(dtype_size(precision.param_dtype)), p.stored_params) + " + " +
+         term(static_cast<std::int64_t>(dtype_size(grad_dtype)), p.grad_accumulator) + " + " +
+         term(optimizer_bytes_per_parameter(p, optimizer), p.optimizer_range);
 }
 
 }  // namespace tessera

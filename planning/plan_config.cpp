@@ -1,33 +1,14 @@
-// PlanConfig validation and description; offload and optimizer parsing.
+// PlanConfig validation, description and its engine settings; offload parsing.
 #include "planning/plan_config.hpp"
 
 #include <sstream>
-#include <stdexcept>
+
+#include "core/setting_error.hpp"
 
 namespace tessera {
 
-const char* offload_target_name(OffloadTarget target) {
-  switch (target) {
-    case OffloadTarget::kNone: return "none";
-    case OffloadTarget::kCpu: return "cpu";
-    case OffloadTarget::kNvme: return "nvme";
-  }
-  return "?";
-}
-
-std::string PlanOffload::to_string() const {
-  if (!any()) return "none";
-  std::string s;
-  if (optimizer != OffloadTarget::kNone) s.append("optimizer:").append(offload_target_name(optimizer));
-  if (parameters != OffloadTarget::kNone) {
-    if (!s.empty()) s += ",";
-    s.append("params:").append(offload_target_name(parameters));
-  }
-  return s;
-}
-
-PlanOffload parse_offload(const std::string& text) {
-  PlanOffload o;
+OffloadConfig parse_offload(const std::string& text) {
+  OffloadConfig o;
   if (text == "none" || text.empty()) return o;
   std::stringstream in(text);
   std::string item;
@@ -41,27 +22,20 @@ PlanOffload parse_offload(const std::string& text) {
     } else if (where == "nvme") {
       target = OffloadTarget::kNvme;
     } else {
-      throw std::invalid_argument("--offload: unknown target '" + where + "' in '" + item + "' (use cpu or nvme)");
+      throw SettingError("plan.offload", text, "unknown target '" + where + "' in '" + item + "' (use cpu or nvme)");
     }
     if (what == "optimizer") {
       o.optimizer = target;
     } else if (what == "params" || what == "parameters") {
       o.parameters = target;
     } else {
-      throw std::invalid_argument("--offload: unknown state '" + what + "' in '" + text +
-                                  "': use none, or a comma-separated list of optimizer[:cpu|:nvme] and "
-                                  "params[:cpu|:nvme]");
+      throw SettingError("plan.offload", text,
+                         "unknown state '" + what + "': use none, or a comma-separated list of optimizer[:cpu|:nvme] "
+                         "and params[:cpu|:nvme]");
     }
   }
   return o;
 }
-
-OptimizerKind parse_optimizer(const std::string& text) {
-  if (text == "adamw" || text == "adam") return OptimizerKind::kAdamW;
-  throw std::invalid_argument("--optimizer '" + text + "': Tessera has AdamW only (use adamw)");
-}
-
-const char* optimizer_name(OptimizerKind) { return "AdamW"; }
 
 int PlanConfig::shard_ranks() const {
   if (stage != ZeroStage::kStage0 && hybrid_group > 0 && hybrid_group < ranks) return hybrid_group;
@@ -75,31 +49,35 @@ std::int64_t PlanConfig::tokens_per_sample() const {
 
 void PlanConfig::validate() const {
   precision.validate();
-  if (!is_floating(grad_dtype)) throw std::invalid_argument("--grad-dtype must be f32, bf16 or f16");
-  if (ranks < 1) throw std::invalid_argument("--ranks must be >= 1, got " + std::to_string(ranks));
-  if (hybrid_group < 0 || (hybrid_group > 0 && ranks % hybrid_group != 0)) {
-    throw std::invalid_argument("--hybrid-group " + std::to_string(hybrid_group) + " must divide --ranks " +
-                                std::to_string(ranks));
+  if (!is_floating(grad_dtype)) throw SettingError("plan.grad_dtype", dtype_name(grad_dtype), "must be f32, bf16 or f16");
+  if (grad_dtype != DType::kF32 && model.gpt) {
+    throw SettingError("plan.grad_dtype", dtype_name(grad_dtype),
+                       "the engine accumulates gradients in f32; 2-byte gradients (the ZeRO paper's accounting) are "
+                       "planned as arithmetic for a model given by its parameter count only");
   }
-  if (micro_batch < 1) throw std::invalid_argument("--micro-batch must be >= 1, got " + std::to_string(micro_batch));
-  if (accumulation < 1) throw std::invalid_argument("--grad-accum must be >= 1, got " + std::to_string(accumulation));
-  if (prefetch_units < 0) throw std::invalid_argument("--prefetch must be >= 0");
-  if (device_memory < 0 || reserved < 0) throw std::invalid_argument("--device-memory and --reserve must be >= 0");
+  if (ranks < 1) throw SettingError("plan.ranks", std::to_string(ranks), "must be >= 1");
+  if (hybrid_group < 0 || (hybrid_group > 0 && ranks % hybrid_group != 0)) {
+    throw SettingError("sharding.hybrid_group", std::to_string(hybrid_group),
+                       "must divide the number of ranks " + std::to_string(ranks));
+  }
+  if (micro_batch < 1) throw SettingError("batch.micro", std::to_string(micro_batch), "must be >= 1");
+  if (accumulation < 1) throw SettingError("batch.accumulation", std::to_string(accumulation), "must be >= 1");
+  if (prefetch_units < 0) throw SettingError("sharding.prefetch_units", std::to_string(prefetch_units), "must be >= 0");
+  if (device_memory < 0) throw SettingError("plan.device_memory", std::to_string(device_memory), "must be >= 0");
+  if (reserved < 0) throw SettingError("plan.reserved", std::to_string(reserved), "must be >= 0");
   if (model.gpt) {
     model.gpt->validate();
     if (seq_len < 0 || seq_len > model.gpt->max_seq_len) {
-      throw std::invalid_argument("--seq-len " + std::to_string(seq_len) + " must be between 1 and the model's " +
-                                  std::to_string(model.gpt->max_seq_len));
+      throw SettingError("model.seq_len", std::to_string(seq_len),
+                         "must be between 1 and the model's " + std::to_string(model.gpt->max_seq_len));
     }
   } else if (model.raw_parameters <= 0) {
     throw std::invalid_argument("give a model: --model PRESET, --layers/--dim/--heads/--vocab/--seq-len, or --params N");
   }
   if (offload.parameters != OffloadTarget::kNone && stage != ZeroStage::kStage3) {
-    throw std::invalid_argument("--offload params needs --zero 3: at stages 0-2 every rank computes on its full "
-                                "stored parameters, so they cannot leave the device");
-  }
-  if (checkpointing.kind == CheckpointPolicyKind::kByName) {
-    throw std::invalid_argument("--activation-checkpointing: the planner models none, blocks, every:K and selective");
+    throw SettingError("sharding.offload.parameters", offload_target_name(offload.parameters),
+                       "parameter offload needs ZeRO stage 3: at stages 0-2 every rank computes on its full stored "
+                       "parameters, so they cannot leave the device");
   }
 }
 
@@ -108,13 +86,27 @@ std::string PlanConfig::describe() const {
                   (ranks == 1 ? " rank" : " ranks");
   if (shard_ranks() != ranks) s += " (shard groups of " + std::to_string(shard_ranks()) + ")";
   s += std::string(", param ") + dtype_name(precision.param_dtype) + ", reduce " + dtype_name(precision.reduce_dtype) +
-       ", grads " + dtype_name(grad_dtype) + ", " + optimizer_name(optimizer);
+       ", grads " + dtype_name(grad_dtype) + ", " + optimizer_kind_name(optimizer);
   s += ", micro " + std::to_string(micro_batch) + " x accumulation " + std::to_string(accumulation);
   if (model.gpt) s += " at seq_len " + std::to_string(tokens_per_sample());
   s += ", checkpointing " + checkpointing.to_string() + ", offload " + offload.to_string();
   if (stage == ZeroStage::kStage3 && prefetch_units != 1) s += ", prefetch " + std::to_string(prefetch_units);
   if (stage == ZeroStage::kStage3 && !reshard_after_forward) s += ", keep params after forward";
   return s;
+}
+
+ShardingConfig PlanConfig::sharding_config() const {
+  ShardingConfig c;
+  c.stage = stage;
+  c.precision = precision;
+  c.hybrid_group = hybrid_group;
+  c.prefetch_units = prefetch_units;
+  c.reshard_after_forward = reshard_after_forward;
+  c.optimizer.kind = optimizer;
+  auto run_as = [](OffloadTarget t) { return t == OffloadTarget::kNvme ? OffloadTarget::kCpu : t; };
+  c.offload.optimizer = run_as(offload.optimizer);
+  c.offload.parameters = run_as(offload.parameters);
+  return c;
 }
 
 }  // namespace tessera

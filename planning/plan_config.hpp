@@ -1,6 +1,7 @@
 // PlanConfig: everything the memory planner needs to predict one rank's memory in a training step —
 // the model, dtypes, optimizer, ZeRO stage, shard groups, micro-batch, activation checkpointing,
-// offload and the device it must fit on. It mirrors ShardingConfig + the trainer's options.
+// offload and the device it must fit on. It mirrors ShardingConfig + the trainer's options;
+// sharding_config() gives the ShardingConfig the planner runs the engine with.
 #pragma once
 
 #include <cstdint>
@@ -9,39 +10,22 @@
 
 #include "planning/model_spec.hpp"
 #include "precision/mixed_precision.hpp"
+#include "runtime/optim/optimizer_state.hpp"
 #include "runtime/recompute/activation_checkpointing.hpp"
 #include "sharding/sharding_config.hpp"
 
 namespace tessera {
 
-// Where offloaded state lives. The engine has no offload yet: the planner models it as state that
-// leaves the device (and what the host or NVMe then holds).
-enum class OffloadTarget { kNone, kCpu, kNvme };
-const char* offload_target_name(OffloadTarget target);  // "none", "cpu", "nvme"
-
-struct PlanOffload {
-  OffloadTarget optimizer = OffloadTarget::kNone;   // f32 master + Adam m, v
-  OffloadTarget parameters = OffloadTarget::kNone;  // the stored parameter shard (ZeRO-3 only)
-
-  bool any() const { return optimizer != OffloadTarget::kNone || parameters != OffloadTarget::kNone; }
-  std::string to_string() const;  // "none", "optimizer:cpu", "optimizer:cpu,params:nvme"
-};
-
 // Parses a comma-separated list of "optimizer" / "params" with an optional ":cpu" (default) or
-// ":nvme", or "none". Throws std::invalid_argument naming --offload.
-PlanOffload parse_offload(const std::string& text);
-
-// Optimizers the engine has. AdamW: f32 m and v per parameter (+ f32 master with non-f32 params).
-enum class OptimizerKind { kAdamW };
-OptimizerKind parse_optimizer(const std::string& text);  // "adamw" (or "adam")
-const char* optimizer_name(OptimizerKind kind);
+// ":nvme", or "none". Throws SettingError("plan.offload").
+OffloadConfig parse_offload(const std::string& text);
 
 struct PlanConfig {
   ModelSpec model;
   std::int64_t seq_len = 0;  // tokens per sample; 0: the model's max_seq_len
-  MixedPrecision precision;  // param and reduce dtypes (buffer dtype: activations are f32 today)
+  MixedPrecision precision;  // param and reduce dtypes (activations are f32 on the CPU backend)
   // Gradient accumulation dtype. The engine always accumulates in f32; bf16/f16 reproduce the
-  // ZeRO paper's 2-byte gradients as a what-if.
+  // ZeRO paper's 2-byte gradients as arithmetic, for a model given by its parameter count only.
   DType grad_dtype = DType::kF32;
   OptimizerKind optimizer = OptimizerKind::kAdamW;
   ZeroStage stage = ZeroStage::kStage0;
@@ -50,7 +34,7 @@ struct PlanConfig {
   std::int64_t micro_batch = 1;
   std::int64_t accumulation = 1;
   CheckpointPolicy checkpointing;
-  PlanOffload offload;
+  OffloadConfig offload;
   int prefetch_units = 1;
   bool reshard_after_forward = true;
   std::int64_t device_memory = 0;  // bytes per rank; 0: not given (fit is not judged)
@@ -59,11 +43,14 @@ struct PlanConfig {
   // Ranks that shard the model state together: the hybrid group at stages 1-3, else all ranks.
   int shard_ranks() const;
   std::int64_t tokens_per_sample() const;
-  // Throws std::invalid_argument naming the option and what to change.
+  // Throws SettingError ("plan.ranks", "sharding.hybrid_group", ...) naming what to change.
   void validate() const;
   // "ZeRO-3 on 8 ranks, param bf16, reduce bf16, grads f32, AdamW, micro 4 x accumulation 1,
   //  checkpointing blocks, offload none"
   std::string describe() const;
+  // The engine's settings for this plan. NVMe offload is run as host offload (the device sees the
+  // same bytes leave; MemoryPlan reports where they would live).
+  ShardingConfig sharding_config() const;
 };
 
 }  // namespace tessera

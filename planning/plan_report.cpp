@@ -16,35 +16,44 @@ std::string printf_string(const char* format, auto... args) {
   return buf;
 }
 
-// What each category holds, for the table's last column.
+// What each category holds, for the table's last column: read from the engine's Placement table.
 std::string category_note(const MemoryPlan& plan, MemoryCategory c) {
   const PlanConfig& k = plan.config;
-  const int st = zero_stage_number(k.stage);
-  const bool f32 = k.precision.param_dtype == DType::kF32;
+  const Placement p = make_placement(k.stage, k.precision, k.offload);
   switch (c) {
     case MemoryCategory::kParameters:
-      return std::string(dtype_name(k.precision.param_dtype)) + (st == 3 ? " shard" : " full copy") +
+      return std::string(dtype_name(k.precision.param_dtype)) +
+             (p.stored_params == Extent::kShard ? " shard" : " full copy") +
              (k.offload.parameters != OffloadTarget::kNone ? " (offloaded)" : "");
     case MemoryCategory::kGradients:
       return std::string(dtype_name(k.grad_dtype)) +
-             (st >= 2 ? " shard + full buffers of the units in backward" : " full buffer");
-    case MemoryCategory::kOptimizerState:
-      return std::string("Adam m, v") + (f32 ? "" : " + f32 master") + (st >= 1 ? " (shard)" : "") +
+             (p.transient_full_grads ? " shard + full buffers of the units in backward" : " full buffer");
+    case MemoryCategory::kOptimizerState: {
+      std::string s;
+      for (const StateSpec& spec : optimizer_state_specs(k.optimizer)) s += (s.empty() ? "" : ", ") + spec.name;
+      return s + (p.master_is_params ? "" : " + f32 master") + (p.optimizer_range == Extent::kShard ? " (shard)" : "") +
              (k.offload.optimizer != OffloadTarget::kNone ? " (offloaded)" : "");
+    }
     case MemoryCategory::kActivations:
       return plan.has_step ? "kept for backward (" + k.checkpointing.to_string() + "), gradients, logits"
                            : "needs an architecture";
     case MemoryCategory::kCommBuffers: {
       if (!plan.has_step) return "needs an architecture";
       std::string s;
-      if (st == 3) s = "gathered units";
-      if (!f32) s += std::string(s.empty() ? "" : ", ") + "f32 compute copies";
+      if (p.gather_for_compute) s = "gathered units";
+      if (k.precision.param_dtype != DType::kF32) s += std::string(s.empty() ? "" : ", ") + "f32 compute copies";
       if (k.precision.reduce_dtype != k.grad_dtype) s += std::string(s.empty() ? "" : ", ") + "reduce staging";
       return s.empty() ? "none at this configuration" : s;
     }
     case MemoryCategory::kWorkspace: return plan.has_step ? "micro-batches, kernel scratch" : "needs an architecture";
   }
   return "";
+}
+
+// Where offloaded state of a target lives, and whether the engine runs it.
+std::string offload_note(OffloadTarget target) {
+  return target == OffloadTarget::kNvme ? "on nvme (modelled: the engine does not run NVMe offload yet)"
+                                        : "in host memory";
 }
 
 }  // namespace
@@ -93,21 +102,26 @@ std::string format_plan(const MemoryPlan& plan) {
     out += "(activations, communication buffers and transients need an architecture: give --model or --layers ...)\n";
   }
   if (k.offload.any()) {
-    out += "offloaded (modelled: the engine has no offload yet, so this is not measured):";
+    out += "offloaded:";
     if (k.offload.optimizer != OffloadTarget::kNone) {
       out += " optimizer state " + format_decimal_bytes(plan.offloaded.current_of(MemoryCategory::kOptimizerState)) +
-             " on " + offload_target_name(k.offload.optimizer);
+             " " + offload_note(k.offload.optimizer);
     }
     if (k.offload.parameters != OffloadTarget::kNone) {
       out += std::string(k.offload.optimizer != OffloadTarget::kNone ? ";" : "") + " parameter shard " +
-             format_decimal_bytes(plan.offloaded.current_of(MemoryCategory::kParameters)) + " on " +
-             offload_target_name(k.offload.parameters);
+             format_decimal_bytes(plan.offloaded.current_of(MemoryCategory::kParameters)) + " " +
+             offload_note(k.offload.parameters);
     }
     out += "\n";
   }
+  if (plan.model_state_by_arithmetic) {
+    out += "model state by the ZeRO paper's arithmetic with " + std::string(dtype_name(k.grad_dtype)) +
+           " gradients (the engine accumulates gradients in f32; --grad-dtype f32 plans by running it)\n";
+  }
   const ModelStateBytes formula =
-      model_state_bytes(plan.parameter_count, k.precision, k.grad_dtype, k.stage, k.shard_ranks());
-  out += "model state, ZeRO formula " + model_state_formula(k.precision, k.grad_dtype, k.stage) + " with Ψ = " +
+      model_state_bytes(plan.parameter_count, k.precision, k.grad_dtype, k.stage, k.shard_ranks(), k.optimizer);
+  out += "model state, ZeRO formula " + model_state_formula(k.precision, k.grad_dtype, k.stage, k.optimizer) +
+         " with Ψ = " +
          std::to_string(plan.parameter_count) + ", N = " + std::to_string(k.shard_ranks()) + ": " +
          format_decimal_bytes(formula.total()) + " (padding each unit to a multiple of N adds " +
          format_decimal_bytes(plan.before_step.current_of(MemoryCategory::kParameters) +

@@ -93,7 +93,7 @@ Recommendation recommend(const RecommendRequest& request) {
   c.grad_dtype = DType::kF32;
   c.accumulation = 1;
   c.checkpointing = CheckpointPolicy::none();
-  c.offload = PlanOffload{};
+  c.offload = OffloadConfig{};
   r.steps.push_back({"bf16 parameters, bf16 gradient reduce",
                      "start from bf16: stored parameters and gradient traffic take 2 bytes; master weights, Adam m, v "
                      "and gradient accumulation stay f32"});
@@ -113,9 +113,10 @@ Recommendation recommend(const RecommendRequest& request) {
     c.offload.optimizer = OffloadTarget::kCpu;
     micro = largest_micro(c, cap, first);
     r.steps.push_back({"offload optimizer state to the CPU",
-                       "with checkpointing " + before + "; the f32 master and Adam m, v (" +
+                       "with checkpointing " + before + "; the f32 master and the optimizer state (" +
                            bytes(first.offloaded.current_of(MemoryCategory::kOptimizerState)) +
-                           " per rank) leave the device (modelled: the engine has no offload yet)"});
+                           " per rank) move to host memory (the engine runs this on the CPU device; GPU offload "
+                           "is not built yet)"});
   }
   if (micro == 0 && c.stage != ZeroStage::kStage3) {
     const std::string before = need_vs_budget(first);
@@ -131,8 +132,8 @@ Recommendation recommend(const RecommendRequest& request) {
     micro = largest_micro(c, cap, first);
     r.steps.push_back({"offload parameters to the CPU",
                        "with ZeRO-3 and the optimizer offloaded " + before +
-                           "; the parameter shard leaves the device and units are gathered from the host as they run "
-                           "(modelled)"});
+                           "; the parameter shard moves to host memory and units are gathered from it as they run "
+                           "(the CPU device runs this; GPU offload is not built yet)"});
   }
   if (micro == 0) {
     r.config = c;

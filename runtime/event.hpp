@@ -5,13 +5,13 @@
 // A default-constructed Event is complete. An event recorded after a failure on its stream (a host
 // function that threw) completes with that failure: query() says true, synchronize() rethrows it.
 // Backends implement the state behind the handle with the same interface a collective's Work uses
-// (comm/work.hpp): is_completed() never blocks, wait() blocks and rethrows.
+// (core/work.hpp): is_completed() never blocks, wait() blocks and rethrows.
 #pragma once
 
 #include <exception>
 #include <memory>
 
-#include "comm/work.hpp"
+#include "core/work.hpp"
 
 namespace tessera {
 

@@ -149,4 +149,12 @@ void Tensor::copy_from_host_f32(std::span<const float> values) {
   if (!raw.empty()) device().copy_from_host(data(), raw.data(), raw.size());
 }
 
+void Tensor::copy_from_host_bytes(const void* host) {
+  if (nbytes() > 0) device().copy_from_host(data(), host, nbytes());
+}
+
+void Tensor::copy_to_host_bytes(void* host) const {
+  if (nbytes() > 0) device().copy_to_host(host, data(), nbytes());
+}
+
 }  // namespace tessera

@@ -83,6 +83,9 @@ class Tensor {
   std::vector<float> to_host_f32() const;
   std::vector<std::int32_t> to_host_i32() const;
   void copy_from_host_f32(std::span<const float> values);  // converts to this tensor's dtype
+  // nbytes() raw bytes of this tensor's dtype, from or to host memory (no conversion).
+  void copy_from_host_bytes(const void* host);
+  void copy_to_host_bytes(void* host) const;
 
  private:
   Tensor(std::shared_ptr<Storage> storage, std::size_t offset, Shape shape, DType dtype);

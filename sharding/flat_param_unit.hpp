@@ -1,124 +1,103 @@
-// FlatParamUnit: the parameters of one sharding unit laid out in one flat buffer (FSDP's
-// FlatParameter), padded to a multiple of the shard-group size, with every buffer ZeRO needs for it:
-// the compute copy the modules' Parameters view, the parameter shard, the f32 master shard and
-// Adam moments, the gradient buffers and the staging buffers of the gradient collectives.
+// FlatParamUnit: the buffers of one sharding unit and what happens to them in a step — the
+// gathers that make its parameters ready for compute, the gradient collectives, the optimizer step
+// over its optimizer range and the publishing of the updated parameters. What it stores where is
+// not decided here: the FlatLayout says where each parameter sits, the Placement (the ZeRO table
+// as data) which buffers exist, how large and in which memory, and the OptimizerState keeps the
+// optimizer's own tensors.
 //
-// Layout: entry i occupies [offset_i, offset_i + numel_i) of the flat buffer, in registration
-// order; padded_numel = shard_numel * shard_ranks; this rank's shard is
-// [shard_rank * shard_numel, (shard_rank + 1) * shard_numel). Padding is zero and never updated.
-//
-// What lives where (P = padded_numel, S = shard_numel, f32 unless noted):
-//   stage | parameters (param dtype)      | gradients                     | optimizer state
-//   0     | P                             | P                             | m, v: P (+ master P if param dtype != f32)
-//   1     | P                             | P                             | m, v: S (+ master S)
-//   2     | P                             | S (+ P while the unit's backward runs) | m, v: S (+ master S)
-//   3     | S (+ P while gathered)        | S (+ P while the unit's backward runs) | m, v: S (+ master S)
-// With param dtype f32 the master weights are the parameters themselves (no copy). With another
-// param dtype the f32 compute copy (P) exists only while the unit runs (category comm buffers), as
-// do gathered parameters and reduce staging buffers.
+// Buffers (P = padded_numel, S = shard_numel, "range" = the optimizer range, P or S):
+//   stored_      (P or S) param dtype   kParameters      the parameters as stored between steps
+//   compute_     (P) f32                                 what the Parameters view while the unit
+//                                                        runs: stored_ itself (f32, full), or a
+//                                                        transient copy (kCommBuffers)
+//   gathered_    (P) param dtype        kCommBuffers     stage 3, while a gather is in flight
+//   master_      (range) f32            kOptimizerState  a view of stored_ when master_is_params
+//   grad_full_   (P) f32                kGradients       where backward accumulates
+//   grad_shard_  (S) f32                kGradients       the accumulated reduced shard (stages 2-3)
+//   wire_        (P) reduce dtype       kCommBuffers     staging of a non-f32 gradient collective
+// Padding is zero and never updated.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"
-#include "precision/mixed_precision.hpp"
-#include "runtime/module.hpp"
-#include "runtime/optim/adamw.hpp"
-#include "sharding/sharding_config.hpp"
+#include "runtime/optim/optimizer_state.hpp"
+#include "sharding/flat_layout.hpp"
+#include "sharding/placement.hpp"
 
 namespace tessera {
 
-struct FlatEntry {
-  std::string name;  // full parameter name
-  Parameter* parameter;
-  std::int64_t offset;  // in elements, within the flat buffer
-  std::int64_t numel;
-};
-
 class FlatParamUnit {
  public:
-  // `parameters` (full names) are laid out in order. shard_ranks/shard_rank: the shard group.
-  FlatParamUnit(std::string name, const std::vector<NamedParameter>& parameters, ZeroStage stage,
-                const MixedPrecision& precision, int shard_ranks, int shard_rank, Device& device);
-  ~FlatParamUnit();
+  FlatParamUnit(std::string name, FlatLayout layout, const Placement& placement, const MixedPrecision& precision,
+                const OptimizerConfig& optimizer, Device& device);
+  ~FlatParamUnit();  // unbinds the Parameters' values and grads
   FlatParamUnit(const FlatParamUnit&) = delete;
   FlatParamUnit& operator=(const FlatParamUnit&) = delete;
 
   const std::string& name() const { return name_; }
-  const std::vector<FlatEntry>& entries() const { return entries_; }
-  std::int64_t numel() const { return numel_; }
-  std::int64_t padded_numel() const { return shard_numel_ * shard_ranks_; }
-  std::int64_t shard_numel() const { return shard_numel_; }
-  std::int64_t shard_begin() const { return shard_numel_ * shard_rank_; }
-  // The range the optimizer updates: the whole buffer at stage 0, this rank's shard otherwise.
-  std::int64_t optimizer_begin() const;
-  std::int64_t optimizer_numel() const;
+  const FlatLayout& layout() const { return layout_; }
+  // The range the optimizer updates on this rank: the whole buffer at stage 0, the shard otherwise.
+  FlatRange optimizer_range() const;
 
-  // Fills what this rank stores with the parameters' initial values for `seed` (the same values
-  // materialize_parameters gives, whatever the stage or rank count).
+  // Fills the master and stored parameters with the initial values for `seed` (the values
+  // materialize_parameters gives) and resets the optimizer. Nothing to do on a device without data.
   void initialize(std::uint64_t seed);
 
   // --- parameters for compute
   bool params_ready() const { return ready_; }
   bool gather_in_flight() const { return gather_in_flight_; }
-  // Starts making the compute copy: stage 3 all-gathers the shards (async); otherwise nothing to send.
+  // Starts making the compute copy: a gather of the shards (stage 3), otherwise nothing to send.
   Work start_gather(Communicator& shard_comm);
-  // After the gather's Work completed: converts to f32 if needed and binds every Parameter's value.
+  // After the gather's Work completed: widens to f32 when needed and binds every Parameter's value.
   void finish_gather();
-  // Frees the compute copy when it is transient (stage 3, or param dtype != f32) and unbinds values.
+  // Frees a transient compute copy and unbinds the values (nothing when the copy is persistent).
   void release_params();
-  bool params_transient() const;
 
   // --- gradients
-  // Binds every Parameter's grad into the full f32 gradient buffer (allocated, zeroed, when transient).
+  // Binds every Parameter's grad into the full f32 gradient buffer (allocated zeroed when transient).
   void prepare_grads();
-  // Starts the gradient collective for this stage (all-reduce at 0, reduce-scatter otherwise), avg.
+  // Starts this unit's gradient collective (all-reduce or reduce-scatter, averaging).
   Work start_grad_reduce(Communicator& shard_comm);
-  // After the collective: optional all-reduce across replicas (hybrid), accumulation into the f32
-  // gradient shard (stages 2, 3), and release of transient buffers.
+  // After the collective: all-reduce across replicas (hybrid groups), widen to f32, accumulate into
+  // the shard and free the transient buffers.
   void finish_grad_reduce(Communicator* replicate_comm);
   void zero_grads();
-
-  // --- optimizer step (on reduced gradients)
-  // Sum of squares of the reduced gradient over this rank's shard range (the same range at every stage).
-  double grad_sum_squares(const Kernels& kernels);
+  // Writes the sum of squares of the reduced gradient over this rank's shard (the same range at
+  // every stage) into `out`, one double in device memory.
+  void grad_sum_squares(const Kernels& kernels, double* out) const;
+  // Multiplies the reduced gradient over the optimizer range by `factor`.
   void scale_grads(const Kernels& kernels, float factor);
-  bool grads_finite(const Kernels& kernels);
-  void adamw_step(const Kernels& kernels, const AdamWConfig& config, std::int64_t step, float lr);
-  // Writes the updated master weights into the stored parameters; stages 1 and 2 then all-gather
-  // them (returned Work); stages 0 and 3 return a completed Work.
+
+  // --- the optimizer step and publishing
+  void optimizer_step(const Kernels& kernels, float lr, std::int64_t step);
+  // Writes the updated master into the stored parameters; stages 1-2 then all-gather them
+  // (returned Work), others return a completed Work.
   Work start_publish(Communicator& shard_comm);
 
-  // --- state for checkpoints (f32, optimizer range)
-  Tensor master() const { return master_; }
-  Tensor exp_avg() const { return exp_avg_; }
-  Tensor exp_avg_sq() const { return exp_avg_sq_; }
-  Tensor grad_shard() const { return grad_shard_; }
+  // --- state for checkpoints: "master" (f32) then the optimizer's tensors, each (range) elements.
+  std::vector<StateTensor> state() const;
+  void reset_optimizer() { optimizer_->reset(); }
+  // The reduced f32 gradient over the optimizer range (tests).
+  Tensor reduced_grads() const;
 
  private:
+  Tensor allocate(std::int64_t numel, DType dtype, MemoryCategory category, MemoryKind kind = MemoryKind::kDevice);
   void bind_values();
   void unbind_values();
-  Tensor allocate(std::int64_t numel, DType dtype, MemoryCategory category);
 
   std::string name_;
-  std::vector<FlatEntry> entries_;
-  ZeroStage stage_;
+  FlatLayout layout_;
+  Placement placement_;
   MixedPrecision precision_;
-  int shard_ranks_, shard_rank_;
   Device& device_;
-  std::int64_t numel_ = 0, shard_numel_ = 0;
+  std::unique_ptr<OptimizerState> optimizer_;
 
-  Tensor compute_;      // (P) f32: what Parameters view while the unit runs
-  Tensor params_full_;  // (P) param dtype: stages 0-2 with param dtype != f32
-  Tensor param_shard_;  // (S) param dtype: stage 3
-  Tensor gathered_;     // (P) param dtype: stage 3 while a gather is in flight
-  Tensor master_;       // (optimizer range) f32 master weights (may view compute_ / param_shard_)
-  Tensor exp_avg_, exp_avg_sq_;  // (optimizer range) Adam m, v
-  Tensor grad_full_;    // (P) f32: where backward accumulates
-  Tensor grad_shard_;   // (optimizer range) f32 reduced gradient (may view grad_full_)
-  Tensor reduce_buffer_;  // (P) reduce dtype staging, when reduce dtype != f32
+  Tensor stored_, compute_, gathered_, master_;
+  Tensor grad_full_, grad_shard_, wire_;
   bool ready_ = false, gather_in_flight_ = false, grads_bound_ = false;
 };
 

@@ -5,16 +5,18 @@ namespace tessera {
 
 std::map<std::string, std::vector<float>> gather_full_parameters(ShardedEngine& engine) {
   std::map<std::string, std::vector<float>> out;
-  for (const auto& unit : engine.units()) {
-    std::vector<float> flat(static_cast<std::size_t>(unit->padded_numel()));
-    const std::vector<float> mine = unit->master().to_host_f32();
-    if (unit->optimizer_numel() == unit->padded_numel()) {
-      flat = mine;  // stage 0: the master is already full
+  const auto& units = engine.units();
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    const FlatLayout& layout = units[u]->layout();
+    const std::vector<float> mine = engine.unit_state(static_cast<int>(u)).front().tensor.to_host_f32();  // master
+    std::vector<float> flat(static_cast<std::size_t>(layout.padded_numel()));
+    if (units[u]->optimizer_range().count == layout.padded_numel()) {
+      flat = mine;  // the optimizer range is the whole buffer (stage 0, or one rank)
     } else {
       engine.shard_group().all_gather(ConstSpan(mine.data(), mine.size()), Span(flat.data(), flat.size()),
                                       DType::kF32).wait();
     }
-    for (const FlatEntry& e : unit->entries()) {
+    for (const FlatEntry& e : layout.entries()) {
       out[e.name].assign(flat.begin() + e.offset, flat.begin() + e.offset + e.numel);
     }
   }

@@ -1,14 +1,25 @@
 // ShardedEngine: trains a Module data-parallel across the ranks of a Communicator with ZeRO
 // stages 0-3 over FSDP-style units.
 //
-// Construction cuts the model into units (ShardingConfig::unit_policy), lays each unit's parameters
-// out in a FlatParamUnit, wraps the unit modules (and modules with tied weights) so that their
-// forward/backward gather parameters, prefetch the next unit, and reduce gradients as soon as a unit's
-// backward is done — while earlier units' backward still computes. Parameter names do not change.
+// Construction cuts the model into units (ShardingConfig::unit_policy, unit_partition.hpp), lays
+// each unit's parameters into a FlatParamUnit placed by the stage's Placement, and wraps the unit
+// modules (and modules with tied weights) in ShardedUnitModules that call this engine's UnitHooks:
+// gather parameters (prefetching the next unit), release them, and reduce a unit's gradients as
+// soon as every module using it ran its backward — while earlier units' backward still computes.
+// Parameter names do not change.
+//
+// One step, as the engine runs it:
+//   forward   per unit: finish its gather (issued ahead by the prefetch), run, release
+//   backward  per unit: gather again, run, start its gradient collective; at most
+//             max_reduces_in_flight collectives are in flight, the oldest finished first
+//   step      gradient norm from every unit's shard (written to device memory, summed in unit
+//             order, then across ranks in rank order), skip on non-finite, clip, the optimizer
+//             unit by unit, publish the updated parameters
+// Driving it: Trainer (training/trainer.hpp) runs forward, loss, backward and step over the
+// micro-batches of one optimizer step; embedding programs may call forward/backward/step directly.
 //
 // Every rank must construct the engine and call forward/backward/step in the same order with
-// batches of the same shape (collectives are matched by order). Units' gathers and reductions are
-// issued in the same order on every rank.
+// batches of the same shape (collectives are matched by order).
 //
 // Determinism: with accumulation 1, stages 0-3 give bit-identical results at the same rank count
 // (the communicator sums in rank order; the gradient norm is summed per shard in rank order at
@@ -16,18 +27,20 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"
 #include "runtime/local_trainer.hpp"
 #include "runtime/module.hpp"
 #include "sharding/flat_param_unit.hpp"
+#include "sharding/in_flight_queue.hpp"
+#include "sharding/shard_groups.hpp"
 #include "sharding/sharding_config.hpp"
+#include "sharding/unit_hooks.hpp"
 
 namespace tessera {
 
@@ -35,90 +48,84 @@ namespace tessera {
 // micro-batch, kDefer before it, as DDP's no_sync); stages 2-3 reduce every micro-batch regardless.
 enum class GradSync { kDefer, kReduce };
 
-class ShardedEngine {
+class ShardedEngine : private UnitHooks {
  public:
   // `model`'s parameters must not be materialised yet; the engine gives them storage and initial
-  // values for `seed`. `world` and `device` must outlive the engine.
+  // values for `seed`. `world` and `device` must outlive the engine; `world` must work on the
+  // device's memory space (an MPI communicator with the CPU device).
   ShardedEngine(Module& model, Device& device, Communicator& world, const ShardingConfig& config,
                 std::uint64_t seed);
-  ~ShardedEngine();
+  // With groups built by the caller (their communicators must outlive the engine unless owned).
+  ShardedEngine(Module& model, Device& device, Communicator& world, ShardGroups groups,
+                const ShardingConfig& config, std::uint64_t seed);
+  ~ShardedEngine() override;  // puts the original modules back
 
   // tokens/inputs -> outputs, gathering units as they run.
   Tensor forward(Context& ctx, const Tensor& x);
   // Backward from d(loss)/d(outputs); reduces gradients per unit according to `sync`.
   void backward(Context& ctx, Tensor dy, GradSync sync);
-  // Global-norm clip, skip on non-finite gradients (all ranks agree), AdamW on the shards, publish
-  // the updated parameters. Returns the (unscaled) norm before clipping.
+  // Global-norm clip, skip on non-finite gradients (all ranks agree), the optimizer on every unit,
+  // publish the updated parameters. Returns the (unscaled) norm before clipping.
   StepResult step(float lr);
+  void zero_grad();
   // What to multiply the loss gradient by before backward: the dynamic loss scale, or 1.
   float loss_scale() const { return scaler_ ? scaler_->scale() : 1.0f; }
   DynamicLossScaler* loss_scaler() { return scaler_ ? &*scaler_ : nullptr; }
-  void zero_grad();
-
-  // One optimizer step over this rank's micro-batches: forward, cross-entropy (scaled by
-  // 1/accumulation), backward, step. The returned loss is averaged over all ranks.
-  StepResult train_step(const std::vector<MicroBatch>& micro_batches, float lr);
 
   const ShardingConfig& config() const { return config_; }
+  const Placement& placement() const { return placement_; }
+  Device& device() { return device_; }
   Communicator& world() { return world_; }
-  Communicator& shard_group() { return *shard_comm_; }
-  Communicator* replicate_group() { return replicate_comm_.get(); }
+  Communicator& shard_group() { return *groups_.shard; }
+  Communicator* replicate_group() { return groups_.replicate; }
   const std::vector<std::unique_ptr<FlatParamUnit>>& units() const { return units_; }
+
+  // --- state, for checkpoints: per unit, "master" (f32) then the optimizer's named tensors, each
+  // over the unit's optimizer range. Restoring: write them, set the step counter (and the loss
+  // scaler), then publish_parameters() so the stored parameters follow the master.
+  std::vector<StateSpec> state_specs() const;
+  std::vector<StateTensor> unit_state(int unit) const { return units_[static_cast<std::size_t>(unit)]->state(); }
+  void reset_optimizer_state();  // a fresh optimizer (fine-tuning from exported weights)
   std::int64_t optimizer_steps() const { return step_count_; }
-  // Restoring state (checkpoints): set the step counter, write each unit's master()/exp_avg()/
-  // exp_avg_sq() tensors, then publish_parameters() so the stored parameters follow the master.
   void set_optimizer_steps(std::int64_t steps) { step_count_ = steps; }
   void publish_parameters();
 
-  // Memory profiling: `observer` is called with a phase name at the end of every unit module's
-  // forward ("forward h.3") and backward ("backward h.3") — named after the module, so the tied
-  // head reads "forward head" — after the loss in train_step ("loss") and at the end of step()
-  // ("step"). An empty observer (the default) turns it off.
+  // Memory profiling: `observer` hears a phase name at the end of every wrapped module's forward
+  // ("forward h.3") and backward ("backward head"), at the end of step() ("step"), and whatever a
+  // driver reports through note_phase() (the Trainer's "loss"). Empty (the default) turns it off.
   using PhaseObserver = std::function<void(const std::string& phase)>;
   void set_phase_observer(PhaseObserver observer) { observer_ = std::move(observer); }
-
-  // Called by the unit wrappers around their module's forward and backward.
-  void before_forward(const std::vector<int>& units);
-  void after_forward(const std::vector<int>& units);
-  void before_backward(const std::vector<int>& units);
-  void after_backward(const std::vector<int>& units);
+  void note_phase(const std::string& phase) {
+    if (observer_) observer_(phase);
+  }
 
  private:
-  struct PendingGather {
-    int unit;
-    Work work;
-  };
-  struct PendingReduce {
-    int unit;
-    Work work;
-  };
+  // UnitHooks, called by the wrapped modules.
+  void before_forward(const UnitUse& use) override;
+  void after_forward(const UnitUse& use) override;
+  void before_backward(const UnitUse& use) override;
+  void after_backward(const UnitUse& use) override;
 
-  void build_units(Module& model);
-  void wrap_modules(Module& model);
+  void check_devices() const;
+  void build_units(Module& model, std::uint64_t seed);
   void ensure_params(int unit);
   void issue_gather(int unit);
   void prefetch(std::vector<int>& order, std::size_t& cursor, int unit);
-  void finish_oldest_reduce();
-  void finish_all_reduces();
-  // Calls the observer with "<pass> <module>", the module found from the wrapped module names of
-  // `units` (several modules sharing units, like embed and head, are told apart by call order).
-  void notify_unit_phase(const char* pass, const std::vector<int>& units, std::map<std::vector<int>, int>& calls);
+  void release_unit_after_backward(int unit);
 
   Module& model_;
   Device& device_;
   Communicator& world_;
+  ShardGroups groups_;
   ShardingConfig config_;
-  std::unique_ptr<Communicator> shard_comm_owned_, replicate_comm_;
-  Communicator* shard_comm_ = nullptr;
+  Placement placement_;
 
   std::vector<std::unique_ptr<FlatParamUnit>> units_;
   int root_unit_ = -1;                 // parameters under no unit module, or -1
   std::vector<int> users_;             // per unit: wrapped modules whose backward touches it
   std::vector<int> pending_backward_;  // per unit: users whose backward has not run this micro-step
-  std::vector<PendingGather> gathers_;
-  std::deque<PendingReduce> reduces_;
+  InFlightQueue in_flight_;
   GradSync sync_ = GradSync::kReduce;
-  bool in_backward_ = false;
 
   // Unit order seen in the first forward/backward, for prefetching; cursors advance per call.
   std::vector<int> forward_order_, backward_order_;
@@ -127,10 +134,7 @@ class ShardedEngine {
 
   std::int64_t step_count_ = 0;
   std::optional<DynamicLossScaler> scaler_;
-
   PhaseObserver observer_;
-  std::map<std::vector<int>, std::vector<std::string>> module_names_;  // unit set -> wrapped modules, in order
-  std::map<std::vector<int>, int> forward_calls_, backward_calls_;      // per pass, per unit set
 };
 
 }  // namespace tessera

@@ -1,21 +1,19 @@
-// ShardedUnitModule: the wrapper ShardedEngine puts in place of a unit's module (or of a module
-// using tied weights). Around the inner module's forward and backward it asks the engine to gather
-// the units it needs and to reduce their gradients afterwards. The inner module is a child with an
-// empty name, so parameter names are unchanged ("h.3.attn.qkv.weight").
+// ShardedUnitModule: the wrapper put in place of a unit's module (or of a module using tied
+// weights). Around the inner module's forward and backward it calls the UnitHooks with its
+// UnitUse, so the units it needs are gathered before and their gradients reduced after. The inner
+// module is a child with an empty name, so parameter names are unchanged ("h.3.attn.qkv.weight").
 #pragma once
 
 #include <memory>
-#include <vector>
 
 #include "runtime/module.hpp"
+#include "sharding/unit_hooks.hpp"
 
 namespace tessera {
 
-class ShardedEngine;
-
 class ShardedUnitModule final : public Module {
  public:
-  ShardedUnitModule(std::unique_ptr<Module> inner, ShardedEngine& engine, std::vector<int> units);
+  ShardedUnitModule(std::unique_ptr<Module> inner, UnitHooks& hooks, UnitUse use);
 
   std::string type_name() const override { return "ShardedUnit"; }
   Tensor forward(Context& ctx, const Tensor& x) override;
@@ -23,13 +21,17 @@ class ShardedUnitModule final : public Module {
   std::vector<Parameter*> tied_parameters() override { return inner_->tied_parameters(); }
 
   Module& inner() { return *inner_.module; }
+  const UnitUse& use() const { return use_; }
   // Gives the inner module back (the wrapper is left empty).
   std::unique_ptr<Module> release_inner() { return std::move(inner_.module); }
 
  private:
   ModuleSlot& inner_;
-  ShardedEngine& engine_;
-  std::vector<int> units_;
+  UnitHooks& hooks_;
+  UnitUse use_;
 };
+
+// Puts every ShardedUnitModule under `root` back to its inner module.
+void unwrap_sharded_units(Module& root);
 
 }  // namespace tessera

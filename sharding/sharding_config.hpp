@@ -1,23 +1,24 @@
 // ShardingConfig: how ShardedEngine distributes model state over ranks (ZeRO stage, mixed
-// precision, hybrid groups, prefetch, unit policy) and the optimizer settings it applies.
+// precision, offload, hybrid groups, prefetch and in-flight depths, unit policy) and the
+// optimizer settings it applies. validate() refuses impossible values with a SettingError naming
+// the setting ("sharding.prefetch_units"); programs map those names to their flags.
 #pragma once
 
 #include <functional>
 #include <string>
-#include <string_view>
+#include <vector>
 
 #include "precision/loss_scaler.hpp"
 #include "precision/mixed_precision.hpp"
 #include "runtime/module.hpp"
-#include "runtime/optim/adamw.hpp"
+#include "runtime/optim/optimizer_state.hpp"
+#include "sharding/offload_config.hpp"
+#include "sharding/placement.hpp"
 
 namespace tessera {
 
-// What is sharded (DESIGN.md's table). kStage0 replicates everything (DDP).
-enum class ZeroStage { kStage0 = 0, kStage1 = 1, kStage2 = 2, kStage3 = 3 };
-
-ZeroStage parse_zero_stage(int stage);  // throws for anything but 0..3, naming --zero
-int zero_stage_number(ZeroStage stage);
+// 0..3 to a stage; anything else throws a SettingError for "sharding.stage".
+ZeroStage parse_zero_stage(int stage);
 
 // Dynamic loss scaling: kAuto turns it on when parameters or gradient collectives use f16.
 enum class LossScaling { kAuto, kOff, kDynamic };
@@ -32,6 +33,7 @@ UnitPolicy unit_policy_by_type(std::vector<std::string> type_names);
 struct ShardingConfig {
   ZeroStage stage = ZeroStage::kStage0;
   MixedPrecision precision;
+  OffloadConfig offload;
   // Shard within groups of this many consecutive ranks and replicate across groups (HSDP).
   // 0: one group of all ranks (plain ZeRO/FSDP).
   int hybrid_group = 0;
@@ -39,17 +41,21 @@ struct ShardingConfig {
   bool reshard_after_forward = true;
   // Gathers issued ahead of the running unit, and the most that may be in flight (limit_all_gathers).
   int prefetch_units = 1;
+  // Gradient reductions in flight before the oldest is finished (each holds a unit's full
+  // gradient buffer at stages 2-3).
+  int max_reduces_in_flight = 2;
   // Empty: every direct child of the root is a unit (for GPT: embed, each block h.i, ln_f; the
   // head owns no parameter and uses embed's through its tie).
   UnitPolicy unit_policy;
-  AdamWConfig adamw;
+  OptimizerConfig optimizer;
   float grad_clip = 1.0f;  // global-norm clip; <= 0 disables
   LossScaling loss_scaling = LossScaling::kAuto;
   LossScalerConfig loss_scaler;
 
   bool uses_loss_scaling() const;
-
-  std::string to_string() const;  // "ZeRO-3, param f32, reduce bf16, buffer f32, prefetch 1"
+  // Throws SettingError for a value no engine can run with.
+  void validate() const;
+  std::string to_string() const;  // "ZeRO-3, param f32, reduce bf16, prefetch 1"
 };
 
 }  // namespace tessera

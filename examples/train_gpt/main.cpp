@@ -22,12 +22,12 @@
 #include "runtime/device_factory.hpp"
 #include "runtime/gemm_ceiling.hpp"
 #include "runtime/memory_profiler.hpp"
-#include "runtime/modules/cross_entropy_loss.hpp"
 #include "runtime/modules/gpt.hpp"
 #include "runtime/modules/gpt_flops.hpp"
 #include "runtime/modules/gpt_sampling.hpp"
 #include "runtime/optim/lr_schedule.hpp"
 #include "sharding/sharded_engine.hpp"
+#include "training/trainer.hpp"
 #include "train_options.hpp"
 
 namespace tessera {
@@ -71,16 +71,11 @@ float max_over_ranks(Communicator& world, float x) {
 }
 
 // Mean validation loss: each rank evaluates its share of eval_batches micro-batches.
-float validation_loss(ShardedEngine& engine, Device& device, const SampleLoader& loader, const BatchPlan& plan,
+float validation_loss(Trainer& trainer, Device& device, const SampleLoader& loader, const BatchPlan& plan,
                       std::int64_t eval_batches, Communicator& world) {
-  Context ctx(device);
-  ctx.training = false;
   double sum = 0.0;
   for (std::int64_t i = 0; i < eval_batches; ++i) {
-    const MicroBatch batch = load_batch(device, loader, (i * world.size() + world.rank()) * plan.micro, plan.micro);
-    CrossEntropyLoss loss;
-    Tensor logits = engine.forward(ctx, batch.inputs);
-    sum += loss.forward(ctx, logits, batch.targets);
+    sum += trainer.evaluate(load_batch(device, loader, (i * world.size() + world.rank()) * plan.micro, plan.micro));
   }
   float mean = static_cast<float>(sum / static_cast<double>(eval_batches));
   world.all_reduce(Span(&mean, 1), DType::kF32, ReduceOp::kAvg).wait();
@@ -92,14 +87,13 @@ ShardingConfig sharding_config(const TrainOptions& o) {
   c.stage = parse_zero_stage(o.zero);
   c.precision.param_dtype = parse_dtype(o.param_dtype, "--param-dtype");
   c.precision.reduce_dtype = parse_dtype(o.reduce_dtype, "--reduce-dtype");
-  c.precision.buffer_dtype = parse_dtype(o.buffer_dtype, "--buffer-dtype");
   c.hybrid_group = o.hybrid_group;
   c.prefetch_units = o.prefetch;
   c.reshard_after_forward = o.reshard_after_forward;
   c.grad_clip = static_cast<float>(o.grad_clip);
-  c.adamw.beta1 = static_cast<float>(o.beta1);
-  c.adamw.beta2 = static_cast<float>(o.beta2);
-  c.adamw.weight_decay = static_cast<float>(o.weight_decay);
+  c.optimizer.adamw.beta1 = static_cast<float>(o.beta1);
+  c.optimizer.adamw.beta2 = static_cast<float>(o.beta2);
+  c.optimizer.adamw.weight_decay = static_cast<float>(o.weight_decay);
   return c;
 }
 
@@ -154,6 +148,7 @@ int train(DistributedContext& dist) {
   const std::vector<std::string> wrapped =
       apply_activation_checkpointing(model, parse_checkpoint_policy(o.activation_checkpointing));
   ShardedEngine engine(model, *device, world, sharding_config(o), o.seed);
+  Trainer trainer(engine);
   std::optional<MemoryProfiler> profiler;  // --memory-profile: samples every train step's phases
   if (!o.memory_profile.empty()) profiler.emplace(device->memory());
   const LrSchedule schedule{static_cast<float>(o.lr), o.warmup, o.steps, static_cast<float>(o.min_lr_ratio)};
@@ -188,7 +183,7 @@ int train(DistributedContext& dist) {
     }
   }
   if (val_loader) {
-    const float val = validation_loss(engine, *device, *val_loader, plan, o.eval_batches, world);
+    const float val = validation_loss(trainer, *device, *val_loader, plan, o.eval_batches, world);
     if (root) std::printf("step %5lld | val loss %.4f\n", static_cast<long long>(progress.step), val);
   }
 
@@ -208,7 +203,7 @@ int train(DistributedContext& dist) {
       profiler->begin_step(step);
       engine.set_phase_observer([&profiler](const std::string& phase) { profiler->on_phase(phase); });
     }
-    const StepResult r = engine.train_step(batches, lr);
+    const StepResult r = trainer.train_step(batches, lr);
     engine.set_phase_observer({});
     window_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ++window_steps;
@@ -234,7 +229,7 @@ int train(DistributedContext& dist) {
       window_steps = 0;
     }
     if (val_loader && o.eval_every > 0 && ((step + 1) % o.eval_every == 0 || step + 1 == o.steps)) {
-      const float val = validation_loss(engine, *device, *val_loader, plan, o.eval_batches, world);
+      const float val = validation_loss(trainer, *device, *val_loader, plan, o.eval_batches, world);
       if (root) std::printf("step %5lld | val loss %.4f\n", static_cast<long long>(step + 1), val);
     }
   }
@@ -273,5 +268,7 @@ int train(DistributedContext& dist) {
 
 int main(int argc, char** argv) {
   tessera::reexec_with_better_blas_core(argv);
-  return tessera::run_distributed(argc, argv, tessera::train);
+  return tessera::run_distributed(argc, argv, [](tessera::DistributedContext& dist) {
+    return tessera::reword_setting_errors(tessera::train_setting_names(), [&] { return tessera::train(dist); });
+  });
 }

@@ -23,6 +23,21 @@ void require_positive(std::int64_t value, const char* option) {
 
 }  // namespace
 
+const SettingNames& train_setting_names() {
+  static const SettingNames names{{"sharding.stage", "--zero"},
+                                  {"sharding.hybrid_group", "--hybrid-group"},
+                                  {"sharding.prefetch_units", "--prefetch"},
+                                  {"sharding.grad_clip", "--grad-clip"},
+                                  {"precision.param_dtype", "--param-dtype"},
+                                  {"precision.reduce_dtype", "--reduce-dtype"},
+                                  {"model.vocab_size", "--vocab"},
+                                  {"model.seq_len", "--seq-len"},
+                                  {"model.layers", "--layers"},
+                                  {"model.heads", "--heads"},
+                                  {"model.channels", "--dim"}};
+  return names;
+}
+
 std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool print_help) {
   TrainOptions o;
   po::options_description data("Data");
@@ -51,7 +66,6 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
        "shard within groups of this many ranks, replicate across groups (0: all ranks one group)")
       ("param-dtype", po::value(&o.param_dtype)->default_value(o.param_dtype), "stored/gathered parameters: f32, bf16, f16")
       ("reduce-dtype", po::value(&o.reduce_dtype)->default_value(o.reduce_dtype), "gradient collectives: f32, bf16, f16")
-      ("buffer-dtype", po::value(&o.buffer_dtype)->default_value(o.buffer_dtype), "module buffers: f32, bf16")
       ("prefetch", po::value(&o.prefetch)->default_value(o.prefetch), "ZeRO-3: parameter gathers issued ahead")
       ("reshard-after-forward", po::value(&o.reshard_after_forward)->default_value(o.reshard_after_forward),
        "ZeRO-3: free gathered parameters after each unit's forward (true|false)");

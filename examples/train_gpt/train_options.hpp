@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/setting_error.hpp"
+
 namespace tessera {
 
 struct TrainOptions {
@@ -24,7 +26,7 @@ struct TrainOptions {
   std::string activation_checkpointing = "none";  // none | blocks | every:K | selective
   // sharding
   int zero = 0, hybrid_group = 0, prefetch = 1;
-  std::string param_dtype = "f32", reduce_dtype = "f32", buffer_dtype = "f32";
+  std::string param_dtype = "f32", reduce_dtype = "f32";
   bool reshard_after_forward = true;
   // checkpoints (checkpointing/training_checkpointer.hpp)
   std::string checkpoint_dir, resume, init_from, checkpoint_compression = "none";
@@ -36,6 +38,9 @@ struct TrainOptions {
   double temperature = 0.8;
   std::string memory_profile;  // directory for the per-rank memory timeline; empty: off
 };
+
+// How train_gpt spells the library settings it exposes (for SettingError messages).
+const SettingNames& train_setting_names();
 
 // Parses argv. Returns std::nullopt when --help was asked for (printed when `print_help`). Throws
 // std::invalid_argument with a message naming the option and what to change on bad input.

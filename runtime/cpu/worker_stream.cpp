@@ -5,7 +5,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "comm/completion_work.hpp"
+#include "core/completion_work.hpp"
 
 namespace tessera {
 

@@ -6,7 +6,7 @@
 #include <exception>
 #include <mutex>
 
-#include "comm/serial_executor.hpp"
+#include "core/serial_executor.hpp"
 #include "runtime/stream.hpp"
 
 namespace tessera {

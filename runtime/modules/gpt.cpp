@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/setting_error.hpp"
 #include "runtime/modules/embedding.hpp"
 #include "runtime/modules/layer_norm.hpp"
 #include "runtime/modules/lm_head.hpp"
@@ -12,17 +13,18 @@
 namespace tessera {
 
 void GptConfig::validate() const {
-  auto positive = [](std::int64_t v, const char* field) {
-    if (v <= 0) throw std::invalid_argument(std::string(field) + " must be positive, got " + std::to_string(v));
+  auto positive = [](std::int64_t v, const char* setting) {
+    if (v <= 0) throw SettingError(setting, std::to_string(v), "must be positive");
   };
-  positive(vocab_size, "vocab size");
-  positive(max_seq_len, "sequence length (--seq-len)");
-  positive(layers, "layers (--layers)");
-  positive(heads, "heads (--heads)");
-  positive(channels, "channels (--dim)");
+  positive(vocab_size, "model.vocab_size");
+  positive(max_seq_len, "model.seq_len");
+  positive(layers, "model.layers");
+  positive(heads, "model.heads");
+  positive(channels, "model.channels");
   if (channels % heads != 0) {
-    throw std::invalid_argument("--dim " + std::to_string(channels) + " is not divisible by --heads " +
-                                std::to_string(heads) + "; choose a dim that is a multiple of heads");
+    throw SettingError("model.channels", std::to_string(channels),
+                       "is not divisible by the " + std::to_string(heads) +
+                           " heads; choose channels that are a multiple of heads");
   }
 }
 

@@ -17,7 +17,7 @@ struct GptConfig {
   std::int64_t heads = 4;
   std::int64_t channels = 256;
 
-  // Throws std::invalid_argument naming the field and what to change.
+  // Throws SettingError ("model.layers", "model.channels", ...) for sizes no GPT can have.
   void validate() const;
   std::string to_string() const;  // "L=4 C=256 NH=4 V=257 T=256"
 };

@@ -22,24 +22,6 @@ namespace {
 
 constexpr int kSaveAt = 2;
 
-// The whole dataset `name` of `file` as f32, through nothing but the HDF5 C API.
-std::vector<float> h5_read(const std::string& file, const std::string& name, Shape* shape = nullptr) {
-  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  EXPECT_GE(f, 0) << "cannot open " << file;
-  const hid_t d = H5Dopen2(f, name.c_str(), H5P_DEFAULT);
-  EXPECT_GE(d, 0) << "cannot open " << file << ":" << name;
-  const hid_t space = H5Dget_space(d);
-  hsize_t dims[8] = {};
-  const int nd = H5Sget_simple_extent_dims(space, dims, nullptr);
-  std::vector<float> values(static_cast<std::size_t>(H5Sget_simple_extent_npoints(space)));
-  EXPECT_GE(H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0) << file << ":" << name;
-  if (shape != nullptr) shape->assign(dims, dims + nd);
-  H5Sclose(space);
-  H5Dclose(d);
-  H5Fclose(f);
-  return values;
-}
-
 std::string run_command(const std::string& command, int* status) {
   std::string out;
   FILE* pipe = popen((command + " 2>&1").c_str(), "r");

@@ -70,9 +70,9 @@ void expect_reshard_continues(const Case& c) {
     // every contiguous request (requests break at parameter and old shard boundaries).
     std::int64_t bound = 0, total = 0;
     for (const auto& unit : resumed.engine->units()) {
-      const auto requests = static_cast<std::int64_t>(unit->entries().size()) + c.from_ranks;
-      bound += 3 * 4 * (unit->optimizer_numel() + 2 * kChunk * requests);
-      total += 3 * 4 * unit->numel();
+      const auto requests = static_cast<std::int64_t>(unit->layout().entries().size()) + c.from_ranks;
+      bound += 3 * 4 * (unit->optimizer_range().count + 2 * kChunk * requests);
+      total += 3 * 4 * unit->layout().numel();
     }
     EXPECT_LE(loaded.bytes_read, bound) << what << ": rank " << comm->rank() << " read more than its share";
     if (c.to.stage != ZeroStage::kStage0 && c.to.hybrid_group == 0 && comm->size() > 1) {

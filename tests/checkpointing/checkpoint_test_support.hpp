@@ -3,6 +3,8 @@
 // GPT engine, full parameters / Adam moments by name, and comparisons that name what differs.
 #pragma once
 
+#include <gtest/gtest.h>
+#include <hdf5.h>
 #include <mpi.h>
 #include <unistd.h>
 
@@ -18,6 +20,7 @@
 #include "../sharding/sharding_test_support.hpp"
 #include "checkpointing/run_config.hpp"
 #include "sharding/full_parameters.hpp"
+#include "training/trainer.hpp"
 
 namespace tessera::testing {
 
@@ -80,7 +83,7 @@ inline ShardingConfig sharding_config(const RunSetup& setup) {
   config.stage = setup.stage;
   config.hybrid_group = setup.hybrid_group;
   config.precision = setup.precision;
-  config.adamw = test_adamw();
+  config.optimizer.adamw = test_adamw();
   config.grad_clip = kClip;
   return config;
 }
@@ -97,11 +100,13 @@ struct TrainedEngine {
   std::unique_ptr<Device> device = make_cpu_device();
   std::unique_ptr<Gpt> model;
   std::unique_ptr<ShardedEngine> engine;
+  std::unique_ptr<Trainer> trainer;
   Communicator* comm = nullptr;
 
   TrainedEngine(Communicator& c, const RunSetup& setup, std::uint64_t seed = kSeed, const GptConfig& gpt = tiny_gpt())
       : model(std::make_unique<Gpt>(gpt)), comm(&c) {
     engine = std::make_unique<ShardedEngine>(*model, *device, c, sharding_config(setup), seed);
+    trainer = std::make_unique<Trainer>(*engine);
   }
 
   // Optimizer steps [from, to): each rank trains on its rows of the global batch of that step.
@@ -110,7 +115,7 @@ struct TrainedEngine {
     const std::int64_t micro = kCkptGlobal / comm->size();
     for (int s = from; s < to; ++s) {
       const MicroBatch batch = global_rows(*device, tiny_gpt(), s, comm->rank() * micro, micro);
-      losses.push_back(engine->train_step({batch}, kLr).loss);
+      losses.push_back(trainer->train_step({batch}, kLr).loss);
     }
     return losses;
   }
@@ -126,20 +131,22 @@ struct TrainedEngine {
   }
 };
 
-// Full values of one optimizer-range tensor kind (0 master, 1 exp_avg, 2 exp_avg_sq) by parameter
-// name: collective over the engine's shard group.
+// Full values of one state tensor (by its index in the engine's state list: 0 master, 1 exp_avg,
+// 2 exp_avg_sq for AdamW) by parameter name: collective over the engine's shard group.
 inline std::map<std::string, std::vector<float>> gather_state(ShardedEngine& engine, int kind) {
   if (kind == 0) return gather_full_parameters(engine);
   std::map<std::string, std::vector<float>> out;
-  for (const auto& unit : engine.units()) {
-    const Tensor t = kind == 1 ? unit->exp_avg() : unit->exp_avg_sq();
-    std::vector<float> mine = t.to_host_f32(), flat(static_cast<std::size_t>(unit->padded_numel()));
-    if (unit->optimizer_numel() == unit->padded_numel()) {
+  const auto& units = engine.units();
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    const FlatLayout& layout = units[u]->layout();
+    const Tensor t = engine.unit_state(static_cast<int>(u))[static_cast<std::size_t>(kind)].tensor;
+    std::vector<float> mine = t.to_host_f32(), flat(static_cast<std::size_t>(layout.padded_numel()));
+    if (units[u]->optimizer_range().count == layout.padded_numel()) {
       flat = mine;
     } else {
       engine.shard_group().all_gather(ConstSpan(mine.data(), mine.size()), Span(flat.data(), flat.size()), DType::kF32).wait();
     }
-    for (const FlatEntry& e : unit->entries()) out[e.name].assign(flat.begin() + e.offset, flat.begin() + e.offset + e.numel);
+    for (const FlatEntry& e : layout.entries()) out[e.name].assign(flat.begin() + e.offset, flat.begin() + e.offset + e.numel);
   }
   return out;
 }
@@ -165,6 +172,24 @@ inline std::string compare_states(const std::map<std::string, std::vector<float>
     }
   }
   return out;
+}
+
+// The whole dataset `name` of `file` as f32, through nothing but the HDF5 C API.
+inline std::vector<float> h5_read(const std::string& file, const std::string& name, Shape* shape = nullptr) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  EXPECT_GE(f, 0) << "cannot open " << file;
+  const hid_t d = H5Dopen2(f, name.c_str(), H5P_DEFAULT);
+  EXPECT_GE(d, 0) << "cannot open " << file << ":" << name;
+  const hid_t space = H5Dget_space(d);
+  hsize_t dims[8] = {};
+  const int nd = H5Sget_simple_extent_dims(space, dims, nullptr);
+  std::vector<float> values(static_cast<std::size_t>(H5Sget_simple_extent_npoints(space)));
+  EXPECT_GE(H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0) << file << ":" << name;
+  if (shape != nullptr) shape->assign(dims, dims + nd);
+  H5Sclose(space);
+  H5Dclose(d);
+  H5Fclose(f);
+  return values;
 }
 
 // Relative L2 distance of all values.

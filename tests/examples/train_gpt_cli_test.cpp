@@ -77,7 +77,8 @@ TEST_F(TrainGptCli, RejectsBadInputWithAMessage) {
   const std::vector<Case> cases = {
       {"--no-such-option 1", "unrecognised option '--no-such-option'"},
       {"", "--dim 30 is not divisible by --heads 4"},
-      {"--zero 5", "--zero must be 0, 1, 2 or 3"},
+      {"--zero 5", "--zero 5: the ZeRO stage must be 0, 1, 2 or 3"},
+      {"--prefetch -1", "--prefetch -1: must be >= 0"},
       {"--global-batch 10 --micro-batch 4", "global 10 is not divisible by micro 4 x ranks 1 = 4"},
       {"--reduce-dtype f8", "--reduce-dtype: unknown dtype 'f8'"},
       {"--data /nonexistent/tokens.bin", "/nonexistent/tokens.bin"},

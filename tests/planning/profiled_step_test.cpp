@@ -14,6 +14,7 @@
 #include "runtime/modules/gpt.hpp"
 #include "runtime/random.hpp"
 #include "sharding/sharded_engine.hpp"
+#include "training/trainer.hpp"
 
 namespace tessera::testing {
 namespace {
@@ -96,7 +97,7 @@ TEST(ProfiledStep, LeakCheckIsQuietOverSteadyStepsAndFindsHeldMemory) {
   });
   for (step = 0; step < 5; ++step) {
     profiler.begin_step(step);
-    engine.train_step({batch}, 1e-3f);
+    Trainer(engine).train_step({batch}, 1e-3f);
   }
   const std::string rank = "rank " + std::to_string(world.rank());
   for (const MemoryLeak& leak : profiler.check_leaks(1, 3)) ADD_FAILURE() << rank << ": " << leak.message();

@@ -11,6 +11,7 @@
 #include "runtime/modules/cross_entropy_loss.hpp"
 #include "sharding/full_parameters.hpp"
 #include "sharding_test_support.hpp"
+#include "training/trainer.hpp"
 
 namespace tessera::testing {
 namespace {
@@ -33,11 +34,12 @@ ShardedRun sharded_run(ZeroStage stage, std::int64_t accumulation, MixedPrecisio
   config.stage = stage;
   config.precision = precision;
   config.hybrid_group = hybrid_group;
-  config.adamw = test_adamw();
+  config.optimizer.adamw = test_adamw();
   config.grad_clip = kClip;
   ShardedRun run;
   {
     ShardedEngine engine(model, *device, world, config, kSeed);
+    Trainer trainer(engine);
     const std::int64_t n = world.size(), micro = kGlobal / n / accumulation;
     for (int s = 0; s < kSteps; ++s) {
       std::vector<MicroBatch> batches;
@@ -45,13 +47,13 @@ ShardedRun sharded_run(ZeroStage stage, std::int64_t accumulation, MixedPrecisio
         // Global row layout: accumulation step a, then rank, then row (first_sample_index's order).
         batches.push_back(global_rows(*device, tiny_gpt(), s, a * micro * n + world.rank() * micro, micro));
       }
-      const StepResult r = engine.train_step(batches, kLr);
+      const StepResult r = trainer.train_step(batches, kLr);
       run.result.losses.push_back(r.loss);
       run.result.norms.push_back(r.grad_norm);
     }
     const auto full = gather_full_parameters(engine);
     for (const NamedParameter& np : model.named_parameters()) run.result.params.push_back(full.at(np.name));
-    for (const auto& unit : engine.units()) run.padded |= unit->padded_numel() != unit->numel();
+    for (const auto& unit : engine.units()) run.padded |= unit->layout().padded_numel() != unit->layout().numel();
   }
   run.reduce_dtypes = world.reduce_dtypes;
   return run;
@@ -168,7 +170,7 @@ TEST(ShardedEngine, Fp16LossScalerSkipsAStepWhenOneRankOverflows) {
   loss.forward(ctx, logits, batch.targets);
   engine.backward(ctx, loss.backward(ctx, engine.loss_scale()), GradSync::kReduce);
   if (world.rank() == 1) {
-    Tensor g = engine.units()[1]->grad_shard();
+    Tensor g = engine.units()[1]->reduced_grads();
     g.data_as<float>()[0] = INFINITY;
   }
   const StepResult skipped = engine.step(kLr);
@@ -179,7 +181,7 @@ TEST(ShardedEngine, Fp16LossScalerSkipsAStepWhenOneRankOverflows) {
   for (const auto& [name, values] : before) EXPECT_EQ(after_skip.at(name), values) << name << " changed by a skipped step";
 
   // The next, clean step is taken, with the gradients unscaled (the norm is the true norm).
-  const StepResult taken = engine.train_step({batch}, kLr);
+  const StepResult taken = Trainer(engine).train_step({batch}, kLr);
   EXPECT_FALSE(taken.skipped);
   EXPECT_EQ(engine.optimizer_steps(), 1);
   EXPECT_TRUE(std::isfinite(taken.grad_norm));

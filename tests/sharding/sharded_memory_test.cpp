@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "sharding_test_support.hpp"
+#include "training/trainer.hpp"
 
 namespace tessera::testing {
 namespace {
@@ -19,9 +20,9 @@ Sizes unit_sizes(const ShardedEngine& engine) {
   Sizes s;
   std::vector<std::int64_t> p;
   for (const auto& u : engine.units()) {
-    s.padded += u->padded_numel();
-    s.shard += u->shard_numel();
-    p.push_back(u->padded_numel());
+    s.padded += u->layout().padded_numel();
+    s.shard += u->layout().shard_numel();
+    p.push_back(u->layout().padded_numel());
   }
   std::sort(p.rbegin(), p.rend());
   for (std::size_t i = 0; i < p.size() && i < 4; ++i) {
@@ -57,7 +58,7 @@ TEST(ShardedMemory, ModelStateBytesMatchTheStageFormula) {
     const std::int64_t micro = 2;
     const MicroBatch batch = global_rows(*device, tiny_gpt(), 0, world.rank() * micro, micro);
     m.reset_peaks();
-    engine.train_step({batch}, kLr);
+    Trainer(engine).train_step({batch}, kLr);
     // After the step every transient is gone; model state is unchanged.
     EXPECT_EQ(m.current(MemoryCategory::kParameters), params) << where;
     EXPECT_EQ(m.current(MemoryCategory::kGradients), grads) << where;

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "core/setting_error.hpp"
 #include "runtime/device.hpp"
 #include "runtime/modules/cross_entropy_loss.hpp"
 #include "runtime/random.hpp"
@@ -121,15 +122,19 @@ TEST(Gpt, RejectsSequencesLongerThanTheModel) {
   EXPECT_THROW(model.forward(ctx, batch.inputs), std::invalid_argument);
 }
 
-TEST(GptConfig, ValidationNamesTheOption) {
+TEST(GptConfig, ValidationNamesTheSetting) {
   GptConfig c = tiny_config();
   c.channels = 10;
   c.heads = 4;
   try {
     c.validate();
     FAIL() << "expected an error";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("--dim 10 is not divisible by --heads 4"), std::string::npos) << e.what();
+  } catch (const SettingError& e) {
+    EXPECT_EQ(e.setting(), "model.channels");
+    EXPECT_EQ(e.value(), "10");
+    EXPECT_NE(std::string(e.what()).find("is not divisible by the 4 heads"), std::string::npos) << e.what();
+    const SettingNames flags{{"model.channels", "--dim"}};
+    EXPECT_EQ(flags.explain(e), "--dim 10: is not divisible by the 4 heads; choose channels that are a multiple of heads");
   }
 }
 

@@ -10,6 +10,7 @@
 #include "comm/mpi/mpi_communicator.hpp"
 #include "sharding/full_parameters.hpp"
 #include "sharding/sharded_engine.hpp"
+#include "training/trainer.hpp"
 
 namespace tessera {
 namespace {
@@ -62,11 +63,12 @@ Zero3Run zero3_run(const CheckpointPolicy& policy) {
   config.stage = ZeroStage::kStage3;
   Zero3Run run;
   ShardedEngine engine(model, *device, world, config, 5);
+  Trainer trainer(engine);
   for (int step = 0; step < 3; ++step) {
     // Each rank trains on its own half of a global batch of 4 sequences.
     auto b = testing::random_tokens(*device, c, 2, c.max_seq_len, 1000 * step + world.rank());
     const int before = world.all_gathers;
-    const StepResult r = engine.train_step({MicroBatch{b.inputs, b.targets}}, 1e-2f);
+    const StepResult r = trainer.train_step({MicroBatch{b.inputs, b.targets}}, 1e-2f);
     run.all_gathers_last_step = world.all_gathers - before;
     run.losses.push_back(r.loss);
     run.norms.push_back(r.grad_norm);

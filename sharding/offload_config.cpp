@@ -1,0 +1,26 @@
+// Offload target names and the description of an OffloadConfig.
+#include "sharding/offload_config.hpp"
+
+namespace tessera {
+
+const char* offload_target_name(OffloadTarget target) {
+  switch (target) {
+    case OffloadTarget::kNone: return "none";
+    case OffloadTarget::kCpu: return "cpu";
+    case OffloadTarget::kNvme: return "nvme";
+  }
+  return "?";
+}
+
+std::string OffloadConfig::to_string() const {
+  if (!any()) return "none";
+  std::string s;
+  if (optimizer != OffloadTarget::kNone) s.append("optimizer:").append(offload_target_name(optimizer));
+  if (parameters != OffloadTarget::kNone) {
+    if (!s.empty()) s += ",";
+    s.append("params:").append(offload_target_name(parameters));
+  }
+  return s;
+}
+
+}  // namespace tessera

@@ -1,0 +1,24 @@
+// OffloadConfig: which model state leaves the device, and where it goes. The sharding engine
+// places the state by it (Placement); the memory planner counts each tier.
+//   optimizer   the f32 master weights and the optimizer's state (ZeRO-Offload)
+//   parameters  the stored parameter shard (ZeRO-3 only; units are still gathered onto the device)
+// kCpu keeps the state in pinned host memory (MemoryKind::kPinnedHost); kNvme in files (the
+// memory planner models it; the engine does not run it yet).
+#pragma once
+
+#include <string>
+
+namespace tessera {
+
+enum class OffloadTarget { kNone, kCpu, kNvme };
+const char* offload_target_name(OffloadTarget target);  // "none", "cpu", "nvme"
+
+struct OffloadConfig {
+  OffloadTarget optimizer = OffloadTarget::kNone;
+  OffloadTarget parameters = OffloadTarget::kNone;
+
+  bool any() const { return optimizer != OffloadTarget::kNone || parameters != OffloadTarget::kNone; }
+  std::string to_string() const;  // "none", "optimizer:cpu", "optimizer:cpu,params:nvme"
+};
+
+}  // namespace tessera

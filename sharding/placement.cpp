@@ -1,0 +1,50 @@
+// make_placement: the ZeRO table for one configuration.
+#include "sharding/placement.hpp"
+
+#include <stdexcept>
+
+namespace tessera {
+
+int zero_stage_number(ZeroStage stage) { return static_cast<int>(stage); }
+
+const char* extent_name(Extent extent) { return extent == Extent::kFull ? "full" : "shard"; }
+
+Placement make_placement(ZeroStage stage, const MixedPrecision& precision, const OffloadConfig& offload) {
+  const int st = zero_stage_number(stage);
+  if (offload.parameters != OffloadTarget::kNone && stage != ZeroStage::kStage3) {
+    throw std::invalid_argument("parameter offload needs ZeRO stage 3 (stage " + std::to_string(st) +
+                                " was set): at stages 0-2 every rank computes on its full stored parameters");
+  }
+  const bool f32_params = precision.param_dtype == DType::kF32;
+  Placement p;
+  p.stored_params = st >= 3 ? Extent::kShard : Extent::kFull;
+  p.params_memory = offload.parameters == OffloadTarget::kNone ? MemoryKind::kDevice : MemoryKind::kPinnedHost;
+  p.gather_for_compute = st >= 3;
+  p.transient_compute_copy = st >= 3 || !f32_params;
+  p.optimizer_memory = offload.optimizer == OffloadTarget::kNone ? MemoryKind::kDevice : MemoryKind::kPinnedHost;
+  // f32 parameters double as the master unless the optimizer range lives in another memory.
+  p.master_is_params = f32_params && p.params_memory == p.optimizer_memory;
+  p.publish_by_all_gather = st == 1 || st == 2;
+  p.grad_accumulator = st >= 2 ? Extent::kShard : Extent::kFull;
+  p.transient_full_grads = st >= 2;
+  p.grad_collective = st == 0 ? GradCollective::kAllReduce : GradCollective::kReduceScatter;
+  p.reduce_every_micro_step = st >= 2;
+  p.optimizer_range = st >= 1 ? Extent::kShard : Extent::kFull;
+  return p;
+}
+
+std::string Placement::describe() const {
+  auto where = [](MemoryKind kind) { return std::string(" (") + memory_kind_name(kind) + ")"; };
+  std::string s = std::string("params ") + extent_name(stored_params) + where(params_memory);
+  if (gather_for_compute) s += ", gathered per unit";
+  s += std::string(", grads ") + extent_name(grad_accumulator);
+  if (transient_full_grads) s += " + transient full";
+  s += std::string(", optimizer ") + extent_name(optimizer_range) + where(optimizer_memory);
+  if (master_is_params) s += ", master = params";
+  s += grad_collective == GradCollective::kAllReduce ? ", all-reduce" : ", reduce-scatter";
+  s += reduce_every_micro_step ? " every micro-batch" : " once per step";
+  if (publish_by_all_gather) s += ", all-gather after step";
+  return s;
+}
+
+}  // namespace tessera

@@ -1,0 +1,72 @@
+// Placement: where a unit's parameters, gradients and optimizer state live on this rank and when
+// each is freed — the ZeRO table as data. It is derived once from the ZeRO stage, the mixed
+// precision and the offload settings (make_placement); the unit buffers and the engine's schedule
+// read it instead of testing the stage, and the memory planner runs the same code.
+//
+// Per unit of P (padded) elements on a shard group of N ranks, S = P/N:
+//
+//   stage | stored params  | grad accumulator (f32)      | optimizer range | after the step
+//   0     | P              | P                           | P               | cast master -> params
+//   1     | P              | P                           | S               | all-gather params
+//   2     | P              | S (+ P transient, backward) | S               | all-gather params
+//   3     | S (gathered P) | S (+ P transient, backward) | S               | cast master -> shard
+//
+// The optimizer range holds the f32 master (a separate copy unless parameters are f32, when the
+// stored parameters are the master) and the optimizer's state. Gradient collectives: all-reduce at
+// stage 0, reduce-scatter otherwise; stages 0-1 reduce once per step (on the last micro-batch,
+// DDP's no_sync), stages 2-3 every micro-batch.
+#pragma once
+
+#include <string>
+
+#include "precision/mixed_precision.hpp"
+#include "runtime/memory_kind.hpp"
+#include "sharding/offload_config.hpp"
+
+namespace tessera {
+
+// What ZeRO shards (docs/ARCHITECTURE.md's table). kStage0 replicates everything (DDP).
+enum class ZeroStage { kStage0 = 0, kStage1 = 1, kStage2 = 2, kStage3 = 3 };
+int zero_stage_number(ZeroStage stage);
+
+// How much of a unit's flat buffer this rank holds: all of it, or its shard.
+enum class Extent { kFull, kShard };
+const char* extent_name(Extent extent);  // "full", "shard"
+
+enum class GradCollective { kAllReduce, kReduceScatter };
+
+struct Placement {
+  // --- parameters (param dtype)
+  Extent stored_params = Extent::kFull;
+  MemoryKind params_memory = MemoryKind::kDevice;
+  // The stored parameters are all-gathered into a transient full buffer before each use (stage 3).
+  bool gather_for_compute = false;
+  // The f32 copy modules compute on exists only while the unit runs (stage 3, or a non-f32 param
+  // dtype); otherwise it is the stored parameter buffer itself.
+  bool transient_compute_copy = false;
+  // f32 parameters double as the f32 master weights (no separate copy).
+  bool master_is_params = true;
+  // After the step, the updated shards are all-gathered into every rank's full stored
+  // parameters (stages 1-2); otherwise each rank casts its own master range into them.
+  bool publish_by_all_gather = false;
+
+  // --- gradients (f32)
+  Extent grad_accumulator = Extent::kFull;
+  // The full gradient buffer of a unit is allocated for its backward and freed once its reduction
+  // has been accumulated into the shard (stages 2-3).
+  bool transient_full_grads = false;
+  GradCollective grad_collective = GradCollective::kAllReduce;
+  bool reduce_every_micro_step = false;
+
+  // --- optimizer range: f32 master (when separate) and optimizer state
+  Extent optimizer_range = Extent::kFull;
+  MemoryKind optimizer_memory = MemoryKind::kDevice;
+
+  std::string describe() const;  // one line: "params full (device), grads shard + transient full, ..."
+};
+
+// Throws std::invalid_argument for parameter offload below stage 3 (ranks compute on their full
+// stored parameters there, so they cannot leave the device).
+Placement make_placement(ZeroStage stage, const MixedPrecision& precision, const OffloadConfig& offload);
+
+}  // namespace tessera

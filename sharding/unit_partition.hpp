@@ -1,0 +1,40 @@
+// How a model is cut into sharding units, and where the wrappers go.
+//
+// partition_units: the unit modules are the policy's choice (FSDP's auto-wrap policy) or, without
+// a policy, the root's direct children; each parameter belongs to the innermost unit module
+// containing it, parameters under no unit module form the root unit ("<root>", last). Unit
+// modules owning no parameter (a tied LM head) form no unit.
+//
+// wrap_unit_modules: every module that is a unit, or uses a tied parameter of one, is replaced in
+// its parent's slot by a ShardedUnitModule naming the units it needs; returns, per unit, how many
+// wrapped modules use it (a unit's gradients are complete once all of them ran their backward).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/module.hpp"
+#include "sharding/flat_param_unit.hpp"
+#include "sharding/sharding_config.hpp"
+#include "sharding/unit_hooks.hpp"
+
+namespace tessera {
+
+struct UnitParameters {
+  std::string name;  // the unit module's full name, or "<root>"
+  std::vector<NamedParameter> parameters;
+};
+
+struct UnitPartition {
+  std::vector<UnitParameters> units;
+  int root_unit = -1;  // index of "<root>", or -1
+};
+
+UnitPartition partition_units(Module& model, const UnitPolicy& policy);
+
+// Throws std::invalid_argument when a module uses a tied parameter that belongs to no unit.
+std::vector<int> wrap_unit_modules(Module& model, const std::vector<std::unique_ptr<FlatParamUnit>>& units,
+                                   UnitHooks& hooks);
+
+}  // namespace tessera

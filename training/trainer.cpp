@@ -1,0 +1,41 @@
+// Trainer: forward, loss, backward over the micro-batches of one step, then the engine's step.
+#include "training/trainer.hpp"
+
+#include <stdexcept>
+
+#include "runtime/device.hpp"
+#include "runtime/modules/cross_entropy_loss.hpp"
+
+namespace tessera {
+
+StepResult Trainer::train_step(const std::vector<MicroBatch>& micro_batches, float lr) {
+  if (micro_batches.empty()) throw std::invalid_argument("Trainer::train_step: no micro-batches");
+  engine_.zero_grad();
+  Context ctx(engine_.device());
+  const float scale = engine_.loss_scale() / static_cast<float>(micro_batches.size());
+  double loss_sum = 0.0;
+  for (std::size_t i = 0; i < micro_batches.size(); ++i) {
+    CrossEntropyLoss loss;
+    Tensor logits = engine_.forward(ctx, micro_batches[i].inputs);
+    loss_sum += loss.forward(ctx, logits, micro_batches[i].targets);
+    engine_.note_phase("loss");
+    logits = Tensor();
+    const GradSync sync = i + 1 == micro_batches.size() ? GradSync::kReduce : GradSync::kDefer;
+    engine_.backward(ctx, loss.backward(ctx, scale), sync);
+  }
+  StepResult result = engine_.step(lr);
+  float mean_loss = static_cast<float>(loss_sum / static_cast<double>(micro_batches.size()));
+  engine_.world().all_reduce(Span(&mean_loss, 1), DType::kF32, ReduceOp::kAvg).wait();
+  result.loss = mean_loss;
+  return result;
+}
+
+float Trainer::evaluate(const MicroBatch& batch) {
+  Context ctx(engine_.device());
+  ctx.training = false;
+  CrossEntropyLoss loss;
+  Tensor logits = engine_.forward(ctx, batch.inputs);
+  return loss.forward(ctx, logits, batch.targets);
+}
+
+}  // namespace tessera
