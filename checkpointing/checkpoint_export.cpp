@@ -13,6 +13,7 @@
 #include "checkpointing/shard_file_reader.hpp"
 #include "checkpointing/shard_file_writer.hpp"
 #include "checkpointing/virtual_datasets.hpp"
+#include "core/setting_error.hpp"
 #include "precision/float_bits.hpp"
 #include "sharding/sharded_engine.hpp"
 
@@ -81,7 +82,7 @@ Shape dataset_shape(hid_t dset, const std::string& where) {
 
 ExportSummary export_checkpoint(const fs::path& checkpoint, const fs::path& out, DType dtype) {
   if (dtype != DType::kF32 && dtype != DType::kBF16) {
-    throw std::invalid_argument(std::string("--dtype ") + dtype_name(dtype) + " cannot be exported; use f32 or bf16");
+    throw SettingError("export.dtype", dtype_name(dtype), "cannot be exported; use f32 or bf16");
   }
   const auto dir = resolve_checkpoint(checkpoint);
   if (!dir) throw CheckpointError(CheckpointErrorKind::kMissingFile, "no checkpoint found at " + checkpoint.string());

@@ -92,8 +92,8 @@ void check_same_parameters(const CheckpointLayout& stored, const CheckpointLayou
     if (it == by_name.end()) {
       throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
                             where + " has no parameter '" + p.name + "' (shape " + shape_string(p.shape) +
-                                " in this model): it was written for a different model; check --layers and the "
-                                "model options, or start without --resume");
+                                " in this model): it was written for a different model; use the model options it was written "
+                                "with, or start without resuming");
     }
     if (it->second->shape != p.shape) {
       throw CheckpointError(CheckpointErrorKind::kConfigMismatch,

@@ -10,6 +10,7 @@
 #include "checkpointing/checksum.hpp"
 #include "checkpointing/hdf5_util.hpp"
 #include "checkpointing/state_file_types.hpp"
+#include "core/setting_error.hpp"
 
 namespace tessera {
 namespace {
@@ -67,7 +68,7 @@ void write_state_dataset(hid_t group, const StateShard& state, const UnitShardDa
 CheckpointCompression parse_checkpoint_compression(const std::string& text) {
   if (text == "none") return CheckpointCompression::kNone;
   if (text == "deflate") return CheckpointCompression::kDeflate;
-  throw std::invalid_argument("--checkpoint-compression '" + text + "' is not known; use none or deflate");
+  throw SettingError("checkpoint.compression", text, "is not known; use none or deflate");
 }
 
 const char* checkpoint_compression_name(CheckpointCompression compression) {

@@ -10,6 +10,7 @@
 #include "checkpointing/checkpoint_loader.hpp"
 #include "checkpointing/checkpoint_paths.hpp"
 #include "comm/host_collectives.hpp"
+#include "core/setting_error.hpp"
 #include "sharding/sharded_engine.hpp"
 
 namespace fs = std::filesystem;
@@ -19,10 +20,15 @@ namespace tessera {
 TrainingCheckpointer::TrainingCheckpointer(CheckpointOptions options, ShardedEngine& engine, Communicator& world,
                                            RunConfig config)
     : options_(std::move(options)), engine_(engine), world_(world), config_(std::move(config)) {
-  if (options_.save_every < 0) throw std::invalid_argument("--save-every must be >= 0");
-  if (options_.keep_last < 0) throw std::invalid_argument("--keep-last must be >= 0");
+  if (options_.save_every < 0) {
+    throw SettingError("checkpoint.save_every", std::to_string(options_.save_every), "must be >= 0 (0: no periodic saves)");
+  }
+  if (options_.keep_last < 0) {
+    throw SettingError("checkpoint.keep_last", std::to_string(options_.keep_last), "must be >= 0 (0: keep all)");
+  }
   if (options_.dir.empty() && (options_.save_every > 0 || options_.resume == "auto")) {
-    throw std::invalid_argument("--save-every and --resume auto need --checkpoint-dir");
+    throw SettingError("checkpoint.dir", "(none)", "periodic saves and resuming from the latest checkpoint need a "
+                                                   "checkpoint directory");
   }
   save_comm_ = world_.split(0, world_.rank());
   if (options_.handle_signals) signals_ = std::make_unique<StopSignalHandler>();
@@ -45,7 +51,7 @@ std::optional<fs::path> TrainingCheckpointer::resolve_resume_target() {
     if (auto target = resolve_checkpoint(where)) {
       resolved = target->string();
     } else if (!automatic) {
-      error = "--resume " + options_.resume + ": no checkpoint there (expected a checkpoint directory with " +
+      error = "resume target " + options_.resume + ": no checkpoint there (expected a checkpoint directory with " +
               kMetaFileName + " or a run directory with step_* checkpoints)";
     }
   }
@@ -85,7 +91,7 @@ bool TrainingCheckpointer::after_step(const TrainingProgress& progress) {
 }
 
 void TrainingCheckpointer::save(const TrainingProgress& progress) {
-  if (options_.dir.empty()) throw std::logic_error("TrainingCheckpointer::save without --checkpoint-dir");
+  if (options_.dir.empty()) throw std::logic_error("TrainingCheckpointer::save without a checkpoint directory");
   finish();
   SaveOptions save_options;
   save_options.compression = options_.compression;

@@ -15,6 +15,7 @@
 #include "checkpointing/checkpoint_error.hpp"
 #include "checkpointing/checkpoint_export.hpp"
 #include "checkpointing/checkpoint_info.hpp"
+#include "core/setting_error.hpp"
 #include "precision/dtype.hpp"
 #include "runtime/memory_tracker.hpp"
 
@@ -65,7 +66,8 @@ int run(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   try {
-    return run(std::vector<std::string>(argv + 1, argv + argc));
+    const tessera::SettingNames names{{"export.dtype", "--dtype"}};
+    return tessera::reword_setting_errors(names, [&] { return run(std::vector<std::string>(argv + 1, argv + argc)); });
   } catch (const tessera::CheckpointError& e) {
     std::fprintf(stderr, "tessera_ckpt: error (%s): %s\n", tessera::checkpoint_error_kind_name(e.kind()), e.what());
     return 1;

@@ -172,10 +172,13 @@ std::string stage_table(const std::vector<PlanBar>& bars) {
   return out;
 }
 
+// The batch values as tessera_plan's flags spell them.
+const BatchNames kBatchFlags{"--global-batch", "--micro-batch", "--grad-accum", "--seq-len"};
+
 int run(Options& o) {
   PlanConfig& c = o.config;
   if (o.recommend) {
-    RecommendRequest request{c, o.global, o.max_micro};
+    RecommendRequest request{c, o.global, o.max_micro, kBatchFlags};
     const Recommendation r = recommend(request);
     std::printf("%s\n", r.describe().c_str());
     std::printf("%s\n", format_plan(r.plan).c_str());
@@ -191,7 +194,7 @@ int run(Options& o) {
   }
   if (c.model.gpt || o.micro || o.accumulation || o.global) {
     // The batch planner derives what is missing (micro defaults to 1 here).
-    BatchRequest b{o.global, o.micro, o.accumulation, c.ranks, c.tokens_per_sample(), 1};
+    BatchRequest b{o.global, o.micro, o.accumulation, c.ranks, c.tokens_per_sample(), 1, kBatchFlags};
     const BatchPlan plan = plan_batch(b);
     c.micro_batch = plan.micro;
     c.accumulation = plan.accumulation;
@@ -223,6 +226,7 @@ const tessera::SettingNames& plan_setting_names() {
                                            {"precision.reduce_dtype", "--reduce-dtype"},
                                            {"optimizer.kind", "--optimizer"},
                                            {"plan.grad_dtype", "--grad-dtype"},
+                                           {"plan.parameters", "--params"},
                                            {"plan.ranks", "--ranks"},
                                            {"plan.offload", "--offload"},
                                            {"plan.device_memory", "--device-memory"},

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "core/setting_error.hpp"
+
 namespace tessera {
 namespace {
 
@@ -97,7 +99,7 @@ ModelSpec model_preset(const std::string& name) {
 }
 
 ModelSpec model_from_parameter_count(std::int64_t parameters) {
-  if (parameters <= 0) throw std::invalid_argument("--params must be positive");
+  if (parameters <= 0) throw SettingError("plan.parameters", std::to_string(parameters), "must be positive");
   return {short_count(parameters), std::nullopt, parameters};
 }
 

@@ -72,7 +72,8 @@ void PlanConfig::validate() const {
                          "must be between 1 and the model's " + std::to_string(model.gpt->max_seq_len));
     }
   } else if (model.raw_parameters <= 0) {
-    throw std::invalid_argument("give a model: --model PRESET, --layers/--dim/--heads/--vocab/--seq-len, or --params N");
+    throw std::invalid_argument("give a model: a preset, an architecture (layers, dim, heads, vocab, seq-len) or a "
+                                "parameter count");
   }
   if (offload.parameters != OffloadTarget::kNone && stage != ZeroStage::kStage3) {
     throw SettingError("sharding.offload.parameters", offload_target_name(offload.parameters),

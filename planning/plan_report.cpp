@@ -99,7 +99,8 @@ std::string format_plan(const MemoryPlan& plan) {
     }
   }
   if (!plan.has_step) {
-    out += "(activations, communication buffers and transients need an architecture: give --model or --layers ...)\n";
+    out += "(activations, communication buffers and transients need an architecture: a preset, or layers, dim, heads, "
+           "vocab and seq-len)\n";
   }
   if (k.offload.any()) {
     out += "offloaded:";
@@ -116,7 +117,7 @@ std::string format_plan(const MemoryPlan& plan) {
   }
   if (plan.model_state_by_arithmetic) {
     out += "model state by the ZeRO paper's arithmetic with " + std::string(dtype_name(k.grad_dtype)) +
-           " gradients (the engine accumulates gradients in f32; --grad-dtype f32 plans by running it)\n";
+           " gradients (the engine accumulates gradients in f32; f32 gradients are planned by running it)\n";
   }
   const ModelStateBytes formula =
       model_state_bytes(plan.parameter_count, k.precision, k.grad_dtype, k.stage, k.shard_ranks(), k.optimizer);

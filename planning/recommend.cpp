@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "core/setting_error.hpp"
 #include "planning/plan_report.hpp"
 
 namespace tessera {
@@ -68,11 +69,11 @@ std::string Recommendation::describe() const {
 
 Recommendation recommend(const RecommendRequest& request) {
   if (request.base.device_memory <= 0) {
-    throw std::invalid_argument("--recommend needs --device-memory (bytes per rank, e.g. 80GB)");
+    throw SettingError("plan.device_memory", "(none)", "a recommendation needs the memory per rank (e.g. 80GB)");
   }
   if (!request.base.model.gpt) {
-    throw std::invalid_argument("--recommend needs an architecture (--model or --layers/--dim/...), not only "
-                                "--params: activations decide the micro-batch");
+    throw std::invalid_argument("a recommendation needs an architecture (a preset or layers, dim, heads, ...), not "
+                                "only a parameter count: activations decide the micro-batch");
   }
   if (request.max_micro_batch < 1) throw std::invalid_argument("the largest micro-batch to try must be >= 1");
   const int ranks = request.base.ranks;
@@ -81,7 +82,8 @@ Recommendation recommend(const RecommendRequest& request) {
     const std::int64_t g = *request.target_global_batch;
     if (g < 1 || g % ranks != 0) {
       // The batch planner words the arithmetic and the nearest valid globals.
-      plan_batch({g, std::nullopt, std::nullopt, ranks, request.base.tokens_per_sample()});
+      plan_batch({g, std::nullopt, std::nullopt, ranks, request.base.tokens_per_sample(), kDefaultMicroBatch,
+                  request.batch_names});
     }
     cap = std::min(cap, g / ranks);
   }
@@ -152,7 +154,8 @@ Recommendation recommend(const RecommendRequest& request) {
     while (per_rank % micro != 0) --micro;
     c.micro_batch = micro;
     c.accumulation = per_rank / micro;
-    r.batch = plan_batch({*request.target_global_batch, micro, std::nullopt, ranks, c.tokens_per_sample()});
+    r.batch = plan_batch({*request.target_global_batch, micro, std::nullopt, ranks, c.tokens_per_sample(),
+                          kDefaultMicroBatch, request.batch_names});
     std::string why = "largest that fits";
     if (micro != fitting) {
       why = "micro " + std::to_string(fitting) + " fits but does not divide the " + std::to_string(per_rank) +
@@ -167,7 +170,7 @@ Recommendation recommend(const RecommendRequest& request) {
                            std::to_string(*request.target_global_batch)});
   } else {
     c.micro_batch = micro;
-    r.batch = plan_batch({std::nullopt, micro, 1, ranks, c.tokens_per_sample()});
+    r.batch = plan_batch({std::nullopt, micro, 1, ranks, c.tokens_per_sample(), kDefaultMicroBatch, request.batch_names});
     r.steps.push_back({"micro-batch " + std::to_string(micro),
                        micro == cap ? "the largest tried (--max-micro-batch " + std::to_string(cap) + ")"
                                     : "largest that fits; no target global batch, so accumulation 1"});
@@ -186,7 +189,8 @@ Recommendation recommend(const RecommendRequest& request) {
     r.steps.push_back({"micro-batch " + std::to_string(c.micro_batch) + " x accumulation " +
                            std::to_string(c.accumulation),
                        "the step's token buffers of every micro-batch did not fit beside the rest"});
-    r.batch = plan_batch({std::nullopt, c.micro_batch, c.accumulation, ranks, c.tokens_per_sample()});
+    r.batch = plan_batch({std::nullopt, c.micro_batch, c.accumulation, ranks, c.tokens_per_sample(), kDefaultMicroBatch,
+                          request.batch_names});
   }
   r.fits = r.plan.fits();
   if (!r.fits) r.failure = need_vs_budget(r.plan);

@@ -26,6 +26,7 @@ struct RecommendRequest {
   PlanConfig base;
   std::optional<std::int64_t> target_global_batch;  // sequences per optimizer step, all ranks
   std::int64_t max_micro_batch = 1024;               // largest micro-batch tried
+  BatchNames batch_names;                            // how batch-plan messages name the values
 };
 
 struct RecommendStep {

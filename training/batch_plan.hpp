@@ -1,10 +1,11 @@
 // Global-batch planner: global = micro x data-parallel ranks x accumulation.
 //
-// A run names any of --global-batch, --micro-batch and --grad-accum; plan_batch() derives what is
-// missing and refuses, before any work starts, a combination that does not multiply out. Its
-// messages show the arithmetic and the nearest valid choices, e.g.
+// A run names any of the global batch, the micro-batch and the accumulation; plan_batch() derives
+// what is missing and refuses, before any work starts, a combination that does not multiply out.
+// Its messages show the arithmetic and the nearest valid choices, e.g.
 //   "global 1000 is not divisible by micro 4 x ranks 8 = 32; nearest valid: 992 or 1024,
 //    or use accumulation 31"
+// and name the values as BatchNames says: the library's setting names, or a program's flags.
 // Batch sizes count sequences (samples); tokens are sequences x seq_len.
 #pragma once
 
@@ -15,10 +16,14 @@
 
 namespace tessera {
 
-// The command-line spellings the planner's messages use for each value.
-inline constexpr std::string_view kGlobalBatchOption = "--global-batch";
-inline constexpr std::string_view kMicroBatchOption = "--micro-batch";
-inline constexpr std::string_view kGradAccumOption = "--grad-accum";
+// How the planner's messages name each value: the settings by default; a program passes the
+// spellings of its flags (train_gpt: "--global-batch", "--micro-batch", "--grad-accum", "--seq-len").
+struct BatchNames {
+  std::string global = "batch.global";
+  std::string micro = "batch.micro";
+  std::string accumulation = "batch.accumulation";
+  std::string seq_len = "model.seq_len";
+};
 
 inline constexpr std::int64_t kDefaultMicroBatch = 8;
 
@@ -31,6 +36,7 @@ struct BatchRequest {
   int data_parallel_ranks = 1;               // >= 1
   std::int64_t seq_len = 1;                  // tokens per sequence, >= 1
   std::int64_t default_micro = kDefaultMicroBatch;  // micro used when --micro-batch is not given
+  BatchNames names;                                 // how messages name the values
 };
 
 // A consistent plan: global == micro * ranks * accumulation, all >= 1.

@@ -127,6 +127,7 @@ int train(DistributedContext& dist) {
   request.accumulation = o.grad_accum;
   request.data_parallel_ranks = world.size();
   request.seq_len = o.seq_len;
+  request.names = train_batch_names();
   const BatchPlan plan = plan_batch(request);
 
   const TokenDataset train_data(o.data);

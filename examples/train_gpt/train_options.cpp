@@ -34,9 +34,15 @@ const SettingNames& train_setting_names() {
                                   {"model.seq_len", "--seq-len"},
                                   {"model.layers", "--layers"},
                                   {"model.heads", "--heads"},
-                                  {"model.channels", "--dim"}};
+                                  {"model.channels", "--dim"},
+                                  {"checkpoint.dir", "--checkpoint-dir"},
+                                  {"checkpoint.save_every", "--save-every"},
+                                  {"checkpoint.keep_last", "--keep-last"},
+                                  {"checkpoint.compression", "--checkpoint-compression"}};
   return names;
 }
+
+BatchNames train_batch_names() { return {"--global-batch", "--micro-batch", "--grad-accum", "--seq-len"}; }
 
 std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool print_help) {
   TrainOptions o;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/setting_error.hpp"
+#include "training/batch_plan.hpp"
 
 namespace tessera {
 
@@ -39,8 +40,9 @@ struct TrainOptions {
   std::string memory_profile;  // directory for the per-rank memory timeline; empty: off
 };
 
-// How train_gpt spells the library settings it exposes (for SettingError messages).
+// How train_gpt spells the library settings it exposes (for SettingError and batch-plan messages).
 const SettingNames& train_setting_names();
+BatchNames train_batch_names();
 
 // Parses argv. Returns std::nullopt when --help was asked for (printed when `print_help`). Throws
 // std::invalid_argument with a message naming the option and what to change on bad input.

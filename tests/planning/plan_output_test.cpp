@@ -129,7 +129,7 @@ TEST_F(TesseraPlanProgram, BadOptionsNameTheOption) {
   EXPECT_NE(offload.err.find("parameter offload needs ZeRO stage 3"), std::string::npos) << offload.err;
   const Result recommend = run("--model small --recommend");
   EXPECT_EQ(recommend.exit_code, 1);
-  EXPECT_NE(recommend.err.find("--recommend needs --device-memory"), std::string::npos) << recommend.err;
+  EXPECT_NE(recommend.err.find("--device-memory (none): a recommendation needs the memory per rank"), std::string::npos) << recommend.err;
 }
 
 TEST_F(TesseraPlanProgram, RecommendWritesTheChart) {

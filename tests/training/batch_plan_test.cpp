@@ -17,6 +17,7 @@ BatchRequest request(std::optional<std::int64_t> global, std::optional<std::int6
   r.accumulation = accumulation;
   r.data_parallel_ranks = ranks;
   r.seq_len = seq_len;
+  r.names = {"--global-batch", "--micro-batch", "--grad-accum", "--seq-len"};  // as train_gpt spells them
   return r;
 }
 
@@ -150,6 +151,19 @@ TEST(BatchPlan, OverflowIsAnErrorNotAWrongPlan) {
   const std::int64_t huge = std::numeric_limits<std::int64_t>::max() / 2;
   EXPECT_NE(error_of(request(std::nullopt, huge, 4, 8)).find("overflows"), std::string::npos);
   EXPECT_NE(error_of(request(huge, 1, std::nullopt, 1, 1024)).find("overflows"), std::string::npos);
+}
+
+TEST(BatchPlan, MessagesUseTheSettingNamesUnlessAProgramSpellsThem) {
+  BatchRequest r;
+  r.global = 0;
+  r.data_parallel_ranks = 8;
+  EXPECT_EQ(error_of(r), "batch.global must be >= 1 sequence per step, got 0");
+  r.global = 1024;
+  r.micro = 4;
+  r.accumulation = 16;
+  EXPECT_NE(error_of(r).find("change one: batch.global 512, batch.accumulation 32 or batch.micro 8"),
+            std::string::npos)
+      << error_of(r);
 }
 
 }  // namespace
