@@ -22,15 +22,7 @@ namespace fs = std::filesystem;
 
 // The model the fixture was trained with (train_gpt --layers 1 --dim 16 --heads 2 --seq-len 16
 // --vocab 264, 2 ranks, ZeRO-2, 3 steps).
-GptConfig fixture_gpt() {
-  GptConfig c;
-  c.vocab_size = 264;
-  c.max_seq_len = 16;
-  c.layers = 1;
-  c.heads = 2;
-  c.channels = 16;
-  return c;
-}
+GptConfig fixture_gpt() { return {/*vocab*/ 264, /*seq*/ 16, /*layers*/ 1, /*heads*/ 2, /*dim*/ 16}; }
 
 fs::path fixture_dir() {
   const char* source = std::getenv("TESSERA_SOURCE_DIR");

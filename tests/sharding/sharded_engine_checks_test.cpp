@@ -13,15 +13,7 @@
 namespace tessera {
 namespace {
 
-GptConfig small() {
-  GptConfig c;
-  c.vocab_size = 16;
-  c.max_seq_len = 4;
-  c.layers = 1;
-  c.heads = 2;
-  c.channels = 8;
-  return c;
-}
+GptConfig small() { return {/*vocab*/ 16, /*seq*/ 4, /*layers*/ 1, /*heads*/ 2, /*dim*/ 8}; }
 
 TEST(ShardedEngineChecks, CommunicatorMustWorkOnTheDevicesMemory) {
   auto device = make_cpu_device();

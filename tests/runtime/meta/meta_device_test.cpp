@@ -16,15 +16,7 @@
 namespace tessera {
 namespace {
 
-GptConfig small_gpt() {
-  GptConfig c;
-  c.vocab_size = 64;
-  c.max_seq_len = 16;
-  c.layers = 2;
-  c.heads = 2;
-  c.channels = 16;
-  return c;
-}
+GptConfig small_gpt() { return {/*vocab*/ 64, /*seq*/ 16, /*layers*/ 2, /*heads*/ 2, /*dim*/ 16}; }
 
 // One training forward + CrossEntropyLoss + backward of a fresh model on `device`; returns the
 // tracker's snapshot at the end (peaks over the whole step).
