@@ -1,7 +1,7 @@
 // Device: where tensors live and kernels run. Owns one MemoryTracker per MemoryKind, its Kernels
-// table and one Stream per StreamRole. Backends: runtime/cpu/ (always built), runtime/meta/ (sizes
-// only, no memory), runtime/cuda/ when built; programs get one from make_device
-// (runtime/device_factory.hpp).
+// table and one Stream per StreamRole. Backends: runtime/cpu/ (always built) and runtime/meta/
+// (sizes only, no memory); a CUDA device, once written, registers itself when built. Programs get
+// one from make_device (runtime/device_factory.hpp).
 // Modules never touch raw pointers' memory directly: they call device.kernels() and device copies,
 // so the same module code runs on any device.
 //
