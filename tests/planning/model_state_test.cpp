@@ -47,6 +47,31 @@ TEST(ModelState, MixedPrecisionAdamMatchesTheZeroPaper) {
   EXPECT_EQ(model_state_formula(mp, DType::kF16, ZeroStage::kStage2), "2Ψ + 2Ψ/N + 12Ψ/N");
 }
 
+TEST(ModelState, TesseraPlanReproducesFigure1AndRunsTheEngineForF32Gradients) {
+  // What tessera_plan --params 7.5B --ranks 64 --param-dtype f16 [--grad-dtype f16] computes.
+  PlanConfig c;
+  c.model = model_from_parameter_count(7'500'000'000);
+  c.ranks = 64;
+  c.precision = precision(DType::kF16);
+  c.grad_dtype = DType::kF16;
+  const std::int64_t figure1[4] = {120 * kGB, 31'406'250'000, 16'640'625'000, 1'875'000'000};
+  for (int st = 0; st <= 3; ++st) {
+    c.stage = parse_zero_stage(st);
+    c.grad_dtype = DType::kF16;
+    const MemoryPlan paper = plan_memory(c);
+    EXPECT_TRUE(paper.model_state_by_arithmetic) << "stage " << st;
+    EXPECT_EQ(paper.before_step.current_total, figure1[st]) << "stage " << st;
+    // f32 gradients are what the engine keeps: planned by running it on the meta device, and
+    // equal to the closed form with g = 4.
+    c.grad_dtype = DType::kF32;
+    const MemoryPlan engine = plan_memory(c);
+    EXPECT_FALSE(engine.model_state_by_arithmetic) << "stage " << st;
+    EXPECT_EQ(engine.before_step.current_total,
+              model_state_bytes(7'500'000'000, c.precision, DType::kF32, c.stage, 64).total())
+        << "stage " << st;
+  }
+}
+
 TEST(ModelState, Fp32AdamWorkedExamples) {
   const MixedPrecision fp32 = precision(DType::kF32);
   // 7B parameters in fp32 with Adam: 28 GB parameters, 28 GB gradients, 56 GB optimizer state.
