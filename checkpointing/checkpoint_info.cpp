@@ -30,7 +30,7 @@ std::string describe_checkpoint(const fs::path& path) {
   check_shard_files(meta, dir);
   std::int64_t file_bytes = static_cast<std::int64_t>(fs::file_size(dir / kMetaFileName));
   for (std::int64_t b : meta.shard_file_bytes) file_bytes += b;
-  const std::int64_t state_bytes = meta.layout.state_bytes_per_element() * meta.layout.padded_elements();
+  const std::int64_t state_bytes = meta.layout.state_bytes();
   std::string states;
   for (const StateSpec& spec : meta.layout.states) {
     states += (states.empty() ? "" : ", ") + spec.name + " " + dtype_name(spec.dtype);
@@ -77,8 +77,9 @@ std::int64_t verify_checkpoint(const fs::path& path) {
     ShardFileReader reader((dir / shard_file_name(s)).string(), s);
     for (const UnitRecord& unit : meta.layout.units) {
       for (const StateSpec& spec : meta.layout.states) {
-        buffer.resize(static_cast<std::size_t>(unit.shard_numel) * dtype_size(spec.dtype));
-        reader.read(unit.name, spec.name, spec.dtype, {{0, unit.shard_numel, buffer.data()}});
+        const std::int64_t values = unit.shard_numel / spec.elements_per_value;
+        buffer.resize(static_cast<std::size_t>(values) * dtype_size(spec.dtype));
+        reader.read(unit.name, spec.name, spec.dtype, {{0, values, buffer.data()}});
       }
     }
     bytes += reader.bytes_read();

@@ -13,6 +13,7 @@ CheckpointLayout CheckpointLayout::of_engine(ShardedEngine& engine) {
   CheckpointLayout layout;
   layout.shard_ranks = engine.shard_group().size();
   layout.states = engine.state_specs();
+  layout.state_alignment = optimizer_alignment(engine.config().optimizer);
   for (const auto& unit : engine.units()) {
     const int index = static_cast<int>(layout.units.size());
     layout.units.push_back({unit->name(), unit->layout().numel(), unit->layout().shard_numel()});
@@ -54,9 +55,11 @@ std::int64_t CheckpointLayout::padded_elements() const {
   return n;
 }
 
-std::int64_t CheckpointLayout::state_bytes_per_element() const {
+std::int64_t CheckpointLayout::state_bytes() const {
   std::int64_t n = 0;
-  for (const StateSpec& s : states) n += static_cast<std::int64_t>(dtype_size(s.dtype));
+  for (const StateSpec& s : states) {
+    n += static_cast<std::int64_t>(dtype_size(s.dtype)) * (padded_elements() / s.elements_per_value);
+  }
   return n;
 }
 
@@ -64,16 +67,20 @@ namespace {
 
 std::string describe_states(const std::vector<StateSpec>& states) {
   std::string s;
-  for (const StateSpec& spec : states) s += (s.empty() ? "" : ", ") + spec.name + " " + dtype_name(spec.dtype);
+  for (const StateSpec& spec : states) {
+    s += (s.empty() ? "" : ", ") + spec.name + " " + dtype_name(spec.dtype);
+    if (spec.elements_per_value > 1) s += " per " + std::to_string(spec.elements_per_value);
+  }
   return s;
 }
 
 }  // namespace
 
 void check_same_states(const CheckpointLayout& stored, const CheckpointLayout& current, const std::string& where) {
-  bool same = stored.states.size() == current.states.size();
+  bool same = stored.states.size() == current.states.size() && stored.state_alignment == current.state_alignment;
   for (std::size_t i = 0; same && i < stored.states.size(); ++i) {
-    same = stored.states[i].name == current.states[i].name && stored.states[i].dtype == current.states[i].dtype;
+    same = stored.states[i].name == current.states[i].name && stored.states[i].dtype == current.states[i].dtype &&
+           stored.states[i].elements_per_value == current.states[i].elements_per_value;
   }
   if (!same) {
     throw CheckpointError(CheckpointErrorKind::kConfigMismatch,

@@ -47,6 +47,9 @@ struct CheckpointLayout {
   // The datasets of every unit in every shard file, in order: "master" (f32) first, then the
   // optimizer's state tensors, each element for element over the unit's flat buffer.
   std::vector<StateSpec> states;
+  // The optimizer's alignment (1, or its quantization block): shards are whole blocks, and its
+  // state is read back by position (state_read_plan.hpp).
+  std::int64_t state_alignment = 1;
 
   // The layout the engine's units have (shard files = its shard group size).
   static CheckpointLayout of_engine(ShardedEngine& engine);
@@ -56,11 +59,12 @@ struct CheckpointLayout {
   std::vector<ShardPiece> locate(int unit, std::int64_t begin, std::int64_t end) const;
   std::int64_t parameter_count() const;  // sum of parameter numels
   std::int64_t padded_elements() const;  // sum over units of shard_numel * shard_ranks
-  std::int64_t state_bytes_per_element() const;  // sum of the states' dtype sizes
+  std::int64_t state_bytes() const;  // of every state over every unit's padded buffer
 };
 
 // Throws CheckpointError(kConfigMismatch) unless `stored` holds the state tensors `current` needs
-// (same names and dtypes: a checkpoint of another optimizer cannot resume this one).
+// (same names, dtypes, values per element and alignment: a checkpoint of another optimizer, or of
+// 8-bit AdamW with another block size, cannot resume this one).
 void check_same_states(const CheckpointLayout& stored, const CheckpointLayout& current, const std::string& where);
 
 // Throws CheckpointError(kConfigMismatch) unless `stored` holds exactly the parameters of

@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "checkpointing/checkpoint_paths.hpp"
 #include "checkpointing/rank_agreement.hpp"
 #include "checkpointing/shard_file_reader.hpp"
 #include "checkpointing/shard_file_writer.hpp"
+#include "checkpointing/state_read_plan.hpp"
 #include "sharding/sharded_engine.hpp"
 
 namespace fs = std::filesystem;
@@ -16,20 +18,11 @@ namespace fs = std::filesystem;
 namespace tessera {
 namespace {
 
-// Where a run of a new unit's optimizer range comes from: an old (shard, unit) dataset range.
-struct Request {
-  std::int64_t begin;    // in the old shard's dataset
-  std::int64_t count;
-  std::size_t unit;      // new unit index
-  std::int64_t target;   // element in the new unit's staging (optimizer range)
-};
-
-// Host copies of every state tensor over a unit's optimizer range, in the tensors' dtypes. Not
-// zero-filled: the reads cover every element below the unit's numel; only the padding after it is
-// zeroed.
+// Host copies of every state tensor over a unit's optimizer range, in the tensors' dtypes (one
+// value per elements_per_value elements). Not zero-filled: the reads cover the unit's parameters
+// (or whole blocks); only what lies beyond is zeroed.
 struct Staging {
   std::vector<std::unique_ptr<std::byte[]>> data;  // per state tensor
-  std::int64_t count = 0;
 };
 
 }  // namespace
@@ -87,47 +80,42 @@ LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const fs:
     check_same_states(meta.layout, current, meta_path.string());
     check_shard_files(meta, path);
 
-    // The read plan: per old shard file, per old unit, the ranges and where they go.
-    std::map<int, std::map<int, std::vector<Request>>> plan;
+    // Element-wise state by parameter name; block-quantized state by position (same units).
+    const std::int64_t alignment = current.state_alignment;
+    const StateReadPlan by_parameter = plan_reads_by_parameter(meta.layout, units);
+    const StateReadPlan by_position = alignment > 1 ? plan_reads_by_position(meta.layout, units, alignment,
+                                                                             meta_path.string())
+                                                    : StateReadPlan{};
+    auto plan_of = [&](std::size_t k) -> const StateReadPlan& {
+      return k == 0 || alignment == 1 ? by_parameter : by_position;  // k 0: the f32 master, element-wise
+    };
     for (std::size_t u = 0; u < units.size(); ++u) {
-      const FlatParamUnit& unit = *units[u];
-      const FlatRange range = unit.optimizer_range();
-      const std::int64_t begin = range.begin, end = range.end();
-      staging[u].count = range.count;
-      const std::int64_t padding_from = std::clamp(unit.layout().numel() - begin, std::int64_t{0}, range.count);
-      for (const StateSpec& spec : current.states) {
+      const std::int64_t count = units[u]->optimizer_range().count;
+      for (std::size_t k = 0; k < current.states.size(); ++k) {
+        const StateSpec& spec = current.states[k];
         const std::size_t size = dtype_size(spec.dtype);
-        auto& d = staging[u].data.emplace_back(new std::byte[static_cast<std::size_t>(range.count) * size]);
-        std::fill(d.get() + static_cast<std::size_t>(padding_from) * size,
-                  d.get() + static_cast<std::size_t>(range.count) * size, std::byte{0});
-      }
-      for (const FlatEntry& e : unit.layout().entries()) {
-        const std::int64_t lo = std::max(begin, e.offset), hi = std::min(end, e.offset + e.numel);
-        if (lo >= hi) continue;
-        const ParamRecord& old = *meta.layout.find_param(e.name);
-        std::int64_t target = lo - begin;
-        for (const ShardPiece& piece : meta.layout.locate(old.unit, old.offset + (lo - e.offset), old.offset + (hi - e.offset))) {
-          auto& requests = plan[piece.shard][old.unit];
-          Request* last = requests.empty() ? nullptr : &requests.back();
-          if (last != nullptr && last->unit == u && last->begin + last->count == piece.begin &&
-              last->target + last->count == target) {
-            last->count += piece.count;  // contiguous in both layouts: one read
-          } else {
-            requests.push_back({piece.begin, piece.count, u, target});
-          }
-          target += piece.count;
-        }
+        const auto values = static_cast<std::size_t>(count / spec.elements_per_value);
+        const auto covered = static_cast<std::size_t>(plan_of(k).covered[u] / spec.elements_per_value);
+        auto& d = staging[u].data.emplace_back(new std::byte[values * size]);
+        std::fill(d.get() + covered * size, d.get() + values * size, std::byte{0});
       }
     }
-    for (const auto& [shard, by_unit] : plan) {
+    std::set<int> shards;
+    for (const StateReadPlan* p : {&by_parameter, &by_position}) {
+      for (const auto& entry : p->reads) shards.insert(entry.first);
+    }
+    for (int shard : shards) {
       ShardFileReader reader((path / shard_file_name(shard)).string(), shard);
-      for (const auto& [old_unit, requests] : by_unit) {
-        for (std::size_t k = 0; k < current.states.size(); ++k) {
-          const StateSpec& spec = current.states[k];
+      for (std::size_t k = 0; k < current.states.size(); ++k) {
+        const StateSpec& spec = current.states[k];
+        const auto found = plan_of(k).reads.find(shard);
+        if (found == plan_of(k).reads.end()) continue;
+        const std::int64_t per = spec.elements_per_value;
+        for (const auto& [old_unit, requests] : found->second) {
           std::vector<ElementRange> ranges;
-          for (const Request& r : requests) {
+          for (const StateRequest& r : requests) {
             std::byte* base = staging[r.unit].data[k].get();
-            ranges.push_back({r.begin, r.count, base + static_cast<std::size_t>(r.target) * dtype_size(spec.dtype)});
+            ranges.push_back({r.begin / per, r.count / per, base + static_cast<std::size_t>(r.target / per) * dtype_size(spec.dtype)});
           }
           reader.read(meta.layout.units[static_cast<std::size_t>(old_unit)].name, spec.name, spec.dtype,
                       std::move(ranges));

@@ -74,12 +74,16 @@ void write_layout(hid_t file, const CheckpointLayout& layout, const std::string&
   detail::write_vector(group.get(), "param_ndim", param_ndim);
   detail::write_vector(group.get(), "param_dims", param_dims);
   std::vector<std::string> state_names, state_dtypes;
+  std::vector<std::int64_t> state_elements_per_value;
   for (const StateSpec& spec : layout.states) {
     state_names.push_back(spec.name);
     state_dtypes.push_back(dtype_name(spec.dtype));
+    state_elements_per_value.push_back(spec.elements_per_value);
   }
   detail::write_strings(group.get(), "state_names", state_names);
   detail::write_strings(group.get(), "state_dtypes", state_dtypes);
+  detail::write_vector(group.get(), "state_elements_per_value", state_elements_per_value);
+  detail::write_attribute(group.get(), "state_alignment", layout.state_alignment);
 }
 
 // The state tensors of a format-1 checkpoint, which did not list them.
@@ -87,17 +91,25 @@ std::vector<StateSpec> format1_states() {
   return {{"master", DType::kF32}, {"exp_avg", DType::kF32}, {"exp_avg_sq", DType::kF32}};
 }
 
-std::vector<StateSpec> read_states(hid_t layout_group, const std::string& w) {
+std::vector<StateSpec> read_states(hid_t layout_group, std::int64_t alignment, const std::string& w) {
   const auto names = detail::read_strings(layout_group, "state_names", w);
   const auto dtypes = detail::read_strings(layout_group, "state_dtypes", w);
-  if (names.size() != dtypes.size() || names.empty() || names.front() != kMasterDataset) {
+  const auto per_value = detail::read_i64_vector(layout_group, "state_elements_per_value", w);
+  if (names.size() != dtypes.size() || names.size() != per_value.size() || names.empty() ||
+      names.front() != kMasterDataset) {
     throw CheckpointError(CheckpointErrorKind::kCorruptData,
-                          w + ": state_names and state_dtypes must list the same tensors, master first");
+                          w + ": state_names, state_dtypes and state_elements_per_value must list the same tensors, "
+                              "master first");
   }
   std::vector<StateSpec> states;
   for (std::size_t i = 0; i < names.size(); ++i) {
+    if (per_value[i] < 1 || alignment % per_value[i] != 0) {
+      throw CheckpointError(CheckpointErrorKind::kCorruptData,
+                            w + ": state '" + names[i] + "' has " + std::to_string(per_value[i]) +
+                                " elements per value, which does not divide the alignment " + std::to_string(alignment));
+    }
     try {
-      states.push_back({names[i], parse_dtype(dtypes[i], "state dtype")});
+      states.push_back({names[i], parse_dtype(dtypes[i], "state dtype"), per_value[i]});
     } catch (const std::invalid_argument&) {
       throw CheckpointError(CheckpointErrorKind::kCorruptData,
                             w + ": state '" + names[i] + "' has an unknown dtype '" + dtypes[i] + "'");
@@ -119,7 +131,14 @@ CheckpointLayout read_layout(hid_t file, int shard_ranks, std::int64_t format, c
   const auto param_offset = detail::read_i64_vector(group.get(), "param_offset", w);
   const auto param_ndim = detail::read_i32_vector(group.get(), "param_ndim", w);
   const auto param_dims = detail::read_i64_vector(group.get(), "param_dims", w);
-  layout.states = format == 1 ? format1_states() : read_states(group.get(), w);
+  if (format >= 2) {
+    layout.state_alignment = read_int_attribute(group.get(), "state_alignment", w);
+    if (layout.state_alignment < 1) {
+      throw CheckpointError(CheckpointErrorKind::kCorruptData,
+                            w + ": state_alignment " + std::to_string(layout.state_alignment) + " is not positive");
+    }
+  }
+  layout.states = format == 1 ? format1_states() : read_states(group.get(), layout.state_alignment, w);
   const std::size_t nu = unit_names.size(), np = param_names.size();
   if (unit_numel.size() != nu || unit_shard.size() != nu || param_unit.size() != np || param_offset.size() != np ||
       param_ndim.size() != np) {

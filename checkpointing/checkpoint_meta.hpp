@@ -16,7 +16,8 @@
 //   /shards/file_bytes (shard_ranks) i64
 //   /layout/unit_names, unit_numel, unit_shard_numel, param_names, param_unit, param_offset,
 //           param_ndim, param_dims (all parameters' dims, concatenated), state_names,
-//           state_dtypes (the datasets of every unit: "master" f32, then the optimizer's)
+//           state_dtypes, state_elements_per_value (the datasets of every unit: "master" f32, then
+//           the optimizer's; one value per that many elements), attribute state_alignment
 //   /model/<param>, /optimizer/<state>/<param>   virtual, in the state's dtype
 // Format 1 (read, not written) had no optimizer, state_names or state_dtypes: its states are
 // master, exp_avg and exp_avg_sq (f32) of AdamW.

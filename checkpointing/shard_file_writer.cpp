@@ -1,4 +1,4 @@
-// Shard file writing: chunked f32 datasets plus per-chunk checksums, then fsync.
+// Shard file writing: chunked state datasets plus per-chunk checksums, then fsync.
 #include "checkpointing/shard_file_writer.hpp"
 
 #include <algorithm>
@@ -36,7 +36,7 @@ std::vector<std::uint64_t> chunk_checksums(const std::byte* data, std::int64_t n
 void write_state_dataset(hid_t group, const StateShard& state, const UnitShardData& unit,
                          const ShardWriteOptions& options, const std::string& where) {
   const std::string& name = state.name;
-  const std::int64_t n = unit.shard_numel;
+  const std::int64_t n = state.values(unit.shard_numel);
   const std::int64_t chunk = std::max<std::int64_t>(1, std::min(options.chunk_elements, n));
   const hsize_t dims[1] = {static_cast<hsize_t>(n)};
   const hsize_t chunk_dims[1] = {static_cast<hsize_t>(chunk)};
@@ -55,6 +55,7 @@ void write_state_dataset(hid_t group, const StateShard& state, const UnitShardDa
   check_status(H5Dwrite(dset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, state.data), CheckpointErrorKind::kIo,
                "writing " + what);
   detail::write_attribute(dset.get(), "dtype", std::string(dtype_name(state.dtype)));
+  detail::write_attribute(dset.get(), "elements_per_value", state.elements_per_value);
   detail::write_attribute(dset.get(), "unit", unit.unit);
   detail::write_attribute(dset.get(), "offset", unit.offset);
   detail::write_attribute(dset.get(), "unit_numel", unit.unit_numel);

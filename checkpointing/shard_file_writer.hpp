@@ -1,8 +1,8 @@
 // Writes one rank's shard file (shard_RRRRR.h5): for every unit, group /units/<unit> with one
 // dataset per state tensor of the snapshot — "master", then the optimizer's ("exp_avg",
-// "exp_avg_sq" for AdamW) — each (shard_numel) elements in the tensor's dtype (state_file_types),
-// chunked, with attributes `unit`, `offset` (the shard's first element in the unit's flat buffer),
-// `unit_numel`, `chunk_elements` and `dtype`; beside each a table <name>_xxh64 ((chunks) u64)
+// "exp_avg_sq" for AdamW) — each (shard_numel / elements_per_value) values in the tensor's dtype
+// (state_file_types), chunked, with attributes `unit`, `offset` (the shard's first element in the
+// unit's flat buffer), `unit_numel`, `chunk_elements`, `dtype` and `elements_per_value`; beside each a table <name>_xxh64 ((chunks) u64)
 // holding the XXH64 of every chunk's bytes. Root attributes: format version, kind "shard", shard,
 // shard_ranks, step.
 #pragma once

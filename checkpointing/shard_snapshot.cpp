@@ -11,9 +11,9 @@ namespace tessera {
 namespace {
 
 // This rank's shard range inside a state tensor that covers the unit's optimizer range.
-const std::byte* shard_pointer(const FlatParamUnit& unit, const Tensor& t) {
-  const std::int64_t skip = unit.layout().shard_begin() - unit.optimizer_range().begin;
-  return static_cast<const std::byte*>(t.data()) + static_cast<std::size_t>(skip) * dtype_size(t.dtype());
+const std::byte* shard_pointer(const FlatParamUnit& unit, const StateTensor& t) {
+  const std::int64_t skip = (unit.layout().shard_begin() - unit.optimizer_range().begin) / t.elements_per_value;
+  return static_cast<const std::byte*>(t.tensor.data()) + static_cast<std::size_t>(skip) * dtype_size(t.tensor.dtype());
 }
 
 UnitShardData describe_unit(const FlatParamUnit& unit) {
@@ -44,16 +44,18 @@ void HostStagingBuffer::reserve(std::int64_t bytes) {
 std::int64_t ShardSnapshot::bytes() const {
   std::int64_t n = 0;
   for (const UnitShardData& u : units) {
-    for (const StateShard& s : u.states) n += u.shard_numel * static_cast<std::int64_t>(dtype_size(s.dtype));
+    for (const StateShard& s : u.states) n += s.values(u.shard_numel) * static_cast<std::int64_t>(dtype_size(s.dtype));
   }
   return n;
 }
 
 std::int64_t ShardSnapshot::bytes_needed(const ShardedEngine& engine) {
-  std::int64_t per_element = 0;
-  for (const StateSpec& s : engine.state_specs()) per_element += static_cast<std::int64_t>(dtype_size(s.dtype));
   std::int64_t n = 0;
-  for (const auto& unit : engine.units()) n += per_element * unit->layout().shard_numel();
+  for (const auto& unit : engine.units()) {
+    for (const StateSpec& s : engine.state_specs()) {
+      n += static_cast<std::int64_t>(dtype_size(s.dtype)) * (unit->layout().shard_numel() / s.elements_per_value);
+    }
+  }
   return n;
 }
 
@@ -65,7 +67,7 @@ ShardSnapshot ShardSnapshot::view(const ShardedEngine& engine) {
       if (t.tensor.device().memory_space() != MemorySpace::kHost) {
         throw std::logic_error("ShardSnapshot::view needs state in host memory; use ShardSnapshot::copy");
       }
-      data.states.push_back({t.name, t.tensor.dtype(), shard_pointer(*unit, t.tensor)});
+      data.states.push_back({t.name, t.tensor.dtype(), t.elements_per_value, shard_pointer(*unit, t)});
     }
     snap.units.push_back(std::move(data));
   }
@@ -81,9 +83,10 @@ ShardSnapshot ShardSnapshot::copy(ShardedEngine& engine, HostStagingBuffer& buff
   for (const auto& unit : engine.units()) {
     UnitShardData data = describe_unit(*unit);
     for (const StateTensor& t : unit->state()) {
-      const std::size_t bytes = static_cast<std::size_t>(data.shard_numel) * dtype_size(t.tensor.dtype());
-      device.copy_to_host(out, shard_pointer(*unit, t.tensor), bytes);
-      data.states.push_back({t.name, t.tensor.dtype(), out});
+      const std::size_t bytes =
+          static_cast<std::size_t>(data.shard_numel / t.elements_per_value) * dtype_size(t.tensor.dtype());
+      device.copy_to_host(out, shard_pointer(*unit, t), bytes);
+      data.states.push_back({t.name, t.tensor.dtype(), t.elements_per_value, out});
       out += bytes;
     }
     snap.units.push_back(std::move(data));

@@ -26,11 +26,14 @@ namespace tessera {
 class MemoryTracker;
 class ShardedEngine;
 
-// One state tensor's shard: (shard_numel) elements of `dtype` in host memory.
+// One state tensor's shard: (shard_numel / elements_per_value) values of `dtype` in host memory.
 struct StateShard {
   std::string name;  // "master", "exp_avg", ...
   DType dtype = DType::kF32;
+  std::int64_t elements_per_value = 1;
   const void* data = nullptr;
+
+  std::int64_t values(std::int64_t shard_numel) const { return shard_numel / elements_per_value; }
 };
 
 struct UnitShardData {

@@ -126,6 +126,7 @@ std::vector<ArrayBox> flat_range_boxes(const Shape& shape, std::int64_t begin, s
 void write_virtual_datasets(hid_t file, const CheckpointLayout& layout, const std::string& where) {
   H5Id optimizer = detail::create_group(file, "optimizer", where);
   for (const StateSpec& state : layout.states) {
+    if (state.elements_per_value != 1) continue;  // per-block values have no parameter shape
     H5Id group = state.name == kMasterDataset ? detail::create_group(file, "model", where)
                                               : detail::create_group(optimizer.get(), state.name, where);
     for (const ParamRecord& p : layout.params) write_one(group.get(), p.name, p, layout, state, where);

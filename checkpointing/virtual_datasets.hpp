@@ -1,7 +1,8 @@
 // Virtual datasets that show each full parameter (and its optimizer state) by name inside meta.h5,
 // stitched from the shard files by HDF5 itself: /model/<name> from the master weights, and
-// /optimizer/<state>/<name> for every other state tensor of the layout (AdamW: exp_avg,
-// exp_avg_sq), in the parameter's shape and the state's dtype. Source files are named relative
+// /optimizer/<state>/<name> for every other element-wise state tensor of the layout (AdamW:
+// exp_avg, exp_avg_sq; 8-bit AdamW: the codes, not the per-block scales), in the parameter's
+// shape and the state's dtype. Source files are named relative
 // ("shard_00003.h5"), which HDF5 resolves against meta.h5's own directory, so a checkpoint
 // directory can be renamed or copied and h5dump / h5py still read the full tensors.
 #pragma once

@@ -80,6 +80,12 @@ void reduce_in_order(std::span<const void* const> sources, void* dst, std::size_
     case DType::kBF16: return reduce_floating<BF16Codec>(sources, dst, count, op);
     case DType::kF16: return reduce_floating<F16Codec>(sources, dst, count, op);
     case DType::kI32: return reduce_i32(sources, dst, count, op);
+    case DType::kI8:
+    case DType::kU8: break;
+  }
+  if (dtype == DType::kI8 || dtype == DType::kU8) {
+    throw std::invalid_argument(std::string("reduce_in_order: ") + dtype_name(dtype) +
+                                " codes cannot be reduced (they are quantized values); gather or broadcast them");
   }
   throw std::invalid_argument("reduce_in_order: unknown dtype");
 }

@@ -59,7 +59,10 @@ std::optional<Options> parse(int argc, char** argv) {
   opt("reduce-dtype", po::value(&reduce_dtype)->default_value(reduce_dtype), "gradient collectives: f32, bf16, f16");
   opt("grad-dtype", po::value(&grad_dtype)->default_value(grad_dtype),
       "gradient accumulation (the engine uses f32; bf16/f16 is the ZeRO paper's what-if)");
-  opt("optimizer", po::value(&optimizer)->default_value(optimizer), "adamw");
+  opt("optimizer", po::value(&optimizer)->default_value(optimizer),
+      "adamw (f32 m, v: 8 bytes per parameter) or adamw8bit (8-bit m, v with a scale per block: about 2)");
+  opt("optimizer-block", po::value(&o.config.optimizer.block_size)->default_value(o.config.optimizer.block_size),
+      "adamw8bit: elements per quantization block, 256 or 2048");
   opt("zero", po::value(&zero)->default_value(zero), "ZeRO stage 0-3");
   opt("ranks", po::value(&o.config.ranks)->default_value(1), "data-parallel ranks");
   opt("hybrid-group", po::value(&o.config.hybrid_group)->default_value(0), "shard within groups of this many ranks");
@@ -110,7 +113,7 @@ std::optional<Options> parse(int argc, char** argv) {
   c.precision.param_dtype = parse_dtype(param_dtype, "--param-dtype");
   c.precision.reduce_dtype = parse_dtype(reduce_dtype, "--reduce-dtype");
   c.grad_dtype = parse_dtype(grad_dtype, "--grad-dtype");
-  c.optimizer = parse_optimizer_kind(optimizer);
+  c.optimizer.kind = parse_optimizer_kind(optimizer);
   c.stage = parse_zero_stage(zero);
   c.reshard_after_forward = !vm["keep-params-after-forward"].as<bool>();
   c.checkpointing = parse_checkpoint_policy(checkpointing);
@@ -225,6 +228,7 @@ const tessera::SettingNames& plan_setting_names() {
                                            {"precision.param_dtype", "--param-dtype"},
                                            {"precision.reduce_dtype", "--reduce-dtype"},
                                            {"optimizer.kind", "--optimizer"},
+                                           {"optimizer.block_size", "--optimizer-block"},
                                            {"plan.grad_dtype", "--grad-dtype"},
                                            {"plan.parameters", "--params"},
                                            {"plan.ranks", "--ranks"},

@@ -48,8 +48,7 @@ MemoryPlan arithmetic_plan(MemoryPlan plan) {
        static_cast<std::int64_t>(dtype_size(c.precision.param_dtype)) * count(p.stored_params));
   book(MemoryKind::kDevice, MemoryCategory::kGradients,
        static_cast<std::int64_t>(dtype_size(c.grad_dtype)) * count(p.grad_accumulator));
-  book(p.optimizer_memory, MemoryCategory::kOptimizerState,
-       optimizer_bytes_per_parameter(p, c.optimizer) * count(p.optimizer_range));
+  book(p.optimizer_memory, MemoryCategory::kOptimizerState, optimizer_range_bytes(p, c.optimizer, count(p.optimizer_range)));
   plan.units.push_back({"model", n, shard * c.shard_ranks(), shard});
   plan.model_state_by_arithmetic = true;
   plan.before_step = device.snapshot();

@@ -5,9 +5,9 @@
 // state per parameter:
 //   stage 0: pΨ + gΨ + KΨ        stage 2: pΨ + (g + K)Ψ/N
 //   stage 1: pΨ + gΨ + KΨ/N      stage 3: (p + g + K)Ψ/N
-// K is the optimizer's state (AdamW: m and v in f32, 8 bytes) plus an f32 master copy (4 bytes)
-// unless the parameters are f32 and double as the master: mixed precision has K = 12, f32 training
-// K = 8. Tessera accumulates gradients in f32 (g = 4); the paper's mixed-precision figure
+// K is the optimizer's state (AdamW: m and v in f32, 8 bytes; 8-bit AdamW: 2 bytes plus 8 per
+// block) plus an f32 master copy (4 bytes) unless the parameters are f32 and double as the master:
+// mixed precision has K = 12, f32 training K = 8. Tessera accumulates gradients in f32 (g = 4); the paper's mixed-precision figure
 // 2Ψ + 2Ψ + 12Ψ uses g = 2 (grad_dtype bf16/f16 here: arithmetic the engine does not run).
 //
 // Shards are whole elements: Ψ/N is rounded up (ceil(Ψ/N)), as the engine pads a unit to a
@@ -31,17 +31,18 @@ struct ModelStateBytes {
   std::int64_t total() const { return parameters + gradients + optimizer_state; }
 };
 
-// Optimizer bytes per parameter K under `placement`: the optimizer's state plus 4 for a separate
-// f32 master.
-std::int64_t optimizer_bytes_per_parameter(const Placement& placement, OptimizerKind optimizer);
+// Bytes of an optimizer range of `count` elements under `placement`: the optimizer's state plus 4
+// per element for a separate f32 master.
+std::int64_t optimizer_range_bytes(const Placement& placement, const OptimizerConfig& optimizer, std::int64_t count);
 
 // Per-rank model state of `parameters` elements at `stage` on a shard group of `shard_ranks`
 // (nothing offloaded).
 ModelStateBytes model_state_bytes(std::int64_t parameters, const MixedPrecision& precision, DType grad_dtype,
-                                  ZeroStage stage, int shard_ranks, OptimizerKind optimizer = OptimizerKind::kAdamW);
+                                  ZeroStage stage, int shard_ranks, const OptimizerConfig& optimizer = {});
 
-// The formula in the paper's notation, e.g. "2Ψ + 4Ψ/N + 12Ψ/N" (stage 2, bf16 params, f32 grads).
+// The formula in the paper's notation, e.g. "2Ψ + 4Ψ/N + 12Ψ/N" (stage 2, bf16 params, f32 grads);
+// a K that is not whole prints with three decimals ("6.004Ψ/N" for 8-bit AdamW).
 std::string model_state_formula(const MixedPrecision& precision, DType grad_dtype, ZeroStage stage,
-                                OptimizerKind optimizer = OptimizerKind::kAdamW);
+                                const OptimizerConfig& optimizer = {});
 
 }  // namespace tessera

@@ -49,6 +49,7 @@ std::int64_t PlanConfig::tokens_per_sample() const {
 
 void PlanConfig::validate() const {
   precision.validate();
+  optimizer.validate();
   if (!is_floating(grad_dtype)) throw SettingError("plan.grad_dtype", dtype_name(grad_dtype), "must be f32, bf16 or f16");
   if (grad_dtype != DType::kF32 && model.gpt) {
     throw SettingError("plan.grad_dtype", dtype_name(grad_dtype),
@@ -87,7 +88,7 @@ std::string PlanConfig::describe() const {
                   (ranks == 1 ? " rank" : " ranks");
   if (shard_ranks() != ranks) s += " (shard groups of " + std::to_string(shard_ranks()) + ")";
   s += std::string(", param ") + dtype_name(precision.param_dtype) + ", reduce " + dtype_name(precision.reduce_dtype) +
-       ", grads " + dtype_name(grad_dtype) + ", " + optimizer_kind_name(optimizer);
+       ", grads " + dtype_name(grad_dtype) + ", " + optimizer_kind_name(optimizer.kind);
   s += ", micro " + std::to_string(micro_batch) + " x accumulation " + std::to_string(accumulation);
   if (model.gpt) s += " at seq_len " + std::to_string(tokens_per_sample());
   s += ", checkpointing " + checkpointing.to_string() + ", offload " + offload.to_string();
@@ -103,7 +104,7 @@ ShardingConfig PlanConfig::sharding_config() const {
   c.hybrid_group = hybrid_group;
   c.prefetch_units = prefetch_units;
   c.reshard_after_forward = reshard_after_forward;
-  c.optimizer.kind = optimizer;
+  c.optimizer = optimizer;
   auto run_as = [](OffloadTarget t) { return t == OffloadTarget::kNvme ? OffloadTarget::kCpu : t; };
   c.offload.optimizer = run_as(offload.optimizer);
   c.offload.parameters = run_as(offload.parameters);

@@ -27,7 +27,7 @@ struct PlanConfig {
   // Gradient accumulation dtype. The engine always accumulates in f32; bf16/f16 reproduce the
   // ZeRO paper's 2-byte gradients as arithmetic, for a model given by its parameter count only.
   DType grad_dtype = DType::kF32;
-  OptimizerKind optimizer = OptimizerKind::kAdamW;
+  OptimizerConfig optimizer;  // kind and 8-bit block size (AdamW's own settings do not change memory)
   ZeroStage stage = ZeroStage::kStage0;
   int ranks = 1;         // data-parallel ranks
   int hybrid_group = 0;  // shard within groups of this many ranks (0: all ranks)

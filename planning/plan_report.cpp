@@ -31,6 +31,7 @@ std::string category_note(const MemoryPlan& plan, MemoryCategory c) {
     case MemoryCategory::kOptimizerState: {
       std::string s;
       for (const StateSpec& spec : optimizer_state_specs(k.optimizer)) s += (s.empty() ? "" : ", ") + spec.name;
+      s = std::string(optimizer_kind_name(k.optimizer.kind)) + " " + s;
       return s + (p.master_is_params ? "" : " + f32 master") + (p.optimizer_range == Extent::kShard ? " (shard)" : "") +
              (k.offload.optimizer != OffloadTarget::kNone ? " (offloaded)" : "");
     }

@@ -16,7 +16,9 @@ float load(const void* src, DType dtype, std::size_t i) {
     case DType::kF32: return static_cast<const float*>(src)[i];
     case DType::kBF16: return bf16_to_f32(static_cast<const std::uint16_t*>(src)[i]);
     case DType::kF16: return f16_to_f32(static_cast<const std::uint16_t*>(src)[i]);
-    case DType::kI32: break;
+    case DType::kI32:
+    case DType::kI8:
+    case DType::kU8: break;
   }
   return 0.0f;
 }
@@ -26,16 +28,18 @@ void store(void* dst, DType dtype, std::size_t i, float x) {
     case DType::kF32: static_cast<float*>(dst)[i] = x; return;
     case DType::kBF16: static_cast<std::uint16_t*>(dst)[i] = f32_to_bf16(x); return;
     case DType::kF16: static_cast<std::uint16_t*>(dst)[i] = f32_to_f16(x); return;
-    case DType::kI32: return;
+    case DType::kI32:
+    case DType::kI8:
+    case DType::kU8: return;
   }
 }
 
 }  // namespace
 
 void convert_host(const void* src, DType from, void* dst, DType to, std::size_t n) {
-  if (from == DType::kI32 || to == DType::kI32) {
+  if (!is_floating(from) || !is_floating(to)) {
     if (from == to) {
-      std::memcpy(dst, src, n * 4);
+      std::memcpy(dst, src, n * dtype_size(from));
       return;
     }
     throw std::invalid_argument(std::string("convert_host: cannot convert ") + dtype_name(from) + " to " +

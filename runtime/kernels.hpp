@@ -12,8 +12,10 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "precision/dtype.hpp"
+#include "runtime/param_segment.hpp"
 
 namespace tessera {
 
@@ -27,6 +29,9 @@ struct AdamWScalars {
   float bias_correction1 = 1.0f;
   float bias_correction2 = 1.0f;
 };
+
+// The largest block an 8-bit optimizer kernel quantizes at once.
+inline constexpr std::int64_t kMaxQuantBlock = 4096;
 
 class Kernels {
  public:
@@ -101,6 +106,17 @@ class Kernels {
   // AdamW on n elements: param, m, v updated in place from grad (decoupled weight decay).
   virtual void adamw_update(float* param, const float* grad, float* m, float* v, std::int64_t n,
                             const AdamWScalars& s) const = 0;
+
+  // 8-bit AdamW on n elements (a multiple of `block`) in blocks of `block` (<= kMaxQuantBlock):
+  // param (n) f32 and grad (n) f32; m_codes (n) i8 and v_codes (n) u8 the dynamic-map codes, with
+  // m_absmax and v_absmax (n / block) f32 one scale per block — all updated in place
+  // (adamw8bit_math.hpp). `segments` (host memory, sorted, relative to param) are the parameters
+  // in the range: their elements are updated with `decay` or `no_decay`; elements outside every
+  // segment (padding) are not.
+  virtual void adamw8bit_update(float* param, const float* grad, std::int8_t* m_codes, float* m_absmax,
+                                std::uint8_t* v_codes, float* v_absmax, std::int64_t n, std::int64_t block,
+                                std::span<const ParamSegment> segments, const AdamWScalars& no_decay,
+                                const AdamWScalars& decay) const = 0;
 
   // Element conversion between floating dtypes (f32, bf16, f16), round to nearest even.
   virtual void convert(const void* src, DType from, void* dst, DType to, std::int64_t n) const = 0;

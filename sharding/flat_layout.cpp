@@ -5,13 +5,15 @@
 
 namespace tessera {
 
-FlatLayout::FlatLayout(const std::vector<NamedParameter>& parameters, int shard_ranks, int shard_rank)
+FlatLayout::FlatLayout(const std::vector<NamedParameter>& parameters, int shard_ranks, int shard_rank,
+                       std::int64_t alignment)
     : shard_ranks_(shard_ranks), shard_rank_(shard_rank) {
   for (const NamedParameter& np : parameters) {
     entries_.push_back({np.name, np.parameter, numel_, np.parameter->numel()});
     numel_ += np.parameter->numel();
   }
   shard_numel_ = (numel_ + shard_ranks - 1) / shard_ranks;
+  shard_numel_ = (shard_numel_ + alignment - 1) / alignment * alignment;
 }
 
 std::vector<ParamSegment> FlatLayout::segments(FlatRange range) const {

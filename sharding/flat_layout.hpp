@@ -32,8 +32,10 @@ struct FlatRange {
 
 class FlatLayout {
  public:
-  // `parameters` (full names) in order; shard group of `shard_ranks` ranks, this one `shard_rank`.
-  FlatLayout(const std::vector<NamedParameter>& parameters, int shard_ranks, int shard_rank);
+  // `parameters` (full names) in order; shard group of `shard_ranks` ranks, this one `shard_rank`;
+  // shards a multiple of `alignment` elements.
+  FlatLayout(const std::vector<NamedParameter>& parameters, int shard_ranks, int shard_rank,
+             std::int64_t alignment = 1);
 
   const std::vector<FlatEntry>& entries() const { return entries_; }
   std::int64_t numel() const { return numel_; }  // unpadded

@@ -85,9 +85,11 @@ void ShardedEngine::check_devices() const {
 void ShardedEngine::build_units(Module& model, std::uint64_t seed) {
   const UnitPartition partition = partition_units(model, config_.unit_policy);
   Communicator& shard = *groups_.shard;
+  const std::int64_t alignment = optimizer_alignment(config_.optimizer);
   for (const UnitParameters& u : partition.units) {
-    units_.push_back(std::make_unique<FlatParamUnit>(u.name, FlatLayout(u.parameters, shard.size(), shard.rank()),
-                                                     placement_, config_.precision, config_.optimizer, device_));
+    units_.push_back(std::make_unique<FlatParamUnit>(
+        u.name, FlatLayout(u.parameters, shard.size(), shard.rank(), alignment), placement_, config_.precision,
+        config_.optimizer, device_));
     units_.back()->initialize(seed);
   }
   root_unit_ = partition.root_unit;
@@ -227,7 +229,7 @@ void ShardedEngine::publish_parameters() {
 
 std::vector<StateSpec> ShardedEngine::state_specs() const {
   std::vector<StateSpec> specs{{"master", DType::kF32}};
-  for (const StateSpec& s : optimizer_state_specs(config_.optimizer.kind)) specs.push_back(s);
+  for (const StateSpec& s : optimizer_state_specs(config_.optimizer)) specs.push_back(s);
   return specs;
 }
 

@@ -32,6 +32,7 @@ bool ShardingConfig::uses_loss_scaling() const {
 
 void ShardingConfig::validate() const {
   precision.validate();
+  optimizer.validate();
   if (prefetch_units < 0) {
     throw SettingError("sharding.prefetch_units", std::to_string(prefetch_units), "must be >= 0");
   }
@@ -54,6 +55,7 @@ std::string ShardingConfig::to_string() const {
                   std::to_string(prefetch_units);
   if (hybrid_group > 0) s += ", hybrid groups of " + std::to_string(hybrid_group);
   if (stage == ZeroStage::kStage3 && !reshard_after_forward) s += ", keep params after forward";
+  if (optimizer.kind != OptimizerKind::kAdamW) s += std::string(", ") + optimizer_kind_name(optimizer.kind);
   if (offload.any()) s += ", offload " + offload.to_string();
   if (uses_loss_scaling()) s += ", dynamic loss scale";
   return s;

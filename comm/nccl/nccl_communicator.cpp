@@ -26,6 +26,8 @@ ncclDataType_t nccl_dtype(DType dtype) {
     case DType::kBF16: return ncclBfloat16;
     case DType::kF16: return ncclFloat16;
     case DType::kI32: return ncclInt32;
+    case DType::kI8: return ncclInt8;
+    case DType::kU8: return ncclUint8;
   }
   throw std::invalid_argument("NCCL communicator: unknown dtype");
 }

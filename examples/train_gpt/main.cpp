@@ -94,6 +94,8 @@ ShardingConfig sharding_config(const TrainOptions& o) {
   c.optimizer.adamw.beta1 = static_cast<float>(o.beta1);
   c.optimizer.adamw.beta2 = static_cast<float>(o.beta2);
   c.optimizer.adamw.weight_decay = static_cast<float>(o.weight_decay);
+  c.optimizer.kind = parse_optimizer_kind(o.optimizer);
+  c.optimizer.block_size = o.optimizer_block;
   return c;
 }
 

@@ -35,6 +35,8 @@ const SettingNames& train_setting_names() {
                                   {"model.layers", "--layers"},
                                   {"model.heads", "--heads"},
                                   {"model.channels", "--dim"},
+                                  {"optimizer.kind", "--optimizer"},
+                                  {"optimizer.block_size", "--optimizer-block"},
                                   {"checkpoint.dir", "--checkpoint-dir"},
                                   {"checkpoint.save_every", "--save-every"},
                                   {"checkpoint.keep_last", "--keep-last"},
@@ -85,6 +87,10 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("beta1", po::value(&o.beta1)->default_value(o.beta1), "AdamW beta1")
       ("beta2", po::value(&o.beta2)->default_value(o.beta2), "AdamW beta2")
       ("grad-clip", po::value(&o.grad_clip)->default_value(o.grad_clip), "global gradient-norm clip (0: off)")
+      ("optimizer", po::value(&o.optimizer)->default_value(o.optimizer),
+       "adamw (f32 moments, 8 bytes per parameter) or adamw8bit (moments block-quantized to 8 bits, about 2)")
+      ("optimizer-block", po::value(&o.optimizer_block)->default_value(o.optimizer_block),
+       "adamw8bit: elements per quantization block, 256 or 2048")
       ("seed", po::value(&o.seed)->default_value(o.seed), "seed for initialisation, data order and sampling")
       ("threads", po::value(&o.threads)->default_value(o.threads),
        "CPU threads per process (0: this node's cores divided by its ranks)")

@@ -25,6 +25,8 @@ struct TrainOptions {
   std::uint64_t seed = 1337;
   int threads = 0;  // 0: this node's cores divided by its ranks
   std::string activation_checkpointing = "none";  // none | blocks | every:K | selective
+  std::string optimizer = "adamw";                // adamw | adamw8bit
+  std::int64_t optimizer_block = 2048;            // adamw8bit: elements per quantization block
   // sharding
   int zero = 0, hybrid_group = 0, prefetch = 1;
   std::string param_dtype = "f32", reduce_dtype = "f32";

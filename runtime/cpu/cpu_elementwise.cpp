@@ -29,7 +29,9 @@ void convert_from(const void* src, void* dst, DType to, std::int64_t n) {
     case DType::kF32: convert_loop<From, F32Codec>(src, dst, n); return;
     case DType::kBF16: convert_loop<From, BF16Codec>(src, dst, n); return;
     case DType::kF16: convert_loop<From, F16Codec>(src, dst, n); return;
-    case DType::kI32: break;
+    case DType::kI32:
+    case DType::kI8:
+    case DType::kU8: break;
   }
 }
 
@@ -61,9 +63,9 @@ void CpuKernels::scale(float* x, float s, std::int64_t n) const {
 }
 
 void CpuKernels::convert(const void* src, DType from, void* dst, DType to, std::int64_t n) const {
-  if (from == DType::kI32 || to == DType::kI32) {
+  if (!is_floating(from) || !is_floating(to)) {
     if (from == to) {
-      std::memcpy(dst, src, static_cast<std::size_t>(n) * 4);
+      std::memcpy(dst, src, static_cast<std::size_t>(n) * dtype_size(from));
       return;
     }
     throw std::invalid_argument(std::string("CpuKernels::convert: cannot convert ") + dtype_name(from) + " to " +
@@ -77,7 +79,9 @@ void CpuKernels::convert(const void* src, DType from, void* dst, DType to, std::
     case DType::kF32: convert_from<F32Codec>(src, dst, to, n); return;
     case DType::kBF16: convert_from<BF16Codec>(src, dst, to, n); return;
     case DType::kF16: convert_from<F16Codec>(src, dst, to, n); return;
-    case DType::kI32: return;
+    case DType::kI32:
+    case DType::kI8:
+    case DType::kU8: return;
   }
 }
 

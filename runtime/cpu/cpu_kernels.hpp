@@ -41,6 +41,9 @@ class CpuKernels final : public Kernels {
   void has_non_finite(const float* x, std::int64_t n, std::int32_t* out) const override;
   void adamw_update(float* param, const float* grad, float* m, float* v, std::int64_t n,
                     const AdamWScalars& s) const override;
+  void adamw8bit_update(float* param, const float* grad, std::int8_t* m_codes, float* m_absmax, std::uint8_t* v_codes,
+                        float* v_absmax, std::int64_t n, std::int64_t block, std::span<const ParamSegment> segments,
+                        const AdamWScalars& no_decay, const AdamWScalars& decay) const override;
   void convert(const void* src, DType from, void* dst, DType to, std::int64_t n) const override;
 };
 

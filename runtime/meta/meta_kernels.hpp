@@ -37,6 +37,8 @@ class MetaKernels final : public Kernels {
   void sum_squares(const float*, std::int64_t, double*) const override {}
   void has_non_finite(const float*, std::int64_t, std::int32_t*) const override {}
   void adamw_update(float*, const float*, float*, float*, std::int64_t, const AdamWScalars&) const override {}
+  void adamw8bit_update(float*, const float*, std::int8_t*, float*, std::uint8_t*, float*, std::int64_t, std::int64_t,
+                        std::span<const ParamSegment>, const AdamWScalars&, const AdamWScalars&) const override {}
   void convert(const void*, DType, void*, DType, std::int64_t) const override {}
 };
 

@@ -2,6 +2,7 @@
 #include "runtime/optim/optimizer_state.hpp"
 
 #include "core/setting_error.hpp"
+#include "runtime/optim/adamw8bit_state.hpp"
 #include "runtime/optim/adamw_state.hpp"
 
 namespace tessera {
@@ -9,32 +10,59 @@ namespace tessera {
 const char* optimizer_kind_name(OptimizerKind kind) {
   switch (kind) {
     case OptimizerKind::kAdamW: return "adamw";
+    case OptimizerKind::kAdamW8bit: return "adamw8bit";
   }
   return "unknown";
 }
 
 OptimizerKind parse_optimizer_kind(const std::string& text) {
   if (text == "adamw" || text == "adam") return OptimizerKind::kAdamW;
-  throw SettingError("optimizer.kind", text, "Tessera has AdamW only (use adamw)");
+  if (text == "adamw8bit" || text == "adamw-8bit") return OptimizerKind::kAdamW8bit;
+  throw SettingError("optimizer.kind", text, "use adamw or adamw8bit");
 }
 
-std::vector<StateSpec> optimizer_state_specs(OptimizerKind kind) {
-  switch (kind) {
+void OptimizerConfig::validate() const {
+  if (kind == OptimizerKind::kAdamW8bit && block_size != 256 && block_size != 2048) {
+    throw SettingError("optimizer.block_size", std::to_string(block_size),
+                       "8-bit AdamW quantizes in blocks of 256 or 2048 elements");
+  }
+}
+
+std::vector<StateSpec> optimizer_state_specs(const OptimizerConfig& config) {
+  switch (config.kind) {
     case OptimizerKind::kAdamW: return AdamWState::specs();
+    case OptimizerKind::kAdamW8bit: return AdamW8bitState::specs(config.block_size);
   }
   return {};
 }
 
-std::int64_t optimizer_state_bytes_per_element(OptimizerKind kind) {
+std::int64_t optimizer_state_bytes(const OptimizerConfig& config, std::int64_t count) {
   std::int64_t bytes = 0;
-  for (const StateSpec& s : optimizer_state_specs(kind)) bytes += static_cast<std::int64_t>(dtype_size(s.dtype));
+  for (const StateSpec& s : optimizer_state_specs(config)) {
+    bytes += static_cast<std::int64_t>(dtype_size(s.dtype)) * ((count + s.elements_per_value - 1) / s.elements_per_value);
+  }
   return bytes;
+}
+
+double optimizer_state_bytes_per_element(const OptimizerConfig& config) {
+  double bytes = 0.0;
+  for (const StateSpec& s : optimizer_state_specs(config)) {
+    bytes += static_cast<double>(dtype_size(s.dtype)) / static_cast<double>(s.elements_per_value);
+  }
+  return bytes;
+}
+
+std::int64_t optimizer_alignment(const OptimizerConfig& config) {
+  return config.kind == OptimizerKind::kAdamW8bit ? config.block_size : 1;
 }
 
 std::unique_ptr<OptimizerState> make_optimizer_state(const OptimizerConfig& config, Device& device,
                                                      std::int64_t count, MemoryKind memory) {
+  config.validate();
   switch (config.kind) {
     case OptimizerKind::kAdamW: return std::make_unique<AdamWState>(config.adamw, device, count, memory);
+    case OptimizerKind::kAdamW8bit:
+      return std::make_unique<AdamW8bitState>(config.adamw, config.block_size, device, count, memory);
   }
   return nullptr;
 }

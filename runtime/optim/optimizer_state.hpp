@@ -19,6 +19,7 @@
 #include "precision/dtype.hpp"
 #include "runtime/memory_kind.hpp"
 #include "runtime/optim/adamw.hpp"
+#include "runtime/param_segment.hpp"
 #include "runtime/tensor.hpp"
 
 namespace tessera {
@@ -26,24 +27,19 @@ namespace tessera {
 class Device;
 class Kernels;
 
-// A run of one parameter inside the optimizer range: elements [begin, begin + count) of the range
-// (not of the flat buffer), and whether weight decay applies to that parameter.
-struct ParamSegment {
-  std::int64_t begin = 0;
-  std::int64_t count = 0;
-  bool decay = false;
-};
-
-// One named state tensor: (count) elements of the optimizer range, element for element.
+// One named state tensor over the optimizer range: one value per `elements_per_value` elements of
+// the range (1: element for element; a block size: one value per block, e.g. a quantization scale).
 struct StateTensor {
   std::string name;  // "exp_avg", also the checkpoint dataset name
-  Tensor tensor;     // (count) of its dtype, on the device (or the memory kind it was made in)
+  Tensor tensor;     // (count / elements_per_value) of its dtype, on the device (or its memory kind)
+  std::int64_t elements_per_value = 1;
 };
 
 // What a state tensor is, without allocating it (checkpoint metadata, the planner's formula).
 struct StateSpec {
   std::string name;
   DType dtype = DType::kF32;
+  std::int64_t elements_per_value = 1;
 };
 
 class OptimizerState {
@@ -63,21 +59,32 @@ class OptimizerState {
   virtual void reset() = 0;
 };
 
-// Which optimizer the engine runs. AdamW keeps f32 m and v per element.
-enum class OptimizerKind { kAdamW };
-const char* optimizer_kind_name(OptimizerKind kind);  // "adamw"
-// "adamw" (or "adam"); anything else throws SettingError("optimizer.kind").
+// Which optimizer the engine runs. AdamW keeps f32 m and v per element (8 bytes); 8-bit AdamW keeps
+// them as 8-bit codes with an f32 scale per block (2 bytes + 8 per block).
+enum class OptimizerKind { kAdamW, kAdamW8bit };
+const char* optimizer_kind_name(OptimizerKind kind);  // "adamw", "adamw8bit"
+// "adamw" (or "adam"), "adamw8bit"; anything else throws SettingError("optimizer.kind").
 OptimizerKind parse_optimizer_kind(const std::string& text);
 
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::kAdamW;
   AdamWConfig adamw;
+  std::int64_t block_size = 2048;  // 8-bit AdamW: elements per quantization block (256 or 2048)
+
+  // Throws SettingError ("optimizer.block_size") for a block size 8-bit AdamW does not take.
+  void validate() const;
 };
 
-// The state tensors `kind` keeps, in order.
-std::vector<StateSpec> optimizer_state_specs(OptimizerKind kind);
-// State bytes per element of the optimizer range (AdamW: 8).
-std::int64_t optimizer_state_bytes_per_element(OptimizerKind kind);
+// The state tensors `config` keeps, in order.
+std::vector<StateSpec> optimizer_state_specs(const OptimizerConfig& config);
+// Bytes of optimizer state for `count` elements of an optimizer range (per-block values counted for
+// every started block).
+std::int64_t optimizer_state_bytes(const OptimizerConfig& config, std::int64_t count);
+// State bytes per element, for formulas (AdamW: 8; 8-bit AdamW with blocks of 2048: 2.0039).
+double optimizer_state_bytes_per_element(const OptimizerConfig& config);
+// What every optimizer range must be a multiple of: 1, or the quantization block (so no block
+// straddles two ranks' shards and blocks sit at the same flat positions at any rank count).
+std::int64_t optimizer_alignment(const OptimizerConfig& config);
 
 // State for `count` elements on `device`, allocated as memory `memory` (category kOptimizerState),
 // zero-initialised.

@@ -64,16 +64,18 @@ inline std::unique_ptr<Communicator> first_ranks(int ranks) {
 }
 
 struct RunSetup {
-  RunSetup(ZeroStage s = ZeroStage::kStage0, int hybrid = 0, MixedPrecision p = {})
-      : stage(s), hybrid_group(hybrid), precision(p) {}
+  RunSetup(ZeroStage s = ZeroStage::kStage0, int hybrid = 0, MixedPrecision p = {}, OptimizerKind o = OptimizerKind::kAdamW)
+      : stage(s), hybrid_group(hybrid), precision(p), optimizer(o) {}
   ZeroStage stage;
   int hybrid_group;
   MixedPrecision precision;
+  OptimizerKind optimizer;  // 8-bit AdamW quantizes in blocks of 256 here
   std::string describe(int ranks) const {
     std::string s = std::to_string(ranks) + " ranks ZeRO-" + std::to_string(zero_stage_number(stage));
     if (hybrid_group > 0) s += " hybrid " + std::to_string(hybrid_group);
     if (precision.param_dtype != DType::kF32) s += std::string(" param ") + dtype_name(precision.param_dtype);
     if (precision.reduce_dtype != DType::kF32) s += std::string(" reduce ") + dtype_name(precision.reduce_dtype);
+    if (optimizer != OptimizerKind::kAdamW) s += std::string(" ") + optimizer_kind_name(optimizer);
     return s;
   }
 };
@@ -84,6 +86,8 @@ inline ShardingConfig sharding_config(const RunSetup& setup) {
   config.hybrid_group = setup.hybrid_group;
   config.precision = setup.precision;
   config.optimizer.adamw = test_adamw();
+  config.optimizer.kind = setup.optimizer;
+  config.optimizer.block_size = 256;
   config.grad_clip = kClip;
   return config;
 }
@@ -147,6 +151,32 @@ inline std::map<std::string, std::vector<float>> gather_state(ShardedEngine& eng
       engine.shard_group().all_gather(ConstSpan(mine.data(), mine.size()), Span(flat.data(), flat.size()), DType::kF32).wait();
     }
     for (const FlatEntry& e : layout.entries()) out[e.name].assign(flat.begin() + e.offset, flat.begin() + e.offset + e.numel);
+  }
+  return out;
+}
+
+// Every unit's state tensor `k` as raw bytes over the unit's whole blocks (the values below
+// round_up(numel, alignment), one per elements_per_value): collective over the shard group.
+inline std::vector<std::vector<std::byte>> gather_unit_bytes(ShardedEngine& engine, std::size_t k) {
+  std::vector<std::vector<std::byte>> out;
+  const std::int64_t alignment = optimizer_alignment(engine.config().optimizer);
+  const auto& units = engine.units();
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    const StateTensor t = engine.unit_state(static_cast<int>(u))[k];
+    const FlatLayout& layout = units[u]->layout();
+    const std::size_t size = dtype_size(t.tensor.dtype());
+    std::vector<std::byte> mine(t.tensor.nbytes());
+    t.tensor.copy_to_host_bytes(mine.data());
+    std::vector<std::byte> full(static_cast<std::size_t>(layout.padded_numel() / t.elements_per_value) * size);
+    if (units[u]->optimizer_range().count == layout.padded_numel()) {
+      full = mine;
+    } else {
+      engine.shard_group().all_gather(ConstSpan(mine.data(), mine.size()), Span(full.data(), full.size()),
+                                      DType::kU8).wait();
+    }
+    const std::int64_t whole = (layout.numel() + alignment - 1) / alignment * alignment;
+    full.resize(static_cast<std::size_t>(whole / t.elements_per_value) * size);
+    out.push_back(std::move(full));
   }
   return out;
 }

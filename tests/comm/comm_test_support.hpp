@@ -69,6 +69,8 @@ class DTypeBuffer {
       case DType::kBF16: { const std::uint16_t h = f32_to_bf16(v); std::memcpy(p, &h, 2); break; }
       case DType::kF16: { const std::uint16_t h = f32_to_f16(v); std::memcpy(p, &h, 2); break; }
       case DType::kI32: { const auto n = static_cast<std::int32_t>(v); std::memcpy(p, &n, 4); break; }
+      case DType::kI8: { const auto n = static_cast<std::int8_t>(v); std::memcpy(p, &n, 1); break; }
+      case DType::kU8: { const auto n = static_cast<std::uint8_t>(v); std::memcpy(p, &n, 1); break; }
     }
   }
 
@@ -79,6 +81,8 @@ class DTypeBuffer {
       case DType::kBF16: { std::uint16_t h; std::memcpy(&h, p, 2); return bf16_to_f32(h); }
       case DType::kF16: { std::uint16_t h; std::memcpy(&h, p, 2); return f16_to_f32(h); }
       case DType::kI32: { std::int32_t n; std::memcpy(&n, p, 4); return static_cast<float>(n); }
+      case DType::kI8: { std::int8_t n; std::memcpy(&n, p, 1); return static_cast<float>(n); }
+      case DType::kU8: { std::uint8_t n; std::memcpy(&n, p, 1); return static_cast<float>(n); }
     }
     return 0.0f;
   }

@@ -2,7 +2,7 @@
 // every category's peak, the simultaneous peak and the state before and after the step agree — to
 // the byte, and so within the 5% the planner promises — for ZeRO stages 0-3, every
 // activation-checkpointing policy, bf16 parameters and reduce, hybrid groups, prefetch depths,
-// kept parameters and accumulation.
+// kept parameters, accumulation, optimizer offload and 8-bit optimizer state.
 // tessera-test-ranks: 1 2 4
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -63,6 +63,19 @@ TEST(PlanVsEngineTiny, AccumulationPrefetchAndKeptParameters) {
   c.prefetch_units = 1;
   c.reshard_after_forward = false;
   check(c, world);
+}
+
+TEST(PlanVsEngineTiny, OptimizerOffloadAnd8BitState) {
+  MpiCommunicator world(MPI_COMM_WORLD);
+  for (int st = 1; st <= 3; ++st) {
+    PlanConfig c = plan_for("tiny", parse_zero_stage(st), world.size(), 2);
+    c.optimizer.kind = OptimizerKind::kAdamW8bit;
+    c.optimizer.block_size = 256;
+    check(c, world);
+    c.optimizer = {};
+    c.offload.optimizer = OffloadTarget::kCpu;
+    check(c, world);
+  }
 }
 
 TEST(PlanVsEngineTiny, HybridGroups) {

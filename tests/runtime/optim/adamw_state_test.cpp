@@ -67,7 +67,7 @@ TEST(AdamWState, DeclaresItsStateAndResets) {
   ASSERT_EQ(specs.size(), 2u);
   EXPECT_EQ(specs[0].name, "exp_avg");
   EXPECT_EQ(specs[1].name, "exp_avg_sq");
-  EXPECT_EQ(optimizer_state_bytes_per_element(OptimizerKind::kAdamW), 8);
+  EXPECT_EQ(optimizer_state_bytes_per_element(OptimizerConfig{}), 8.0);
   AdamWState state({}, *device, 16, MemoryKind::kPinnedHost);
   EXPECT_EQ(device->memory(MemoryKind::kPinnedHost).current(MemoryCategory::kOptimizerState), 2 * 16 * 4);
   EXPECT_EQ(device->memory().current(MemoryCategory::kOptimizerState), 0);
