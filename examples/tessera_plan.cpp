@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/setting_error.hpp"
+#include "flags/train_gpt_flags.hpp"
 #include "training/batch_plan.hpp"
 #include "planning/memory_plan.hpp"
 #include "planning/plan_report.hpp"
@@ -32,6 +33,7 @@ struct Options {
   PlanConfig config;
   std::optional<std::int64_t> global, micro, accumulation;
   bool recommend = false, timeline = false, detail = false;
+  std::string target = "gpu";
   std::int64_t max_micro = 1024;
   std::string svg;
 };
@@ -80,6 +82,9 @@ std::optional<Options> parse(int argc, char** argv) {
   opt("recommend", po::bool_switch(&o.recommend), "choose precision, micro-batch, checkpointing, offload and "
                                                    "accumulation that fit (needs --device-memory)");
   opt("max-micro-batch", po::value(&o.max_micro)->default_value(o.max_micro), "--recommend: largest micro-batch tried");
+  opt("target", po::value(&o.target)->default_value(o.target),
+      "--recommend: the device the run will use, gpu or cpu (offload is recommended only where the engine runs it: "
+      "the CPU device)");
   opt("svg", po::value(&o.svg), "write a stacked bar chart of stages 0-3 (and the recommendation) to this file");
   opt("timeline", po::bool_switch(&o.timeline), "print the predicted phases of the step");
   opt("detail", po::bool_switch(&o.detail), "print the activations each unit keeps for backward");
@@ -181,9 +186,13 @@ const BatchNames kBatchFlags{"--global-batch", "--micro-batch", "--grad-accum", 
 int run(Options& o) {
   PlanConfig& c = o.config;
   if (o.recommend) {
-    RecommendRequest request{c, o.global, o.max_micro, kBatchFlags};
+    if (o.target != "gpu" && o.target != "cpu") {
+      throw std::invalid_argument("--target '" + o.target + "': use gpu or cpu");
+    }
+    RecommendRequest request{c, o.global, o.max_micro, kBatchFlags, o.target == "cpu"};
     const Recommendation r = recommend(request);
     std::printf("%s\n", r.describe().c_str());
+    if (r.fits) std::printf("command: %s\n\n", train_gpt_command(r.config).c_str());
     std::printf("%s\n", format_plan(r.plan).c_str());
     if (!o.svg.empty()) {
       // Stages 0-3 of the configuration as given (the starting point), then the recommendation.

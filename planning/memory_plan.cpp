@@ -2,6 +2,8 @@
 // step and one profiled step.
 #include "planning/memory_plan.hpp"
 
+#include <algorithm>
+
 #include "comm/loopback/loopback_communicator.hpp"
 #include "planning/model_state.hpp"
 #include "planning/parameter_count_model.hpp"
@@ -86,11 +88,20 @@ MemoryPlan plan_memory(const PlanConfig& config) {
   }
 
   // The step's micro-batches, held by the caller through the step: inputs and targets (B,T) i32.
+  // Micro-steps between the first and the last allocate alike (gradients accumulate, reductions
+  // wait or repeat), so two of them are run — one deferring, one reducing — while the token buffers
+  // of all `accumulation` micro-batches are held, as the caller holds them.
+  const std::int64_t run = std::min<std::int64_t>(config.accumulation, 2);
   std::vector<MicroBatch> batches;
   const Shape tokens{config.micro_batch, config.tokens_per_sample()};
-  for (std::int64_t a = 0; a < config.accumulation; ++a) {
+  for (std::int64_t a = 0; a < run; ++a) {
     batches.push_back({Tensor::empty(*device, tokens, DType::kI32, MemoryCategory::kWorkspace),
                        Tensor::empty(*device, tokens, DType::kI32, MemoryCategory::kWorkspace)});
+  }
+  Tensor others;  // the token buffers of the micro-batches not run: 2 per micro-batch
+  if (config.accumulation > run) {
+    others = Tensor::empty(*device, {2 * (config.accumulation - run), config.micro_batch, config.tokens_per_sample()},
+                           DType::kI32, MemoryCategory::kWorkspace);
   }
   Trainer trainer(engine);
   trainer.train_step(batches, 1e-4f);  // records the unit order prefetching follows afterwards

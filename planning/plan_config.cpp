@@ -111,4 +111,33 @@ ShardingConfig PlanConfig::sharding_config() const {
   return c;
 }
 
+std::vector<PlanSetting> PlanConfig::training_settings() const {
+  std::vector<PlanSetting> out;
+  if (model.gpt) {
+    const GptConfig& g = *model.gpt;
+    out.push_back({"model.layers", std::to_string(g.layers)});
+    out.push_back({"model.channels", std::to_string(g.channels)});
+    out.push_back({"model.heads", std::to_string(g.heads)});
+    out.push_back({"model.vocab_size", std::to_string(g.vocab_size)});
+    out.push_back({"model.seq_len", std::to_string(tokens_per_sample())});
+  }
+  out.push_back({"sharding.stage", std::to_string(zero_stage_number(stage))});
+  if (hybrid_group > 0) out.push_back({"sharding.hybrid_group", std::to_string(hybrid_group)});
+  out.push_back({"precision.param_dtype", dtype_name(precision.param_dtype)});
+  out.push_back({"precision.reduce_dtype", dtype_name(precision.reduce_dtype)});
+  if (optimizer.kind != OptimizerKind::kAdamW) out.push_back({"optimizer.kind", optimizer_kind_name(optimizer.kind)});
+  out.push_back({"batch.micro", std::to_string(micro_batch)});
+  out.push_back({"batch.accumulation", std::to_string(accumulation)});
+  if (checkpointing.kind != CheckpointPolicyKind::kNone) out.push_back({"recompute.policy", checkpointing.to_string()});
+  if (offload.optimizer != OffloadTarget::kNone) {
+    out.push_back({"sharding.offload.optimizer", offload_target_name(offload.optimizer)});
+  }
+  if (offload.parameters != OffloadTarget::kNone) {
+    out.push_back({"sharding.offload.parameters", offload_target_name(offload.parameters)});
+  }
+  if (prefetch_units != 1) out.push_back({"sharding.prefetch_units", std::to_string(prefetch_units)});
+  if (!reshard_after_forward) out.push_back({"sharding.reshard_after_forward", "false"});
+  return out;
+}
+
 }  // namespace tessera

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "planning/model_spec.hpp"
 #include "precision/mixed_precision.hpp"
@@ -19,6 +20,12 @@ namespace tessera {
 // Parses a comma-separated list of "optimizer" / "params" with an optional ":cpu" (default) or
 // ":nvme", or "none". Throws SettingError("plan.offload").
 OffloadConfig parse_offload(const std::string& text);
+
+// One training setting of a plan, in the library's name ("sharding.stage") with its value ("3").
+struct PlanSetting {
+  std::string setting;
+  std::string value;
+};
 
 struct PlanConfig {
   ModelSpec model;
@@ -51,6 +58,9 @@ struct PlanConfig {
   // The engine's settings for this plan. NVMe offload is run as host offload (the device sees the
   // same bytes leave; MemoryPlan reports where they would live).
   ShardingConfig sharding_config() const;
+  // The settings a training run needs to run this plan (model, batch, sharding, precision,
+  // optimizer, recomputation, offload), for a program to print as its command line.
+  std::vector<PlanSetting> training_settings() const;
 };
 
 }  // namespace tessera

@@ -132,7 +132,37 @@ std::string format_plan(const MemoryPlan& plan) {
                               plan.offloaded.current_of(MemoryCategory::kParameters) +
                               plan.offloaded.current_of(MemoryCategory::kOptimizerState) - formula.total()) +
          ")\n";
+  if (plan.has_step) out += format_rule_of_thumb(plan);
   return out;
+}
+
+std::string format_rule_of_thumb(const MemoryPlan& plan) {
+  // Model + Optimizer + max(Gradients + optimizer intermediates, Activations), on this device.
+  // Tessera's optimizers update in place: their intermediates are nil.
+  const std::int64_t model = plan.peak(MemoryCategory::kParameters);
+  const std::int64_t optimizer = plan.peak(MemoryCategory::kOptimizerState);
+  const std::int64_t gradients = plan.peak(MemoryCategory::kGradients);
+  const std::int64_t activations = plan.peak(MemoryCategory::kActivations);
+  const std::int64_t estimate = model + optimizer + std::max(gradients, activations);
+  const std::int64_t left_out = plan.peak(MemoryCategory::kCommBuffers) + plan.peak(MemoryCategory::kWorkspace);
+  const std::int64_t exact = plan.peak_total();
+  const std::int64_t overlap = exact - estimate - left_out;
+  std::string out = "rule of thumb: model " + format_decimal_bytes(model) + " + optimizer " +
+                    format_decimal_bytes(optimizer) + " + max(gradients " + format_decimal_bytes(gradients) +
+                    " + optimizer intermediates 0 B, activations " + format_decimal_bytes(activations) +
+                    ") = " + format_decimal_bytes(estimate) + "; the exact simultaneous peak is " +
+                    format_decimal_bytes(exact) + printf_string(" (%+.0f%%): ", 100.0 * static_cast<double>(exact - estimate) /
+                                                                                   static_cast<double>(std::max<std::int64_t>(estimate, 1)));
+  out += "the rule leaves out communication buffers and workspace (" + format_decimal_bytes(left_out) + ")";
+  if (overlap > 0) {
+    out += ", and takes gradients and activations as peaking apart while " + format_decimal_bytes(overlap) +
+           " more of them are alive together at the peak (gradients fill up during backward while activations are "
+           "still held)";
+  } else if (overlap < 0) {
+    out += ", and the categories peak at different moments (" + format_decimal_bytes(-overlap) +
+           " of their peaks are never alive at once)";
+  }
+  return out + "\n";
 }
 
 std::string format_activation_breakdown(const MemoryPlan& plan) {

@@ -18,6 +18,11 @@ std::string format_decimal_bytes(std::int64_t bytes);  // "28.00 GB", "512.00 MB
 // the device budget and whether it fits, offloaded state, the ZeRO formula of the model state.
 std::string format_plan(const MemoryPlan& plan);
 
+// The rule of thumb Total = Model + Optimizer + max(Gradients + optimizer intermediates,
+// Activations) computed from the plan's category peaks, beside the exact simultaneous peak, with
+// why they differ (left-out categories, gradients and activations alive together).
+std::string format_rule_of_thumb(const MemoryPlan& plan);
+
 // Activations kept from forward to backward by unit, from the predicted timeline; consecutive
 // units keeping the same bytes are grouped ("h.0 .. h.11: 37.75 MB each").
 std::string format_activation_breakdown(const MemoryPlan& plan);

@@ -1,5 +1,5 @@
-// recommend: bf16, largest micro-batch, then checkpointing, optimizer offload, parameter offload,
-// then accumulation for the target global batch.
+// recommend: bf16, ZeRO 1-2, checkpointing, ZeRO-3, offload where it runs, checkpointing to grow the
+// micro-batch, then accumulation for the target global batch.
 #include "planning/recommend.hpp"
 
 #include <stdexcept>
@@ -55,12 +55,33 @@ MemoryCategory largest_category(const MemoryPlan& p) {
   return best;
 }
 
+// One move of the walk: apply `change` to the config, find the largest micro-batch, and record the
+// step with the reason (`why` gets the state before the change) and the new peak of micro 1.
+struct Walk {
+  PlanConfig config;
+  std::int64_t cap = 1;
+  MemoryPlan first;  // the plan of micro 1 at the current config
+  std::int64_t micro = 0;
+  std::vector<RecommendStep> steps;
+
+  void start() { micro = largest_micro(config, cap, first); }
+  template <class Change>
+  void take(const std::string& decision, const std::string& why, Change change) {
+    const std::string before = need_vs_budget(first);
+    change(config);
+    micro = largest_micro(config, cap, first);
+    steps.push_back({decision, why + " " + before + (micro > 0 ? "; now micro " + std::to_string(micro) + " fits" : ""),
+                     first.peak_total()});
+  }
+};
+
 }  // namespace
 
 std::string Recommendation::describe() const {
   std::string s = fits ? "recommended: " + config.describe() + "\n" : "no configuration fits\n";
   for (std::size_t i = 0; i < steps.size(); ++i) {
-    s += "  " + std::to_string(i + 1) + ". " + steps[i].decision + " — " + steps[i].reason + "\n";
+    s += "  " + std::to_string(i + 1) + ". " + steps[i].decision + " (peak " + bytes(steps[i].peak) + ") — " +
+         steps[i].reason + "\n";
   }
   if (!fits) s += "  why: " + failure + "\n";
   if (fits && batch) s += "  " + batch->describe() + "\n";
@@ -86,69 +107,98 @@ Recommendation recommend(const RecommendRequest& request) {
                   request.batch_names});
     }
     cap = std::min(cap, g / ranks);
+    // The caller holds every micro-batch's inputs and targets (i32) through the step: the global
+    // batch sets that floor whatever else is chosen.
+    const std::int64_t tokens = g / ranks * request.base.tokens_per_sample() * 2 * 4;
+    if (tokens >= request.base.device_memory - request.base.reserved) {
+      Recommendation r;
+      r.config = request.base;
+      r.failure = "the step's token buffers alone (inputs and targets of the " + std::to_string(g / ranks) +
+                  " sequences per rank of global batch " + std::to_string(g) + ") take " + bytes(tokens) + ", " +
+                  bytes(request.base.device_memory - request.base.reserved) +
+                  " available: lower the global batch or use more ranks";
+      return r;
+    }
+  }
+
+  Walk w;
+  w.config = request.base;
+  w.config.precision.param_dtype = DType::kBF16;
+  w.config.precision.reduce_dtype = DType::kBF16;
+  w.config.grad_dtype = DType::kF32;
+  w.config.accumulation = 1;
+  w.config.checkpointing = CheckpointPolicy::none();
+  w.config.offload = OffloadConfig{};
+  w.cap = cap;
+  w.start();
+  w.steps.push_back({"bf16 parameters, bf16 gradient reduce",
+                     "start from bf16: stored parameters and gradient traffic take 2 bytes; master weights, optimizer "
+                     "state and gradient accumulation stay f32" +
+                         std::string(w.micro > 0 ? "; micro " + std::to_string(w.micro) + " fits" : ""),
+                     w.first.peak_total()});
+  // Cheap stages first: sharding optimizer state and gradients adds no communication.
+  for (ZeroStage stage : {ZeroStage::kStage1, ZeroStage::kStage2}) {
+    if (w.micro > 0 || zero_stage_number(w.config.stage) >= zero_stage_number(stage)) continue;
+    w.take("ZeRO-" + std::to_string(zero_stage_number(stage)),
+           stage == ZeroStage::kStage1 ? "shard the optimizer state (no extra communication):"
+                                       : "shard the gradients too (still no extra communication):",
+           [stage](PlanConfig& c) { c.stage = stage; });
+  }
+  if (w.micro == 0) {
+    w.take("activation checkpointing: blocks", "every block keeps only its input and recomputes in backward:",
+           [](PlanConfig& c) { c.checkpointing = CheckpointPolicy::by_type("TransformerBlock"); });
+  }
+  if (w.micro == 0 && w.config.stage != ZeroStage::kStage3) {
+    w.take("ZeRO-3 (shard parameters)", "gather each unit's parameters as it runs:",
+           [](PlanConfig& c) { c.stage = ZeroStage::kStage3; });
+  }
+  if (w.micro == 0 && request.offload_runs) {
+    w.take("offload optimizer state to host memory", "the f32 master and the optimizer state leave the device:",
+           [](PlanConfig& c) { c.offload.optimizer = OffloadTarget::kCpu; });
+  }
+  if (w.micro == 0 && request.offload_runs) {
+    w.take("offload parameters to host memory",
+           "the parameter shard leaves the device and units are gathered from it as they run:",
+           [](PlanConfig& c) { c.offload.parameters = OffloadTarget::kCpu; });
   }
 
   Recommendation r;
-  PlanConfig c = request.base;
-  c.precision.param_dtype = DType::kBF16;
-  c.precision.reduce_dtype = DType::kBF16;
-  c.grad_dtype = DType::kF32;
-  c.accumulation = 1;
-  c.checkpointing = CheckpointPolicy::none();
-  c.offload = OffloadConfig{};
-  r.steps.push_back({"bf16 parameters, bf16 gradient reduce",
-                     "start from bf16: stored parameters and gradient traffic take 2 bytes; master weights, Adam m, v "
-                     "and gradient accumulation stay f32"});
-
-  MemoryPlan first;
-  std::int64_t micro = largest_micro(c, cap, first);
-  if (micro == 0) {
-    const std::string before = need_vs_budget(first);
-    c.checkpointing = CheckpointPolicy::by_type("TransformerBlock");
-    micro = largest_micro(c, cap, first);
-    r.steps.push_back({"activation checkpointing: blocks",
-                       "without it " + before + "; with every block checkpointed the blocks keep only their inputs " +
-                           (micro > 0 ? "and micro " + std::to_string(micro) + " fits" : "but it is not enough")});
-  }
-  if (micro == 0) {
-    const std::string before = need_vs_budget(first);
-    c.offload.optimizer = OffloadTarget::kCpu;
-    micro = largest_micro(c, cap, first);
-    r.steps.push_back({"offload optimizer state to the CPU",
-                       "with checkpointing " + before + "; the f32 master and the optimizer state (" +
-                           bytes(first.offloaded.current_of(MemoryCategory::kOptimizerState)) +
-                           " per rank) move to host memory (the engine runs this on the CPU device; GPU offload "
-                           "is not built yet)"});
-  }
-  if (micro == 0 && c.stage != ZeroStage::kStage3) {
-    const std::string before = need_vs_budget(first);
-    c.stage = ZeroStage::kStage3;
-    micro = largest_micro(c, cap, first);
-    r.steps.push_back({"ZeRO-3 (shard parameters)",
-                       "with the optimizer offloaded " + before + "; parameter offload needs sharded parameters" +
-                           std::string(micro > 0 ? ", and sharding them already fits" : "")});
-  }
-  if (micro == 0) {
-    const std::string before = need_vs_budget(first);
-    c.offload.parameters = OffloadTarget::kCpu;
-    micro = largest_micro(c, cap, first);
-    r.steps.push_back({"offload parameters to the CPU",
-                       "with ZeRO-3 and the optimizer offloaded " + before +
-                           "; the parameter shard moves to host memory and units are gathered from it as they run "
-                           "(the CPU device runs this; GPU offload is not built yet)"});
-  }
-  if (micro == 0) {
-    r.config = c;
-    r.plan = first;
-    const MemoryCategory big = largest_category(first);
-    r.failure = "even with checkpointing and optimizer and parameter offload, " + need_vs_budget(first) +
-                "; the largest part is " + memory_category_name(big) + " (" + bytes(first.peak(big)) +
-                "): use more ranks, a device with more memory, a shorter sequence or a smaller model";
+  if (w.micro == 0) {
+    r.config = w.config;
+    r.plan = w.first;
+    r.steps = w.steps;
+    const MemoryCategory big = largest_category(w.first);
+    r.failure = std::string(request.offload_runs ? "even with ZeRO-3, checkpointing and optimizer and parameter offload"
+                                                 : "even with ZeRO-3 and checkpointing (offload, the next step, does "
+                                                   "not run on this target yet)") +
+                ", " + need_vs_budget(w.first) + "; the largest part is " + memory_category_name(big) + " (" +
+                bytes(w.first.peak(big)) + "): use more ranks, a device with more memory, a shorter sequence or a "
+                "smaller model";
     return r;
   }
 
-  // Accumulation for the target global batch; the micro-batch must divide the per-rank batch.
+  // With a target batch to reach, recomputation that lets the micro-batch grow saves accumulation.
+  if (request.target_global_batch && w.micro < cap && w.config.checkpointing.kind == CheckpointPolicyKind::kNone) {
+    PlanConfig with = w.config;
+    with.checkpointing = CheckpointPolicy::by_type("TransformerBlock");
+    MemoryPlan first;
+    const std::int64_t grown = largest_micro(with, cap, first);
+    if (grown > w.micro) {
+      const std::int64_t per_rank = *request.target_global_batch / ranks;
+      w.steps.push_back({"activation checkpointing: blocks, to grow the micro-batch",
+                         "micro " + std::to_string(w.micro) + " fits without it, micro " + std::to_string(grown) +
+                             " with it: accumulation " + std::to_string((per_rank + w.micro - 1) / w.micro) +
+                             " -> " + std::to_string((per_rank + grown - 1) / grown) + " (fewer, larger steps)",
+                         first.peak_total()});
+      w.config = with;
+      w.micro = grown;
+    }
+  }
+
+  PlanConfig& c = w.config;
+  std::int64_t micro = w.micro;
   if (request.target_global_batch) {
+    // Accumulation for the target global batch; the micro-batch must divide the per-rank batch.
     const std::int64_t per_rank = *request.target_global_batch / ranks;
     const std::int64_t fitting = micro;
     while (per_rank % micro != 0) --micro;
@@ -163,35 +213,42 @@ Recommendation recommend(const RecommendRequest& request) {
     } else if (micro == cap && cap < request.max_micro_batch) {
       why = "the whole per-rank batch fits";
     }
-    r.steps.push_back({"micro-batch " + std::to_string(micro), why});
-    r.steps.push_back({"accumulation " + std::to_string(c.accumulation),
+    r.plan = plan_memory(c);
+    w.steps.push_back({"micro-batch " + std::to_string(micro), why, r.plan.peak_total()});
+    w.steps.push_back({"accumulation " + std::to_string(c.accumulation),
                        "micro " + std::to_string(micro) + " x ranks " + std::to_string(ranks) + " x accumulation " +
                            std::to_string(c.accumulation) + " = global " +
-                           std::to_string(*request.target_global_batch)});
+                           std::to_string(*request.target_global_batch),
+                       r.plan.peak_total()});
   } else {
     c.micro_batch = micro;
     r.batch = plan_batch({std::nullopt, micro, 1, ranks, c.tokens_per_sample(), kDefaultMicroBatch, request.batch_names});
-    r.steps.push_back({"micro-batch " + std::to_string(micro),
-                       micro == cap ? "the largest tried (--max-micro-batch " + std::to_string(cap) + ")"
-                                    : "largest that fits; no target global batch, so accumulation 1"});
-  }
-  r.config = c;
-  r.plan = plan_memory(c);
-  // The step's micro-batches all exist at once: with a long accumulation their tokens may tip it over.
-  while (!r.plan.fits() && c.micro_batch > 1) {
-    const std::int64_t per_rank = c.micro_batch * c.accumulation;
-    do {
-      --c.micro_batch;
-    } while (per_rank % c.micro_batch != 0);
-    c.accumulation = per_rank / c.micro_batch;
     r.plan = plan_memory(c);
-    r.config = c;
-    r.steps.push_back({"micro-batch " + std::to_string(c.micro_batch) + " x accumulation " +
+    w.steps.push_back({"micro-batch " + std::to_string(micro),
+                       micro == cap ? "the largest tried (--max-micro-batch " + std::to_string(cap) + ")"
+                                    : "largest that fits; no target global batch, so accumulation 1",
+                       r.plan.peak_total()});
+  }
+  // The step's micro-batches all exist at once: with a long accumulation their tokens may tip it over.
+  if (!r.plan.fits() && c.micro_batch > 1) {
+    const std::int64_t per_rank = c.micro_batch * c.accumulation;
+    while (!r.plan.fits() && c.micro_batch > 1) {
+      do {
+        --c.micro_batch;
+      } while (per_rank % c.micro_batch != 0);
+      c.accumulation = per_rank / c.micro_batch;
+      r.plan = plan_memory(c);
+    }
+    w.steps.push_back({"micro-batch " + std::to_string(c.micro_batch) + " x accumulation " +
                            std::to_string(c.accumulation),
-                       "the step's token buffers of every micro-batch did not fit beside the rest"});
+                       "the step's token buffers of every micro-batch did not fit beside the rest at a larger "
+                       "micro-batch",
+                       r.plan.peak_total()});
     r.batch = plan_batch({std::nullopt, c.micro_batch, c.accumulation, ranks, c.tokens_per_sample(), kDefaultMicroBatch,
                           request.batch_names});
   }
+  r.config = c;
+  r.steps = w.steps;
   r.fits = r.plan.fits();
   if (!r.fits) r.failure = need_vs_budget(r.plan);
   return r;

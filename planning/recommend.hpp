@@ -1,13 +1,20 @@
-// recommend: the memory-tuning flow people follow by hand, automated over plan_memory.
-//   1. bf16 parameters and bf16 gradient reduce (master, Adam state and accumulation stay f32);
-//      the largest micro-batch that fits.
-//   2. If not even micro 1 fits: activation checkpointing of every block ("blocks").
-//   3. If still not: optimizer state offloaded to the CPU.
-//   4. If still not: parameters sharded (ZeRO-3) if they were not, then offloaded to the CPU.
-//   5. Accumulation so that micro x ranks x accumulation hits the target global batch (the micro
+// recommend: the memory-tuning walk people follow by hand, automated over plan_memory — and only
+// towards what the engine runs. Starting from the configuration given:
+//   1. bf16 parameters and bf16 gradient reduce (master, optimizer state and accumulation stay
+//      f32).
+//   2. If micro 1 does not fit: a higher ZeRO stage, 1 then 2 (optimizer state, then gradients
+//      sharded: no extra communication).
+//   3. Then activation checkpointing of every block.
+//   4. Then ZeRO-3 (parameters sharded, gathered per unit).
+//   5. Then — only where the engine runs it on the target (RecommendRequest::offload_runs) —
+//      optimizer state offloaded to host memory, then the parameter shard.
+//   6. When micro 1 fits but a target global batch needs accumulation, activation checkpointing is
+//      taken if it lets the micro-batch grow (fewer accumulation steps).
+//   7. Accumulation so that micro x ranks x accumulation hits the target global batch (the micro
 //      batch is lowered to a divisor of the per-rank batch when needed).
-// Every decision comes with its reason, in numbers. When nothing fits, the result says why and what
-// the floor is. Offload is modelled only (the engine has no offload yet).
+// Every step comes with its reason and its predicted peak, in numbers; the result is a
+// configuration (and its settings, which a program prints as a command line). When nothing fits,
+// the result says why and what the floor is.
 #pragma once
 
 #include <cstdint>
@@ -15,23 +22,28 @@
 #include <string>
 #include <vector>
 
-#include "training/batch_plan.hpp"
 #include "planning/memory_plan.hpp"
+#include "training/batch_plan.hpp"
 
 namespace tessera {
 
 struct RecommendRequest {
-  // Model, ranks, stage, hybrid group, seq_len, prefetch, device memory (required) and reserve are
-  // taken from here; precision, micro-batch, accumulation, checkpointing and offload are chosen.
+  // Model, ranks, stage, hybrid group, seq_len, prefetch, optimizer, device memory (required) and
+  // reserve are taken from here; precision, stage, micro-batch, accumulation, checkpointing and
+  // offload are chosen.
   PlanConfig base;
   std::optional<std::int64_t> target_global_batch;  // sequences per optimizer step, all ranks
   std::int64_t max_micro_batch = 1024;               // largest micro-batch tried
   BatchNames batch_names;                            // how batch-plan messages name the values
+  // The engine runs offload to host memory on the target device (the CPU device does; a GPU
+  // device does not yet), so the walk may end with it.
+  bool offload_runs = false;
 };
 
 struct RecommendStep {
-  std::string decision;  // "activation checkpointing: blocks"
-  std::string reason;    // "micro 1 needs 92.1 GB with checkpointing none, 80.0 GB available"
+  std::string decision;   // "activation checkpointing: blocks"
+  std::string reason;     // "micro 1 needs 92.1 GB with checkpointing none, 80.0 GB available"
+  std::int64_t peak = 0;  // predicted simultaneous peak per rank after this step
 };
 
 struct Recommendation {
@@ -42,10 +54,11 @@ struct Recommendation {
   std::vector<RecommendStep> steps;
   std::string failure;  // why nothing fits (when !fits)
 
-  std::string describe() const;  // the chosen config and the reason for each step, one per line
+  std::string describe() const;  // the chosen config and each step with its reason and peak
 };
 
-// Throws std::invalid_argument when base.device_memory is 0 or the configuration is invalid.
+// Throws SettingError / std::invalid_argument when base.device_memory is 0 or the configuration is
+// invalid.
 Recommendation recommend(const RecommendRequest& request);
 
 }  // namespace tessera

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "runtime/event.hpp"
+#include "runtime/memory_budget.hpp"
 #include "runtime/memory_kind.hpp"
 #include "runtime/memory_space.hpp"
 #include "runtime/memory_tracker.hpp"
@@ -72,6 +73,10 @@ class Device {
   virtual void synchronize() = 0;
 
   virtual const Kernels& kernels() const = 0;
+
+  // How much more memory this device can give the process (both memory kinds: on the CPU they are
+  // the same host memory). Unknown by default.
+  virtual MemoryBudget memory_budget() const { return {}; }
 
   MemoryTracker& memory(MemoryKind kind = MemoryKind::kDevice) { return memory_[static_cast<std::size_t>(kind)]; }
   const MemoryTracker& memory(MemoryKind kind = MemoryKind::kDevice) const {

@@ -99,6 +99,9 @@ class Kernels {
   // gathers several results and copies them to the host once).
   // out (1) f64 = sum of squares of x (n) in double, with a reduction order independent of thread
   // count and of x's alignment. n == 0 writes 0.
+  // Sum of x (n) in double, written to out (one double in device memory). The CPU adds in index
+  // order (the loss of a batch: n is its rows).
+  virtual void sum(const float* x, std::int64_t n, double* out) const = 0;
   virtual void sum_squares(const float* x, std::int64_t n, double* out) const = 0;
   // out (1) i32 = 1 when any element of x (n) is inf or nan, else 0.
   virtual void has_non_finite(const float* x, std::int64_t n, std::int32_t* out) const = 0;

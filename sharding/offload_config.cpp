@@ -1,6 +1,8 @@
 // Offload target names and the description of an OffloadConfig.
 #include "sharding/offload_config.hpp"
 
+#include "core/setting_error.hpp"
+
 namespace tessera {
 
 const char* offload_target_name(OffloadTarget target) {
@@ -10,6 +12,13 @@ const char* offload_target_name(OffloadTarget target) {
     case OffloadTarget::kNvme: return "nvme";
   }
   return "?";
+}
+
+OffloadTarget parse_offload_target(const std::string& text, const std::string& setting) {
+  if (text == "none") return OffloadTarget::kNone;
+  if (text == "cpu") return OffloadTarget::kCpu;
+  if (text == "nvme") return OffloadTarget::kNvme;
+  throw SettingError(setting, text, "use none, cpu or nvme");
 }
 
 std::string OffloadConfig::to_string() const {

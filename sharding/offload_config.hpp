@@ -12,6 +12,8 @@ namespace tessera {
 
 enum class OffloadTarget { kNone, kCpu, kNvme };
 const char* offload_target_name(OffloadTarget target);  // "none", "cpu", "nvme"
+// "none", "cpu", "nvme"; anything else throws SettingError naming `setting`.
+OffloadTarget parse_offload_target(const std::string& text, const std::string& setting);
 
 struct OffloadConfig {
   OffloadTarget optimizer = OffloadTarget::kNone;

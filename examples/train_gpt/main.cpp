@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "checkpointing/training_checkpointer.hpp"
+#include "comm/host_collectives.hpp"
+#include "planning/preflight.hpp"
 #include "training/batch_plan.hpp"
 #include "launch/run_distributed.hpp"
 #include "runtime/recompute/activation_checkpointing.hpp"
@@ -28,6 +30,7 @@
 #include "runtime/optim/lr_schedule.hpp"
 #include "sharding/sharded_engine.hpp"
 #include "training/trainer.hpp"
+#include "flags/train_gpt_flags.hpp"
 #include "train_options.hpp"
 
 namespace tessera {
@@ -96,7 +99,55 @@ ShardingConfig sharding_config(const TrainOptions& o) {
   c.optimizer.adamw.weight_decay = static_cast<float>(o.weight_decay);
   c.optimizer.kind = parse_optimizer_kind(o.optimizer);
   c.optimizer.block_size = o.optimizer_block;
+  c.offload.optimizer = parse_offload_target(o.offload_optimizer, "sharding.offload.optimizer");
+  c.offload.parameters = parse_offload_target(o.offload_params, "sharding.offload.parameters");
   return c;
+}
+
+// The planner's view of this run, for the pre-flight memory check.
+PlanConfig plan_config_of(const GptConfig& gpt, const ShardingConfig& s, const BatchPlan& plan,
+                          const CheckpointPolicy& checkpointing) {
+  PlanConfig c;
+  c.model = ModelSpec{"train_gpt", gpt, 0};
+  c.seq_len = plan.seq_len;
+  c.precision = s.precision;
+  c.optimizer = s.optimizer;
+  c.stage = s.stage;
+  c.ranks = plan.ranks;
+  c.hybrid_group = s.hybrid_group;
+  c.micro_batch = plan.micro;
+  c.accumulation = plan.accumulation;
+  c.checkpointing = checkpointing;
+  c.offload = s.offload;
+  c.prefetch_units = s.prefetch_units;
+  c.reshard_after_forward = s.reshard_after_forward;
+  return c;
+}
+
+// Before anything is allocated: does this rank's predicted peak fit its device? Every rank checks;
+// the first that does not prints the prediction and the advisor's suggestion. Returns false when any
+// rank does not fit.
+bool memory_fits(const PlanConfig& config, Device& device, int local_ranks, Communicator& world) {
+  const bool host = device.memory_space() == MemorySpace::kHost;
+  PreflightOptions options;
+  options.sharers = local_ranks;
+  options.host_memory = host;
+  options.offload_runs = host;
+  const PreflightCheck check = preflight_memory_check(config, device.memory_budget(), options);
+  const std::vector<int> fits = all_gather_values(world, check.fits ? 1 : 0);
+  const auto first_failing = std::find(fits.begin(), fits.end(), 0);
+  if (first_failing == fits.end()) {
+    if (world.rank() == 0) std::printf("memory check: %s\n", check.summary().c_str());
+    return true;
+  }
+  if (world.rank() == static_cast<int>(first_failing - fits.begin())) {
+    std::fprintf(stderr, "rank %d: %s", world.rank(), check.report().c_str());
+    if (check.recommendation && check.recommendation->fits) {
+      std::fprintf(stderr, "try: %s (with your other options)\n", train_gpt_command(check.recommendation->config).c_str());
+    }
+    std::fflush(stderr);
+  }
+  return false;
 }
 
 CheckpointOptions checkpoint_options(const TrainOptions& o) {
@@ -129,7 +180,7 @@ int train(DistributedContext& dist) {
   request.accumulation = o.grad_accum;
   request.data_parallel_ranks = world.size();
   request.seq_len = o.seq_len;
-  request.names = train_batch_names();
+  request.names = train_gpt_batch_names();
   const BatchPlan plan = plan_batch(request);
 
   const TokenDataset train_data(o.data);
@@ -147,10 +198,14 @@ int train(DistributedContext& dist) {
   config.layers = o.layers;
   config.heads = o.heads;
   config.channels = o.dim;
+  const CheckpointPolicy recompute = parse_checkpoint_policy(o.activation_checkpointing);
+  const ShardingConfig sharding = sharding_config(o);
+  if (!o.no_memory_check && !memory_fits(plan_config_of(config, sharding, plan, recompute), *device, local_ranks, world)) {
+    return 3;
+  }
   Gpt model(config);
-  const std::vector<std::string> wrapped =
-      apply_activation_checkpointing(model, parse_checkpoint_policy(o.activation_checkpointing));
-  ShardedEngine engine(model, *device, world, sharding_config(o), o.seed);
+  const std::vector<std::string> wrapped = apply_activation_checkpointing(model, recompute);
+  ShardedEngine engine(model, *device, world, sharding, o.seed);
   Trainer trainer(engine);
   std::optional<MemoryProfiler> profiler;  // --memory-profile: samples every train step's phases
   if (!o.memory_profile.empty()) profiler.emplace(device->memory());
@@ -272,6 +327,6 @@ int train(DistributedContext& dist) {
 int main(int argc, char** argv) {
   tessera::reexec_with_better_blas_core(argv);
   return tessera::run_distributed(argc, argv, [](tessera::DistributedContext& dist) {
-    return tessera::reword_setting_errors(tessera::train_setting_names(), [&] { return tessera::train(dist); });
+    return tessera::reword_setting_errors(tessera::train_gpt_setting_names(), [&] { return tessera::train(dist); });
   });
 }

@@ -23,29 +23,6 @@ void require_positive(std::int64_t value, const char* option) {
 
 }  // namespace
 
-const SettingNames& train_setting_names() {
-  static const SettingNames names{{"sharding.stage", "--zero"},
-                                  {"sharding.hybrid_group", "--hybrid-group"},
-                                  {"sharding.prefetch_units", "--prefetch"},
-                                  {"sharding.grad_clip", "--grad-clip"},
-                                  {"precision.param_dtype", "--param-dtype"},
-                                  {"precision.reduce_dtype", "--reduce-dtype"},
-                                  {"model.vocab_size", "--vocab"},
-                                  {"model.seq_len", "--seq-len"},
-                                  {"model.layers", "--layers"},
-                                  {"model.heads", "--heads"},
-                                  {"model.channels", "--dim"},
-                                  {"optimizer.kind", "--optimizer"},
-                                  {"optimizer.block_size", "--optimizer-block"},
-                                  {"checkpoint.dir", "--checkpoint-dir"},
-                                  {"checkpoint.save_every", "--save-every"},
-                                  {"checkpoint.keep_last", "--keep-last"},
-                                  {"checkpoint.compression", "--checkpoint-compression"}};
-  return names;
-}
-
-BatchNames train_batch_names() { return {"--global-batch", "--micro-batch", "--grad-accum", "--seq-len"}; }
-
 std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool print_help) {
   TrainOptions o;
   po::options_description data("Data");
@@ -75,6 +52,11 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("param-dtype", po::value(&o.param_dtype)->default_value(o.param_dtype), "stored/gathered parameters: f32, bf16, f16")
       ("reduce-dtype", po::value(&o.reduce_dtype)->default_value(o.reduce_dtype), "gradient collectives: f32, bf16, f16")
       ("prefetch", po::value(&o.prefetch)->default_value(o.prefetch), "ZeRO-3: parameter gathers issued ahead")
+      ("offload-optimizer", po::value(&o.offload_optimizer)->default_value(o.offload_optimizer),
+       "keep the f32 master and optimizer state in host memory: none or cpu (the CPU device runs it; nvme is "
+       "planned only)")
+      ("offload-params", po::value(&o.offload_params)->default_value(o.offload_params),
+       "ZeRO-3: keep the parameter shard in host memory: none or cpu")
       ("reshard-after-forward", po::value(&o.reshard_after_forward)->default_value(o.reshard_after_forward),
        "ZeRO-3: free gathered parameters after each unit's forward (true|false)");
   po::options_description train("Training");
@@ -121,6 +103,8 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("memory-profile", po::value(&o.memory_profile),
        "write each rank's memory by category at every phase of every step to DIR (CSV) with an SVG chart of "
        "the second step, and warn when memory grows between steps")
+      ("no-memory-check", po::bool_switch(&o.no_memory_check),
+       "start without the pre-flight check that the predicted peak memory fits")
       ("help,h", "print this help");
   po::options_description all("train_gpt: train a GPT on a token file\nUsage: train_gpt [options]");
   all.add(data).add(model).add(batch).add(train).add(sharding).add(checkpoints).add(output);

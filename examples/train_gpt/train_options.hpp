@@ -6,8 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "core/setting_error.hpp"
-#include "training/batch_plan.hpp"
 
 namespace tessera {
 
@@ -30,6 +28,7 @@ struct TrainOptions {
   // sharding
   int zero = 0, hybrid_group = 0, prefetch = 1;
   std::string param_dtype = "f32", reduce_dtype = "f32";
+  std::string offload_optimizer = "none", offload_params = "none";  // none | cpu | nvme
   bool reshard_after_forward = true;
   // checkpoints (checkpointing/training_checkpointer.hpp)
   std::string checkpoint_dir, resume, init_from, checkpoint_compression = "none";
@@ -40,11 +39,8 @@ struct TrainOptions {
   std::int64_t log_every = 20, eval_every = 200, eval_batches = 4, sample_tokens = 300;
   double temperature = 0.8;
   std::string memory_profile;  // directory for the per-rank memory timeline; empty: off
+  bool no_memory_check = false;  // skip the pre-flight memory check
 };
-
-// How train_gpt spells the library settings it exposes (for SettingError and batch-plan messages).
-const SettingNames& train_setting_names();
-BatchNames train_batch_names();
 
 // Parses argv. Returns std::nullopt when --help was asked for (printed when `print_help`). Throws
 // std::invalid_argument with a message naming the option and what to change on bad input.

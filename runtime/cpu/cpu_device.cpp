@@ -11,6 +11,7 @@
 #include <string>
 
 #include "runtime/cpu/host_copy.hpp"
+#include "runtime/cpu/host_memory_budget.hpp"
 #include "runtime/device_registry.hpp"
 
 namespace tessera {
@@ -125,5 +126,7 @@ void set_cpu_threads(int threads) {
 }
 
 int cpu_threads() { return omp_get_max_threads(); }
+
+MemoryBudget CpuDevice::memory_budget() const { return host_memory_budget(); }
 
 }  // namespace tessera

@@ -41,6 +41,8 @@ class CpuDevice final : public Device {
   Stream& stream(StreamRole role) override;
   void synchronize() override;
   const Kernels& kernels() const override { return kernels_; }
+  // The host's: process limits, and MemAvailable or the cgroup's remaining memory.
+  MemoryBudget memory_budget() const override;
 
  private:
   // `stream` as one of this device's streams; throws std::invalid_argument naming `what` otherwise.

@@ -37,6 +37,7 @@ class CpuKernels final : public Kernels {
                              std::int64_t n, std::int64_t v) const override;
   void cross_entropy_backward(float* dlogits, const float* logits, const float* lse, const std::int32_t* targets,
                               float dloss, std::int64_t n, std::int64_t v) const override;
+  void sum(const float* x, std::int64_t n, double* out) const override;
   void sum_squares(const float* x, std::int64_t n, double* out) const override;
   void has_non_finite(const float* x, std::int64_t n, std::int32_t* out) const override;
   void adamw_update(float* param, const float* grad, float* m, float* v, std::int64_t n,

@@ -17,6 +17,12 @@ constexpr std::int64_t kParallelMin = 1 << 16;
 
 }  // namespace
 
+void CpuKernels::sum(const float* x, std::int64_t n, double* out) const {
+  double total = 0.0;
+  for (std::int64_t i = 0; i < n; ++i) total += x[i];
+  *out = total;
+}
+
 void CpuKernels::sum_squares(const float* x, std::int64_t n, double* out) const {
   if (n <= 0) {
     *out = 0.0;

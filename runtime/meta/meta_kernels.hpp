@@ -34,6 +34,7 @@ class MetaKernels final : public Kernels {
                              std::int64_t) const override {}
   void cross_entropy_backward(float*, const float*, const float*, const std::int32_t*, float, std::int64_t,
                               std::int64_t) const override {}
+  void sum(const float*, std::int64_t, double*) const override {}
   void sum_squares(const float*, std::int64_t, double*) const override {}
   void has_non_finite(const float*, std::int64_t, std::int32_t*) const override {}
   void adamw_update(float*, const float*, float*, float*, std::int64_t, const AdamWScalars&) const override {}

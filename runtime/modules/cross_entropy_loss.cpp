@@ -1,10 +1,12 @@
-// CrossEntropyLoss through the device's cross-entropy kernels; the mean is summed in double on the host.
+// CrossEntropyLoss through the device's cross-entropy kernels; the mean is summed in double on the device.
 #include "runtime/modules/cross_entropy_loss.hpp"
 
 #include <stdexcept>
 
 #include "runtime/kernels.hpp"
+#include "runtime/device.hpp"
 #include "runtime/module.hpp"
+#include "runtime/storage.hpp"
 
 namespace tessera {
 
@@ -19,8 +21,13 @@ float CrossEntropyLoss::forward(Context& ctx, const Tensor& logits, const Tensor
   Tensor lse = new_activation(ctx, {rows});
   ctx.device.kernels().cross_entropy_forward(losses.data_as<float>(), lse.data_as<float>(), logits.data_as<float>(),
                                              targets.data_as<std::int32_t>(), rows, vocab);
+  // The mean on the device, one double back to the host (the meta device leaves it 0).
   double sum = 0.0;
-  for (float l : losses.to_host_f32()) sum += l;
+  {
+    const auto total = Storage::allocate(ctx.device, sizeof(double), MemoryCategory::kWorkspace);
+    ctx.device.kernels().sum(losses.data_as<float>(), rows, static_cast<double*>(total->data()));
+    ctx.device.copy_to_host(&sum, total->data(), sizeof(double));
+  }
   if (ctx.training) {
     logits_ = logits;
     targets_ = targets;

@@ -1,6 +1,8 @@
 // train_gpt end to end through its command line: bad input exits non-zero with a message naming
 // the option and what to change; a short run on one process and a ZeRO-3 run on two ranks log the
-// same losses for the same global batch.
+// same losses for the same global batch; the pre-flight memory check stops, before allocating, a
+// run that cannot fit (under a process memory limit, and a micro-batch no machine holds), with the
+// prediction by category and the advisor's suggestion.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -104,6 +106,38 @@ TEST_F(TrainGptCli, TwoRanksWithZero3LogTheLossesOfOneProcess) {
   const auto a = losses(single.output), b = losses(sharded.output);
   ASSERT_EQ(a.size(), 3u) << single.output;
   EXPECT_EQ(a, b) << "one process:\n" << single.output << "\ntwo ranks:\n" << sharded.output;
+}
+
+TEST_F(TrainGptCli, MemoryCheckStopsARunThatCannotFitUnderAProcessLimit) {
+  // A 1 GB data-segment limit; micro 512 of the default model needs several GB of activations.
+  const CommandResult r = run_command("bash -c 'ulimit -d 1000000; exec " + train_gpt_ + " --data " + data_ +
+                                      " --vocab 64 --micro-batch 512 --steps 1 --sample-tokens 0 --threads 1'");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  for (const char* part : {"memory check: this run will not fit", "predicted peak", "data-segment limit (RLIMIT_DATA)",
+                           "activations", "recommended:", "try: train_gpt"}) {
+    EXPECT_NE(r.output.find(part), std::string::npos) << "missing '" << part << "' in\n" << r.output;
+  }
+  EXPECT_EQ(r.output.find("step     1"), std::string::npos) << "it trained anyway:\n" << r.output;
+}
+
+TEST_F(TrainGptCli, MemoryCheckStopsAMicroBatchNoMachineHolds) {
+  const CommandResult r = run_command(train_gpt_ + tiny() + " --micro-batch 100000000 --steps 1");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("memory check: this run will not fit"), std::string::npos) << r.output;
+  // What the advisor says depends on the machine: the same global batch with accumulation, or that
+  // the global batch's token buffers alone exceed the memory.
+  const bool advised = r.output.find("recommended:") != std::string::npos ||
+                       r.output.find("token buffers alone") != std::string::npos;
+  EXPECT_TRUE(advised) << r.output;
+}
+
+TEST_F(TrainGptCli, MemoryCheckReportsWhatFitsAndCanBeSkipped) {
+  const CommandResult checked = run_command(train_gpt_ + tiny() + " --steps 1 --micro-batch 2");
+  ASSERT_EQ(checked.exit_code, 0) << checked.output;
+  EXPECT_NE(checked.output.find("memory check: predicted peak"), std::string::npos) << checked.output;
+  const CommandResult skipped = run_command(train_gpt_ + tiny() + " --steps 1 --micro-batch 2 --no-memory-check");
+  ASSERT_EQ(skipped.exit_code, 0) << skipped.output;
+  EXPECT_EQ(skipped.output.find("memory check"), std::string::npos) << skipped.output;
 }
 
 }  // namespace

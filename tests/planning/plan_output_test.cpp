@@ -37,6 +37,13 @@ TEST(PlanOutput, TableSaysWhetherItFitsAndByHowMuch) {
   EXPECT_NE(yes.find("fits: yes"), std::string::npos) << yes;
   EXPECT_NE(yes.find("4Ψ/N + 4Ψ/N + 8Ψ/N"), std::string::npos) << yes;
   for (MemoryCategory c : kAllMemoryCategories) EXPECT_NE(yes.find(memory_category_name(c)), std::string::npos) << yes;
+  // The rule of thumb beside the exact peak, with its terms from the same plan.
+  EXPECT_NE(yes.find("rule of thumb: model " + format_decimal_bytes(fits.peak(MemoryCategory::kParameters))),
+            std::string::npos)
+      << yes;
+  EXPECT_NE(yes.find("the exact simultaneous peak is " + format_decimal_bytes(fits.peak_total())), std::string::npos)
+      << yes;
+  EXPECT_NE(yes.find("leaves out communication buffers and workspace"), std::string::npos) << yes;
   const MemoryPlan tight = plan_memory(gpt2(3, 1'000'000'000));
   EXPECT_FALSE(tight.fits());
   EXPECT_NE(format_plan(tight).find("fits: NO"), std::string::npos) << format_plan(tight);
@@ -134,11 +141,12 @@ TEST_F(TesseraPlanProgram, BadOptionsNameTheOption) {
 
 TEST_F(TesseraPlanProgram, RecommendWritesTheChart) {
   const fs::path svg = dir_ / "plan.svg";
-  const Result r = run("--model small --ranks 2 --device-memory 200MB --global-batch 16 --recommend --svg '" +
+  const Result r = run("--model small --ranks 2 --device-memory 300MB --global-batch 16 --recommend --svg '" +
                        svg.string() + "'");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("recommended:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("accumulation"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("command: mpirun -np 2 train_gpt --layers 6 --dim 384"), std::string::npos) << r.out;
   ASSERT_TRUE(fs::exists(svg)) << r.out;
   const std::string chart = slurp(svg);
   EXPECT_NE(chart.find(">chosen<"), std::string::npos);

@@ -1,6 +1,7 @@
-// The recommendation flow, one test per branch: fits as is; needs activation checkpointing; needs
-// optimizer offload; needs ZeRO-3; needs parameter offload; cannot fit even so (with the reason);
-// and accumulation for a target global batch. Device sizes are set between the planner's own
+// The recommendation walk, one test per branch: fits as is; a higher ZeRO stage first; then
+// activation checkpointing; then ZeRO-3; offload only where the engine runs it; parameter offload;
+// cannot fit even so (with the reason); checkpointing to grow the micro-batch; accumulation for a
+// target global batch; and a 1.3B model on 8 ranks of 24 GB that needs no offload. Device sizes are set between the planner's own
 // figures for neighbouring branches, so each test lands in exactly one branch.
 #include <gtest/gtest.h>
 
@@ -29,12 +30,13 @@ std::int64_t peak(PlanConfig c, const std::string& checkpointing, const std::str
 }
 
 Recommendation run(ZeroStage stage, std::int64_t device_memory, std::int64_t max_micro = 8,
-                   std::optional<std::int64_t> global = std::nullopt) {
+                   std::optional<std::int64_t> global = std::nullopt, bool offload_runs = false) {
   RecommendRequest r;
   r.base = base(stage);
   r.base.device_memory = device_memory;
   r.max_micro_batch = max_micro;
   r.target_global_batch = global;
+  r.offload_runs = offload_runs;
   return recommend(r);
 }
 
@@ -71,42 +73,61 @@ TEST(Recommend, LargestMicroBatchThatFits) {
   EXPECT_LE(r.plan.peak_total(), r.plan.budget());
 }
 
-TEST(Recommend, NeedsActivationCheckpointing) {
+TEST(Recommend, RaisesTheStageBeforeAnythingElse) {
+  // Room for stage 1 at micro 1, not stage 0: sharding the optimizer state is the first move.
   const PlanConfig c = base(ZeroStage::kStage0);
-  const std::int64_t none = peak(c, "none"), blocks = peak(c, "blocks");
+  const std::int64_t stage0 = peak(c, "none"), stage1 = peak(c, "none", "none", ZeroStage::kStage1);
+  ASSERT_LT(stage1, stage0);
+  const Recommendation r = run(ZeroStage::kStage0, (stage0 + stage1) / 2);
+  ASSERT_TRUE(r.fits) << r.describe();
+  EXPECT_EQ(r.config.stage, ZeroStage::kStage1) << r.describe();
+  EXPECT_EQ(r.config.checkpointing.kind, CheckpointPolicyKind::kNone) << r.describe();
+  EXPECT_FALSE(r.config.offload.any()) << r.describe();
+  EXPECT_TRUE(has_step(r, "ZeRO-1")) << r.describe();
+  for (const RecommendStep& s : r.steps) EXPECT_GT(s.peak, 0) << s.decision << ": every step shows its peak";
+}
+
+TEST(Recommend, NeedsActivationCheckpointingAfterTheCheapStages) {
+  const PlanConfig c = base(ZeroStage::kStage0);
+  const std::int64_t none = peak(c, "none", "none", ZeroStage::kStage2);
+  const std::int64_t blocks = peak(c, "blocks", "none", ZeroStage::kStage2);
   ASSERT_LT(blocks, none);
   const Recommendation r = run(ZeroStage::kStage0, (none + blocks) / 2);
   ASSERT_TRUE(r.fits) << r.describe();
+  EXPECT_EQ(r.config.stage, ZeroStage::kStage2) << r.describe();
   EXPECT_EQ(r.config.checkpointing.kind, CheckpointPolicyKind::kByType);
   EXPECT_FALSE(r.config.offload.any()) << r.describe();
   EXPECT_TRUE(has_step(r, "activation checkpointing: blocks")) << r.describe();
   EXPECT_NE(r.describe().find("micro 1 needs"), std::string::npos) << r.describe();
 }
 
-TEST(Recommend, NeedsOptimizerOffload) {
+TEST(Recommend, ShardsParametersWhenCheckpointingIsNotEnough) {
   const PlanConfig c = base(ZeroStage::kStage0);
-  const std::int64_t blocks = peak(c, "blocks"), offloaded = peak(c, "blocks", "optimizer");
-  ASSERT_LT(offloaded, blocks);
-  const Recommendation r = run(ZeroStage::kStage0, (blocks + offloaded) / 2);
-  ASSERT_TRUE(r.fits) << r.describe();
-  EXPECT_EQ(r.config.offload.optimizer, OffloadTarget::kCpu);
-  EXPECT_EQ(r.config.offload.parameters, OffloadTarget::kNone);
-  EXPECT_EQ(r.config.stage, ZeroStage::kStage0);
-  EXPECT_TRUE(has_step(r, "offload optimizer state")) << r.describe();
-  EXPECT_NE(r.describe().find("GPU offload is not built yet"), std::string::npos)
-      << "say where offload runs and where it does not";
-}
-
-TEST(Recommend, ShardsParametersBeforeOffloadingThem) {
-  const PlanConfig c = base(ZeroStage::kStage0);
-  const std::int64_t stage0 = peak(c, "blocks", "optimizer", ZeroStage::kStage0);
-  const std::int64_t stage3 = peak(c, "blocks", "optimizer", ZeroStage::kStage3);
-  ASSERT_LT(stage3, stage0);
-  const Recommendation r = run(ZeroStage::kStage0, (stage0 + stage3) / 2);
+  const std::int64_t stage2 = peak(c, "blocks", "none", ZeroStage::kStage2);
+  const std::int64_t stage3 = peak(c, "blocks", "none", ZeroStage::kStage3);
+  ASSERT_LT(stage3, stage2);
+  const Recommendation r = run(ZeroStage::kStage0, (stage2 + stage3) / 2);
   ASSERT_TRUE(r.fits) << r.describe();
   EXPECT_EQ(r.config.stage, ZeroStage::kStage3);
-  EXPECT_EQ(r.config.offload.parameters, OffloadTarget::kNone) << r.describe();
+  EXPECT_FALSE(r.config.offload.any()) << r.describe();
   EXPECT_TRUE(has_step(r, "ZeRO-3")) << r.describe();
+}
+
+TEST(Recommend, OffloadsOnlyWhereTheEngineRunsIt) {
+  const PlanConfig c = base(ZeroStage::kStage3);
+  const std::int64_t sharded = peak(c, "blocks", "none", ZeroStage::kStage3);
+  const std::int64_t offloaded = peak(c, "blocks", "optimizer", ZeroStage::kStage3);
+  ASSERT_LT(offloaded, sharded);
+  const std::int64_t memory = (sharded + offloaded) / 2;
+  const Recommendation gpu = run(ZeroStage::kStage3, memory);
+  EXPECT_FALSE(gpu.fits) << gpu.describe();
+  EXPECT_FALSE(has_step(gpu, "offload")) << gpu.describe();
+  EXPECT_NE(gpu.failure.find("does not run on this target yet"), std::string::npos) << gpu.failure;
+  const Recommendation cpu = run(ZeroStage::kStage3, memory, 8, std::nullopt, /*offload_runs=*/true);
+  ASSERT_TRUE(cpu.fits) << cpu.describe();
+  EXPECT_EQ(cpu.config.offload.optimizer, OffloadTarget::kCpu);
+  EXPECT_EQ(cpu.config.offload.parameters, OffloadTarget::kNone);
+  EXPECT_TRUE(has_step(cpu, "offload optimizer state")) << cpu.describe();
 }
 
 TEST(Recommend, NeedsParameterOffload) {
@@ -114,7 +135,7 @@ TEST(Recommend, NeedsParameterOffload) {
   const std::int64_t sharded = peak(c, "blocks", "optimizer", ZeroStage::kStage3);
   const std::int64_t offloaded = peak(c, "blocks", "optimizer,params", ZeroStage::kStage3);
   ASSERT_LT(offloaded, sharded);
-  const Recommendation r = run(ZeroStage::kStage3, (sharded + offloaded) / 2);
+  const Recommendation r = run(ZeroStage::kStage3, (sharded + offloaded) / 2, 8, std::nullopt, true);
   ASSERT_TRUE(r.fits) << r.describe();
   EXPECT_EQ(r.config.offload.parameters, OffloadTarget::kCpu);
   EXPECT_EQ(r.config.offload.optimizer, OffloadTarget::kCpu);
@@ -124,13 +145,44 @@ TEST(Recommend, NeedsParameterOffload) {
 TEST(Recommend, CannotFitEvenSoAndSaysWhy) {
   const PlanConfig c = base(ZeroStage::kStage3);
   const std::int64_t floor = peak(c, "blocks", "optimizer,params", ZeroStage::kStage3);
-  const Recommendation r = run(ZeroStage::kStage3, floor / 2);
+  const Recommendation r = run(ZeroStage::kStage3, floor / 2, 8, std::nullopt, true);
   EXPECT_FALSE(r.fits);
-  EXPECT_NE(r.failure.find("even with checkpointing and optimizer and parameter offload"), std::string::npos)
+  EXPECT_NE(r.failure.find("even with ZeRO-3, checkpointing and optimizer and parameter offload"), std::string::npos)
       << r.failure;
   EXPECT_NE(r.failure.find("the largest part is"), std::string::npos) << r.failure;
   EXPECT_NE(r.failure.find("more ranks"), std::string::npos) << r.failure;
   EXPECT_NE(r.describe().find("no configuration fits"), std::string::npos) << r.describe();
+}
+
+TEST(Recommend, CheckpointingGrowsTheMicroBatchToSaveAccumulation) {
+  // Room for a few sequences without recomputation, many more with it, and a global batch that
+  // needs more than the few: checkpointing is taken for fewer accumulation steps.
+  PlanConfig c = base(ZeroStage::kStage0);
+  c.micro_batch = 2;
+  const std::int64_t two = plan_memory(c).peak_total();
+  c.micro_batch = 3;
+  const std::int64_t three = plan_memory(c).peak_total();
+  const Recommendation r = run(ZeroStage::kStage0, (two + three) / 2, 64, 32);
+  ASSERT_TRUE(r.fits) << r.describe();
+  EXPECT_TRUE(has_step(r, "activation checkpointing: blocks, to grow the micro-batch")) << r.describe();
+  EXPECT_GT(r.config.micro_batch, 2) << r.describe();
+  EXPECT_LT(r.config.accumulation, 8) << r.describe();
+}
+
+TEST(Recommend, AGpt13BOn8RanksWith24GBNeedsNoOffload) {
+  PlanConfig c;
+  c.model = ModelSpec{"1.3b", GptConfig{/*vocab*/ 50257, /*seq*/ 2048, /*layers*/ 24, /*heads*/ 16, /*dim*/ 2048}, 0};
+  c.ranks = 8;
+  c.device_memory = 24'000'000'000;
+  RecommendRequest request;
+  request.base = c;
+  request.target_global_batch = 256;
+  request.max_micro_batch = 32;
+  request.offload_runs = true;  // offered, and still not needed
+  const Recommendation r = recommend(request);
+  ASSERT_TRUE(r.fits) << r.describe();
+  EXPECT_FALSE(r.config.offload.any()) << "a ZeRO stage fits without offload:\n" << r.describe();
+  EXPECT_EQ(r.config.micro_batch * 8 * r.config.accumulation, 256) << r.describe();
 }
 
 TEST(Recommend, AccumulationHitsTheTargetGlobalBatch) {

@@ -88,3 +88,26 @@ TEST(CpuReduce, SumSquaresDoesNotDependOnAlignment) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+TEST(CpuReduce, SumAddsInIndexOrderInDouble) {
+  CpuKernels k;
+  // 1e8 + 1 + ... in f32 would lose the ones; in double, in order, they count.
+  std::vector<float> x(1001, 1.0f);
+  x[0] = 1e8f;
+  double out = -1.0;
+  k.sum(x.data(), static_cast<std::int64_t>(x.size()), &out);
+  EXPECT_EQ(out, 1e8 + 1000.0);
+  double expected = 0.0;
+  const std::vector<float> r = {0.1f, -3.5f, 7.25f, 1e-7f};
+  for (float v : r) expected += v;
+  k.sum(r.data(), 4, &out);
+  EXPECT_EQ(out, expected) << "the same additions in the same order";
+  k.sum(r.data(), 0, &out);
+  EXPECT_EQ(out, 0.0);
+}
+
+}  // namespace
+}  // namespace tessera

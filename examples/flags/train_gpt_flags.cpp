@@ -1,0 +1,43 @@
+// train_gpt's spellings of library settings, and plans as train_gpt command lines.
+#include "flags/train_gpt_flags.hpp"
+
+namespace tessera {
+
+const SettingNames& train_gpt_setting_names() {
+  static const SettingNames names{{"sharding.stage", "--zero"},
+                                  {"sharding.hybrid_group", "--hybrid-group"},
+                                  {"sharding.prefetch_units", "--prefetch"},
+                                  {"sharding.reshard_after_forward", "--reshard-after-forward"},
+                                  {"sharding.grad_clip", "--grad-clip"},
+                                  {"sharding.offload.optimizer", "--offload-optimizer"},
+                                  {"sharding.offload.parameters", "--offload-params"},
+                                  {"precision.param_dtype", "--param-dtype"},
+                                  {"precision.reduce_dtype", "--reduce-dtype"},
+                                  {"model.vocab_size", "--vocab"},
+                                  {"model.seq_len", "--seq-len"},
+                                  {"model.layers", "--layers"},
+                                  {"model.heads", "--heads"},
+                                  {"model.channels", "--dim"},
+                                  {"optimizer.kind", "--optimizer"},
+                                  {"optimizer.block_size", "--optimizer-block"},
+                                  {"batch.global", "--global-batch"},
+                                  {"batch.micro", "--micro-batch"},
+                                  {"batch.accumulation", "--grad-accum"},
+                                  {"recompute.policy", "--activation-checkpointing"},
+                                  {"checkpoint.dir", "--checkpoint-dir"},
+                                  {"checkpoint.save_every", "--save-every"},
+                                  {"checkpoint.keep_last", "--keep-last"},
+                                  {"checkpoint.compression", "--checkpoint-compression"}};
+  return names;
+}
+
+BatchNames train_gpt_batch_names() { return {"--global-batch", "--micro-batch", "--grad-accum", "--seq-len"}; }
+
+std::string train_gpt_command(const PlanConfig& config) {
+  std::string s = config.ranks > 1 ? "mpirun -np " + std::to_string(config.ranks) + " train_gpt" : "train_gpt";
+  const SettingNames& names = train_gpt_setting_names();
+  for (const PlanSetting& p : config.training_settings()) s += " " + names.flag_of(p.setting) + " " + p.value;
+  return s;
+}
+
+}  // namespace tessera

@@ -1,0 +1,65 @@
+// Pre-flight check: plan, compare with the budget, and ask the advisor when it does not fit.
+#include "planning/preflight.hpp"
+
+#include <algorithm>
+
+#include "planning/plan_report.hpp"
+#include "runtime/memory_tracker.hpp"
+
+namespace tessera {
+
+std::string PreflightCheck::summary() const {
+  std::string s = "predicted peak " + format_decimal_bytes(predicted) + " per rank (" + format_decimal_bytes(needed) +
+                  " with room for untracked memory), ";
+  s += available < 0 ? std::string("available memory unknown") : format_decimal_bytes(available) + " available (" +
+                                                                     available_source + ")";
+  return s;
+}
+
+std::string PreflightCheck::report() const {
+  std::string s = "memory check: this run will not fit: " + summary() + ".\n\n" + format_plan(plan);
+  s += '\n';
+  if (recommendation) {
+    s += recommendation->describe();
+  } else {
+    s += "the advisor cannot help: ";
+    s += advisor_error;
+    s += '\n';
+  }
+  s += "\n(the check runs before anything is allocated; --no-memory-check skips it)\n";
+  return s;
+}
+
+PreflightCheck preflight_memory_check(const PlanConfig& config, const MemoryBudget& budget,
+                                      const PreflightOptions& options) {
+  PreflightCheck check;
+  check.plan = plan_memory(config);
+  check.predicted = check.plan.peak_total();
+  if (options.host_memory) check.predicted += check.plan.offloaded.current_total;
+  check.needed = check.predicted + static_cast<std::int64_t>(static_cast<double>(check.predicted) * options.margin_fraction) +
+                 options.margin_bytes;
+  check.available = budget.share(options.sharers);
+  check.available_source = budget.describe(options.sharers);
+  check.fits = check.available < 0 || check.needed <= check.available;
+  if (check.fits || !config.model.gpt) return check;
+  // What would fit in what there is, keeping the run's global batch.
+  RecommendRequest request;
+  request.base = config;
+  // The same room for untracked memory: a plan of P tracked bytes needs P (1 + fraction) + bytes.
+  const double usable = static_cast<double>(check.available - options.margin_bytes) / (1.0 + options.margin_fraction);
+  request.base.device_memory = check.available;
+  request.base.reserved = check.available - std::max<std::int64_t>(0, static_cast<std::int64_t>(usable));
+  request.target_global_batch = config.micro_batch * config.ranks * config.accumulation;
+  request.max_micro_batch = config.micro_batch;
+  request.offload_runs = options.offload_runs;
+  check.plan.config.device_memory = check.available;
+  check.plan.config.reserved = request.base.reserved;
+  try {
+    check.recommendation = recommend(request);
+  } catch (const std::exception& e) {
+    check.advisor_error = e.what();
+  }
+  return check;
+}
+
+}  // namespace tessera

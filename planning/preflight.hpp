@@ -1,0 +1,49 @@
+// Pre-flight memory check: before a run allocates anything, this rank's predicted peak (the
+// planner: the real engine on the meta device) against what its device can still give
+// (Device::memory_budget: on the CPU, process limits and MemAvailable or the cgroup's remaining
+// memory, shared by the node's ranks). A run that will not fit stops here with the prediction by
+// category and the advisor's suggestion, instead of growing until the machine runs out.
+//
+// The prediction counts tracked bytes; `margin` (5% + 128 MiB by default) leaves room for what the
+// tracker does not see (allocator rounding, BLAS and MPI buffers, the program itself).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "planning/memory_plan.hpp"
+#include "planning/recommend.hpp"
+#include "runtime/memory_budget.hpp"
+
+namespace tessera {
+
+struct PreflightOptions {
+  int sharers = 1;             // processes sharing the device's shared memory (local ranks)
+  bool host_memory = true;     // the device's memory is host memory: both tiers come out of it
+  bool offload_runs = true;    // the advisor may suggest offload (the device runs it)
+  double margin_fraction = 0.05;
+  std::int64_t margin_bytes = std::int64_t{128} << 20;
+};
+
+struct PreflightCheck {
+  bool fits = true;
+  std::int64_t predicted = 0;   // tracked peak: device tier (+ host tier on host memory)
+  std::int64_t needed = 0;      // predicted plus the margin
+  std::int64_t available = -1;  // -1: unknown, and the check passes
+  std::string available_source;
+  MemoryPlan plan;
+  // When it does not fit: what the advisor found for the memory available (keeping the global
+  // batch), or why it could not help.
+  std::optional<Recommendation> recommendation;
+  std::string advisor_error;
+
+  std::string summary() const;  // one line: "predicted 1.2 GiB per rank (+ margin), 30 GiB available (...)"
+  std::string report() const;   // when it does not fit: summary, the plan's table, the advisor's walk
+};
+
+// Not collective: every rank computes its own check (the plans are the same on every rank).
+PreflightCheck preflight_memory_check(const PlanConfig& config, const MemoryBudget& budget,
+                                      const PreflightOptions& options = {});
+
+}  // namespace tessera
