@@ -198,6 +198,21 @@ int main(int argc, char** argv) {
     const std::string shape = std::to_string(params);
     adamw_ms = time_ms([&] { k.adamw_update(p.get(), g.get(), m.get(), v.get(), params, s); });
     row("adamw_update", shape, adamw_ms, 0, 7.0 * params * 4);
+    {
+      // 8-bit AdamW over the same elements, padded to whole blocks of 2048: reads p, g, both codes
+      // and scales, writes p, codes and scales.
+      constexpr std::int64_t kBlock = 2048;
+      const std::int64_t padded = (params + kBlock - 1) / kBlock * kBlock;
+      Buffer p8(padded), g8(padded), m_scale(padded / kBlock, 0.0f, 0.0f), v_scale(padded / kBlock, 0.0f, 0.0f);
+      std::vector<std::int8_t> m_codes(static_cast<std::size_t>(padded));
+      std::vector<std::uint8_t> v_codes(static_cast<std::size_t>(padded));
+      const tessera::ParamSegment all[] = {{0, params, true}};
+      const double ms = time_ms([&] {
+        k.adamw8bit_update(p8.get(), g8.get(), m_codes.data(), m_scale.get(), v_codes.data(), v_scale.get(), padded,
+                           kBlock, all, s, s);
+      });
+      row("adamw8bit_update", std::to_string(padded), ms, 0, (4.0 + 4.0 + 4.0 + 2.0 + 2.0) * padded);
+    }
     double sink = 0.0;
     double norm = 0.0;
     std::int32_t non_finite = 0;

@@ -112,8 +112,9 @@ class Kernels {
 
   // 8-bit AdamW on n elements (a multiple of `block`) in blocks of `block` (<= kMaxQuantBlock):
   // param (n) f32 and grad (n) f32; m_codes (n) i8 and v_codes (n) u8 the dynamic-map codes, with
-  // m_absmax and v_absmax (n / block) f32 one scale per block — all updated in place
-  // (adamw8bit_math.hpp). `segments` (host memory, sorted, relative to param) are the parameters
+  // m_absmax and v_absmax (n / block) f32 one scale per block — all updated in place: per block,
+  // dequantize (quantization_math.hpp), the AdamW element update (adamw_math.hpp), requantize
+  // against the block's new absmax (values x 1/absmax). `segments` (host memory, sorted, relative to param) are the parameters
   // in the range: their elements are updated with `decay` or `no_decay`; elements outside every
   // segment (padding) are not.
   virtual void adamw8bit_update(float* param, const float* grad, std::int8_t* m_codes, float* m_absmax,

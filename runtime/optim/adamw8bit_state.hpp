@@ -2,7 +2,7 @@
 // dynamic quantization): m as i8 codes of the signed dynamic map and v as u8 codes of the unsigned
 // one, each with an f32 absolute maximum per block of `block` elements — 2 bytes per element plus
 // 8 per block instead of AdamW's 8. The master weights stay f32 (the engine's). One kernel call
-// per step dequantizes, updates and requantizes block by block (adamw8bit_math.hpp).
+// per step dequantizes, updates and requantizes block by block (Kernels::adamw8bit_update).
 //
 // The range must be a whole number of blocks (the engine pads shards to the optimizer's
 // alignment), so blocks never straddle ranks and sit at the same flat positions at any rank count.

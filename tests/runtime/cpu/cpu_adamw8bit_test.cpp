@@ -71,8 +71,8 @@ void reference_step(State& s, const std::vector<float>& grad, std::int64_t block
     s.v_absmax[b] = static_cast<float>(v_max);
     for (std::int64_t i = 0; i < block; ++i) {
       const auto at = static_cast<std::size_t>(b * block + i);
-      const double mn = m_max > 0 ? m[static_cast<std::size_t>(i)] / m_max : 0.0;
-      const double vn = v_max > 0 ? v[static_cast<std::size_t>(i)] / v_max : 0.0;
+      const double mn = m_max > 0 ? m[static_cast<std::size_t>(i)] * (1.0 / m_max) : 0.0;
+      const double vn = v_max > 0 ? v[static_cast<std::size_t>(i)] * (1.0 / v_max) : 0.0;
       s.m_codes[at] = signed_code_to_i8(quantize_code(static_cast<float>(mn), kSignedDynamicMap));
       s.v_codes[at] = quantize_code(static_cast<float>(vn), kUnsignedDynamicMap);
     }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <vector>
 
@@ -59,6 +60,27 @@ TEST(QuantizationMap, CodesAreTheNearestValueTiesToTheLower) {
   }
   for (int c = 0; c < 256; ++c) {
     EXPECT_EQ(i8_to_signed_code(signed_code_to_i8(static_cast<std::uint8_t>(c))), c);
+  }
+}
+
+TEST(QuantizationMap, TheFastCodeIsTheBinarySearchCode) {
+  // Every cell's lower edge, its neighbours in float, every threshold and its neighbours, both signs.
+  for (const QuantizationMap* map : {&kSignedDynamicMap, &kUnsignedDynamicMap}) {
+    std::vector<float> probes;
+    for (int c = 0; c < kQuantCells; c += 3) {
+      const float lower = std::bit_cast<float>(static_cast<std::uint32_t>(c) << 17);
+      for (float x : {lower, std::nextafter(lower, 0.0f), std::nextafter(lower, 2.0f)}) {
+        probes.push_back(x);
+        probes.push_back(-x);
+      }
+    }
+    for (float t : map->thresholds) {
+      for (float x : {t, std::nextafter(t, -2.0f), std::nextafter(t, 2.0f)}) probes.push_back(x);
+    }
+    for (float x : probes) {
+      if (x > 1.0f || x < map->values[0]) continue;
+      ASSERT_EQ(quantize_code(x, *map), search_code(x, map->thresholds)) << "x " << x;
+    }
   }
 }
 
