@@ -19,7 +19,8 @@ struct MicroBatch {
 struct StepResult {
   float loss = 0.0f;        // mean loss over the step's micro-batches
   double grad_norm = 0.0;   // global norm before clipping
-  bool skipped = false;     // the step was skipped (non-finite gradients)
+  bool skipped = false;     // the step was skipped (non-finite gradients, or a spike)
+  bool spike = false;       // skipped because its loss or gradient norm was an outlier
 };
 
 class LocalTrainer {

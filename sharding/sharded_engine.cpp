@@ -182,10 +182,12 @@ void ShardedEngine::after_backward(const UnitUse& use) {
 }
 
 void ShardedEngine::zero_grad() {
+  norm_.reset();
   for (auto& unit : units_) unit->zero_grads();
 }
 
-StepResult ShardedEngine::step(float lr) {
+double ShardedEngine::gradient_norm() {
+  if (norm_) return *norm_;
   in_flight_.finish_all(InFlightKind::kReduce);
   const Kernels& kernels = device_.kernels();
   // Each unit's shard sum of squares into device memory, one copy to the host, summed in unit order.
@@ -199,9 +201,15 @@ StepResult ShardedEngine::step(float lr) {
   }
   double local = 0.0;
   for (double part : parts) local += part;
+  norm_ = std::sqrt(sum_in_rank_order(*groups_.shard, local)) / loss_scale();
+  return *norm_;
+}
+
+StepResult ShardedEngine::step(float lr) {
   StepResult result;
+  result.grad_norm = gradient_norm();
+  norm_.reset();
   const float loss_scale = this->loss_scale();
-  result.grad_norm = std::sqrt(sum_in_rank_order(*groups_.shard, local)) / loss_scale;
   if (!std::isfinite(result.grad_norm)) {
     result.skipped = true;  // every rank computed the same norm, so every rank skips
     if (scaler_) scaler_->update(true);
@@ -210,6 +218,7 @@ StepResult ShardedEngine::step(float lr) {
   }
   if (scaler_) scaler_->update(false);
   // One pass over the gradients: divide the loss scale out and clip.
+  const Kernels& kernels = device_.kernels();
   const float coefficient = clip_coefficient(result.grad_norm, config_.grad_clip) / loss_scale;
   ++step_count_;
   for (auto& unit : units_) {
@@ -217,6 +226,15 @@ StepResult ShardedEngine::step(float lr) {
     unit->optimizer_step(kernels, lr, step_count_);
   }
   publish_parameters();
+  note_phase("step");
+  return result;
+}
+
+StepResult ShardedEngine::skip_step() {
+  StepResult result;
+  result.grad_norm = gradient_norm();
+  norm_.reset();
+  result.skipped = true;
   note_phase("step");
   return result;
 }

@@ -67,6 +67,11 @@ class ShardedEngine : private UnitHooks {
   // Global-norm clip, skip on non-finite gradients (all ranks agree), the optimizer on every unit,
   // publish the updated parameters. Returns the (unscaled) norm before clipping.
   StepResult step(float lr);
+  // The halves of step() for a driver that decides in between (a spike guard): the global gradient
+  // norm (collective; computed once per step), then step() or skip_step(), which takes no update
+  // (the gradients are dropped by the next zero_grad) and leaves the loss scale alone.
+  double gradient_norm();
+  StepResult skip_step();
   void zero_grad();
   // What to multiply the loss gradient by before backward: the dynamic loss scale, or 1.
   float loss_scale() const { return scaler_ ? scaler_->scale() : 1.0f; }
@@ -133,6 +138,7 @@ class ShardedEngine : private UnitHooks {
   std::size_t forward_cursor_ = 0, backward_cursor_ = 0;
 
   std::int64_t step_count_ = 0;
+  std::optional<double> norm_;  // this step's gradient norm, once computed
   std::optional<DynamicLossScaler> scaler_;
   PhaseObserver observer_;
 };

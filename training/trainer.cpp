@@ -1,6 +1,7 @@
 // Trainer: forward, loss, backward over the micro-batches of one step, then the engine's step.
 #include "training/trainer.hpp"
 
+#include <cmath>
 #include <stdexcept>
 
 #include "runtime/device.hpp"
@@ -23,9 +24,17 @@ StepResult Trainer::train_step(const std::vector<MicroBatch>& micro_batches, flo
     const GradSync sync = i + 1 == micro_batches.size() ? GradSync::kReduce : GradSync::kDefer;
     engine_.backward(ctx, loss.backward(ctx, scale), sync);
   }
-  StepResult result = engine_.step(lr);
   float mean_loss = static_cast<float>(loss_sum / static_cast<double>(micro_batches.size()));
   engine_.world().all_reduce(Span(&mean_loss, 1), DType::kF32, ReduceOp::kAvg).wait();
+  StepResult result;
+  // A non-finite norm is the engine's to skip (and the loss scaler's to learn from).
+  if (detector_ != nullptr && std::isfinite(engine_.gradient_norm()) &&
+      detector_->is_spike(mean_loss, engine_.gradient_norm())) {
+    result = engine_.skip_step();
+    result.spike = true;
+  } else {
+    result = engine_.step(lr);
+  }
   result.loss = mean_loss;
   return result;
 }

@@ -3,8 +3,9 @@
 //
 // train_step: zero the gradients; per micro-batch forward, fused softmax cross-entropy, loss
 // gradient scaled by loss_scale / accumulation, backward (deferring the gradient reduction to the
-// last micro-batch where the stage allows it); then the engine's step. The loss it returns is the
-// mean over micro-batches, averaged over all ranks.
+// last micro-batch where the stage allows it); the loss averaged over all ranks; then the engine's
+// step — or, with a SpikeDetector and a loss or gradient norm that stands out, no update at all on
+// every rank (StepResult::spike). The loss it returns is the mean over micro-batches and ranks.
 //
 // Collective: every rank calls it with the same number of micro-batches of the same shape.
 #pragma once
@@ -14,12 +15,16 @@
 
 #include "runtime/local_trainer.hpp"
 #include "sharding/sharded_engine.hpp"
+#include "training/spike_detector.hpp"
 
 namespace tessera {
 
 class Trainer {
  public:
   explicit Trainer(ShardedEngine& engine) : engine_(engine) {}
+
+  // Skip steps the detector calls spikes (nullptr: never). The detector must outlive its use.
+  void set_spike_detector(SpikeDetector* detector) { detector_ = detector; }
 
   StepResult train_step(const std::vector<MicroBatch>& micro_batches, float lr);
 
@@ -31,6 +36,7 @@ class Trainer {
 
  private:
   ShardedEngine& engine_;
+  SpikeDetector* detector_ = nullptr;
 };
 
 }  // namespace tessera
