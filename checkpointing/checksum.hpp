@@ -1,5 +1,5 @@
 // XXH64: the 64-bit xxHash of a byte range (seed 0 unless given), used as the per-chunk checksum of
-// checkpoint datasets. Fast enough (several GB/s per core) that verifying on load costs little
+// checkpoint datasets, computed by libxxhash. Fast enough (several GB/s per core) that verifying on load costs little
 // beside the disk; the same values as the reference implementation (`xxhsum -H1`).
 #pragma once
 
