@@ -162,12 +162,13 @@ Row bench_ranks(Communicator& comm, const Args& args, const GptConfig& gpt) {
   ShardedEngine engine(model, *device, comm, config, 1234);
   // Optimizer state that is not zeros (as after training), so bytes and checksums are realistic: each
   // state tensor after the master holds a scaled copy of the master.
-  for (std::size_t u = 0; u < engine.units().size(); ++u) {
-    std::vector<StateTensor> state = engine.unit_state(static_cast<int>(u));
-    std::vector<float> x = state.front().tensor.to_host_f32();
-    for (std::size_t k = 1; k < state.size(); ++k) {
+  for (const auto& unit : engine.units()) {
+    std::vector<float> x(static_cast<std::size_t>(unit->optimizer_range().count));
+    const auto n = static_cast<std::int64_t>(x.size());
+    unit->read_state(0, 0, n, x.data());
+    for (std::size_t k = 1; k < unit->state().size(); ++k) {
       for (float& v : x) v *= 0.01f;
-      state[k].tensor.copy_from_host_f32(x);
+      unit->write_state(k, 0, n, x.data());
     }
   }
   Row row;

@@ -192,8 +192,7 @@ void load_exported_weights(ShardedEngine& engine, Communicator& world, const fs:
     }
   });
   for (std::size_t u = 0; u < units.size(); ++u) {
-    std::vector<StateTensor> state = engine.unit_state(static_cast<int>(u));
-    state.front().tensor.copy_from_host_f32(staging[u]);  // "master"
+    units[u]->write_state(0, 0, static_cast<std::int64_t>(staging[u].size()), staging[u].data());  // the f32 master
   }
   engine.reset_optimizer_state();
   engine.set_optimizer_steps(0);

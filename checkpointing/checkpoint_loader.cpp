@@ -127,8 +127,12 @@ LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const fs:
 
   // Every rank validated and read its part: now change the engine.
   for (std::size_t u = 0; u < units.size(); ++u) {
-    std::vector<StateTensor> state = engine.unit_state(static_cast<int>(u));
-    for (std::size_t k = 0; k < state.size(); ++k) state[k].tensor.copy_from_host_bytes(staging[u].data[k].get());
+    FlatParamUnit& unit = *units[u];
+    const std::vector<StateTensor> state = unit.state();
+    const std::int64_t range = unit.optimizer_range().count;
+    for (std::size_t k = 0; k < state.size(); ++k) {
+      unit.write_state(k, 0, range / state[k].elements_per_value, staging[u].data[k].get());
+    }
   }
   engine.set_optimizer_steps(result.meta.optimizer_steps);
   if (DynamicLossScaler* scaler = engine.loss_scaler(); scaler != nullptr && result.meta.loss_scaler) {

@@ -147,7 +147,7 @@ SaveResult save_checkpoint(ShardedEngine& engine, Communicator& world, const fs:
                            const TrainingProgress& progress, const RunConfig& config, const SaveOptions& options) {
   std::unique_ptr<HostStagingBuffer> staging;
   ShardSnapshot snapshot;
-  if (engine.device().memory_space() == MemorySpace::kHost) {
+  if (ShardSnapshot::can_view(engine)) {
     snapshot = ShardSnapshot::view(engine);
   } else {
     staging = std::make_unique<HostStagingBuffer>(nullptr);

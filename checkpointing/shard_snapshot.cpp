@@ -64,7 +64,7 @@ ShardSnapshot ShardSnapshot::view(const ShardedEngine& engine) {
   for (const auto& unit : engine.units()) {
     UnitShardData data = describe_unit(*unit);
     for (const StateTensor& t : unit->state()) {
-      if (t.tensor.device().memory_space() != MemorySpace::kHost) {
+      if (!t.tensor.defined() || t.tensor.device().memory_space() != MemorySpace::kHost) {
         throw std::logic_error("ShardSnapshot::view needs state in host memory; use ShardSnapshot::copy");
       }
       data.states.push_back({t.name, t.tensor.dtype(), t.elements_per_value, shard_pointer(*unit, t)});
@@ -82,16 +82,23 @@ ShardSnapshot ShardSnapshot::copy(ShardedEngine& engine, HostStagingBuffer& buff
   std::byte* out = buffer.data();
   for (const auto& unit : engine.units()) {
     UnitShardData data = describe_unit(*unit);
-    for (const StateTensor& t : unit->state()) {
-      const std::size_t bytes =
-          static_cast<std::size_t>(data.shard_numel / t.elements_per_value) * dtype_size(t.tensor.dtype());
-      device.copy_to_host(out, shard_pointer(*unit, t), bytes);
-      data.states.push_back({t.name, t.tensor.dtype(), t.elements_per_value, out});
-      out += bytes;
+    const std::int64_t skip = unit->layout().shard_begin() - unit->optimizer_range().begin;
+    const std::vector<StateTensor> state = unit->state();
+    for (std::size_t k = 0; k < state.size(); ++k) {
+      const StateTensor& t = state[k];
+      const DType dtype = engine.state_specs()[k].dtype;
+      const std::int64_t values = data.shard_numel / t.elements_per_value;
+      unit->read_state(k, skip / t.elements_per_value, values, out);
+      data.states.push_back({t.name, dtype, t.elements_per_value, out});
+      out += static_cast<std::size_t>(values) * dtype_size(dtype);
     }
     snap.units.push_back(std::move(data));
   }
   return snap;
+}
+
+bool ShardSnapshot::can_view(const ShardedEngine& engine) {
+  return engine.device().memory_space() == MemorySpace::kHost && engine.nvme_store() == nullptr;
 }
 
 MemoryTracker* host_memory_tracker(ShardedEngine& engine) {

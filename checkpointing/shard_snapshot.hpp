@@ -5,9 +5,9 @@
 // the same layout (no N copies).
 //
 // Two ways to take it:
-//  * view  — pointers straight into the engine's tensors (a device whose memory is host memory):
-//            no copy, valid only until the engine changes them (the next step). For synchronous
-//            saves.
+//  * view  — pointers straight into the engine's tensors (a device whose memory is host memory,
+//            nothing in an NVMe store): no copy, valid only until the engine changes them (the
+//            next step). For synchronous saves.
 //  * copy  — into a HostStagingBuffer owned by the caller (reused across saves), so training may
 //            go on while a background thread writes. The buffer reports its bytes to a host
 //            MemoryTracker as comm buffers ("checkpoint host copies").
@@ -70,9 +70,12 @@ struct ShardSnapshot {
 
   // Bytes a copy of `engine`'s shard needs in a staging buffer.
   static std::int64_t bytes_needed(const ShardedEngine& engine);
-  // Views into the engine's tensors; requires a device with host memory (throws std::logic_error).
+  // Views into the engine's tensors; requires can_view (throws std::logic_error).
   static ShardSnapshot view(const ShardedEngine& engine);
-  // Copies into `buffer` (reserved as needed); waits for the device.
+  // True when every state tensor is in host memory (a host device, no NVMe offload).
+  static bool can_view(const ShardedEngine& engine);
+  // Copies into `buffer` (reserved as needed), reading NVMe-offloaded state from its file; waits
+  // for the device.
   static ShardSnapshot copy(ShardedEngine& engine, HostStagingBuffer& buffer);
 };
 

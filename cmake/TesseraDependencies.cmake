@@ -1,5 +1,5 @@
 # Finds every third-party dependency Tessera links: MPI, OpenMP, OpenBLAS (CBLAS), HDF5,
-# Boost.Program_options, xxHash and (for tests) GoogleTest. Each is a Debian package; scripts/setup installs them.
+# Boost.Program_options, xxHash, liburing and (for tests) GoogleTest. Each is a Debian package; scripts/setup installs them.
 find_package(MPI REQUIRED COMPONENTS CXX)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(HDF5 REQUIRED COMPONENTS C)
@@ -7,6 +7,8 @@ find_package(Boost REQUIRED COMPONENTS program_options)
 find_package(PkgConfig REQUIRED)
 # xxHash: the checkpoint's per-chunk checksums.
 pkg_check_modules(TESSERA_XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+# liburing: asynchronous reads and writes of NVMe-offloaded state.
+pkg_check_modules(TESSERA_URING REQUIRED IMPORTED_TARGET liburing)
 
 # OpenBLAS: prefer the OpenMP build, so a GEMM called inside an OpenMP region runs on the calling
 # thread instead of starting its own pool (attention issues one small GEMM per head in parallel).

@@ -9,6 +9,7 @@
 // said true). Handles may be waited in any order; waiting twice is fine.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 
@@ -48,5 +49,10 @@ class Work {
 
 // Waits for every handle in order; the first error is rethrown after all have been waited for.
 void wait_all(std::span<const Work> works);
+
+// An operation in two steps: `first`, then — when the result is first waited for — the operation
+// `next` starts, which the returned handle then waits for (a file read, then the collective that
+// sends what was read). is_completed() is false until a wait has run `next`.
+Work then(Work first, std::function<Work()> next);
 
 }  // namespace tessera

@@ -189,7 +189,10 @@ int run(Options& o) {
     if (o.target != "gpu" && o.target != "cpu") {
       throw std::invalid_argument("--target '" + o.target + "': use gpu or cpu");
     }
-    RecommendRequest request{c, o.global, o.max_micro, kBatchFlags, o.target == "cpu"};
+    // On the CPU device host memory is the device's: offload relieves it only by going to NVMe.
+    c.host_is_device = o.target == "cpu";
+    RecommendRequest request{c, o.global, o.max_micro, kBatchFlags,
+                             o.target == "cpu" ? OffloadTarget::kNvme : OffloadTarget::kNone};
     const Recommendation r = recommend(request);
     std::printf("%s\n", r.describe().c_str());
     if (r.fits) std::printf("command: %s\n\n", train_gpt_command(r.config).c_str());

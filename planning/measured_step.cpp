@@ -3,6 +3,8 @@
 
 #include <stdexcept>
 
+#include "core/setting_error.hpp"
+
 #include "runtime/device_factory.hpp"
 #include "runtime/recompute/activation_checkpointing.hpp"
 #include "runtime/modules/gpt.hpp"
@@ -27,9 +29,8 @@ MicroBatch random_tokens(Device& device, std::int64_t vocab, std::int64_t b, std
 MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, const MeasureOptions& options) {
   config.validate();
   if (!config.model.gpt) throw std::invalid_argument("measuring needs an architecture, not only a parameter count");
-  if (config.offload.optimizer == OffloadTarget::kNvme || config.offload.parameters == OffloadTarget::kNvme) {
-    throw std::invalid_argument("NVMe offload cannot be measured: the engine does not run it yet (plan it with "
-                                "tessera_plan instead)");
+  if (config.offload.uses_nvme() && config.offload.nvme.path.empty()) {
+    throw SettingError("offload.path", "", "measuring NVMe offload needs a directory for the offload files");
   }
   if (config.grad_dtype != DType::kF32) {
     throw std::invalid_argument("the engine accumulates gradients in f32: measure with --grad-dtype f32");
@@ -71,6 +72,8 @@ MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, 
     trainer.train_step(batches, lr);
     result.step = memory.snapshot();
   }
+  result.host = device->memory(MemoryKind::kPinnedHost).snapshot();
+  result.nvme = device->memory(MemoryKind::kNvme).snapshot();
   return result;
 }
 

@@ -19,6 +19,7 @@ struct MeasuredStep {
   MemorySnapshot before_step;  // .current: bytes before the measured step
   MemorySnapshot step;         // .peak / .peak_total during it, .current after it
   std::vector<MemorySample> timeline;  // the measured step's phases, when profiled
+  MemorySnapshot host, nvme;           // the pinned-host and NVMe tiers after the step
 };
 
 struct MeasureOptions {
@@ -28,8 +29,9 @@ struct MeasureOptions {
   bool profile = false;
 };
 
-// Throws std::invalid_argument for what the engine cannot run: a model without an architecture,
-// NVMe offload, or gradients not accumulated in f32.
+// Throws std::invalid_argument for what the engine cannot run: a model without an architecture, or
+// gradients not accumulated in f32; SettingError("offload.path") for NVMe offload without a
+// directory for its files.
 MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, const MeasureOptions& options = {});
 
 }  // namespace tessera

@@ -42,9 +42,9 @@ MemoryPlan arithmetic_plan(MemoryPlan plan) {
   const std::int64_t n = plan.parameter_count, shard = (n + c.shard_ranks() - 1) / c.shard_ranks();
   const Placement p = make_placement(c.stage, c.precision, c.offload);
   auto count = [&](Extent e) { return e == Extent::kFull ? n : shard; };
-  MemoryTracker device, host;
+  MemoryTracker tiers[kMemoryKindCount];
   auto book = [&](MemoryKind kind, MemoryCategory category, std::int64_t bytes) {
-    (kind == MemoryKind::kDevice ? device : host).on_allocate(category, static_cast<std::size_t>(bytes));
+    tiers[static_cast<std::size_t>(kind)].on_allocate(category, static_cast<std::size_t>(bytes));
   };
   book(p.params_memory, MemoryCategory::kParameters,
        static_cast<std::int64_t>(dtype_size(c.precision.param_dtype)) * count(p.stored_params));
@@ -53,9 +53,10 @@ MemoryPlan arithmetic_plan(MemoryPlan plan) {
   book(p.optimizer_memory, MemoryCategory::kOptimizerState, optimizer_range_bytes(p, c.optimizer, count(p.optimizer_range)));
   plan.units.push_back({"model", n, shard * c.shard_ranks(), shard});
   plan.model_state_by_arithmetic = true;
-  plan.before_step = device.snapshot();
+  plan.before_step = tiers[static_cast<std::size_t>(MemoryKind::kDevice)].snapshot();
   plan.step = plan.before_step;
-  plan.offloaded = host.snapshot();
+  plan.host = tiers[static_cast<std::size_t>(MemoryKind::kPinnedHost)].snapshot();
+  plan.nvme = tiers[static_cast<std::size_t>(MemoryKind::kNvme)].snapshot();
   return plan;
 }
 
@@ -83,7 +84,8 @@ MemoryPlan plan_memory(const PlanConfig& config) {
   if (!config.model.gpt) {
     plan.before_step = memory.snapshot();
     plan.step = plan.before_step;
-    plan.offloaded = device->memory(MemoryKind::kPinnedHost).snapshot();
+    plan.host = device->memory(MemoryKind::kPinnedHost).snapshot();
+    plan.nvme = device->memory(MemoryKind::kNvme).snapshot();
     return plan;
   }
 
@@ -115,7 +117,8 @@ MemoryPlan plan_memory(const PlanConfig& config) {
   plan.has_step = true;
   plan.step = profiler.step_peaks(1);
   plan.timeline = profiler.samples_of(1);
-  plan.offloaded = device->memory(MemoryKind::kPinnedHost).snapshot();
+  plan.host = device->memory(MemoryKind::kPinnedHost).snapshot();
+  plan.nvme = device->memory(MemoryKind::kNvme).snapshot();
   return plan;
 }
 

@@ -20,9 +20,10 @@
 //                    (attention backward (B,NH,T,T)), cross-entropy losses, the gradient norm
 // The steady-state step is the second one: the first records the unit order that prefetching uses.
 //
-// Offload: state placed in pinned host memory (ShardingConfig::offload, cpu) is counted in
-// `offloaded`, not on the device; NVMe offload is planned as the same placement, its bytes
-// reported as living on NVMe (the engine does not run NVMe offload yet). A model given only by its
+// Offload: state placed in pinned host memory (ShardingConfig::offload, cpu) is counted in `host`,
+// state in the NVMe store in `nvme` (the store's staging ring is pinned host memory), not on the
+// device. With PlanConfig::host_is_device the host tier counts against the device budget. A model
+// given only by its
 // parameter count is one unit of model state; with 2-byte gradients (the ZeRO paper's what-if) its
 // model state is arithmetic over the same Placement table (model_state_by_arithmetic).
 #pragma once
@@ -55,17 +56,19 @@ struct MemoryPlan {
   // During a steady-state step: per-category peaks (.peak), the simultaneous peak (.peak_total),
   // and the bytes left after it (.current).
   MemorySnapshot step;
-  // Bytes placed off the device, by category (parameters, optimizer state): pinned host memory,
-  // or NVMe where the config's offload target says so.
-  MemorySnapshot offloaded;
+  // Bytes placed off the device, by category: in pinned host memory (offloaded state, NVMe staging
+  // buffers) and in NVMe offload files.
+  MemorySnapshot host, nvme;
   // The predicted phases of the step, as MemoryProfiler samples them in the engine.
   std::vector<MemorySample> timeline;
 
   std::int64_t peak(MemoryCategory c) const { return step.peak_of(c); }
   std::int64_t peak_total() const { return step.peak_total; }
+  // What must fit the device budget: the peak, plus the host tier when host memory is the device's.
+  std::int64_t needed() const { return peak_total() + (config.host_is_device ? host.current_total : 0); }
   bool judged() const { return config.device_memory > 0; }  // a device size was given
   std::int64_t budget() const { return config.device_memory - config.reserved; }
-  bool fits() const { return !judged() || peak_total() <= budget(); }
+  bool fits() const { return !judged() || needed() <= budget(); }
 };
 
 // Throws SettingError / std::invalid_argument (PlanConfig::validate) on an inconsistent configuration.

@@ -11,10 +11,11 @@ std::int64_t optimizer_range_bytes(const Placement& placement, const OptimizerCo
 }
 
 ModelStateBytes model_state_bytes(std::int64_t parameters, const MixedPrecision& precision, DType grad_dtype,
-                                  ZeroStage stage, int shard_ranks, const OptimizerConfig& optimizer) {
+                                  ZeroStage stage, int shard_ranks, const OptimizerConfig& optimizer,
+                                  const OffloadConfig& offload) {
   if (parameters < 0) throw std::invalid_argument("parameter count must be >= 0");
   if (shard_ranks < 1) throw std::invalid_argument("shard group size must be >= 1");
-  const Placement p = make_placement(stage, precision, {});
+  const Placement p = make_placement(stage, precision, offload);
   const std::int64_t shard = (parameters + shard_ranks - 1) / shard_ranks;
   auto count = [&](Extent e) { return e == Extent::kFull ? parameters : shard; };
   ModelStateBytes b;
@@ -25,8 +26,8 @@ ModelStateBytes model_state_bytes(std::int64_t parameters, const MixedPrecision&
 }
 
 std::string model_state_formula(const MixedPrecision& precision, DType grad_dtype, ZeroStage stage,
-                                const OptimizerConfig& optimizer) {
-  const Placement p = make_placement(stage, precision, {});
+                                const OptimizerConfig& optimizer, const OffloadConfig& offload) {
+  const Placement p = make_placement(stage, precision, offload);
   auto term = [](double bytes, Extent e) {
     char text[32];
     std::snprintf(text, sizeof text, bytes == static_cast<double>(static_cast<std::int64_t>(bytes)) ? "%.0f" : "%.3f",

@@ -35,14 +35,16 @@ struct ModelStateBytes {
 // per element for a separate f32 master.
 std::int64_t optimizer_range_bytes(const Placement& placement, const OptimizerConfig& optimizer, std::int64_t count);
 
-// Per-rank model state of `parameters` elements at `stage` on a shard group of `shard_ranks`
-// (nothing offloaded).
+// Per-rank model state of `parameters` elements at `stage` on a shard group of `shard_ranks`,
+// wherever it lives (`offload` only decides whether f32 parameters double as the master: not when
+// the optimizer range lives in another memory).
 ModelStateBytes model_state_bytes(std::int64_t parameters, const MixedPrecision& precision, DType grad_dtype,
-                                  ZeroStage stage, int shard_ranks, const OptimizerConfig& optimizer = {});
+                                  ZeroStage stage, int shard_ranks, const OptimizerConfig& optimizer = {},
+                                  const OffloadConfig& offload = {});
 
 // The formula in the paper's notation, e.g. "2Ψ + 4Ψ/N + 12Ψ/N" (stage 2, bf16 params, f32 grads);
 // a K that is not whole prints with three decimals ("6.004Ψ/N" for 8-bit AdamW).
 std::string model_state_formula(const MixedPrecision& precision, DType grad_dtype, ZeroStage stage,
-                                const OptimizerConfig& optimizer = {});
+                                const OptimizerConfig& optimizer = {}, const OffloadConfig& offload = {});
 
 }  // namespace tessera

@@ -105,9 +105,7 @@ ShardingConfig PlanConfig::sharding_config() const {
   c.prefetch_units = prefetch_units;
   c.reshard_after_forward = reshard_after_forward;
   c.optimizer = optimizer;
-  auto run_as = [](OffloadTarget t) { return t == OffloadTarget::kNvme ? OffloadTarget::kCpu : t; };
-  c.offload.optimizer = run_as(offload.optimizer);
-  c.offload.parameters = run_as(offload.parameters);
+  c.offload = offload;
   return c;
 }
 
@@ -135,6 +133,7 @@ std::vector<PlanSetting> PlanConfig::training_settings() const {
   if (offload.parameters != OffloadTarget::kNone) {
     out.push_back({"sharding.offload.parameters", offload_target_name(offload.parameters)});
   }
+  if (offload.uses_nvme()) out.push_back({"offload.path", offload.nvme.path.empty() ? "DIR" : offload.nvme.path});
   if (prefetch_units != 1) out.push_back({"sharding.prefetch_units", std::to_string(prefetch_units)});
   if (!reshard_after_forward) out.push_back({"sharding.reshard_after_forward", "false"});
   return out;

@@ -46,6 +46,9 @@ struct PlanConfig {
   bool reshard_after_forward = true;
   std::int64_t device_memory = 0;  // bytes per rank; 0: not given (fit is not judged)
   std::int64_t reserved = 0;       // bytes per rank held back for the runtime (context, allocator slack)
+  // The device's memory is host memory (the CPU device): pinned-host bytes (offload staging) come
+  // out of the same budget, so the fit counts them.
+  bool host_is_device = false;
 
   // Ranks that shard the model state together: the hybrid group at stages 1-3, else all ranks.
   int shard_ranks() const;
@@ -55,8 +58,8 @@ struct PlanConfig {
   // "ZeRO-3 on 8 ranks, param bf16, reduce bf16, grads f32, AdamW, micro 4 x accumulation 1,
   //  checkpointing blocks, offload none"
   std::string describe() const;
-  // The engine's settings for this plan. NVMe offload is run as host offload (the device sees the
-  // same bytes leave; MemoryPlan reports where they would live).
+  // The engine's settings for this plan (NVMe offload included: on the meta device the engine's
+  // store books its bytes without a file).
   ShardingConfig sharding_config() const;
   // The settings a training run needs to run this plan (model, batch, sharding, precision,
   // optimizer, recomputation, offload), for a program to print as its command line.

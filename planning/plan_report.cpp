@@ -51,10 +51,14 @@ std::string category_note(const MemoryPlan& plan, MemoryCategory c) {
   return "";
 }
 
-// Where offloaded state of a target lives, and whether the engine runs it.
+// Where offloaded state of a target lives.
 std::string offload_note(OffloadTarget target) {
-  return target == OffloadTarget::kNvme ? "on nvme (modelled: the engine does not run NVMe offload yet)"
-                                        : "in host memory";
+  return target == OffloadTarget::kNvme ? "in NVMe files" : "in host memory";
+}
+
+// The tier a target's bytes are booked in.
+const MemorySnapshot& tier(const MemoryPlan& plan, OffloadTarget target) {
+  return target == OffloadTarget::kNvme ? plan.nvme : plan.host;
 }
 
 }  // namespace
@@ -89,7 +93,7 @@ std::string format_plan(const MemoryPlan& plan) {
     out += printf_string("%-22s %14s", "device memory", format_decimal_bytes(k.device_memory).c_str());
     if (k.reserved > 0) out += "  (" + format_decimal_bytes(k.reserved) + " reserved)";
     out += "\n";
-    const std::int64_t need = plan.peak_total(), budget = plan.budget();
+    const std::int64_t need = plan.needed(), budget = plan.budget();
     if (plan.fits()) {
       out += printf_string("fits: yes — %s of %s (%.0f%%), %s to spare\n", format_decimal_bytes(need).c_str(),
                            format_decimal_bytes(budget).c_str(), 100.0 * static_cast<double>(need) / static_cast<double>(budget),
@@ -106,13 +110,18 @@ std::string format_plan(const MemoryPlan& plan) {
   if (k.offload.any()) {
     out += "offloaded:";
     if (k.offload.optimizer != OffloadTarget::kNone) {
-      out += " optimizer state " + format_decimal_bytes(plan.offloaded.current_of(MemoryCategory::kOptimizerState)) +
-             " " + offload_note(k.offload.optimizer);
+      out += " optimizer state " +
+             format_decimal_bytes(tier(plan, k.offload.optimizer).current_of(MemoryCategory::kOptimizerState)) + " " +
+             offload_note(k.offload.optimizer);
     }
     if (k.offload.parameters != OffloadTarget::kNone) {
       out += std::string(k.offload.optimizer != OffloadTarget::kNone ? ";" : "") + " parameter shard " +
-             format_decimal_bytes(plan.offloaded.current_of(MemoryCategory::kParameters)) + " " +
+             format_decimal_bytes(tier(plan, k.offload.parameters).current_of(MemoryCategory::kParameters)) + " " +
              offload_note(k.offload.parameters);
+    }
+    if (k.offload.uses_nvme()) {
+      out += "; staging buffers " + format_decimal_bytes(plan.host.current_of(MemoryCategory::kCommBuffers)) +
+             " in host memory" + (k.host_is_device ? " (counted in the fit)" : "");
     }
     out += "\n";
   }
@@ -121,16 +130,18 @@ std::string format_plan(const MemoryPlan& plan) {
            " gradients (the engine accumulates gradients in f32; f32 gradients are planned by running it)\n";
   }
   const ModelStateBytes formula =
-      model_state_bytes(plan.parameter_count, k.precision, k.grad_dtype, k.stage, k.shard_ranks(), k.optimizer);
-  out += "model state, ZeRO formula " + model_state_formula(k.precision, k.grad_dtype, k.stage, k.optimizer) +
+      model_state_bytes(plan.parameter_count, k.precision, k.grad_dtype, k.stage, k.shard_ranks(), k.optimizer, k.offload);
+  out += "model state, ZeRO formula " + model_state_formula(k.precision, k.grad_dtype, k.stage, k.optimizer, k.offload) +
          " with Ψ = " +
          std::to_string(plan.parameter_count) + ", N = " + std::to_string(k.shard_ranks()) + ": " +
          format_decimal_bytes(formula.total()) + " (padding each unit to a multiple of N adds " +
          format_decimal_bytes(plan.before_step.current_of(MemoryCategory::kParameters) +
                               plan.before_step.current_of(MemoryCategory::kGradients) +
                               plan.before_step.current_of(MemoryCategory::kOptimizerState) +
-                              plan.offloaded.current_of(MemoryCategory::kParameters) +
-                              plan.offloaded.current_of(MemoryCategory::kOptimizerState) - formula.total()) +
+                              plan.host.current_of(MemoryCategory::kParameters) +
+                              plan.host.current_of(MemoryCategory::kOptimizerState) +
+                              plan.nvme.current_of(MemoryCategory::kParameters) +
+                              plan.nvme.current_of(MemoryCategory::kOptimizerState) - formula.total()) +
          ")\n";
   if (plan.has_step) out += format_rule_of_thumb(plan);
   return out;

@@ -33,9 +33,10 @@ std::string PreflightCheck::report() const {
 PreflightCheck preflight_memory_check(const PlanConfig& config, const MemoryBudget& budget,
                                       const PreflightOptions& options) {
   PreflightCheck check;
-  check.plan = plan_memory(config);
-  check.predicted = check.plan.peak_total();
-  if (options.host_memory) check.predicted += check.plan.offloaded.current_total;
+  PlanConfig planned = config;
+  planned.host_is_device = options.host_memory;
+  check.plan = plan_memory(planned);
+  check.predicted = check.plan.needed();
   check.needed = check.predicted + static_cast<std::int64_t>(static_cast<double>(check.predicted) * options.margin_fraction) +
                  options.margin_bytes;
   check.available = budget.share(options.sharers);
@@ -51,7 +52,8 @@ PreflightCheck preflight_memory_check(const PlanConfig& config, const MemoryBudg
   request.base.reserved = check.available - std::max<std::int64_t>(0, static_cast<std::int64_t>(usable));
   request.target_global_batch = config.micro_batch * config.ranks * config.accumulation;
   request.max_micro_batch = config.micro_batch;
-  request.offload_runs = options.offload_runs;
+  request.base.host_is_device = options.host_memory;
+  request.offload_to = options.offload_to;
   check.plan.config.device_memory = check.available;
   check.plan.config.reserved = request.base.reserved;
   try {

@@ -39,7 +39,7 @@ std::int64_t largest_micro(PlanConfig config, std::int64_t cap, MemoryPlan& firs
 }
 
 std::string need_vs_budget(const MemoryPlan& p) {
-  return "micro 1 needs " + bytes(p.peak_total()) + " per rank (activations " +
+  return "micro 1 needs " + bytes(p.needed()) + " per rank (activations " +
          bytes(p.peak(MemoryCategory::kActivations)) + ", model state " +
          bytes(p.before_step.current_of(MemoryCategory::kParameters) +
                p.before_step.current_of(MemoryCategory::kGradients) +
@@ -71,7 +71,7 @@ struct Walk {
     change(config);
     micro = largest_micro(config, cap, first);
     steps.push_back({decision, why + " " + before + (micro > 0 ? "; now micro " + std::to_string(micro) + " fits" : ""),
-                     first.peak_total()});
+                     first.needed()});
   }
 };
 
@@ -128,14 +128,15 @@ Recommendation recommend(const RecommendRequest& request) {
   w.config.grad_dtype = DType::kF32;
   w.config.accumulation = 1;
   w.config.checkpointing = CheckpointPolicy::none();
-  w.config.offload = OffloadConfig{};
+  w.config.offload.optimizer = OffloadTarget::kNone;  // the NVMe settings (path, block) stay
+  w.config.offload.parameters = OffloadTarget::kNone;
   w.cap = cap;
   w.start();
   w.steps.push_back({"bf16 parameters, bf16 gradient reduce",
                      "start from bf16: stored parameters and gradient traffic take 2 bytes; master weights, optimizer "
                      "state and gradient accumulation stay f32" +
                          std::string(w.micro > 0 ? "; micro " + std::to_string(w.micro) + " fits" : ""),
-                     w.first.peak_total()});
+                     w.first.needed()});
   // Cheap stages first: sharding optimizer state and gradients adds no communication.
   for (ZeroStage stage : {ZeroStage::kStage1, ZeroStage::kStage2}) {
     if (w.micro > 0 || zero_stage_number(w.config.stage) >= zero_stage_number(stage)) continue;
@@ -152,14 +153,18 @@ Recommendation recommend(const RecommendRequest& request) {
     w.take("ZeRO-3 (shard parameters)", "gather each unit's parameters as it runs:",
            [](PlanConfig& c) { c.stage = ZeroStage::kStage3; });
   }
-  if (w.micro == 0 && request.offload_runs) {
-    w.take("offload optimizer state to host memory", "the f32 master and the optimizer state leave the device:",
-           [](PlanConfig& c) { c.offload.optimizer = OffloadTarget::kCpu; });
+  const OffloadTarget to = request.offload_to;
+  const std::string where = to == OffloadTarget::kNvme ? "NVMe files" : "host memory";
+  if (w.micro == 0 && to != OffloadTarget::kNone) {
+    w.take("offload optimizer state to " + where,
+           "the f32 master and the optimizer state leave the device" +
+               std::string(to == OffloadTarget::kNvme ? ", streamed through the step block by block:" : ":"),
+           [to](PlanConfig& c) { c.offload.optimizer = to; });
   }
-  if (w.micro == 0 && request.offload_runs) {
-    w.take("offload parameters to host memory",
+  if (w.micro == 0 && to != OffloadTarget::kNone) {
+    w.take("offload parameters to " + where,
            "the parameter shard leaves the device and units are gathered from it as they run:",
-           [](PlanConfig& c) { c.offload.parameters = OffloadTarget::kCpu; });
+           [to](PlanConfig& c) { c.offload.parameters = to; });
   }
 
   Recommendation r;
@@ -168,9 +173,10 @@ Recommendation recommend(const RecommendRequest& request) {
     r.plan = w.first;
     r.steps = w.steps;
     const MemoryCategory big = largest_category(w.first);
-    r.failure = std::string(request.offload_runs ? "even with ZeRO-3, checkpointing and optimizer and parameter offload"
-                                                 : "even with ZeRO-3 and checkpointing (offload, the next step, does "
-                                                   "not run on this target yet)") +
+    r.failure = std::string(to != OffloadTarget::kNone
+                                ? "even with ZeRO-3, checkpointing and optimizer and parameter offload"
+                                : "even with ZeRO-3 and checkpointing (offload, the next step, does not run on this "
+                                  "target yet)") +
                 ", " + need_vs_budget(w.first) + "; the largest part is " + memory_category_name(big) + " (" +
                 bytes(w.first.peak(big)) + "): use more ranks, a device with more memory, a shorter sequence or a "
                 "smaller model";
@@ -189,7 +195,7 @@ Recommendation recommend(const RecommendRequest& request) {
                          "micro " + std::to_string(w.micro) + " fits without it, micro " + std::to_string(grown) +
                              " with it: accumulation " + std::to_string((per_rank + w.micro - 1) / w.micro) +
                              " -> " + std::to_string((per_rank + grown - 1) / grown) + " (fewer, larger steps)",
-                         first.peak_total()});
+                         first.needed()});
       w.config = with;
       w.micro = grown;
     }
@@ -214,12 +220,12 @@ Recommendation recommend(const RecommendRequest& request) {
       why = "the whole per-rank batch fits";
     }
     r.plan = plan_memory(c);
-    w.steps.push_back({"micro-batch " + std::to_string(micro), why, r.plan.peak_total()});
+    w.steps.push_back({"micro-batch " + std::to_string(micro), why, r.plan.needed()});
     w.steps.push_back({"accumulation " + std::to_string(c.accumulation),
                        "micro " + std::to_string(micro) + " x ranks " + std::to_string(ranks) + " x accumulation " +
                            std::to_string(c.accumulation) + " = global " +
                            std::to_string(*request.target_global_batch),
-                       r.plan.peak_total()});
+                       r.plan.needed()});
   } else {
     c.micro_batch = micro;
     r.batch = plan_batch({std::nullopt, micro, 1, ranks, c.tokens_per_sample(), kDefaultMicroBatch, request.batch_names});
@@ -227,7 +233,7 @@ Recommendation recommend(const RecommendRequest& request) {
     w.steps.push_back({"micro-batch " + std::to_string(micro),
                        micro == cap ? "the largest tried (--max-micro-batch " + std::to_string(cap) + ")"
                                     : "largest that fits; no target global batch, so accumulation 1",
-                       r.plan.peak_total()});
+                       r.plan.needed()});
   }
   // The step's micro-batches all exist at once: with a long accumulation their tokens may tip it over.
   if (!r.plan.fits() && c.micro_batch > 1) {
@@ -243,7 +249,7 @@ Recommendation recommend(const RecommendRequest& request) {
                            std::to_string(c.accumulation),
                        "the step's token buffers of every micro-batch did not fit beside the rest at a larger "
                        "micro-batch",
-                       r.plan.peak_total()});
+                       r.plan.needed()});
     r.batch = plan_batch({std::nullopt, c.micro_batch, c.accumulation, ranks, c.tokens_per_sample(), kDefaultMicroBatch,
                           request.batch_names});
   }

@@ -6,8 +6,8 @@
 //      sharded: no extra communication).
 //   3. Then activation checkpointing of every block.
 //   4. Then ZeRO-3 (parameters sharded, gathered per unit).
-//   5. Then — only where the engine runs it on the target (RecommendRequest::offload_runs) —
-//      optimizer state offloaded to host memory, then the parameter shard.
+//   5. Then — only to a tier that relieves the device and that the engine runs on the target
+//      (RecommendRequest::offload_to) — the optimizer state offloaded, then the parameter shard.
 //   6. When micro 1 fits but a target global batch needs accumulation, activation checkpointing is
 //      taken if it lets the micro-batch grow (fewer accumulation steps).
 //   7. Accumulation so that micro x ranks x accumulation hits the target global batch (the micro
@@ -35,9 +35,10 @@ struct RecommendRequest {
   std::optional<std::int64_t> target_global_batch;  // sequences per optimizer step, all ranks
   std::int64_t max_micro_batch = 1024;               // largest micro-batch tried
   BatchNames batch_names;                            // how batch-plan messages name the values
-  // The engine runs offload to host memory on the target device (the CPU device does; a GPU
-  // device does not yet), so the walk may end with it.
-  bool offload_runs = false;
+  // Where the walk may offload: a tier that relieves the target's memory and that the engine runs
+  // there. For the CPU device (whose memory is host memory) that is kNvme; for a GPU it would be
+  // kCpu, which the engine does not run on a GPU yet (kNone).
+  OffloadTarget offload_to = OffloadTarget::kNone;
 };
 
 struct RecommendStep {

@@ -3,6 +3,7 @@
 #include "runtime/storage.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "runtime/device.hpp"
 
@@ -10,6 +11,9 @@ namespace tessera {
 
 std::shared_ptr<Storage> Storage::allocate(Device& device, std::size_t bytes, MemoryCategory category,
                                            MemoryKind kind) {
+  if (kind == MemoryKind::kNvme) {
+    throw std::invalid_argument("Storage: NVMe bytes live in an NvmeStore, not in device allocations");
+  }
   void* data = bytes > 0 ? device.allocate(bytes, kind) : nullptr;
   try {
     device.memory(kind).on_allocate(category, bytes);

@@ -5,27 +5,44 @@
 #include <stdexcept>
 
 #include "runtime/device.hpp"
+#include "precision/convert.hpp"
 #include "runtime/kernels.hpp"
+#include "runtime/offload/window_stream.hpp"
 
 namespace tessera {
 
 FlatParamUnit::FlatParamUnit(std::string name, FlatLayout layout, const Placement& placement,
-                             const MixedPrecision& precision, const OptimizerConfig& optimizer, Device& device)
-    : name_(std::move(name)), layout_(std::move(layout)), placement_(placement), precision_(precision), device_(device) {
+                             const MixedPrecision& precision, const OptimizerConfig& optimizer, Device& device,
+                             NvmeStore* store)
+    : name_(std::move(name)),
+      layout_(std::move(layout)),
+      placement_(placement),
+      precision_(precision),
+      device_(device),
+      store_(store),
+      rule_(make_optimizer_rule(optimizer)),
+      staged_(&device.memory(), MemoryCategory::kCommBuffers, device.holds_data()) {
   const Placement& p = placement_;
   const DType pd = precision_.param_dtype;
   const std::int64_t P = layout_.padded_numel(), S = layout_.shard_numel();
   const FlatRange range = optimizer_range();
   // Stored parameters; with f32 parameters and no gathering they are the compute copy itself.
-  stored_ = allocate(p.stored_params == Extent::kFull ? P : S, pd, MemoryCategory::kParameters, p.params_memory);
-  if (!p.transient_compute_copy) compute_ = stored_;
-  // The f32 master over the optimizer range: a view of the stored parameters, or its own copy.
-  if (p.master_is_params) {
-    master_ = p.stored_params == Extent::kFull ? stored_.view(range.begin, {range.count}) : stored_;
+  stored_ = PlacedTensor(device_, store_, p.stored_params == Extent::kFull ? P : S, pd, 1, MemoryCategory::kParameters,
+                         p.params_memory);
+  if (!p.transient_compute_copy) compute_ = stored_.tensor();
+  // The f32 master over the optimizer range: the stored parameters (or a view), or its own copy.
+  if (!p.master_is_params) {
+    master_ = PlacedTensor(device_, store_, range.count, DType::kF32, 1, MemoryCategory::kOptimizerState,
+                           p.optimizer_memory);
+  } else if (stored_.values() == range.count) {
+    master_ = stored_;
   } else {
-    master_ = allocate(range.count, DType::kF32, MemoryCategory::kOptimizerState, p.optimizer_memory);
+    master_ = PlacedTensor::resident(stored_.tensor().view(range.begin, {range.count}));
   }
-  optimizer_ = make_optimizer_state(optimizer, device_, range.count, p.optimizer_memory);
+  for (const StateSpec& spec : rule_->specs()) {
+    state_.emplace_back(device_, store_, range.count / spec.elements_per_value, spec.dtype, spec.elements_per_value,
+                        MemoryCategory::kOptimizerState, p.optimizer_memory);
+  }
   // Gradients: a persistent full accumulator, or a persistent shard plus transient full buffers.
   if (p.grad_accumulator == Extent::kFull) {
     prepare_grads();
@@ -51,34 +68,39 @@ FlatRange FlatParamUnit::optimizer_range() const {
 }
 
 void FlatParamUnit::initialize(std::uint64_t seed) {
-  optimizer_->reset();
   if (!device_.holds_data()) return;
   // The master from the init rule; the stored parameters from the same values, as every step
   // publishes them afterwards (every rank fills its full copy itself instead of communicating).
   const FlatRange range = optimizer_range();
   const std::vector<float> image = layout_.initial_image(range, seed);
-  if (!placement_.master_is_params) master_.copy_from_host_f32(image);
-  if (stored_.numel() == range.count) {
-    stored_.copy_from_host_f32(image);
-  } else {
-    stored_.copy_from_host_f32(layout_.initial_image(layout_.full(), seed));
-  }
+  auto write_f32 = [](PlacedTensor& t, const std::vector<float>& values) {
+    std::vector<std::byte> raw(values.size() * dtype_size(t.dtype()));
+    convert_host(values.data(), DType::kF32, raw.data(), t.dtype(), values.size());
+    t.write(0, static_cast<std::int64_t>(values.size()), raw.data());
+  };
+  if (!placement_.master_is_params) write_f32(master_, image);
+  write_f32(stored_, stored_.values() == range.count ? image : layout_.initial_image(layout_.full(), seed));
 }
 
 Work FlatParamUnit::start_gather(Communicator& shard_comm) {
   if (ready_ || gather_in_flight_) throw std::logic_error("FlatParamUnit " + name_ + ": gather already started");
   gather_in_flight_ = true;
   if (!placement_.gather_for_compute) return Work();
-  gathered_ = allocate(layout_.padded_numel(), precision_.param_dtype, MemoryCategory::kCommBuffers);
-  return shard_comm.all_gather(ConstSpan(stored_.data(), static_cast<std::size_t>(layout_.shard_numel())),
-                               Span(gathered_.data(), static_cast<std::size_t>(layout_.padded_numel())),
-                               precision_.param_dtype);
+  const DType pd = precision_.param_dtype;
+  const auto S = static_cast<std::size_t>(layout_.shard_numel());
+  gathered_ = allocate(layout_.padded_numel(), pd, MemoryCategory::kCommBuffers);
+  const Span out(gathered_.data(), static_cast<std::size_t>(layout_.padded_numel()));
+  if (!stored_.in_store()) return shard_comm.all_gather(ConstSpan(stored_.tensor().data(), S), out, pd);
+  // The shard comes from the file first; the gather starts once it is in.
+  std::byte* staged = staged_.reserve(static_cast<std::size_t>(stored_.extent().file_bytes()));
+  Work read = store_->read_all(stored_.extent(), staged);
+  return then(std::move(read), [&shard_comm, staged, S, out, pd] { return shard_comm.all_gather(ConstSpan(staged, S), out, pd); });
 }
 
 void FlatParamUnit::finish_gather() {
   if (!gather_in_flight_) throw std::logic_error("FlatParamUnit " + name_ + ": finish_gather without a gather");
   gather_in_flight_ = false;
-  const Tensor& source = placement_.gather_for_compute ? gathered_ : stored_;
+  const Tensor& source = placement_.gather_for_compute ? gathered_ : stored_.tensor();
   if (precision_.param_dtype == DType::kF32) {
     compute_ = source;
   } else {
@@ -87,6 +109,7 @@ void FlatParamUnit::finish_gather() {
                               layout_.padded_numel());
   }
   gathered_ = Tensor();
+  staged_.release();
   bind_values();
 }
 
@@ -176,28 +199,74 @@ void FlatParamUnit::scale_grads(const Kernels& kernels, float factor) {
   kernels.scale(g.data_as<float>(), factor, g.numel());
 }
 
+PlacedTensor FlatParamUnit::published_range() const {
+  const FlatRange range = optimizer_range();
+  if (stored_.values() == range.count) return stored_;
+  return PlacedTensor::resident(stored_.tensor().view(range.begin, {range.count}));
+}
+
 void FlatParamUnit::optimizer_step(const Kernels& kernels, float lr, std::int64_t step) {
-  const std::vector<ParamSegment> segments = layout_.segments(optimizer_range());
-  optimizer_->step(kernels, master_, reduced_grads(), segments, lr, step);
+  const FlatRange range = optimizer_range();
+  const Tensor grads = reduced_grads();
+  // Slots of the pass: master, gradients, the rule's state, then (separate master) the stored
+  // parameters it publishes into.
+  std::vector<StreamSlot> slots{master_.slot(true, true), PlacedTensor::resident(grads).slot(true, false)};
+  for (const PlacedTensor& t : state_) slots.push_back(t.slot(true, true));
+  const bool publish = !placement_.master_is_params;
+  const PlacedTensor target = publish ? published_range() : PlacedTensor();
+  if (publish) slots.push_back(target.slot(false, true));
+  const std::size_t states = state_.size();
+  const DType pd = precision_.param_dtype;
+  stream_windows(store_, slots, range.count,
+                 [&](std::int64_t begin, std::int64_t count, std::span<std::byte* const> data) {
+                   auto* master = reinterpret_cast<float*>(data[0]);
+                   const std::vector<ParamSegment> segments = layout_.segments({range.begin + begin, count});
+                   rule_->update(kernels, master, reinterpret_cast<const float*>(data[1]), data.subspan(2, states),
+                                 count, segments, lr, step);
+                   if (publish) kernels.convert(master, DType::kF32, data[2 + states], pd, count);
+                 });
+  published_by_step_ = true;
 }
 
 Work FlatParamUnit::start_publish(Communicator& shard_comm) {
   const DType pd = precision_.param_dtype;
   const FlatRange range = optimizer_range();
-  // Where this rank's updated range goes in the stored parameters.
-  Tensor mine = stored_.numel() == range.count ? stored_ : stored_.view(range.begin, {range.count});
-  if (!placement_.master_is_params) {
-    device_.kernels().convert(master_.data(), DType::kF32, mine.data(), pd, range.count);
+  if (!placement_.master_is_params && !published_by_step_) {
+    const PlacedTensor target = published_range();
+    const StreamSlot slots[] = {master_.slot(true, false), target.slot(false, true)};
+    const Kernels& kernels = device_.kernels();
+    stream_windows(store_, slots, range.count,
+                   [&](std::int64_t, std::int64_t count, std::span<std::byte* const> data) {
+                     kernels.convert(data[0], DType::kF32, data[1], pd, count);
+                   });
   }
+  published_by_step_ = false;
   if (!placement_.publish_by_all_gather) return Work();
-  return shard_comm.all_gather(ConstSpan(mine.data(), static_cast<std::size_t>(range.count)),
-                               Span(stored_.data(), static_cast<std::size_t>(stored_.numel())), pd);
+  Tensor stored = stored_.tensor();
+  const void* mine = static_cast<const std::byte*>(stored.data()) + static_cast<std::size_t>(range.begin) * dtype_size(pd);
+  return shard_comm.all_gather(ConstSpan(mine, static_cast<std::size_t>(range.count)),
+                               Span(stored.data(), static_cast<std::size_t>(stored.numel())), pd);
 }
 
 std::vector<StateTensor> FlatParamUnit::state() const {
-  std::vector<StateTensor> out{{"master", master_}};
-  for (StateTensor& t : optimizer_->state()) out.push_back(std::move(t));
+  std::vector<StateTensor> out{{"master", master_.tensor()}};
+  const std::vector<StateSpec> specs = rule_->specs();
+  for (std::size_t k = 0; k < specs.size(); ++k) {
+    out.push_back({specs[k].name, state_[k].tensor(), specs[k].elements_per_value});
+  }
   return out;
+}
+
+void FlatParamUnit::read_state(std::size_t k, std::int64_t first, std::int64_t count, void* host) const {
+  placed_state(k).read(first, count, host);
+}
+
+void FlatParamUnit::write_state(std::size_t k, std::int64_t first, std::int64_t count, const void* host) {
+  placed_state(k).write(first, count, host);
+}
+
+void FlatParamUnit::reset_optimizer() {
+  for (PlacedTensor& t : state_) t.zero();
 }
 
 }  // namespace tessera

@@ -2,20 +2,26 @@
 // gathers that make its parameters ready for compute, the gradient collectives, the optimizer step
 // over its optimizer range and the publishing of the updated parameters. What it stores where is
 // not decided here: the FlatLayout says where each parameter sits, the Placement (the ZeRO table
-// as data) which buffers exist, how large and in which memory, and the OptimizerState keeps the
-// optimizer's own tensors.
+// as data) which buffers exist, how large and in which memory (device, pinned host or the NVMe
+// store), and the OptimizerRule names the optimizer's state and updates it.
 //
 // Buffers (P = padded_numel, S = shard_numel, "range" = the optimizer range, P or S):
 //   stored_      (P or S) param dtype   kParameters      the parameters as stored between steps
+//                                                        (placed: NVMe with parameter offload)
 //   compute_     (P) f32                                 what the Parameters view while the unit
 //                                                        runs: stored_ itself (f32, full), or a
 //                                                        transient copy (kCommBuffers)
+//   staged_      (S) param dtype        kCommBuffers     stage 3 with NVMe parameters: the shard
+//                                                        read from the file for its gather
 //   gathered_    (P) param dtype        kCommBuffers     stage 3, while a gather is in flight
-//   master_      (range) f32            kOptimizerState  a view of stored_ when master_is_params
+//   master_      (range) f32            kOptimizerState  stored_ (or a view) when master_is_params
+//   state_       (range / per) each     kOptimizerState  the rule's state tensors (placed)
 //   grad_full_   (P) f32                kGradients       where backward accumulates
 //   grad_shard_  (S) f32                kGradients       the accumulated reduced shard (stages 2-3)
 //   wire_        (P) reduce dtype       kCommBuffers     staging of a non-f32 gradient collective
-// Padding is zero and never updated.
+// Padding is zero and never updated. The optimizer step is one pass over the range (streamed in
+// blocks when some of it is in the NVMe store) that updates the master and state and writes the
+// updated parameters into the stored ones.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +30,8 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "runtime/offload/aligned_buffer.hpp"
+#include "runtime/offload/placed_tensor.hpp"
 #include "runtime/optim/optimizer_state.hpp"
 #include "sharding/flat_layout.hpp"
 #include "sharding/placement.hpp"
@@ -32,8 +40,9 @@ namespace tessera {
 
 class FlatParamUnit {
  public:
+  // `store` holds what the Placement puts on NVMe (null when nothing is).
   FlatParamUnit(std::string name, FlatLayout layout, const Placement& placement, const MixedPrecision& precision,
-                const OptimizerConfig& optimizer, Device& device);
+                const OptimizerConfig& optimizer, Device& device, NvmeStore* store = nullptr);
   ~FlatParamUnit();  // unbinds the Parameters' values and grads
   FlatParamUnit(const FlatParamUnit&) = delete;
   FlatParamUnit& operator=(const FlatParamUnit&) = delete;
@@ -44,13 +53,16 @@ class FlatParamUnit {
   FlatRange optimizer_range() const;
 
   // Fills the master and stored parameters with the initial values for `seed` (the values
-  // materialize_parameters gives) and resets the optimizer. Nothing to do on a device without data.
+  // materialize_parameters gives); the optimizer state is zero from construction. Nothing to do on
+  // a device without data. With NVMe placement, after the store's file is allocated.
   void initialize(std::uint64_t seed);
 
   // --- parameters for compute
   bool params_ready() const { return ready_; }
   bool gather_in_flight() const { return gather_in_flight_; }
-  // Starts making the compute copy: a gather of the shards (stage 3), otherwise nothing to send.
+  // Starts making the compute copy: a gather of the shards (stage 3; with NVMe parameters the
+  // shard's read from the file starts now and the gather when the Work is waited for), otherwise
+  // nothing to send.
   Work start_gather(Communicator& shard_comm);
   // After the gather's Work completed: widens to f32 when needed and binds every Parameter's value.
   void finish_gather();
@@ -73,14 +85,21 @@ class FlatParamUnit {
   void scale_grads(const Kernels& kernels, float factor);
 
   // --- the optimizer step and publishing
+  // Updates the master and state over the optimizer range and writes the updated parameters into
+  // this rank's part of the stored ones.
   void optimizer_step(const Kernels& kernels, float lr, std::int64_t step);
-  // Writes the updated master into the stored parameters; stages 1-2 then all-gather them
-  // (returned Work), others return a completed Work.
+  // Writes the master into the stored parameters unless the step just did; stages 1-2 then
+  // all-gather them (returned Work), others return a completed Work.
   Work start_publish(Communicator& shard_comm);
 
-  // --- state for checkpoints: "master" (f32) then the optimizer's tensors, each (range) elements.
+  // --- state for checkpoints: "master" (f32) then the optimizer's tensors, over the range.
+  // Tensors in memory are given as such; those in the NVMe store have an undefined tensor and are
+  // reached through read_state / write_state.
   std::vector<StateTensor> state() const;
-  void reset_optimizer() { optimizer_->reset(); }
+  // Values [first, first + count) of state tensor k (0: master) to or from host memory.
+  void read_state(std::size_t k, std::int64_t first, std::int64_t count, void* host) const;
+  void write_state(std::size_t k, std::int64_t first, std::int64_t count, const void* host);
+  void reset_optimizer();
   // The reduced f32 gradient over the optimizer range (tests).
   Tensor reduced_grads() const;
 
@@ -88,17 +107,26 @@ class FlatParamUnit {
   Tensor allocate(std::int64_t numel, DType dtype, MemoryCategory category, MemoryKind kind = MemoryKind::kDevice);
   void bind_values();
   void unbind_values();
+  const PlacedTensor& placed_state(std::size_t k) const { return k == 0 ? master_ : state_[k - 1]; }
+  PlacedTensor& placed_state(std::size_t k) { return k == 0 ? master_ : state_[k - 1]; }
+  // This rank's optimizer range inside the stored parameters (what publishing writes).
+  PlacedTensor published_range() const;
 
   std::string name_;
   FlatLayout layout_;
   Placement placement_;
   MixedPrecision precision_;
   Device& device_;
-  std::unique_ptr<OptimizerState> optimizer_;
+  NvmeStore* store_;
+  std::unique_ptr<OptimizerRule> rule_;
 
-  Tensor stored_, compute_, gathered_, master_;
+  PlacedTensor stored_, master_;
+  std::vector<PlacedTensor> state_;
+  AlignedBuffer staged_;
+  Tensor compute_, gathered_;
   Tensor grad_full_, grad_shard_, wire_;
   bool ready_ = false, gather_in_flight_ = false, grads_bound_ = false;
+  bool published_by_step_ = false;
 };
 
 }  // namespace tessera

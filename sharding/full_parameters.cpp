@@ -8,7 +8,8 @@ std::map<std::string, std::vector<float>> gather_full_parameters(ShardedEngine& 
   const auto& units = engine.units();
   for (std::size_t u = 0; u < units.size(); ++u) {
     const FlatLayout& layout = units[u]->layout();
-    const std::vector<float> mine = engine.unit_state(static_cast<int>(u)).front().tensor.to_host_f32();  // master
+    std::vector<float> mine(static_cast<std::size_t>(units[u]->optimizer_range().count));
+    units[u]->read_state(0, 0, static_cast<std::int64_t>(mine.size()), mine.data());  // the f32 master
     std::vector<float> flat(static_cast<std::size_t>(layout.padded_numel()));
     if (units[u]->optimizer_range().count == layout.padded_numel()) {
       flat = mine;  // the optimizer range is the whole buffer (stage 0, or one rank)

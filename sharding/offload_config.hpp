@@ -2,11 +2,13 @@
 // places the state by it (Placement); the memory planner counts each tier.
 //   optimizer   the f32 master weights and the optimizer's state (ZeRO-Offload)
 //   parameters  the stored parameter shard (ZeRO-3 only; units are still gathered onto the device)
-// kCpu keeps the state in pinned host memory (MemoryKind::kPinnedHost); kNvme in files (the
-// memory planner models it; the engine does not run it yet).
+// kCpu keeps the state in pinned host memory (MemoryKind::kPinnedHost); kNvme in one file per
+// rank under nvme.path, streamed block by block through the step (NvmeStore, ZeRO-Infinity).
 #pragma once
 
 #include <string>
+
+#include "runtime/offload/nvme_settings.hpp"
 
 namespace tessera {
 
@@ -18,8 +20,10 @@ OffloadTarget parse_offload_target(const std::string& text, const std::string& s
 struct OffloadConfig {
   OffloadTarget optimizer = OffloadTarget::kNone;
   OffloadTarget parameters = OffloadTarget::kNone;
+  NvmeSettings nvme;  // where and how NVMe-offloaded state is kept
 
   bool any() const { return optimizer != OffloadTarget::kNone || parameters != OffloadTarget::kNone; }
+  bool uses_nvme() const { return optimizer == OffloadTarget::kNvme || parameters == OffloadTarget::kNvme; }
   std::string to_string() const;  // "none", "optimizer:cpu", "optimizer:cpu,params:nvme"
 };
 

@@ -4,6 +4,18 @@
 #include <stdexcept>
 
 namespace tessera {
+namespace {
+
+MemoryKind memory_of(OffloadTarget target) {
+  switch (target) {
+    case OffloadTarget::kNone: return MemoryKind::kDevice;
+    case OffloadTarget::kCpu: return MemoryKind::kPinnedHost;
+    case OffloadTarget::kNvme: return MemoryKind::kNvme;
+  }
+  return MemoryKind::kDevice;
+}
+
+}  // namespace
 
 int zero_stage_number(ZeroStage stage) { return static_cast<int>(stage); }
 
@@ -18,10 +30,10 @@ Placement make_placement(ZeroStage stage, const MixedPrecision& precision, const
   const bool f32_params = precision.param_dtype == DType::kF32;
   Placement p;
   p.stored_params = st >= 3 ? Extent::kShard : Extent::kFull;
-  p.params_memory = offload.parameters == OffloadTarget::kNone ? MemoryKind::kDevice : MemoryKind::kPinnedHost;
+  p.params_memory = memory_of(offload.parameters);
   p.gather_for_compute = st >= 3;
   p.transient_compute_copy = st >= 3 || !f32_params;
-  p.optimizer_memory = offload.optimizer == OffloadTarget::kNone ? MemoryKind::kDevice : MemoryKind::kPinnedHost;
+  p.optimizer_memory = memory_of(offload.optimizer);
   // f32 parameters double as the master unless the optimizer range lives in another memory.
   p.master_is_params = f32_params && p.params_memory == p.optimizer_memory;
   p.publish_by_all_gather = st == 1 || st == 2;

@@ -25,12 +25,8 @@ void check_offload_supported(const OffloadConfig& offload, const Device& device)
   const std::pair<const char*, OffloadTarget> targets[] = {{"sharding.offload.optimizer", offload.optimizer},
                                                            {"sharding.offload.parameters", offload.parameters}};
   for (const auto& [setting, target] : targets) {
-    if (target == OffloadTarget::kNvme) {
-      throw SettingError(setting, "nvme", "the engine cannot keep state on NVMe yet; offload to cpu, or plan it with "
-                                          "the memory planner only");
-    }
-    if (target == OffloadTarget::kCpu && device.memory_space() == MemorySpace::kGpu) {
-      throw SettingError(setting, "cpu", "offload to host memory runs on the CPU device only so far");
+    if (target != OffloadTarget::kNone && device.memory_space() == MemorySpace::kGpu) {
+      throw SettingError(setting, offload_target_name(target), "offload runs on the CPU device only so far");
     }
   }
 }
@@ -53,6 +49,10 @@ ShardedEngine::ShardedEngine(Module& model, Device& device, Communicator& world,
   if (groups_.shard == nullptr) throw std::invalid_argument("ShardedEngine: ShardGroups without a shard group");
   check_devices();
   check_offload_supported(config_.offload, device_);
+  if (config_.offload.uses_nvme()) {
+    config_.offload.nvme.validate(optimizer_alignment(config_.optimizer));
+    nvme_ = std::make_unique<NvmeStore>(device_, config_.offload.nvme, world_.rank());
+  }
   for (Parameter* p : model.parameters()) {
     if (p->value.defined()) {
       throw std::invalid_argument("ShardedEngine: parameter '" + p->name +
@@ -89,9 +89,10 @@ void ShardedEngine::build_units(Module& model, std::uint64_t seed) {
   for (const UnitParameters& u : partition.units) {
     units_.push_back(std::make_unique<FlatParamUnit>(
         u.name, FlatLayout(u.parameters, shard.size(), shard.rank(), alignment), placement_, config_.precision,
-        config_.optimizer, device_));
-    units_.back()->initialize(seed);
+        config_.optimizer, device_, nvme_.get()));
   }
+  if (nvme_) nvme_->allocate_file();  // every unit has reserved its extents
+  for (auto& unit : units_) unit->initialize(seed);
   root_unit_ = partition.root_unit;
   users_ = wrap_unit_modules(model, units_, *this);
   if (root_unit_ >= 0) ++users_[static_cast<std::size_t>(root_unit_)];

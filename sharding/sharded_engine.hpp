@@ -80,14 +80,19 @@ class ShardedEngine : private UnitHooks {
   const ShardingConfig& config() const { return config_; }
   const Placement& placement() const { return placement_; }
   Device& device() { return device_; }
+  const Device& device() const { return device_; }
   Communicator& world() { return world_; }
   Communicator& shard_group() { return *groups_.shard; }
   Communicator* replicate_group() { return groups_.replicate; }
   const std::vector<std::unique_ptr<FlatParamUnit>>& units() const { return units_; }
+  // The NVMe store of offloaded state, or null when nothing is offloaded to NVMe.
+  NvmeStore* nvme_store() { return nvme_.get(); }
+  const NvmeStore* nvme_store() const { return nvme_.get(); }
 
   // --- state, for checkpoints: per unit, "master" (f32) then the optimizer's named tensors, each
-  // over the unit's optimizer range. Restoring: write them, set the step counter (and the loss
-  // scaler), then publish_parameters() so the stored parameters follow the master.
+  // over the unit's optimizer range (FlatParamUnit::state, read_state, write_state). Restoring:
+  // write them, set the step counter (and the loss scaler), then publish_parameters() so the stored
+  // parameters follow the master.
   std::vector<StateSpec> state_specs() const;
   std::vector<StateTensor> unit_state(int unit) const { return units_[static_cast<std::size_t>(unit)]->state(); }
   void reset_optimizer_state();  // a fresh optimizer (fine-tuning from exported weights)
@@ -124,6 +129,7 @@ class ShardedEngine : private UnitHooks {
   ShardGroups groups_;
   ShardingConfig config_;
   Placement placement_;
+  std::unique_ptr<NvmeStore> nvme_;  // NVMe offload: this rank's file (outlives the units)
 
   std::vector<std::unique_ptr<FlatParamUnit>> units_;
   int root_unit_ = -1;                 // parameters under no unit module, or -1

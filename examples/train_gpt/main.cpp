@@ -101,6 +101,8 @@ ShardingConfig sharding_config(const TrainOptions& o) {
   c.optimizer.block_size = o.optimizer_block;
   c.offload.optimizer = parse_offload_target(o.offload_optimizer, "sharding.offload.optimizer");
   c.offload.parameters = parse_offload_target(o.offload_params, "sharding.offload.parameters");
+  c.offload.nvme = o.nvme;
+  c.offload.nvme.io = parse_offload_io(o.offload_io);
   return c;
 }
 
@@ -132,7 +134,7 @@ bool memory_fits(const PlanConfig& config, Device& device, int local_ranks, Comm
   PreflightOptions options;
   options.sharers = local_ranks;
   options.host_memory = host;
-  options.offload_runs = host;
+  options.offload_to = host ? OffloadTarget::kNvme : OffloadTarget::kNone;
   const PreflightCheck check = preflight_memory_check(config, device.memory_budget(), options);
   const std::vector<int> fits = all_gather_values(world, check.fits ? 1 : 0);
   const auto first_failing = std::find(fits.begin(), fits.end(), 0);
@@ -207,6 +209,9 @@ int train(DistributedContext& dist) {
   const std::vector<std::string> wrapped = apply_activation_checkpointing(model, recompute);
   ShardedEngine engine(model, *device, world, sharding, o.seed);
   Trainer trainer(engine);
+  if (const NvmeStore* store = engine.nvme_store()) {
+    for (const std::string& notice : store->notices()) std::printf("rank %d: %s\n", world.rank(), notice.c_str());
+  }
   std::optional<MemoryProfiler> profiler;  // --memory-profile: samples every train step's phases
   if (!o.memory_profile.empty()) profiler.emplace(device->memory());
   const LrSchedule schedule{static_cast<float>(o.lr), o.warmup, o.steps, static_cast<float>(o.min_lr_ratio)};
@@ -228,6 +233,9 @@ int train(DistributedContext& dist) {
                 blas_core_name().c_str());
     std::printf("sharding: %s; activation checkpointing: %s (%zu modules)\n", engine.config().to_string().c_str(),
                 o.activation_checkpointing.c_str(), wrapped.size());
+    if (const NvmeStore* store = engine.nvme_store()) {
+      std::printf("offload: %s, %s per rank\n", store->describe().c_str(), format_bytes(store->file_bytes()).c_str());
+    }
     std::printf("data: %s (%lld tokens, %lld windows of %lld)%s\n", train_data.describe().c_str(),
                 static_cast<long long>(train_data.num_tokens()),
                 static_cast<long long>(train_loader.windows_per_epoch()), static_cast<long long>(o.seq_len),

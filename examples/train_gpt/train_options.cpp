@@ -53,10 +53,19 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("reduce-dtype", po::value(&o.reduce_dtype)->default_value(o.reduce_dtype), "gradient collectives: f32, bf16, f16")
       ("prefetch", po::value(&o.prefetch)->default_value(o.prefetch), "ZeRO-3: parameter gathers issued ahead")
       ("offload-optimizer", po::value(&o.offload_optimizer)->default_value(o.offload_optimizer),
-       "keep the f32 master and optimizer state in host memory: none or cpu (the CPU device runs it; nvme is "
-       "planned only)")
+       "where the f32 master and optimizer state live: none (the device), cpu (pinned host memory) or nvme "
+       "(files under --offload-path, streamed through the step)")
       ("offload-params", po::value(&o.offload_params)->default_value(o.offload_params),
-       "ZeRO-3: keep the parameter shard in host memory: none or cpu")
+       "ZeRO-3: where the parameter shard lives: none, cpu or nvme")
+      ("offload-path", po::value(&o.nvme.path), "nvme offload: directory of the offload files (one per rank)")
+      ("offload-block", po::value(&o.nvme.block_elements)->default_value(o.nvme.block_elements),
+       "nvme offload: elements streamed per block")
+      ("offload-buffers", po::value(&o.nvme.buffers)->default_value(o.nvme.buffers),
+       "nvme offload: blocks in flight (reads, updates and writes overlap with 3 or more)")
+      ("offload-queue-depth", po::value(&o.nvme.queue_depth)->default_value(o.nvme.queue_depth),
+       "nvme offload: io_uring queue entries")
+      ("offload-io", po::value(&o.offload_io)->default_value(o.offload_io),
+       "nvme offload: auto (io_uring with O_DIRECT where possible) or buffered (pread/pwrite)")
       ("reshard-after-forward", po::value(&o.reshard_after_forward)->default_value(o.reshard_after_forward),
        "ZeRO-3: free gathered parameters after each unit's forward (true|false)");
   po::options_description train("Training");

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/offload/nvme_settings.hpp"
 
 namespace tessera {
 
@@ -29,6 +30,8 @@ struct TrainOptions {
   int zero = 0, hybrid_group = 0, prefetch = 1;
   std::string param_dtype = "f32", reduce_dtype = "f32";
   std::string offload_optimizer = "none", offload_params = "none";  // none | cpu | nvme
+  NvmeSettings nvme;                // --offload-path, --offload-block, --offload-buffers, ...
+  std::string offload_io = "auto";  // auto | buffered
   bool reshard_after_forward = true;
   // checkpoints (checkpointing/training_checkpointer.hpp)
   std::string checkpoint_dir, resume, init_from, checkpoint_compression = "none";

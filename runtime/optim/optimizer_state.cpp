@@ -2,8 +2,8 @@
 #include "runtime/optim/optimizer_state.hpp"
 
 #include "core/setting_error.hpp"
-#include "runtime/optim/adamw8bit_state.hpp"
-#include "runtime/optim/adamw_state.hpp"
+#include "runtime/optim/adamw8bit_rule.hpp"
+#include "runtime/optim/adamw_rule.hpp"
 
 namespace tessera {
 
@@ -30,8 +30,8 @@ void OptimizerConfig::validate() const {
 
 std::vector<StateSpec> optimizer_state_specs(const OptimizerConfig& config) {
   switch (config.kind) {
-    case OptimizerKind::kAdamW: return AdamWState::specs();
-    case OptimizerKind::kAdamW8bit: return AdamW8bitState::specs(config.block_size);
+    case OptimizerKind::kAdamW: return AdamWRule::static_specs();
+    case OptimizerKind::kAdamW8bit: return AdamW8bitRule::static_specs(config.block_size);
   }
   return {};
 }
@@ -56,13 +56,11 @@ std::int64_t optimizer_alignment(const OptimizerConfig& config) {
   return config.kind == OptimizerKind::kAdamW8bit ? config.block_size : 1;
 }
 
-std::unique_ptr<OptimizerState> make_optimizer_state(const OptimizerConfig& config, Device& device,
-                                                     std::int64_t count, MemoryKind memory) {
+std::unique_ptr<OptimizerRule> make_optimizer_rule(const OptimizerConfig& config) {
   config.validate();
   switch (config.kind) {
-    case OptimizerKind::kAdamW: return std::make_unique<AdamWState>(config.adamw, device, count, memory);
-    case OptimizerKind::kAdamW8bit:
-      return std::make_unique<AdamW8bitState>(config.adamw, config.block_size, device, count, memory);
+    case OptimizerKind::kAdamW: return std::make_unique<AdamWRule>(config.adamw);
+    case OptimizerKind::kAdamW8bit: return std::make_unique<AdamW8bitRule>(config.adamw, config.block_size);
   }
   return nullptr;
 }

@@ -1,15 +1,14 @@
-// OptimizerState: the state an optimizer keeps for one contiguous range of a flat parameter buffer
-// (a sharding unit's optimizer range: the whole unit at ZeRO-0, this rank's shard otherwise), and
-// its update. The engine owns the f32 master weights and the reduced f32 gradients of the range;
-// the optimizer owns everything else (AdamW: m and v) and says what it is, by name and dtype, so
-// checkpoints and the memory planner handle any optimizer without knowing it.
-//
-// Who calls what: the engine makes one OptimizerState per unit (make_optimizer_state), calls
-// step() once per optimizer step with that unit's master and gradients, and reads state() to save
-// or restore it. A later implementation may keep its tensors elsewhere (quantised, in host memory,
-// in files) and stream them in and out inside step(): the engine steps unit by unit.
+// Optimizer state: what an optimizer keeps for one contiguous range of a flat parameter buffer (a
+// sharding unit's optimizer range: the whole unit at ZeRO-0, this rank's shard otherwise), named
+// by StateSpecs, and its update rule. The engine owns the f32 master weights, the reduced f32
+// gradients and the state tensors themselves — in device memory, pinned host memory or an NVMe
+// store — and runs the OptimizerRule over windows of the range: the whole range when everything is
+// in memory, one streamed block at a time when some of it lives in files. The rule only sees
+// pointers to one window, so checkpoints, the memory planner and offload handle any optimizer
+// without knowing it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -17,21 +16,19 @@
 #include <vector>
 
 #include "precision/dtype.hpp"
-#include "runtime/memory_kind.hpp"
 #include "runtime/optim/adamw.hpp"
 #include "runtime/param_segment.hpp"
 #include "runtime/tensor.hpp"
 
 namespace tessera {
 
-class Device;
 class Kernels;
 
 // One named state tensor over the optimizer range: one value per `elements_per_value` elements of
 // the range (1: element for element; a block size: one value per block, e.g. a quantization scale).
 struct StateTensor {
   std::string name;  // "exp_avg", also the checkpoint dataset name
-  Tensor tensor;     // (count / elements_per_value) of its dtype, on the device (or its memory kind)
+  Tensor tensor;     // (count / elements_per_value) of its dtype in memory; undefined when in a file
   std::int64_t elements_per_value = 1;
 };
 
@@ -42,21 +39,23 @@ struct StateSpec {
   std::int64_t elements_per_value = 1;
 };
 
-class OptimizerState {
+class OptimizerRule {
  public:
-  virtual ~OptimizerState() = default;
-  OptimizerState() = default;
-  OptimizerState(const OptimizerState&) = delete;
-  OptimizerState& operator=(const OptimizerState&) = delete;
+  virtual ~OptimizerRule() = default;
+  OptimizerRule() = default;
+  OptimizerRule(const OptimizerRule&) = delete;
+  OptimizerRule& operator=(const OptimizerRule&) = delete;
 
-  // master (count) f32 updated in place from grads (count) f32, over `segments` (they cover the
-  // parameters' elements of the range; padding between them is never touched). `step` is 1-based.
-  virtual void step(const Kernels& kernels, Tensor& master, const Tensor& grads, std::span<const ParamSegment> segments,
-                    float lr, std::int64_t step) = 0;
-  // The state tensors, in the order of the optimizer's specs().
-  virtual std::vector<StateTensor> state() const = 0;
-  // Back to the state of a fresh optimizer (zeros for AdamW).
-  virtual void reset() = 0;
+  // The state tensors this rule keeps, in order.
+  virtual std::vector<StateSpec> specs() const = 0;
+  // One window of an optimizer range: master (count) f32 updated in place from grads (count) f32;
+  // state[k] points at the window's values of specs()[k] (count / elements_per_value of its dtype).
+  // `segments` (relative to the window) cover the parameters' elements in it; padding between them
+  // is never touched. The window starts at a multiple of optimizer_alignment() and count is one
+  // too (the whole range is). `step` is 1-based.
+  virtual void update(const Kernels& kernels, float* master, const float* grads, std::span<std::byte* const> state,
+                      std::int64_t count, std::span<const ParamSegment> segments, float lr,
+                      std::int64_t step) const = 0;
 };
 
 // Which optimizer the engine runs. AdamW keeps f32 m and v per element (8 bytes); 8-bit AdamW keeps
@@ -86,9 +85,7 @@ double optimizer_state_bytes_per_element(const OptimizerConfig& config);
 // straddles two ranks' shards and blocks sit at the same flat positions at any rank count).
 std::int64_t optimizer_alignment(const OptimizerConfig& config);
 
-// State for `count` elements on `device`, allocated as memory `memory` (category kOptimizerState),
-// zero-initialised.
-std::unique_ptr<OptimizerState> make_optimizer_state(const OptimizerConfig& config, Device& device,
-                                                     std::int64_t count, MemoryKind memory);
+// The update rule of `config` (validated).
+std::unique_ptr<OptimizerRule> make_optimizer_rule(const OptimizerConfig& config);
 
 }  // namespace tessera

@@ -143,8 +143,9 @@ inline std::map<std::string, std::vector<float>> gather_state(ShardedEngine& eng
   const auto& units = engine.units();
   for (std::size_t u = 0; u < units.size(); ++u) {
     const FlatLayout& layout = units[u]->layout();
-    const Tensor t = engine.unit_state(static_cast<int>(u))[static_cast<std::size_t>(kind)].tensor;
-    std::vector<float> mine = t.to_host_f32(), flat(static_cast<std::size_t>(layout.padded_numel()));
+    std::vector<float> mine(static_cast<std::size_t>(units[u]->optimizer_range().count));
+    std::vector<float> flat(static_cast<std::size_t>(layout.padded_numel()));
+    units[u]->read_state(static_cast<std::size_t>(kind), 0, static_cast<std::int64_t>(mine.size()), mine.data());
     if (units[u]->optimizer_range().count == layout.padded_numel()) {
       flat = mine;
     } else {
@@ -164,9 +165,10 @@ inline std::vector<std::vector<std::byte>> gather_unit_bytes(ShardedEngine& engi
   for (std::size_t u = 0; u < units.size(); ++u) {
     const StateTensor t = engine.unit_state(static_cast<int>(u))[k];
     const FlatLayout& layout = units[u]->layout();
-    const std::size_t size = dtype_size(t.tensor.dtype());
-    std::vector<std::byte> mine(t.tensor.nbytes());
-    t.tensor.copy_to_host_bytes(mine.data());
+    const std::size_t size = dtype_size(engine.state_specs()[k].dtype);
+    const std::int64_t values = units[u]->optimizer_range().count / t.elements_per_value;
+    std::vector<std::byte> mine(static_cast<std::size_t>(values) * size);
+    units[u]->read_state(k, 0, values, mine.data());
     std::vector<std::byte> full(static_cast<std::size_t>(layout.padded_numel() / t.elements_per_value) * size);
     if (units[u]->optimizer_range().count == layout.padded_numel()) {
       full = mine;

@@ -121,7 +121,9 @@ TEST(ModelState, PlannerReportsTheFormulaForARawParameterCount) {
   c.offload = parse_offload("optimizer:nvme");
   const MemoryPlan off = plan_memory(c);
   EXPECT_EQ(off.before_step.current_of(MemoryCategory::kOptimizerState), 0);
-  EXPECT_EQ(off.offloaded.current_of(MemoryCategory::kOptimizerState), 21 * kGB / 2);
+  // In NVMe files: the same bytes, each of the three tensors' ends padded to a 4 KiB page.
+  EXPECT_GE(off.nvme.current_of(MemoryCategory::kOptimizerState), 21 * kGB / 2);
+  EXPECT_LT(off.nvme.current_of(MemoryCategory::kOptimizerState), 21 * kGB / 2 + 3 * 4096);
   EXPECT_EQ(off.peak_total(), 7 * kGB);
 }
 

@@ -52,8 +52,11 @@ TEST(PlanOutput, TableSaysWhetherItFitsAndByHowMuch) {
   const std::string offloaded = format_plan(plan_memory(off));
   EXPECT_NE(offloaded.find("optimizer state"), std::string::npos) << offloaded;
   EXPECT_NE(offloaded.find("in host memory"), std::string::npos) << offloaded;
-  EXPECT_NE(offloaded.find("on nvme (modelled: the engine does not run NVMe offload yet)"), std::string::npos)
-      << offloaded;
+  EXPECT_NE(offloaded.find("parameter shard 62.26 MB in NVMe files"), std::string::npos) << offloaded;
+  EXPECT_NE(offloaded.find("staging buffers"), std::string::npos) << offloaded;
+  // The separate f32 master of offloaded optimizer state is in the formula (12Ψ/N), not "padding".
+  EXPECT_NE(offloaded.find("4Ψ/N + 4Ψ/N + 12Ψ/N"), std::string::npos) << offloaded;
+  EXPECT_NE(offloaded.find("adds 43.39 KB"), std::string::npos) << offloaded;  // unit padding + page ends
 }
 
 TEST(PlanOutput, ActivationBreakdownGroupsEqualBlocks) {

@@ -61,6 +61,12 @@ inline void expect_plan_exact(const MemoryPlan& plan, const MeasuredStep& measur
         << where << ": " << memory_category_name(c) << " after the step (planned vs measured bytes)";
   }
   EXPECT_EQ(plan.peak_total(), measured.step.peak_total) << where << ": simultaneous peak (planned vs measured bytes)";
+  for (MemoryCategory c : kAllMemoryCategories) {
+    EXPECT_EQ(plan.host.current_of(c), measured.host.current_of(c))
+        << where << ": pinned host " << memory_category_name(c) << " (planned vs measured bytes)";
+    EXPECT_EQ(plan.nvme.current_of(c), measured.nvme.current_of(c))
+        << where << ": NVMe " << memory_category_name(c) << " (planned vs measured bytes)";
+  }
 }
 
 }  // namespace tessera::testing

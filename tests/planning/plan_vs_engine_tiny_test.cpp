@@ -2,13 +2,15 @@
 // every category's peak, the simultaneous peak and the state before and after the step agree — to
 // the byte, and so within the 5% the planner promises — for ZeRO stages 0-3, every
 // activation-checkpointing policy, bf16 parameters and reduce, hybrid groups, prefetch depths,
-// kept parameters, accumulation, optimizer offload and 8-bit optimizer state.
+// kept parameters, accumulation, optimizer offload (host memory and NVMe, with its staging buffers
+// and file bytes) and 8-bit optimizer state.
 // tessera-test-ranks: 1 2 4
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include "comm/mpi/mpi_communicator.hpp"
 #include "plan_test_support.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace tessera::testing {
 namespace {
@@ -74,6 +76,20 @@ TEST(PlanVsEngineTiny, OptimizerOffloadAnd8BitState) {
     check(c, world);
     c.optimizer = {};
     c.offload.optimizer = OffloadTarget::kCpu;
+    check(c, world);
+  }
+}
+
+TEST(PlanVsEngineTiny, NvmeOffload) {
+  MpiCommunicator world(MPI_COMM_WORLD);
+  ScratchDir dir("plan_nvme");
+  for (int st = 1; st <= 3; ++st) {
+    PlanConfig c = plan_for("tiny", parse_zero_stage(st), world.size(), 2);
+    c.offload.optimizer = OffloadTarget::kNvme;
+    if (st == 3) c.offload.parameters = OffloadTarget::kNvme;
+    c.offload.nvme.path = dir.path().string();
+    c.offload.nvme.block_elements = 4096;
+    c.precision.param_dtype = DType::kBF16;
     check(c, world);
   }
 }

@@ -26,17 +26,19 @@ std::int64_t peak(PlanConfig c, const std::string& checkpointing, const std::str
   c.checkpointing = parse_checkpoint_policy(checkpointing);
   c.offload = parse_offload(offload);
   c.stage = stage;
-  return plan_memory(c).peak_total();
+  c.host_is_device = c.offload.uses_nvme();  // NVMe offload is what the CPU device runs
+  return plan_memory(c).needed();
 }
 
 Recommendation run(ZeroStage stage, std::int64_t device_memory, std::int64_t max_micro = 8,
-                   std::optional<std::int64_t> global = std::nullopt, bool offload_runs = false) {
+                   std::optional<std::int64_t> global = std::nullopt, OffloadTarget offload_to = OffloadTarget::kNone) {
   RecommendRequest r;
   r.base = base(stage);
   r.base.device_memory = device_memory;
+  r.base.host_is_device = offload_to == OffloadTarget::kNvme;  // the CPU device
   r.max_micro_batch = max_micro;
   r.target_global_batch = global;
-  r.offload_runs = offload_runs;
+  r.offload_to = offload_to;
   return recommend(r);
 }
 
@@ -116,36 +118,36 @@ TEST(Recommend, ShardsParametersWhenCheckpointingIsNotEnough) {
 TEST(Recommend, OffloadsOnlyWhereTheEngineRunsIt) {
   const PlanConfig c = base(ZeroStage::kStage3);
   const std::int64_t sharded = peak(c, "blocks", "none", ZeroStage::kStage3);
-  const std::int64_t offloaded = peak(c, "blocks", "optimizer", ZeroStage::kStage3);
+  const std::int64_t offloaded = peak(c, "blocks", "optimizer:nvme", ZeroStage::kStage3);
   ASSERT_LT(offloaded, sharded);
   const std::int64_t memory = (sharded + offloaded) / 2;
   const Recommendation gpu = run(ZeroStage::kStage3, memory);
   EXPECT_FALSE(gpu.fits) << gpu.describe();
   EXPECT_FALSE(has_step(gpu, "offload")) << gpu.describe();
   EXPECT_NE(gpu.failure.find("does not run on this target yet"), std::string::npos) << gpu.failure;
-  const Recommendation cpu = run(ZeroStage::kStage3, memory, 8, std::nullopt, /*offload_runs=*/true);
+  const Recommendation cpu = run(ZeroStage::kStage3, memory, 8, std::nullopt, OffloadTarget::kNvme);
   ASSERT_TRUE(cpu.fits) << cpu.describe();
-  EXPECT_EQ(cpu.config.offload.optimizer, OffloadTarget::kCpu);
+  EXPECT_EQ(cpu.config.offload.optimizer, OffloadTarget::kNvme);
   EXPECT_EQ(cpu.config.offload.parameters, OffloadTarget::kNone);
   EXPECT_TRUE(has_step(cpu, "offload optimizer state")) << cpu.describe();
 }
 
 TEST(Recommend, NeedsParameterOffload) {
   const PlanConfig c = base(ZeroStage::kStage3);
-  const std::int64_t sharded = peak(c, "blocks", "optimizer", ZeroStage::kStage3);
-  const std::int64_t offloaded = peak(c, "blocks", "optimizer,params", ZeroStage::kStage3);
+  const std::int64_t sharded = peak(c, "blocks", "optimizer:nvme", ZeroStage::kStage3);
+  const std::int64_t offloaded = peak(c, "blocks", "optimizer:nvme,params:nvme", ZeroStage::kStage3);
   ASSERT_LT(offloaded, sharded);
-  const Recommendation r = run(ZeroStage::kStage3, (sharded + offloaded) / 2, 8, std::nullopt, true);
+  const Recommendation r = run(ZeroStage::kStage3, (sharded + offloaded) / 2, 8, std::nullopt, OffloadTarget::kNvme);
   ASSERT_TRUE(r.fits) << r.describe();
-  EXPECT_EQ(r.config.offload.parameters, OffloadTarget::kCpu);
-  EXPECT_EQ(r.config.offload.optimizer, OffloadTarget::kCpu);
+  EXPECT_EQ(r.config.offload.parameters, OffloadTarget::kNvme);
+  EXPECT_EQ(r.config.offload.optimizer, OffloadTarget::kNvme);
   EXPECT_TRUE(has_step(r, "offload parameters")) << r.describe();
 }
 
 TEST(Recommend, CannotFitEvenSoAndSaysWhy) {
   const PlanConfig c = base(ZeroStage::kStage3);
-  const std::int64_t floor = peak(c, "blocks", "optimizer,params", ZeroStage::kStage3);
-  const Recommendation r = run(ZeroStage::kStage3, floor / 2, 8, std::nullopt, true);
+  const std::int64_t floor = peak(c, "blocks", "optimizer:nvme,params:nvme", ZeroStage::kStage3);
+  const Recommendation r = run(ZeroStage::kStage3, floor / 2, 8, std::nullopt, OffloadTarget::kNvme);
   EXPECT_FALSE(r.fits);
   EXPECT_NE(r.failure.find("even with ZeRO-3, checkpointing and optimizer and parameter offload"), std::string::npos)
       << r.failure;
@@ -178,7 +180,7 @@ TEST(Recommend, AGpt13BOn8RanksWith24GBNeedsNoOffload) {
   request.base = c;
   request.target_global_batch = 256;
   request.max_micro_batch = 32;
-  request.offload_runs = true;  // offered, and still not needed
+  request.offload_to = OffloadTarget::kNvme;  // offered, and still not needed
   const Recommendation r = recommend(request);
   ASSERT_TRUE(r.fits) << r.describe();
   EXPECT_FALSE(r.config.offload.any()) << "a ZeRO stage fits without offload:\n" << r.describe();
