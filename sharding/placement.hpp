@@ -12,7 +12,9 @@
 //   3     | S (gathered P) | S (+ P transient, backward) | S               | cast master -> shard
 //
 // The optimizer range holds the f32 master (a separate copy unless parameters are f32, when the
-// stored parameters are the master) and the optimizer's state. Gradient collectives: all-reduce at
+// stored parameters are the master — with f32 parameters and optimizer state offloaded to host
+// memory the master is a host copy, as ZeRO-Offload keeps it; state on NVMe streams past the
+// parameters, which stay the master) and the optimizer's state. Gradient collectives: all-reduce at
 // stage 0, reduce-scatter otherwise; stages 0-1 reduce once per step (on the last micro-batch,
 // DDP's no_sync), stages 2-3 every micro-batch.
 #pragma once

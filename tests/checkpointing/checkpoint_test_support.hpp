@@ -70,12 +70,14 @@ struct RunSetup {
   int hybrid_group;
   MixedPrecision precision;
   OptimizerKind optimizer;  // 8-bit AdamW quantizes in blocks of 256 here
+  OffloadConfig offload;
   std::string describe(int ranks) const {
     std::string s = std::to_string(ranks) + " ranks ZeRO-" + std::to_string(zero_stage_number(stage));
     if (hybrid_group > 0) s += " hybrid " + std::to_string(hybrid_group);
     if (precision.param_dtype != DType::kF32) s += std::string(" param ") + dtype_name(precision.param_dtype);
     if (precision.reduce_dtype != DType::kF32) s += std::string(" reduce ") + dtype_name(precision.reduce_dtype);
     if (optimizer != OptimizerKind::kAdamW) s += std::string(" ") + optimizer_kind_name(optimizer);
+    if (offload.any()) s += " offload " + offload.to_string();
     return s;
   }
 };
@@ -88,6 +90,7 @@ inline ShardingConfig sharding_config(const RunSetup& setup) {
   config.optimizer.adamw = test_adamw();
   config.optimizer.kind = setup.optimizer;
   config.optimizer.block_size = 256;
+  config.offload = setup.offload;
   config.grad_clip = kClip;
   return config;
 }

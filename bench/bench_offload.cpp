@@ -1,0 +1,325 @@
+// bench_offload: one GPT trained with its optimizer state (and, at ZeRO-3, its parameter shard) on
+// the device, in pinned host memory and in NVMe files. Prints per mode: ms per step, the optimizer
+// step alone, the bytes read and written per step and the throughput of the streamed passes, beside
+// the disk's own sequential O_DIRECT throughput measured in the same run, and the peak RSS of the
+// process (each mode runs in a child process of its own, so the peaks do not mix).
+//
+//   bench_offload [--modes none,cpu,nvme] [--offload-path DIR] [--layers ..] [--grad-accum K] [--steps N]
+//   bench_offload --model 1.5b      GPT-2 XL shape (1.56B parameters), ZeRO-3, parameters and
+//                                   optimizer state on NVMe; the other modes are only planned
+#include <boost/program_options.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench_support.hpp"
+#include "launch/run_distributed.hpp"
+#include "planning/memory_plan.hpp"
+#include "planning/plan_report.hpp"
+#include "runtime/cpu/blas_core.hpp"
+#include "runtime/cpu/host_memory_budget.hpp"
+#include "runtime/device_factory.hpp"
+#include "runtime/modules/gpt.hpp"
+#include "runtime/offload/aligned_buffer.hpp"
+#include "runtime/offload/io_queue.hpp"
+#include "runtime/offload/offload_file.hpp"
+#include "sharding/sharded_engine.hpp"
+#include "training/trainer.hpp"
+
+namespace po = boost::program_options;
+
+namespace tessera {
+namespace {
+
+struct Options {
+  std::string model = "default";  // default | 1.5b
+  std::int64_t layers = 12, dim = 1024, heads = 16, vocab = 8192, seq_len = 128, micro = 4, accumulation = 1;
+  int zero = 1, steps = 3, threads = 0;
+  std::string modes = "none,cpu,nvme", path = ".", param_dtype = "f32";
+  bool offload_params = false;  // ZeRO-3: the parameter shard follows the optimizer state
+  std::int64_t disk_test_mib = 1024;
+  std::string run_one;  // internal: run this mode and print one result line
+};
+
+struct Result {
+  std::string mode;
+  double ms_step = 0, ms_optimizer = 0;
+  double read_bytes = 0, written_bytes = 0, stream_seconds = 0;  // per step
+  double peak_rss = 0, state_bytes = 0, nvme_bytes = 0;
+  std::string io;
+};
+
+GptConfig model_of(const Options& o) {
+  GptConfig c;
+  c.vocab_size = o.vocab;
+  c.max_seq_len = o.seq_len;
+  c.layers = o.layers;
+  c.heads = o.heads;
+  c.channels = o.dim;
+  return c;
+}
+
+ShardingConfig sharding_of(const Options& o, const std::string& mode) {
+  ShardingConfig c;
+  c.stage = parse_zero_stage(o.zero);
+  c.precision.param_dtype = parse_dtype(o.param_dtype, "--param-dtype");
+  const OffloadTarget target = parse_offload_target(mode, "--modes");
+  c.offload.optimizer = target;
+  if (o.offload_params) c.offload.parameters = target;
+  c.offload.nvme.path = o.path;
+  return c;
+}
+
+std::int64_t peak_rss_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+// One mode in this process: a warm-up step, then `steps` timed steps.
+Result run_mode(const Options& o, const std::string& mode, Communicator& world) {
+  auto device = make_device(DeviceChoice::kCpu);
+  Gpt model(model_of(o));
+  ShardedEngine engine(model, *device, world, sharding_of(o, mode), 1234);
+  Trainer trainer(engine);
+  // The optimizer step is the time from the last backward phase to the end of the step.
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point last_phase;
+  double optimizer_seconds = 0.0;
+  engine.set_phase_observer([&](const std::string& phase) {
+    const auto now = Clock::now();
+    if (phase == "step") optimizer_seconds += std::chrono::duration<double>(now - last_phase).count();
+    last_phase = now;
+  });
+  const std::vector<MicroBatch> batches(static_cast<std::size_t>(o.accumulation),
+                                        benchmarks::random_batch(*device, model_of(o), o.micro, 7));
+  trainer.train_step(batches, 1e-4f);  // warm-up: records the unit order, first touches
+  optimizer_seconds = 0.0;
+  NvmeStore* store = engine.nvme_store();
+  const NvmeIoStats before = store ? store->stats() : NvmeIoStats{};
+  const auto t0 = Clock::now();
+  for (int s = 0; s < o.steps; ++s) trainer.train_step(batches, 1e-4f);
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  Result r;
+  r.mode = mode;
+  r.ms_step = 1e3 * seconds / o.steps;
+  r.ms_optimizer = 1e3 * optimizer_seconds / o.steps;
+  if (store) {
+    const NvmeIoStats& after = store->stats();
+    r.read_bytes = static_cast<double>(after.bytes_read - before.bytes_read) / o.steps;
+    r.written_bytes = static_cast<double>(after.bytes_written - before.bytes_written) / o.steps;
+    r.stream_seconds = (after.stream_seconds - before.stream_seconds) / o.steps;
+    r.io = store->describe();
+  }
+  for (MemoryKind kind : kAllMemoryKinds) {
+    r.state_bytes += static_cast<double>(device->memory(kind).current(MemoryCategory::kOptimizerState));
+  }
+  r.nvme_bytes = static_cast<double>(device->memory(MemoryKind::kNvme).current_total());
+  r.peak_rss = static_cast<double>(peak_rss_bytes());
+  return r;
+}
+
+std::string result_line(const Result& r) {
+  std::ostringstream s;
+  s.precision(17);
+  s << "RESULT " << r.mode << ' ' << r.ms_step << ' ' << r.ms_optimizer << ' ' << r.read_bytes << ' '
+    << r.written_bytes << ' ' << r.stream_seconds << ' ' << r.peak_rss << ' ' << r.state_bytes << ' ' << r.nvme_bytes;
+  return s.str();
+}
+
+// Runs `mode` in a child process (this program with --run-one) and parses its result line.
+bool run_child(const std::string& self, const std::vector<std::string>& args, const std::string& mode, Result& r) {
+  std::string command = self;
+  for (const std::string& a : args) command += " '" + a + "'";
+  command += " --run-one " + mode;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return false;
+  char line[4096];
+  bool found = false;
+  while (std::fgets(line, sizeof line, pipe) != nullptr) {
+    std::istringstream in(line);
+    std::string tag;
+    in >> tag;
+    if (tag != "RESULT") {
+      std::fputs(line, stdout);  // the child's notices
+      continue;
+    }
+    in >> r.mode >> r.ms_step >> r.ms_optimizer >> r.read_bytes >> r.written_bytes >> r.stream_seconds >> r.peak_rss >>
+        r.state_bytes >> r.nvme_bytes;
+    found = true;
+  }
+  return ::pclose(pipe) == 0 && found;
+}
+
+struct DiskSpeed {
+  double write_bytes_per_s = 0, read_bytes_per_s = 0;
+  std::string how;
+};
+
+// Sequential O_DIRECT write then read of `bytes` in 4 MiB requests, 8 in flight, through the same
+// file and queue code the store uses.
+DiskSpeed measure_disk(const std::string& dir, std::int64_t bytes) {
+  OffloadFile file(dir, 1 << 20, true);  // a rank number no job uses
+  std::string refusal;
+  auto queue = make_io_queue(file.fd(), file.path().string(), 32, false, &refusal);
+  file.reserve(bytes);
+  constexpr std::size_t kRequest = 4 << 20;
+  constexpr int kInFlight = 8;
+  AlignedBuffer buffer(nullptr, MemoryCategory::kCommBuffers);
+  std::byte* data = buffer.reserve(kRequest * kInFlight);
+  for (std::size_t i = 0; i < kRequest * kInFlight; ++i) data[i] = static_cast<std::byte>(i * 131u);
+  auto pass = [&](IoOp op) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<IoQueue::Ticket> tickets(kInFlight, 0);
+    std::int64_t offset = 0;
+    for (int slot = 0; offset < bytes; slot = (slot + 1) % kInFlight) {
+      if (tickets[static_cast<std::size_t>(slot)] != 0) queue->wait(tickets[static_cast<std::size_t>(slot)]);
+      tickets[static_cast<std::size_t>(slot)] =
+          queue->submit({op, data + static_cast<std::size_t>(slot) * kRequest, kRequest, offset});
+      offset += static_cast<std::int64_t>(kRequest);
+    }
+    queue->wait_all();
+    return static_cast<double>(bytes) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  DiskSpeed d;
+  d.write_bytes_per_s = pass(IoOp::kWrite);
+  d.read_bytes_per_s = pass(IoOp::kRead);
+  d.how = std::string(queue->name()) + (file.direct() ? ", O_DIRECT" : ", buffered");
+  return d;
+}
+
+double gb(double bytes) { return bytes / 1e9; }
+
+int run(int argc, char** argv) {
+  Options o;
+  po::options_description desc("bench_offload options");
+  desc.add_options()("help", "this help")
+      ("model", po::value(&o.model)->default_value(o.model),
+       "default (the flags below) or 1.5b (GPT-2 XL shape, ZeRO-3, parameters and optimizer state on NVMe)")
+      ("layers", po::value(&o.layers)->default_value(o.layers), "transformer blocks")
+      ("dim", po::value(&o.dim)->default_value(o.dim), "channels")
+      ("heads", po::value(&o.heads)->default_value(o.heads), "attention heads")
+      ("vocab", po::value(&o.vocab)->default_value(o.vocab), "vocabulary")
+      ("seq-len", po::value(&o.seq_len)->default_value(o.seq_len), "tokens per sequence")
+      ("micro-batch", po::value(&o.micro)->default_value(o.micro), "sequences per forward/backward")
+      ("grad-accum", po::value(&o.accumulation)->default_value(o.accumulation),
+       "micro-batches per optimizer step (the state moves once per optimizer step)")
+      ("zero", po::value(&o.zero)->default_value(o.zero), "ZeRO stage (one rank)")
+      ("param-dtype", po::value(&o.param_dtype)->default_value(o.param_dtype), "stored parameters: f32 or bf16")
+      ("offload-params", po::bool_switch(&o.offload_params), "ZeRO-3: offload the parameter shard too")
+      ("steps", po::value(&o.steps)->default_value(o.steps), "timed steps per mode (after one warm-up step)")
+      ("modes", po::value(&o.modes)->default_value(o.modes), "comma-separated: none, cpu, nvme")
+      ("offload-path", po::value(&o.path)->default_value(o.path), "directory of the offload files (on the NVMe)")
+      ("disk-test-mib", po::value(&o.disk_test_mib)->default_value(o.disk_test_mib),
+       "MiB written and read to measure the disk's sequential O_DIRECT throughput")
+      ("threads", po::value(&o.threads)->default_value(o.threads), "CPU threads (0: all cores)")
+      ("run-one", po::value(&o.run_one), "internal: run one mode and print its result line");
+  po::variables_map vm;
+  po::store(po::parse_command_line(argc, argv, desc), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  std::vector<std::string> args;  // passed on to the children
+  for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+  if (o.model == "1.5b") {
+    o.layers = 48, o.dim = 1600, o.heads = 25, o.vocab = 50304, o.micro = 1, o.zero = 3, o.offload_params = true;
+    if (!vm["modes"].defaulted()) throw std::invalid_argument("--model 1.5b runs nvme only");
+    o.modes = "nvme";
+  } else if (o.model != "default") {
+    throw std::invalid_argument("--model '" + o.model + "': use default or 1.5b");
+  }
+  if (o.threads > 0) set_cpu_threads(o.threads);
+  if (!o.run_one.empty()) {
+    return run_distributed(argc, argv, [&](DistributedContext& ctx) {
+      std::printf("%s\n", result_line(run_mode(o, o.run_one, ctx.world())).c_str());
+      return 0;
+    });
+  }
+
+  const GptConfig gpt = model_of(o);
+  std::printf("bench_offload: GPT %s, %lld parameters, ZeRO-%d on 1 rank, micro-batch %lld x accumulation %lld, "
+              "params %s%s\n",
+              gpt.to_string().c_str(), static_cast<long long>(Gpt(gpt).parameter_count()), o.zero,
+              static_cast<long long>(o.micro), static_cast<long long>(o.accumulation), o.param_dtype.c_str(),
+              o.offload_params ? ", parameters offloaded too" : "");
+  // What each mode needs in host memory, from the planner (the engine on the meta device).
+  const std::int64_t available = host_memory_budget().share(1);
+  for (const char* mode : {"none", "cpu", "nvme"}) {
+    PlanConfig plan;
+    plan.model = ModelSpec{"bench", gpt, 0};
+    plan.seq_len = o.seq_len;
+    const ShardingConfig s = sharding_of(o, mode);
+    plan.precision = s.precision;
+    plan.stage = s.stage;
+    plan.micro_batch = o.micro;
+    plan.accumulation = o.accumulation;
+    plan.offload = s.offload;
+    plan.host_is_device = true;
+    const MemoryPlan p = plan_memory(plan);
+    std::printf("planned %-4s: peak %s host memory (of which optimizer state %s), %s in NVMe files; %s available\n",
+                mode, format_decimal_bytes(p.needed()).c_str(),
+                format_decimal_bytes(p.before_step.current_of(MemoryCategory::kOptimizerState) +
+                                     p.host.current_of(MemoryCategory::kOptimizerState))
+                    .c_str(),
+                format_decimal_bytes(p.nvme.current_total).c_str(),
+                available >= 0 ? format_decimal_bytes(available).c_str() : "unknown");
+  }
+  const DiskSpeed disk = measure_disk(o.path, o.disk_test_mib << 20);
+  std::printf("disk under %s (%s, %lld MiB sequential): write %.2f GB/s, read %.2f GB/s\n\n", o.path.c_str(),
+              disk.how.c_str(), static_cast<long long>(o.disk_test_mib), gb(disk.write_bytes_per_s),
+              gb(disk.read_bytes_per_s));
+
+  std::printf("%-5s %10s %10s %10s %10s %11s %9s %11s %11s\n", "mode", "ms/step", "optim ms", "read GB", "write GB",
+              "stream GB/s", "of disk", "peak RSS GB", "state GB");
+  std::map<std::string, Result> results;
+  std::stringstream modes(o.modes);
+  for (std::string mode; std::getline(modes, mode, ',');) {
+    Result r;
+    if (!run_child(argv[0], args, mode, r)) {
+      std::printf("%-5s failed (see above)\n", mode.c_str());
+      continue;
+    }
+    // The disk's own time for this traffic, over the time the streamed passes took.
+    const double ideal = r.read_bytes / disk.read_bytes_per_s + r.written_bytes / disk.write_bytes_per_s;
+    const double stream_rate = r.stream_seconds > 0 ? (r.read_bytes + r.written_bytes) / r.stream_seconds : 0.0;
+    std::printf("%-5s %10.1f %10.1f %10.3f %10.3f %11.2f %8.0f%% %11.3f %11.3f\n", mode.c_str(), r.ms_step,
+                r.ms_optimizer, gb(r.read_bytes), gb(r.written_bytes), gb(stream_rate),
+                r.stream_seconds > 0 ? 100.0 * ideal / r.stream_seconds : 0.0, gb(r.peak_rss), gb(r.state_bytes));
+    results[mode] = r;
+  }
+  std::printf("\n(state GB: master copy and optimizer state wherever they live; of disk: the disk's own time for the "
+              "step's traffic at the sequential rates above, over the time the streamed passes took)\n");
+  if (results.count("none") && results.count("nvme")) {
+    const Result &none = results["none"], &nvme = results["nvme"];
+    const double resident_state = none.state_bytes;
+    std::printf("nvme vs none: %.2fx the step time; peak RSS %.3f GB lower, %.0f%% of the optimizer state's %.3f GB\n",
+                nvme.ms_step / none.ms_step, gb(none.peak_rss - nvme.peak_rss),
+                100.0 * (none.peak_rss - nvme.peak_rss) / resident_state, gb(resident_state));
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace tessera
+
+int main(int argc, char** argv) {
+  tessera::reexec_with_better_blas_core(argv);
+  try {
+    return tessera::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_offload: %s\n", e.what());
+    return 1;
+  }
+}
