@@ -52,6 +52,7 @@ struct Result {
   std::string mode;
   double ms_step = 0, ms_optimizer = 0;
   double read_bytes = 0, written_bytes = 0, stream_seconds = 0;  // per step
+  double gather_read_bytes = 0;  // of read_bytes: parameter shards read for gathers (outside the passes)
   double peak_rss = 0, state_bytes = 0, nvme_bytes = 0;
   std::string io;
 };
@@ -119,6 +120,7 @@ Result run_mode(const Options& o, const std::string& mode, Communicator& world) 
     r.read_bytes = static_cast<double>(after.bytes_read - before.bytes_read) / o.steps;
     r.written_bytes = static_cast<double>(after.bytes_written - before.bytes_written) / o.steps;
     r.stream_seconds = (after.stream_seconds - before.stream_seconds) / o.steps;
+    r.gather_read_bytes = static_cast<double>(after.bytes_read_whole - before.bytes_read_whole) / o.steps;
     r.io = store->describe();
   }
   for (MemoryKind kind : kAllMemoryKinds) {
@@ -133,7 +135,8 @@ std::string result_line(const Result& r) {
   std::ostringstream s;
   s.precision(17);
   s << "RESULT " << r.mode << ' ' << r.ms_step << ' ' << r.ms_optimizer << ' ' << r.read_bytes << ' '
-    << r.written_bytes << ' ' << r.stream_seconds << ' ' << r.peak_rss << ' ' << r.state_bytes << ' ' << r.nvme_bytes;
+    << r.written_bytes << ' ' << r.stream_seconds << ' ' << r.peak_rss << ' ' << r.state_bytes << ' ' << r.nvme_bytes
+    << ' ' << r.gather_read_bytes;
   return s.str();
 }
 
@@ -155,7 +158,7 @@ bool run_child(const std::string& self, const std::vector<std::string>& args, co
       continue;
     }
     in >> r.mode >> r.ms_step >> r.ms_optimizer >> r.read_bytes >> r.written_bytes >> r.stream_seconds >> r.peak_rss >>
-        r.state_bytes >> r.nvme_bytes;
+        r.state_bytes >> r.nvme_bytes >> r.gather_read_bytes;
     found = true;
   }
   return ::pclose(pipe) == 0 && found;
@@ -291,16 +294,20 @@ int run(int argc, char** argv) {
       std::printf("%-5s failed (see above)\n", mode.c_str());
       continue;
     }
-    // The disk's own time for this traffic, over the time the streamed passes took.
-    const double ideal = r.read_bytes / disk.read_bytes_per_s + r.written_bytes / disk.write_bytes_per_s;
-    const double stream_rate = r.stream_seconds > 0 ? (r.read_bytes + r.written_bytes) / r.stream_seconds : 0.0;
+    // The streamed passes' traffic (the gathers' parameter reads happen outside them), and the
+    // disk's own time for it over the time the passes took.
+    const double pass_read = r.read_bytes - r.gather_read_bytes;
+    const double ideal = pass_read / disk.read_bytes_per_s + r.written_bytes / disk.write_bytes_per_s;
+    const double stream_rate = r.stream_seconds > 0 ? (pass_read + r.written_bytes) / r.stream_seconds : 0.0;
     std::printf("%-5s %10.1f %10.1f %10.3f %10.3f %11.2f %8.0f%% %11.3f %11.3f\n", mode.c_str(), r.ms_step,
                 r.ms_optimizer, gb(r.read_bytes), gb(r.written_bytes), gb(stream_rate),
                 r.stream_seconds > 0 ? 100.0 * ideal / r.stream_seconds : 0.0, gb(r.peak_rss), gb(r.state_bytes));
     results[mode] = r;
   }
-  std::printf("\n(state GB: master copy and optimizer state wherever they live; of disk: the disk's own time for the "
-              "step's traffic at the sequential rates above, over the time the streamed passes took)\n");
+  std::printf("\n(read GB includes the parameter shards read for ZeRO-3 gathers; stream GB/s: the optimizer passes' "
+              "reads and writes over the time they took; of disk: the disk's own time for that traffic at the "
+              "sequential rates above, over the time the passes took; state GB: master copy (when separate) and "
+              "optimizer state wherever they live)\n");
   if (results.count("none") && results.count("nvme")) {
     const Result &none = results["none"], &nvme = results["nvme"];
     const double resident_state = none.state_bytes;

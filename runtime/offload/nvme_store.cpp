@@ -132,10 +132,12 @@ void NvmeStore::wait(IoQueue::Ticket ticket) {
 Work NvmeStore::read_all(const FileExtent& extent, void* buffer) {
   if (!queue_ || extent.values == 0) return Work();
   auto* base = static_cast<std::byte*>(buffer);
+  const std::int64_t before = stats_.bytes_read;
   std::vector<IoQueue::Ticket> tickets;
   for (std::int64_t c = 0; c < extent.chunks(); ++c) {
     tickets.push_back(read_chunk(extent, c, base + static_cast<std::size_t>(c * extent.chunk_stride)));
   }
+  stats_.bytes_read_whole += stats_.bytes_read - before;
   return Work(std::make_shared<ExtentReadWork>(*this, extent, base, std::move(tickets)));
 }
 

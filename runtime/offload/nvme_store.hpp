@@ -47,8 +47,9 @@ struct FileExtent {
 
 // Bytes moved and time spent in streamed passes, for reports and benchmarks.
 struct NvmeIoStats {
-  std::int64_t bytes_read = 0, bytes_written = 0;
-  double stream_seconds = 0.0;  // wall time inside window_stream passes
+  std::int64_t bytes_read = 0, bytes_written = 0;  // all transfers
+  std::int64_t bytes_read_whole = 0;               // of bytes_read: whole extents (read_all, gathers)
+  double stream_seconds = 0.0;                     // wall time inside window_stream passes
 };
 
 class NvmeStore {
