@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
@@ -55,6 +56,28 @@ inline std::vector<int> logged_steps(const std::string& output) {
 }
 
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Flips bit `mask` of byte `byte` of the (contiguous) dataset `name` in `file`, on disk, the way a
+// failing disk or memory would: nothing else in the file changes.
+inline void flip_stored_bit(const std::filesystem::path& file, const std::string& name, std::size_t byte,
+                            unsigned char mask) {
+  haddr_t address = HADDR_UNDEF;
+  {
+    detail::Hdf5Guard guard;
+    detail::H5Id f = detail::open_file_read(file.string());
+    detail::H5Id d(H5Dopen2(f.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
+    ASSERT_GE(d.get(), 0) << file << ":" << name;
+    address = H5Dget_offset(d.get());
+  }
+  ASSERT_NE(address, HADDR_UNDEF) << file << ":" << name << " is not stored contiguously";
+  std::fstream io(file, std::ios::in | std::ios::out | std::ios::binary);
+  io.seekg(static_cast<std::streamoff>(address + byte));
+  char value = 0;
+  io.read(&value, 1);
+  value = static_cast<char>(value ^ static_cast<char>(mask));
+  io.seekp(static_cast<std::streamoff>(address + byte));
+  io.write(&value, 1);
+}
 
 // Overwrites the 1-D i64 dataset `name` of `file` with `values` (through HDF5: no checksum updated).
 inline void rewrite_i64_table(const std::filesystem::path& file, const std::string& name,

@@ -90,13 +90,19 @@ TEST(CheckpointIdentity, ForeignShardFilesAndDamagedMetaAreRefusedByName) {
       {"shard file of another step",
        [&](const fs::path& c) { fs::copy_file(other_step / shard1, c / shard1, fs::copy_options::overwrite_existing); },
        {shard1, "does not belong to this checkpoint", "of step 1, but", "of step 2"}},
-      {"flipped bit in a parameter offset",
+      {"flipped bit in a parameter offset (on disk)",
        [&](const fs::path& c) {
-         std::vector<std::int64_t> flipped = offsets;
-         flipped.back() ^= 1 << 3;
-         rewrite_i64_table(c / kMetaFileName, "/layout/param_offset", flipped);
+         // Bit 3 of the last parameter's offset (i64, little-endian): the parameter would move by 8.
+         flip_stored_bit(c / kMetaFileName, "/layout/param_offset", (offsets.size() - 1) * 8, 0x08);
        },
        {"meta.h5 is corrupted", "layout.param_offset", "xxh64"}},
+      {"flipped bit in a shard file size (rewritten through HDF5)",
+       [&](const fs::path& c) {
+         std::vector<std::int64_t> sizes = read_i64_table(c / kMetaFileName, "/shards/file_bytes");
+         sizes[0] ^= 1 << 20;
+         rewrite_i64_table(c / kMetaFileName, "/shards/file_bytes", sizes);
+       },
+       {"meta.h5 is corrupted", "shards.file_bytes"}},
       {"corrupt stored setting (zero_stage 7)", [](const fs::path& c) { set_int_attribute(c / kMetaFileName, "zero_stage", 7); },
        {"meta.h5 is corrupted", "zero_stage"}},
       {"corrupt config field", [](const fs::path& c) { set_string_attribute(c / kMetaFileName, "/config/model", "layers", "3"); },
