@@ -18,7 +18,6 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -91,6 +90,11 @@ class BackgroundJob {
   }
   ~BackgroundJob() { kill_all(); }
 
+  // The wait status once ended (WEXITSTATUS, or 128 + the signal), -1 while running.
+  int exit_status() const {
+    if (status_ < 0) return -1;
+    return WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
+  }
   bool running() {
     if (status_ >= 0) return false;
     int status = 0;
@@ -152,8 +156,8 @@ std::int64_t latest_step(const fs::path& run) {
 
 struct KillCase {
   std::string name;
-  std::function<bool(const fs::path& run)> moment;  // polled until true
-  int rank;                                          // -1: the whole job
+  bool during_save;  // kill when a save is in progress (step_N.tmp), else when `latest` moves
+  int rank;          // -1: the whole job
 };
 
 TEST(CheckpointKill, ResumeAutoContinuesFromTheLastWholeCheckpoint) {
@@ -161,21 +165,21 @@ TEST(CheckpointKill, ResumeAutoContinuesFromTheLastWholeCheckpoint) {
   const std::string data = write_tokens(scratch.path());
   const std::string mpirun = "mpirun --oversubscribe -x OMP_NUM_THREADS=1 -np 2 ";
   const std::vector<KillCase> cases = {
-      {"whole job during a save", [](const fs::path& r) { return save_in_progress(r) >= 4; }, -1},
-      {"rank 1 during a save", [](const fs::path& r) { return save_in_progress(r) >= 4; }, 1},
-      {"rank 0 during a save", [](const fs::path& r) { return save_in_progress(r) >= 4; }, 0},
-      {"whole job during retention", [](const fs::path& r) { return latest_step(r) >= 4; }, -1},
-      {"rank 0 during retention", [](const fs::path& r) { return latest_step(r) >= 4; }, 0},
+      {"whole job during a save", true, -1},    {"rank 1 during a save", true, 1},
+      {"rank 0 during a save", true, 0},        {"whole job during retention", false, -1},
+      {"rank 0 during retention", false, 0},
   };
   for (const KillCase& c : cases) {
     const fs::path run = scratch / ("run_" + std::to_string(&c - cases.data()));
+    std::int64_t seen = -1;  // the step being saved, or the step `latest` moved to, when killed
     const std::string save = " --checkpoint-dir " + run.string() + " --save-every 1 --keep-last 2";
     {
       BackgroundJob job(mpirun + tiny_train_gpt(data, kSteps) + save, run.string() + ".killed.log");
       const auto end = std::chrono::steady_clock::now() + kKillDeadline;
       bool killed = false;
       while (!killed && job.running() && std::chrono::steady_clock::now() < end) {
-        if (c.moment(run)) {
+        seen = c.during_save ? save_in_progress(run) : latest_step(run);
+        if (seen >= 4) {
           if (c.rank < 0) {
             job.kill_all();
             killed = true;
@@ -189,16 +193,21 @@ TEST(CheckpointKill, ResumeAutoContinuesFromTheLastWholeCheckpoint) {
       ASSERT_TRUE(killed) << c.name << ": the moment to kill never came; the job's output:\n"
                           << run_child_job("cat " + run.string() + ".killed.log", 10).output;
       EXPECT_TRUE(job.wait(std::chrono::seconds(60))) << c.name << ": the job hung after the kill";
+      EXPECT_NE(job.exit_status(), 0) << c.name << ": the job ended as if nothing happened";
     }
     const auto latest = resolve_checkpoint(run);
     ASSERT_TRUE(latest.has_value()) << c.name << ": no checkpoint left";
     const std::int64_t step = parse_step_dir_name(latest->filename().string()).value_or(-1);
-    EXPECT_GE(step, 3) << c.name << ": checkpoints committed before the kill were lost";
+    // Killed while saving step `seen`: `latest` is the step before (or `seen` itself when the commit
+    // won the race). Killed after `latest` moved to `seen`: that checkpoint (or a newer one) stays.
+    EXPECT_GE(step, c.during_save ? seen - 1 : seen) << c.name << ": checkpoints committed before the kill were lost";
+    EXPECT_LE(step, c.during_save ? seen : seen + 1) << c.name;
     for (const CommittedCheckpoint& cp : list_checkpoints(run)) {
       EXPECT_TRUE(fs::exists(cp.path / kMetaFileName)) << c.name << ": half-deleted checkpoint " << cp.path;
     }
 
-    std::printf("%s: latest is step %lld after the kill\n", c.name.c_str(), static_cast<long long>(step));
+    std::printf("%s: killed at step %lld, latest is step %lld after the kill\n", c.name.c_str(),
+                static_cast<long long>(seen), static_cast<long long>(step));
     const ChildResult resumed = run_child_job(mpirun + tiny_train_gpt(data, kSteps) + save + " --resume auto", kChildSeconds);
     ASSERT_EQ(resumed.exit_code, 0) << c.name << ":\n" << resumed.output;
     EXPECT_TRUE(contains(resumed.output, "resumed from " + latest->string() + " at step " + std::to_string(step)))
