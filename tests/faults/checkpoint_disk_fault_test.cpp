@@ -1,8 +1,8 @@
 // Checkpoints and full or unusable disks, through train_gpt and tessera_ckpt on small tmpfs mounts
 // (skipped, with the reason, where mounting is not permitted):
-//  * a save onto a file system that fills up fails with "No space left on device", the file and the
-//    bytes it needed — no HDF5 error stack, no crash at exit — and leaves the previous checkpoint
-//    and `latest` whole and the failed save's files removed;
+//  * a save (synchronous or in the background) onto a file system that fills up fails with "No
+//    space left on device", the file and the bytes it needed — no HDF5 error stack, no crash at
+//    exit — and leaves the previous checkpoint and `latest` whole and the failed save's files removed;
 //  * `tessera_ckpt export` onto a full file system fails the same way and leaves no temporary file;
 //  * before training, a read-only checkpoint directory and one with less free space than a
 //    checkpoint needs are refused, naming the directory (and the bytes needed and free).
@@ -28,27 +28,33 @@ void expect_no_crash(const ChildResult& r, const std::string& what) {
 }
 
 TEST(CheckpointDiskFull, SaveOntoAFullFileSystemNamesTheCauseAndKeepsTheLastCheckpoint) {
-  ScratchDir scratch("ckpt_disk_full");
-  // One checkpoint of the tiny GPT takes about 430 KB: the first fits, the second does not.
-  const std::string reason = scratch.mount_tmpfs("small", 600 * 1024);
-  if (!reason.empty()) GTEST_SKIP() << reason;
-  const std::string data = write_tokens(scratch.path());
-  const fs::path run = scratch / "small/run";
-  const ChildResult r =
-      run_child_job(tiny_train_gpt(data, 3) + " --checkpoint-dir " + run.string() + " --save-every 1", kLimit);
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  expect_no_crash(r, "save onto a full tmpfs");
-  for (const std::string part : {"No space left on device: writing " + (run / "step_0000002.tmp/shard_00000.h5").string(),
-                                 std::string("needs about "), std::string("free on its file system")}) {
-    EXPECT_TRUE(contains(r.output, part)) << "no \"" << part << "\" in:\n" << r.output;
+  for (const std::string& mode : {std::string(), std::string(" --async-checkpoint")}) {
+    const std::string what = "save onto a full tmpfs" + mode;
+    ScratchDir scratch("ckpt_disk_full");
+    // One checkpoint of the tiny GPT takes about 430 KB: the first fits, the second does not.
+    const std::string reason = scratch.mount_tmpfs("small", 600 * 1024);
+    if (!reason.empty()) GTEST_SKIP() << reason;
+    const std::string data = write_tokens(scratch.path());
+    const fs::path run = scratch / "small/run";
+    const ChildResult r = run_child_job(
+        tiny_train_gpt(data, 3) + " --checkpoint-dir " + run.string() + " --save-every 1" + mode, kLimit);
+    EXPECT_EQ(r.exit_code, 1) << what << ":\n" << r.output;
+    expect_no_crash(r, what);
+    for (const std::string& part : {"No space left on device: writing " + (run / "step_0000002.tmp/shard_00000.h5").string(),
+                                   std::string("needs about "), std::string("free on its file system")}) {
+      EXPECT_TRUE(contains(r.output, part)) << what << ": no \"" << part << "\" in:\n" << r.output;
+    }
+    // A synchronous save stops the run at once; a background one is reported by the next save.
+    const std::vector<int> steps = logged_steps(r.output);
+    EXPECT_EQ(steps, (mode.empty() ? std::vector<int>{1} : std::vector<int>{1, 2})) << what << ":\n" << r.output;
+    // The previous checkpoint is whole and `latest` still names it; the failed save left nothing.
+    EXPECT_EQ(fs::read_symlink(run / kLatestName), step_dir_name(1)) << what;
+    EXPECT_FALSE(fs::exists(run / "step_0000002.tmp")) << what;
+    EXPECT_FALSE(fs::exists(run / "step_0000003.tmp")) << what;
+    const ChildResult verify = run_child_job(tessera_ckpt_bin() + " verify " + run.string(), kLimit);
+    EXPECT_EQ(verify.exit_code, 0) << what << ":\n" << verify.output;
+    EXPECT_TRUE(contains(verify.output, "step 1")) << what << ":\n" << verify.output;
   }
-  EXPECT_EQ(logged_steps(r.output), (std::vector<int>{1})) << "trained past the failed save:\n" << r.output;
-  // The previous checkpoint is whole and `latest` still names it; the failed save left nothing.
-  EXPECT_EQ(fs::read_symlink(run / kLatestName), step_dir_name(1));
-  EXPECT_FALSE(fs::exists(run / "step_0000002.tmp"));
-  const ChildResult verify = run_child_job(tessera_ckpt_bin() + " verify " + run.string(), kLimit);
-  EXPECT_EQ(verify.exit_code, 0) << verify.output;
-  EXPECT_TRUE(contains(verify.output, "step 1")) << verify.output;
 }
 
 TEST(CheckpointDiskFull, ExportOntoAFullFileSystemLeavesNothingBehind) {

@@ -39,7 +39,7 @@ TEST(CheckpointRunDir, FreshRunRefusesADirectoryWithCheckpoints) {
 
   const ChildResult again = run_child_job(tiny_train_gpt(data, 4) + save, kLimit);
   EXPECT_EQ(again.exit_code, 1) << again.output;
-  for (const std::string part : {"--checkpoint-dir " + run.string() + ": holds 2 checkpoint(s) of an earlier run",
+  for (const std::string& part : {"--checkpoint-dir " + run.string() + ": holds 2 checkpoint(s) of an earlier run",
                                  std::string("(step_0000002 to step_0000004)"), std::string("--resume auto"),
                                  std::string("--overwrite"), std::string("choose another directory")}) {
     EXPECT_TRUE(contains(again.output, part)) << "no \"" << part << "\" in:\n" << again.output;
