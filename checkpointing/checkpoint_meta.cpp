@@ -187,11 +187,6 @@ CheckpointLayout read_layout(hid_t file, int shard_ranks, std::int64_t format, c
     p.shape.assign(param_dims.begin() + static_cast<std::ptrdiff_t>(at),
                    param_dims.begin() + static_cast<std::ptrdiff_t>(at + nd));
     at += nd;
-    const UnitRecord& unit = layout.units[static_cast<std::size_t>(p.unit)];
-    if (p.offset < 0 || p.offset + p.numel() > unit.numel || unit.shard_numel * shard_ranks < unit.numel) {
-      throw CheckpointError(CheckpointErrorKind::kCorruptData,
-                            w + ": parameter '" + p.name + "' lies outside its unit '" + unit.name + "'");
-    }
     layout.params.push_back(std::move(p));
   }
   if (at != param_dims.size()) {
@@ -199,18 +194,14 @@ CheckpointLayout read_layout(hid_t file, int shard_ranks, std::int64_t format, c
                           w + ": param_ndim adds up to " + std::to_string(at) + " dims but param_dims holds " +
                               std::to_string(param_dims.size()));
   }
-  check_layout_structure(layout, w);
+  check_layout_structure(layout, w);  // ranges, overlaps, names
   return layout;
 }
-
-}  // namespace
-
-namespace {
 
 // Writes root-level and group attributes of meta.h5, recording each value's digest by name.
 class DigestedWriter {
  public:
-  DigestedWriter(MetaDigests& digests) : digests_(digests) {}
+  explicit DigestedWriter(MetaDigests& digests) : digests_(digests) {}
   void attribute(hid_t loc, const std::string& prefix, const std::string& name, std::int64_t value) {
     write_attribute(loc, name, value);
     digests_.record(prefix + name, &value, sizeof value);
