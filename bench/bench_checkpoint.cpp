@@ -234,6 +234,7 @@ Row bench_ranks(Communicator& comm, const Args& args, const GptConfig& gpt) {
     options.dir = (base / "async").string();
     options.mode = SaveMode::kAsync;
     options.handle_signals = false;
+    options.existing = ExistingCheckpoints::kOverwrite;  // a kept directory of an earlier bench run
     TrainingCheckpointer checkpointer(options, engine, comm, run);
     row.host_mib = static_cast<double>(device->memory().current(MemoryCategory::kCommBuffers)) / (1 << 20);
     std::vector<double> stalls, totals;

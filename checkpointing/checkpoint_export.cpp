@@ -8,6 +8,7 @@
 #include "checkpointing/checkpoint_loader.hpp"
 #include "checkpointing/checkpoint_meta.hpp"
 #include "checkpointing/checkpoint_paths.hpp"
+#include "checkpointing/disk_space.hpp"
 #include "checkpointing/hdf5_util.hpp"
 #include "checkpointing/rank_agreement.hpp"
 #include "checkpointing/shard_file_reader.hpp"
@@ -91,11 +92,14 @@ ExportSummary export_checkpoint(const fs::path& checkpoint, const fs::path& out,
   std::vector<std::unique_ptr<ShardFileReader>> readers;
   for (int s = 0; s < meta.layout.shard_ranks; ++s) {
     readers.push_back(std::make_unique<ShardFileReader>((*dir / shard_file_name(s)).string(), s));
+    check_same_save(*readers.back(), meta, (*dir / kMetaFileName).string());
   }
   const fs::path tmp = out.string() + ".tmp";
   ExportSummary summary;
   summary.step = meta.progress.step;
-  {
+  const std::int64_t bytes_needed =
+      meta.layout.parameter_count() * static_cast<std::int64_t>(dtype_size(dtype)) + 65536;
+  try {
     detail::Hdf5Guard guard;
     H5Id file = detail::create_file(tmp.string());
     detail::write_attribute(file.get(), "tessera_checkpoint_format", kCheckpointFormatVersion);
@@ -133,9 +137,13 @@ ExportSummary export_checkpoint(const fs::path& checkpoint, const fs::path& out,
     }
     model.reset();
     check_status(file.close(), CheckpointErrorKind::kIo, "closing " + tmp.string());
+    fsync_path(tmp);
+    durable_rename(tmp, out);
+  } catch (const CheckpointError& e) {
+    std::error_code ec;
+    fs::remove(tmp, ec);  // a failed export leaves nothing behind
+    throw explain_write_failure(e, tmp, bytes_needed);
   }
-  fsync_path(tmp);
-  durable_rename(tmp, out);
   summary.bytes = static_cast<std::int64_t>(fs::file_size(out));
   return summary;
 }

@@ -7,6 +7,7 @@
 #include "checkpointing/checkpoint_loader.hpp"
 #include "checkpointing/checkpoint_meta.hpp"
 #include "checkpointing/checkpoint_paths.hpp"
+#include "checkpointing/meta_digests.hpp"
 #include "checkpointing/shard_file_reader.hpp"
 #include "checkpointing/shard_file_writer.hpp"
 #include "runtime/memory_tracker.hpp"
@@ -39,6 +40,9 @@ std::string describe_checkpoint(const fs::path& path) {
   std::ostringstream out;
   out << "checkpoint     " << dir.string() << "\n";
   out << "format         " << meta.format_version << ", written " << meta.created << "\n";
+  if (meta.save_id != 0) out << "save id        " << detail::hex64(meta.save_id) << "\n";
+  out << "healthy        "
+      << (meta.health == StateHealth::kHealthy ? "yes" : "no (saved after a step skipped as non-finite)") << "\n";
   out << "step           " << meta.progress.step << " (optimizer steps taken " << meta.optimizer_steps << ")\n";
   out << "tokens seen    " << meta.progress.tokens_seen << "\n";
   out << "loader         sample index " << meta.progress.samples_seen << ", seed " << meta.progress.data_seed << "\n";
@@ -67,14 +71,20 @@ std::string describe_checkpoint(const fs::path& path) {
   return out.str();
 }
 
-std::int64_t verify_checkpoint(const fs::path& path) {
+VerifySummary verify_checkpoint(const fs::path& path) {
   const fs::path dir = resolve_or_throw(path);
-  const CheckpointMeta meta = read_meta_file((dir / kMetaFileName).string());
+  const CheckpointMeta meta = read_meta_file((dir / kMetaFileName).string());  // digests and structure
   check_shard_files(meta, dir);
-  std::int64_t bytes = 0;
+  VerifySummary summary;
+  summary.dir = dir;
+  summary.step = meta.progress.step;
+  summary.save_id = meta.save_id;
+  summary.shard_files = meta.layout.shard_ranks;
+  std::int64_t& bytes = summary.bytes;
   std::vector<std::byte> buffer;
   for (int s = 0; s < meta.layout.shard_ranks; ++s) {
     ShardFileReader reader((dir / shard_file_name(s)).string(), s);
+    check_same_save(reader, meta, (dir / kMetaFileName).string());
     for (const UnitRecord& unit : meta.layout.units) {
       for (const StateSpec& spec : meta.layout.states) {
         const std::int64_t values = unit.shard_numel / spec.elements_per_value;
@@ -84,7 +94,7 @@ std::int64_t verify_checkpoint(const fs::path& path) {
     }
     bytes += reader.bytes_read();
   }
-  return bytes;
+  return summary;
 }
 
 }  // namespace tessera

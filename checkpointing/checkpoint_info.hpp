@@ -14,8 +14,17 @@ namespace tessera {
 // present with its recorded size. Throws CheckpointError.
 std::string describe_checkpoint(const std::filesystem::path& path);
 
-// Reads every dataset of every shard file in full and checks every chunk's XXH64. Returns the
-// bytes checked. Throws CheckpointError naming the first corrupted file and dataset.
-std::int64_t verify_checkpoint(const std::filesystem::path& path);
+struct VerifySummary {
+  std::filesystem::path dir;  // the checkpoint directory checked
+  std::int64_t step = 0;
+  std::uint64_t save_id = 0;  // 0: format < 3
+  int shard_files = 0;
+  std::int64_t bytes = 0;  // of state read and checked
+};
+
+// Checks everything a checkpoint can prove about itself: meta.h5's recorded digests and layout
+// structure, every shard file's presence, size, step and save id, and the XXH64 of every chunk of
+// every dataset (read in full). Throws CheckpointError naming the first problem's file and value.
+VerifySummary verify_checkpoint(const std::filesystem::path& path);
 
 }  // namespace tessera

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "checkpointing/checkpoint_error.hpp"
 #include "sharding/sharded_engine.hpp"
@@ -61,6 +62,67 @@ std::int64_t CheckpointLayout::state_bytes() const {
     n += static_cast<std::int64_t>(dtype_size(s.dtype)) * (padded_elements() / s.elements_per_value);
   }
   return n;
+}
+
+namespace {
+
+[[noreturn]] void corrupt_layout(const std::string& where, const std::string& problem) {
+  throw CheckpointError(CheckpointErrorKind::kCorruptData,
+                        where + " is corrupted: " + problem + "; resume from an earlier checkpoint");
+}
+
+std::string element_range(std::int64_t begin, std::int64_t end) {
+  return "[" + std::to_string(begin) + ", " + std::to_string(end) + ")";
+}
+
+}  // namespace
+
+void check_layout_structure(const CheckpointLayout& layout, const std::string& where) {
+  if (layout.shard_ranks < 1) corrupt_layout(where, "it has " + std::to_string(layout.shard_ranks) + " shard files");
+  std::set<std::string> unit_names, param_names;
+  for (const UnitRecord& u : layout.units) {
+    if (!unit_names.insert(u.name).second) corrupt_layout(where, "unit '" + u.name + "' is listed twice");
+    if (u.numel < 0 || u.shard_numel < 0 || u.shard_numel * layout.shard_ranks < u.numel) {
+      corrupt_layout(where, "unit '" + u.name + "' has " + std::to_string(u.numel) + " elements in shards of " +
+                                std::to_string(u.shard_numel) + " over " + std::to_string(layout.shard_ranks) +
+                                " shard files, which do not hold them");
+    }
+    if (layout.state_alignment > 1 && u.shard_numel % layout.state_alignment != 0) {
+      corrupt_layout(where, "unit '" + u.name + "' has shards of " + std::to_string(u.shard_numel) +
+                                " elements, not whole blocks of " + std::to_string(layout.state_alignment));
+    }
+  }
+  // Per unit, the parameters by offset: each must end before the next begins.
+  std::vector<std::vector<const ParamRecord*>> by_unit(layout.units.size());
+  for (const ParamRecord& p : layout.params) {
+    if (!param_names.insert(p.name).second) corrupt_layout(where, "parameter '" + p.name + "' is listed twice");
+    if (p.unit < 0 || static_cast<std::size_t>(p.unit) >= layout.units.size()) {
+      corrupt_layout(where, "parameter '" + p.name + "' names unit " + std::to_string(p.unit) + " of " +
+                                std::to_string(layout.units.size()));
+    }
+    for (std::int64_t d : p.shape) {
+      if (d < 0) corrupt_layout(where, "parameter '" + p.name + "' has shape " + shape_string(p.shape));
+    }
+    const UnitRecord& unit = layout.units[static_cast<std::size_t>(p.unit)];
+    if (p.offset < 0 || p.offset + p.numel() > unit.numel) {
+      corrupt_layout(where, "parameter '" + p.name + "' at elements " + element_range(p.offset, p.offset + p.numel()) +
+                                " lies outside its unit '" + unit.name + "' of " + std::to_string(unit.numel));
+    }
+    by_unit[static_cast<std::size_t>(p.unit)].push_back(&p);
+  }
+  for (std::size_t u = 0; u < by_unit.size(); ++u) {
+    auto& params = by_unit[u];
+    std::sort(params.begin(), params.end(), [](const ParamRecord* a, const ParamRecord* b) { return a->offset < b->offset; });
+    for (std::size_t i = 1; i < params.size(); ++i) {
+      const ParamRecord& a = *params[i - 1];
+      const ParamRecord& b = *params[i];
+      if (a.offset + a.numel() > b.offset) {
+        corrupt_layout(where, "parameters '" + a.name + "' " + element_range(a.offset, a.offset + a.numel()) + " and '" +
+                                  b.name + "' " + element_range(b.offset, b.offset + b.numel()) + " overlap in unit '" +
+                                  layout.units[u].name + "'");
+      }
+    }
+  }
 }
 
 namespace {

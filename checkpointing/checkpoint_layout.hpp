@@ -62,6 +62,12 @@ struct CheckpointLayout {
   std::int64_t state_bytes() const;  // of every state over every unit's padded buffer
 };
 
+// Throws CheckpointError(kCorruptData) naming `where` unless the layout is consistent: units of
+// non-negative size whose shard_numel * shard_ranks covers them, unique unit and parameter names,
+// every parameter inside its unit with non-negative dims, no two parameters of a unit overlapping,
+// shards that are whole alignment blocks. What meta.h5's reader runs on every layout it reads.
+void check_layout_structure(const CheckpointLayout& layout, const std::string& where);
+
 // Throws CheckpointError(kConfigMismatch) unless `stored` holds the state tensors `current` needs
 // (same names, dtypes, values per element and alignment: a checkpoint of another optimizer, or of
 // 8-bit AdamW with another block size, cannot resume this one).

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "checkpointing/checkpoint_paths.hpp"
+#include "checkpointing/meta_digests.hpp"
 #include "checkpointing/rank_agreement.hpp"
 #include "checkpointing/shard_file_reader.hpp"
 #include "checkpointing/shard_file_writer.hpp"
@@ -45,6 +46,20 @@ void check_shard_files(const CheckpointMeta& meta, const fs::path& dir) {
                                 "; resume from an earlier checkpoint");
     }
   }
+}
+
+void check_same_save(const ShardFileReader& reader, const CheckpointMeta& meta, const std::string& meta_path) {
+  const bool same_id = meta.format_version < 3 || reader.save_id() == meta.save_id;
+  if (same_id && reader.step() == meta.progress.step) return;
+  auto save = [](std::uint64_t id, std::int64_t step) {
+    return (id != 0 ? "save " + detail::hex64(id) : std::string("a save without id")) + " of step " + std::to_string(step);
+  };
+  throw CheckpointError(CheckpointErrorKind::kCorruptData,
+                        reader.path() + " does not belong to this checkpoint: it was written by " +
+                            save(reader.save_id(), reader.step()) + ", but " + meta_path + " describes " +
+                            save(meta.save_id, meta.progress.step) +
+                            "; it was copied in from another checkpoint: put back this checkpoint's own file, or "
+                            "resume from an earlier checkpoint");
 }
 
 void check_model_fields(const RunConfig& stored, const RunConfig& expected, const std::string& where) {
@@ -106,6 +121,7 @@ LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const fs:
     }
     for (int shard : shards) {
       ShardFileReader reader((path / shard_file_name(shard)).string(), shard);
+      check_same_save(reader, meta, meta_path.string());
       for (std::size_t k = 0; k < current.states.size(); ++k) {
         const StateSpec& spec = current.states[k];
         const auto found = plan_of(k).reads.find(shard);

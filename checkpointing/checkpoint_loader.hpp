@@ -20,6 +20,7 @@
 namespace tessera {
 
 class ShardedEngine;
+class ShardFileReader;
 
 struct LoadResult {
   TrainingProgress progress;  // rng_state: this rank's stored words (empty when the checkpoint had fewer ranks)
@@ -37,6 +38,11 @@ LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const std
 // Checks that every shard file of `meta` exists in `dir` with its recorded size: kMissingFile /
 // kTruncatedFile naming the file. Not collective.
 void check_shard_files(const CheckpointMeta& meta, const std::filesystem::path& dir);
+
+// Checks that `reader`'s file belongs to the save `meta` describes: the same step and (format 3)
+// the same save id. kCorruptData naming the shard file, `meta_path` and both ids and steps — a shard
+// file copied in from another checkpoint. Not collective.
+void check_same_save(const ShardFileReader& reader, const CheckpointMeta& meta, const std::string& meta_path);
 
 // Checks the model fields present in both; kConfigMismatch naming the field and both values.
 void check_model_fields(const RunConfig& stored, const RunConfig& expected, const std::string& where);

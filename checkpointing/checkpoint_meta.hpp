@@ -6,7 +6,9 @@
 // (virtual_datasets.hpp).
 //
 // meta.h5 layout:
-//   /                  attributes: tessera_checkpoint_format, kind = "meta", step, tokens_seen,
+//   /                  attributes: tessera_checkpoint_format, kind = "meta", save_id (16 hex digits,
+//                      also in every shard file of the save), healthy (1, or 0 when the state came
+//                      after a step skipped as non-finite), step, tokens_seen,
 //                      samples_seen, data_seed, optimizer_steps, world_size, shard_ranks,
 //                      hybrid_group, zero_stage, param_dtype, reduce_dtype, optimizer ("adamw"),
 //                      adamw_beta1, adamw_beta2, adamw_eps, adamw_weight_decay, grad_clip, created
@@ -19,6 +21,11 @@
 //           state_dtypes, state_elements_per_value (the datasets of every unit: "master" f32, then
 //           the optimizer's; one value per that many elements), attribute state_alignment
 //   /model/<param>, /optimizer/<state>/<param>   virtual, in the state's dtype
+//   /xxh64             one attribute per value above: its XXH64 (meta_digests.hpp)
+// Reading checks every value against its digest and the layout's structure (check_layout_structure):
+// a damaged meta.h5 is refused naming the file and the value, never read as a different layout.
+// Format 2 (read, not written) had no save_id, healthy or /xxh64: its files are checked by structure
+// and step only, and its state counts as healthy.
 // Format 1 (read, not written) had no optimizer, state_names or state_dtypes: its states are
 // master, exp_avg and exp_avg_sq (f32) of AdamW.
 #pragma once
@@ -37,8 +44,14 @@
 
 namespace tessera {
 
+// Whether a checkpoint's state came from a healthy step: the caller's last optimizer step was taken
+// (kHealthy), or skipped because its gradients were not finite (kNonFinite: the run is diverging).
+enum class StateHealth { kHealthy, kNonFinite };
+
 struct CheckpointMeta {
   std::int64_t format_version = 0;
+  std::uint64_t save_id = 0;  // random, agreed by the ranks of one save; 0: none (format < 3)
+  StateHealth health = StateHealth::kHealthy;
   TrainingProgress progress;  // rng_state unused here: see rng_states
   std::int64_t optimizer_steps = 0;
   int world_size = 1;
@@ -61,5 +74,8 @@ void write_meta_file(const std::string& path, const CheckpointMeta& meta);
 // Reads `path`. Refuses (kUnknownFormat) a format version this build does not read before reading
 // anything else; kMissingFile when absent; kCorruptData when unparsable.
 CheckpointMeta read_meta_file(const std::string& path);
+
+// The `healthy` flag of the meta.h5 at `path` (format < 3: kHealthy); nullopt when it cannot be read.
+std::optional<StateHealth> read_checkpoint_health(const std::string& path);
 
 }  // namespace tessera

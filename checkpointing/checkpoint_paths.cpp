@@ -105,29 +105,21 @@ void remove_stale_temporaries(const fs::path& dir) {
   std::vector<fs::path> stale;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(kStepPrefix, 0) == 0 && name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0) {
-      stale.push_back(entry.path());
-    }
+    const bool temporary =
+        name.rfind(kStepPrefix, 0) == 0 && name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0;
+    if (temporary || name.rfind(kDeletedPrefix, 0) == 0) stale.push_back(entry.path());
   }
   for (const fs::path& p : stale) fs::remove_all(p, ec);
 }
 
-std::vector<fs::path> apply_retention(const fs::path& dir, int keep_last) {
-  std::vector<fs::path> removed;
-  if (keep_last <= 0) return removed;
-  const auto all = list_checkpoints(dir);
+void discard_checkpoint(const fs::path& dir, const fs::path& checkpoint, const std::function<void()>& after_rename) {
+  const fs::path trash = dir / (std::string(kDeletedPrefix) + checkpoint.filename().string());
   std::error_code ec;
-  fs::path protected_dir;
-  if (fs::is_symlink(dir / kLatestName, ec)) protected_dir = fs::read_symlink(dir / kLatestName, ec).filename();
-  const std::size_t keep = static_cast<std::size_t>(keep_last);
-  for (std::size_t i = 0; i + keep < all.size(); ++i) {
-    if (all[i].path.filename() == protected_dir) continue;
-    fs::remove_all(all[i].path, ec);
-    if (ec) throw CheckpointError(CheckpointErrorKind::kIo, "cannot remove old checkpoint " + all[i].path.string() +
-                                                                ": " + ec.message());
-    removed.push_back(all[i].path);
-  }
-  return removed;
+  fs::remove_all(trash, ec);
+  durable_rename(checkpoint, trash);
+  if (after_rename) after_rename();
+  fs::remove_all(trash, ec);
+  if (ec) throw CheckpointError(CheckpointErrorKind::kIo, "cannot remove old checkpoint " + trash.string() + ": " + ec.message());
 }
 
 void fsync_path(const fs::path& path) { fsync_opened(path, O_RDONLY); }

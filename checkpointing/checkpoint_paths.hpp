@@ -5,12 +5,15 @@
 //        shard_00000.h5 ...    one per shard rank
 //   DIR/step_0000600.tmp/      a save in progress, or the remains of a crash (ignored, removed later)
 //   DIR/latest -> step_0000500 symlink, replaced atomically (latest.tmp renamed over it)
+//   DIR/.deleted_step_0000400/ a checkpoint being deleted: renamed away first, then removed, so a
+//                              crash never leaves a half-deleted step_* directory (removed later)
 //
 // A crash at any moment leaves every committed directory whole and `latest` pointing at one of them.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,11 +22,15 @@ namespace tessera {
 
 // Checkpoint format versions. 1: every unit holds exactly master, exp_avg and exp_avg_sq (f32).
 // 2: meta.h5 lists the state tensors (/layout/state_names, state_dtypes) and the optimizer that
-// declared them; shard datasets carry a dtype attribute. This build writes 2 and reads 1 and 2.
-inline constexpr std::int64_t kCheckpointFormatVersion = 2;
+// declared them; shard datasets carry a dtype attribute.
+// 3: every file carries the save's id (meta.h5 and every shard file: attribute save_id) and step;
+// meta.h5 records the XXH64 of every value it stores (/xxh64, meta_digests.hpp) and whether the
+// state came from a healthy step. This build writes 3 and reads 1 to 3.
+inline constexpr std::int64_t kCheckpointFormatVersion = 3;
 inline constexpr std::int64_t kOldestReadableFormat = 1;
 inline constexpr const char* kMetaFileName = "meta.h5";
 inline constexpr const char* kLatestName = "latest";
+inline constexpr const char* kDeletedPrefix = ".deleted_";  // a checkpoint directory being removed
 
 // Throws CheckpointError(kUnknownFormat) naming `path` and the version unless this build reads it.
 void check_readable_format(std::int64_t version, const std::string& path);
@@ -50,12 +57,16 @@ std::optional<std::filesystem::path> resolve_checkpoint(const std::filesystem::p
 // Points dir/latest at `step_dir` (a name inside dir) atomically and fsyncs dir.
 void update_latest(const std::filesystem::path& dir, const std::string& step_dir);
 
-// Removes step_*.tmp directories (crash remains) from `dir`. Call only when no save is running.
+// Removes step_*.tmp directories and .deleted_* directories (crash remains) from `dir`. Call only
+// when no save is running.
 void remove_stale_temporaries(const std::filesystem::path& dir);
 
-// Removes committed checkpoints beyond the newest `keep_last` (never the one `latest` points at).
-// keep_last <= 0 keeps all. Returns what was removed.
-std::vector<std::filesystem::path> apply_retention(const std::filesystem::path& dir, int keep_last);
+// Deletes the checkpoint directory `checkpoint` (inside `dir`): renames it to dir/.deleted_<name>
+// (durably), calls `after_rename` (tests stop there), then removes it. A crash part-way leaves
+// either the whole checkpoint or a .deleted_ directory, never a half-deleted step_* directory.
+// Throws CheckpointError(kIo) naming the path.
+void discard_checkpoint(const std::filesystem::path& dir, const std::filesystem::path& checkpoint,
+                        const std::function<void()>& after_rename = {});
 
 // fsync of a file's data, and of a directory (so renames and new entries in it are durable).
 // Throw CheckpointError(kIo) naming the path.

@@ -2,8 +2,10 @@
 #include "checkpointing/checkpoint_saver.hpp"
 
 #include <algorithm>
+#include <random>
 
 #include "checkpointing/checkpoint_paths.hpp"
+#include "checkpointing/checkpoint_retention.hpp"
 #include "checkpointing/rank_agreement.hpp"
 #include "comm/host_collectives.hpp"
 #include "runtime/device.hpp"
@@ -32,6 +34,16 @@ std::vector<std::vector<std::uint64_t>> all_gather_words(Communicator& comm, con
 
 void call_hook(const SaveOptions& options, SavePhase phase, std::int64_t step) {
   if (options.phase_hook) options.phase_hook(phase, step);
+}
+
+// A random nonzero 64-bit id, the same on every rank of `comm` (rank 0's).
+std::uint64_t agree_on_save_id(Communicator& comm) {
+  std::uint64_t id = 0;
+  if (comm.rank() == 0) {
+    std::random_device random;
+    while (id == 0) id = (static_cast<std::uint64_t>(random()) << 32) ^ random();
+  }
+  return broadcast_value(comm, id, 0);
 }
 
 }  // namespace
@@ -64,15 +76,20 @@ SaveRequest prepare_save(ShardedEngine& engine, const fs::path& dir, const Train
   return request;
 }
 
-SaveResult write_checkpoint(Communicator& comm, const SaveRequest& request, const SaveOptions& options) {
+namespace {
+
+// Steps 1-4 of the save (see the header); throws on every rank when any rank failed.
+SaveResult write_and_commit(Communicator& comm, const SaveRequest& request, const SaveOptions& options,
+                            const fs::path& tmp_dir) {
   const fs::path final_dir = request.dir / step_dir_name(request.meta.progress.step);
-  const fs::path tmp_dir = request.dir / (step_dir_name(request.meta.progress.step) + ".tmp");
   const bool root = comm.rank() == 0;
   SaveResult result;
   result.path = final_dir;
 
   CheckpointMeta meta = request.meta;
   meta.rng_states = all_gather_words(comm, request.rng_state);
+  meta.save_id = agree_on_save_id(comm);
+  meta.health = options.health;
 
   // 1. The temporary directory, fresh.
   run_and_agree(comm, [&] {
@@ -96,7 +113,7 @@ SaveResult write_checkpoint(Communicator& comm, const SaveRequest& request, cons
         options.phase_hook(SavePhase::kShardPartlyWritten, meta.progress.step);
       };
     shard_bytes = write_shard_file((tmp_dir / shard_file_name(request.shard)).string(), request.snapshot, request.shard,
-                                   meta.layout.shard_ranks, meta.progress.step, write_options);
+                                   meta.layout.shard_ranks, meta.progress.step, meta.save_id, write_options);
   });
   result.bytes_written = shard_bytes;
   call_hook(options, SavePhase::kShardsWritten, meta.progress.step);
@@ -138,9 +155,25 @@ SaveResult write_checkpoint(Communicator& comm, const SaveRequest& request, cons
     update_latest(request.dir, final_dir.filename().string());
     call_hook(options, SavePhase::kLatestUpdated, meta.progress.step);
     remove_stale_temporaries(request.dir);
-    apply_retention(request.dir, options.keep_last);
+    apply_retention(request.dir, options.keep_last,
+                    [&] { call_hook(options, SavePhase::kRetentionRenamed, meta.progress.step); });
   });
   return result;
+}
+
+}  // namespace
+
+SaveResult write_checkpoint(Communicator& comm, const SaveRequest& request, const SaveOptions& options) {
+  const fs::path tmp_dir = request.dir / (step_dir_name(request.meta.progress.step) + ".tmp");
+  try {
+    return write_and_commit(comm, request, options, tmp_dir);
+  } catch (const CheckpointError&) {
+    // Every rank agreed on the failure, so none is still writing: free what the save took (a full
+    // disk stays as full as before it).
+    std::error_code ec;
+    if (comm.rank() == 0) fs::remove_all(tmp_dir, ec);
+    throw;
+  }
 }
 
 SaveResult save_checkpoint(ShardedEngine& engine, Communicator& world, const fs::path& dir,

@@ -4,7 +4,8 @@
 //   2. each writing rank writes DIR/step_N.tmp/shard_RRRRR.h5 and fsyncs it; all agree
 //   3. rank 0 writes meta.h5 (with every shard file's size), fsyncs it and the directory; all agree
 //   4. rank 0 renames step_N.tmp -> step_N, fsyncs DIR, points DIR/latest at it (latest.tmp
-//      renamed over latest), applies --keep-last retention; all agree
+//      renamed over latest), applies --keep-last retention (checkpoint_retention.hpp); all agree
+// Every file of the save carries the same save id (random, chosen by rank 0 and broadcast) and step.
 // "All agree" is rank_agreement: a rank that fails makes every rank throw its message, so the
 // commit happens only when every file is whole, and no rank hangs.
 //
@@ -39,11 +40,13 @@ enum class SavePhase {
   kMetaWritten,         // meta.h5 written; the directory is still step_N.tmp
   kCommitted,           // renamed to step_N; latest not yet updated
   kLatestUpdated,       // latest points at step_N; retention not yet applied
+  kRetentionRenamed,    // retention renamed an old checkpoint to .deleted_<name>, not yet removed it
 };
 
 struct SaveOptions {
   CheckpointCompression compression = CheckpointCompression::kNone;
-  int keep_last = 0;  // keep the newest K committed checkpoints; 0 keeps all
+  int keep_last = 0;  // keep the newest K committed checkpoints (and the newest healthy one); 0 keeps all
+  StateHealth health = StateHealth::kHealthy;  // stored in meta.h5; retention keeps the newest healthy
   std::int64_t chunk_elements = kDefaultChunkElements;
   // For tests: called with the phase and the step being saved on the ranks that reach a phase.
   std::function<void(SavePhase, std::int64_t step)> phase_hook;

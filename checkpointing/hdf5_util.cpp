@@ -105,6 +105,15 @@ herr_t H5Id::close() noexcept {
 }
 
 Hdf5Guard::Hdf5Guard() : lock_(hdf5_mutex()) {
+  // A file whose close failed (a full disk) stays open inside HDF5, and closing it again in HDF5's
+  // own exit handler crashes the process: Tessera closes every file it opens itself, so HDF5 is
+  // told not to clean up at exit. Must come before HDF5's first call in the process (later, it is
+  // refused and changes nothing).
+  static const bool no_cleanup_at_exit = [] {
+    H5dont_atexit();
+    return true;
+  }();
+  (void)no_cleanup_at_exit;
   H5Eget_auto2(H5E_DEFAULT, &old_func_, &old_data_);
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
 }

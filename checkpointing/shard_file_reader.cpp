@@ -7,6 +7,7 @@
 
 #include "checkpointing/checkpoint_paths.hpp"
 #include "checkpointing/checksum.hpp"
+#include "checkpointing/meta_digests.hpp"
 #include "checkpointing/shard_file_writer.hpp"
 #include "checkpointing/state_file_types.hpp"
 
@@ -72,6 +73,14 @@ ShardFileReader::ShardFileReader(std::string path, int shard) : path_(std::move(
     throw CheckpointError(CheckpointErrorKind::kCorruptData, path_ + " holds shard " + std::to_string(stored) +
                                                                  ", expected shard " + std::to_string(shard) +
                                                                  ": shard files were renamed or mixed up");
+  }
+  step_ = detail::read_int_attribute(file_.get(), "step", path_);
+  if (format_version_ >= 3) {
+    const std::string id = detail::read_string_attribute(file_.get(), "save_id", path_);
+    if (!detail::parse_hex64(id, save_id_)) {
+      throw CheckpointError(CheckpointErrorKind::kCorruptData,
+                            path_ + " is corrupted: its save_id '" + id + "' is not 16 hex digits");
+    }
   }
 }
 

@@ -8,7 +8,9 @@
 
 #include "checkpointing/checkpoint_paths.hpp"
 #include "checkpointing/checksum.hpp"
+#include "checkpointing/disk_space.hpp"
 #include "checkpointing/hdf5_util.hpp"
+#include "checkpointing/meta_digests.hpp"
 #include "checkpointing/state_file_types.hpp"
 #include "core/setting_error.hpp"
 
@@ -64,6 +66,17 @@ void write_state_dataset(hid_t group, const StateShard& state, const UnitShardDa
                        chunk_checksums(static_cast<const std::byte*>(state.data), n, chunk, dtype_size(state.dtype)));
 }
 
+// Bytes of state the snapshot holds (what the shard file needs, before HDF5's own metadata).
+std::int64_t snapshot_bytes(const ShardSnapshot& snapshot) {
+  std::int64_t bytes = 0;
+  for (const UnitShardData& unit : snapshot.units) {
+    for (const StateShard& state : unit.states) {
+      bytes += state.values(unit.shard_numel) * static_cast<std::int64_t>(dtype_size(state.dtype));
+    }
+  }
+  return bytes;
+}
+
 }  // namespace
 
 CheckpointCompression parse_checkpoint_compression(const std::string& text) {
@@ -79,8 +92,8 @@ const char* checkpoint_compression_name(CheckpointCompression compression) {
 std::string unit_group_path(const std::string& unit) { return "/units/" + unit; }
 
 std::int64_t write_shard_file(const std::string& path, const ShardSnapshot& snapshot, int shard, int shard_ranks,
-                              std::int64_t step, const ShardWriteOptions& options) {
-  {
+                              std::int64_t step, std::uint64_t save_id, const ShardWriteOptions& options) {
+  try {
     detail::Hdf5Guard guard;
     H5Id file = detail::create_file(path);
     detail::write_attribute(file.get(), "tessera_checkpoint_format", kCheckpointFormatVersion);
@@ -88,6 +101,7 @@ std::int64_t write_shard_file(const std::string& path, const ShardSnapshot& snap
     detail::write_attribute(file.get(), "shard", static_cast<std::int64_t>(shard));
     detail::write_attribute(file.get(), "shard_ranks", static_cast<std::int64_t>(shard_ranks));
     detail::write_attribute(file.get(), "step", step);
+    detail::write_attribute(file.get(), "save_id", detail::hex64(save_id));
     H5Id units = detail::create_group(file.get(), "units", path);
     bool first = true;
     for (const UnitShardData& unit : snapshot.units) {
@@ -104,8 +118,10 @@ std::int64_t write_shard_file(const std::string& path, const ShardSnapshot& snap
     }
     units.reset();
     check_status(file.close(), CheckpointErrorKind::kIo, "closing " + path);
+    fsync_path(path);
+  } catch (const CheckpointError& e) {
+    throw explain_write_failure(e, path, snapshot_bytes(snapshot));
   }
-  fsync_path(path);
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw CheckpointError(CheckpointErrorKind::kIo, "cannot stat " + path + ": " + ec.message());

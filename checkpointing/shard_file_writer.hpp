@@ -4,7 +4,7 @@
 // (state_file_types), chunked, with attributes `unit`, `offset` (the shard's first element in the
 // unit's flat buffer), `unit_numel`, `chunk_elements`, `dtype` and `elements_per_value`; beside each a table <name>_xxh64 ((chunks) u64)
 // holding the XXH64 of every chunk's bytes. Root attributes: format version, kind "shard", shard,
-// shard_ranks, step.
+// shard_ranks, step, save_id (16 hex digits: the id meta.h5 of the same save holds).
 #pragma once
 
 #include <cstdint>
@@ -30,9 +30,10 @@ struct ShardWriteOptions {
   std::function<void()> after_first_dataset;
 };
 
-// Writes, closes and fsyncs `path`. Returns the file's size in bytes. Throws CheckpointError.
+// Writes, closes and fsyncs `path`. Returns the file's size in bytes. Throws CheckpointError; when
+// the file system is full, the message says so with the bytes needed (disk_space.hpp).
 std::int64_t write_shard_file(const std::string& path, const ShardSnapshot& snapshot, int shard, int shard_ranks,
-                              std::int64_t step, const ShardWriteOptions& options);
+                              std::int64_t step, std::uint64_t save_id, const ShardWriteOptions& options);
 
 // The name of the master weights' dataset inside a unit group; the optimizer's follow it.
 inline constexpr const char* kMasterDataset = "master";

@@ -9,6 +9,8 @@
 #include "checkpointing/checkpoint_export.hpp"
 #include "checkpointing/checkpoint_loader.hpp"
 #include "checkpointing/checkpoint_paths.hpp"
+#include "checkpointing/disk_space.hpp"
+#include "checkpointing/rank_agreement.hpp"
 #include "comm/host_collectives.hpp"
 #include "core/setting_error.hpp"
 #include "sharding/sharded_engine.hpp"
@@ -31,6 +33,7 @@ TrainingCheckpointer::TrainingCheckpointer(CheckpointOptions options, ShardedEng
                                                    "checkpoint directory");
   }
   save_comm_ = world_.split(0, world_.rank());
+  if (!options_.dir.empty()) prepare_directory();
   if (options_.handle_signals) signals_ = std::make_unique<StopSignalHandler>();
   if (options_.mode == SaveMode::kAsync && !options_.dir.empty()) {
     staging_ = std::make_unique<HostStagingBuffer>(host_memory_tracker(engine_));
@@ -40,6 +43,34 @@ TrainingCheckpointer::TrainingCheckpointer(CheckpointOptions options, ShardedEng
 
 TrainingCheckpointer::~TrainingCheckpointer() {
   if (writer_.joinable()) writer_.join();
+}
+
+void TrainingCheckpointer::prepare_directory() {
+  const fs::path dir(options_.dir);
+  std::string refusal;  // rank 0 looks, every rank follows
+  if (options_.resume.empty() && world_.rank() == 0) {
+    const auto found = list_checkpoints(dir);
+    if (!found.empty() && options_.existing == ExistingCheckpoints::kRefuse) {
+      refusal = "holds " + std::to_string(found.size()) + " checkpoint(s) of an earlier run (" +
+                found.front().path.filename().string() +
+                (found.size() > 1 ? " to " + found.back().path.filename().string() : std::string()) +
+                "); continue that run with checkpoint.resume auto, start over deleting them with "
+                "checkpoint.overwrite, or choose another directory";
+    }
+  }
+  refusal = broadcast_string(world_, refusal, 0);
+  if (!refusal.empty()) throw SettingError("checkpoint.dir", options_.dir, refusal);
+  const std::int64_t bytes_needed = CheckpointLayout::of_engine(engine_).state_bytes();
+  run_and_agree(world_, [&] {
+    if (world_.rank() != 0) return;
+    if (options_.resume.empty() && options_.existing == ExistingCheckpoints::kOverwrite) {
+      std::error_code ec;
+      fs::remove(dir / kLatestName, ec);
+      for (const CommittedCheckpoint& c : list_checkpoints(dir)) discard_checkpoint(dir, c.path);
+    }
+    remove_stale_temporaries(dir);
+    check_checkpoint_space(dir, bytes_needed);
+  });
 }
 
 std::optional<fs::path> TrainingCheckpointer::resolve_resume_target() {
@@ -77,7 +108,7 @@ TrainingProgress TrainingCheckpointer::resume() {
   return progress;
 }
 
-bool TrainingCheckpointer::after_step(const TrainingProgress& progress) {
+bool TrainingCheckpointer::after_step(const TrainingProgress& progress, StateHealth health) {
   bool stop = false;
   if (signals_) {
     std::int32_t flag = signals_->received() != 0 ? 1 : 0;
@@ -85,17 +116,18 @@ bool TrainingCheckpointer::after_step(const TrainingProgress& progress) {
     stop = flag != 0;
   }
   const bool due = options_.save_every > 0 && progress.step % options_.save_every == 0;
-  if ((stop || due) && !options_.dir.empty() && progress.step != last_saved_step_) save(progress);
+  if ((stop || due) && !options_.dir.empty() && progress.step != last_saved_step_) save(progress, health);
   if (stop) finish();
   return stop;
 }
 
-void TrainingCheckpointer::save(const TrainingProgress& progress) {
+void TrainingCheckpointer::save(const TrainingProgress& progress, StateHealth health) {
   if (options_.dir.empty()) throw std::logic_error("TrainingCheckpointer::save without a checkpoint directory");
   finish();
   SaveOptions save_options;
   save_options.compression = options_.compression;
   save_options.keep_last = options_.keep_last;
+  save_options.health = health;
   save_options.phase_hook = options_.phase_hook;
   const auto t0 = std::chrono::steady_clock::now();
   last_saved_step_ = progress.step;

@@ -40,6 +40,10 @@ class ShardedEngine;
 
 enum class SaveMode { kSync, kAsync };
 
+// A fresh run (not resuming) pointed at a directory that already holds checkpoints: refuse to
+// start (naming them), or delete them first (--overwrite).
+enum class ExistingCheckpoints { kRefuse, kOverwrite };
+
 struct CheckpointOptions {
   std::string dir;               // --checkpoint-dir: run directory; empty: never save
   std::int64_t save_every = 0;   // --save-every N: after every N-th step; 0: on stop signals only
@@ -50,6 +54,7 @@ struct CheckpointOptions {
   // anything else is a run directory (its latest) or a checkpoint directory, which must exist.
   std::string resume;
   std::string init_from;         // --init-from: exported weights (tessera_ckpt export) when not resuming
+  ExistingCheckpoints existing = ExistingCheckpoints::kRefuse;  // --overwrite: kOverwrite
   bool handle_signals = true;    // SIGTERM / SIGUSR1: save at the next step boundary, then stop
   std::function<void(SavePhase, std::int64_t step)> phase_hook;  // for tests
 };
@@ -57,7 +62,11 @@ struct CheckpointOptions {
 class TrainingCheckpointer {
  public:
   // Collective over `world` (the engine's world). `config`: the run's settings; its model fields
-  // are checked on resume. Throws std::invalid_argument for inconsistent options.
+  // are checked on resume. Throws std::invalid_argument for inconsistent options, and SettingError
+  // (checkpoint.dir) for a fresh run in a directory holding checkpoints unless options.existing is
+  // kOverwrite (then they are deleted here). With a directory, checks before anything trains that
+  // it is writable and has room for one checkpoint (the engine's state bytes): CheckpointError(kIo)
+  // naming the directory and the bytes needed and free.
   TrainingCheckpointer(CheckpointOptions options, ShardedEngine& engine, Communicator& world, RunConfig config);
   // Waits for a save still in flight (its error is dropped: call finish() to see it) and restores
   // the signal handlers. Never throws.
@@ -71,11 +80,13 @@ class TrainingCheckpointer {
   TrainingProgress resume();
   const std::optional<std::filesystem::path>& resumed_from() const { return resumed_from_; }
 
-  // Collective; call after every optimizer step with progress.step = steps completed. Returns true
-  // when the loop should stop (a stop signal arrived; the checkpoint is committed).
-  bool after_step(const TrainingProgress& progress);
+  // Collective; call after every optimizer step with progress.step = steps completed and whether
+  // that step was taken (kHealthy) or skipped as non-finite (kNonFinite: recorded in the checkpoint,
+  // and retention keeps the newest healthy checkpoint). Returns true when the loop should stop (a
+  // stop signal arrived; the checkpoint is committed).
+  bool after_step(const TrainingProgress& progress, StateHealth health = StateHealth::kHealthy);
   // Collective: saves now (async mode: returns once the shard is copied to host buffers).
-  void save(const TrainingProgress& progress);
+  void save(const TrainingProgress& progress, StateHealth health = StateHealth::kHealthy);
   // Waits for the save in flight (each rank its own writer); rethrows its error.
   void finish();
 
@@ -87,6 +98,7 @@ class TrainingCheckpointer {
 
  private:
   std::optional<std::filesystem::path> resolve_resume_target();
+  void prepare_directory();
 
   CheckpointOptions options_;
   ShardedEngine& engine_;

@@ -1,7 +1,8 @@
 // tessera_ckpt: looks at and converts sharded checkpoints without training.
 //
 //   tessera_ckpt info DIR                          step, config, world size, sizes
-//   tessera_ckpt verify DIR                        reads every dataset and checks its checksums
+//   tessera_ckpt verify DIR                        checks meta.h5's digests and layout, every shard
+//                                                  file's save id and step, and every checksum
 //   tessera_ckpt export DIR out.h5 [--dtype f32|bf16]   full weights in one plain HDF5 file
 //
 // DIR is a checkpoint directory (DIR/step_0000500) or a run directory (its `latest`). Exit status:
@@ -15,6 +16,7 @@
 #include "checkpointing/checkpoint_error.hpp"
 #include "checkpointing/checkpoint_export.hpp"
 #include "checkpointing/checkpoint_info.hpp"
+#include "checkpointing/meta_digests.hpp"
 #include "core/setting_error.hpp"
 #include "precision/dtype.hpp"
 #include "runtime/memory_tracker.hpp"
@@ -43,8 +45,12 @@ int run(const std::vector<std::string>& args) {
     return 0;
   }
   if (command == "verify" && args.size() == 2) {
-    const std::int64_t bytes = tessera::verify_checkpoint(args[1]);
-    std::printf("%s: every checksum matches (%s of state read)\n", args[1].c_str(), tessera::format_bytes(bytes).c_str());
+    const tessera::VerifySummary v = tessera::verify_checkpoint(args[1]);
+    std::printf("%s: step %lld, %s: meta.h5 and its layout are intact, %d shard file(s) belong to this save, every "
+                "checksum matches (%s of state read)\n",
+                v.dir.c_str(), static_cast<long long>(v.step),
+                v.save_id != 0 ? ("save id " + tessera::detail::hex64(v.save_id)).c_str() : "no save id (format 2 or older)",
+                v.shard_files, tessera::format_bytes(v.bytes).c_str());
     return 0;
   }
   if (command == "export" && (args.size() == 3 || args.size() == 5)) {

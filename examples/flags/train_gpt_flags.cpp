@@ -32,7 +32,9 @@ const SettingNames& train_gpt_setting_names() {
                                   {"checkpoint.dir", "--checkpoint-dir"},
                                   {"checkpoint.save_every", "--save-every"},
                                   {"checkpoint.keep_last", "--keep-last"},
-                                  {"checkpoint.compression", "--checkpoint-compression"}};
+                                  {"checkpoint.compression", "--checkpoint-compression"},
+                                  {"checkpoint.resume", "--resume"},
+                                  {"checkpoint.overwrite", "--overwrite"}};
   return names;
 }
 

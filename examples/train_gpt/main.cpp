@@ -161,6 +161,7 @@ CheckpointOptions checkpoint_options(const TrainOptions& o) {
   c.compression = parse_checkpoint_compression(o.checkpoint_compression);
   c.resume = o.resume;
   c.init_from = o.init_from;
+  c.existing = o.overwrite ? ExistingCheckpoints::kOverwrite : ExistingCheckpoints::kRefuse;
   return c;
 }
 
@@ -276,7 +277,10 @@ int train(DistributedContext& dist) {
     progress.step = step + 1;
     progress.samples_seen += plan.global;
     progress.tokens_seen += plan.global_tokens();
-    stopped = checkpointer.after_step(progress);  // saves every --save-every steps, and on SIGTERM/SIGUSR1
+    // Saves every --save-every steps, and on SIGTERM/SIGUSR1; a step skipped as non-finite (not a
+    // spike) marks the saved state unhealthy, and retention keeps the newest healthy checkpoint.
+    const StateHealth health = r.skipped && !r.spike ? StateHealth::kNonFinite : StateHealth::kHealthy;
+    stopped = checkpointer.after_step(progress, health);
     if (stopped && root) std::printf("stop signal: saved step %lld, stopping\n", static_cast<long long>(step + 1));
     if ((step + 1) % o.log_every == 0 || step == 0 || step + 1 == o.steps) {
       const float seconds = max_over_ranks(world, static_cast<float>(window_seconds));

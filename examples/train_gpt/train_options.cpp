@@ -101,7 +101,9 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("resume", po::value(&o.resume),
        "continue from a checkpoint: a step_NNNNNNN directory, a run directory (its latest), or auto "
        "(--checkpoint-dir's latest when there is one); any rank count, ZeRO stage or hybrid group")
-      ("init-from", po::value(&o.init_from), "start from weights exported by `tessera_ckpt export` (fine-tuning)");
+      ("init-from", po::value(&o.init_from), "start from weights exported by `tessera_ckpt export` (fine-tuning)")
+      ("overwrite", po::bool_switch(&o.overwrite),
+       "start a fresh run (no --resume) in a --checkpoint-dir that holds checkpoints, deleting them first");
   po::options_description output("Output");
   output.add_options()
       ("log-every", po::value(&o.log_every)->default_value(o.log_every), "steps between log lines")

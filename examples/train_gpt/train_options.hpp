@@ -38,6 +38,7 @@ struct TrainOptions {
   std::int64_t save_every = 0;
   int keep_last = 0;
   bool async_checkpoint = false;
+  bool overwrite = false;  // a fresh run may delete the checkpoints already in --checkpoint-dir
   // output
   std::int64_t log_every = 20, eval_every = 200, eval_batches = 4, sample_tokens = 300;
   double temperature = 0.8;

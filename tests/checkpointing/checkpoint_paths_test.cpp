@@ -2,6 +2,7 @@
 // (checkpoint dir, run dir via latest, newest when latest dangles), atomic latest updates, removal
 // of crash remains, and --keep-last retention keeping exactly K (never the one latest points at).
 #include "checkpointing/checkpoint_paths.hpp"
+#include "checkpointing/checkpoint_retention.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,7 +1,8 @@
 // End-to-end: a small training driver (the loop train_gpt runs: TrainingCheckpointer::resume,
 // train_step, after_step, finish) launched as mpirun jobs of this test binary.
 //  * SIGKILL at every phase of a save (a shard half written, shards written, meta written, renamed,
-//    latest updated) leaves `latest` pointing at a whole checkpoint; resuming from it continues
+//    latest updated, an old checkpoint renamed away by --keep-last retention) leaves `latest`
+//    pointing at a whole checkpoint and no half-deleted step_* directory; resuming from it continues
 //    exactly like the run that never stopped (losses, parameters and RNG bit for bit).
 //  * SIGTERM on one rank: every rank saves at the next step boundary and stops with exit 0; the
 //    resumed run equals the uninterrupted one (sync and async saves).
@@ -211,16 +212,18 @@ TEST_F(TrainingCheckpointerJob, KillDuringSaveLeavesLatestLoadable) {
     int rank;
     std::int64_t latest_after;  // the step `latest` must point at after the kill
     std::string mode;
+    std::string keep_last = "0";
   };
   const Kill kills[] = {{SavePhase::kShardPartlyWritten, 1, 2, "sync"}, {SavePhase::kShardsWritten, 1, 2, "sync"},
                         {SavePhase::kMetaWritten, 0, 2, "sync"},        {SavePhase::kCommitted, 0, 2, "sync"},
-                        {SavePhase::kLatestUpdated, 0, 4, "sync"},      {SavePhase::kShardPartlyWritten, 0, 2, "async"}};
+                        {SavePhase::kLatestUpdated, 0, 4, "sync"},      {SavePhase::kShardPartlyWritten, 0, 2, "async"},
+                        {SavePhase::kRetentionRenamed, 0, 4, "sync", "1"}};
   for (const Kill& k : kills) {
     const std::string what = "SIGKILL of rank " + std::to_string(k.rank) + " at save phase " +
                              std::to_string(static_cast<int>(k.phase)) + " of step 4 (" + k.mode + ")";
     const fs::path dir = root_ / ("kill_" + std::to_string(&k - kills));
     const auto start = std::chrono::steady_clock::now();
-    const ChildResult killed = driver({{"DIR", dir.string()}, {"SAVE_EVERY", "2"}, {"MODE", k.mode},
+    const ChildResult killed = driver({{"DIR", dir.string()}, {"SAVE_EVERY", "2"}, {"MODE", k.mode}, {"KEEP_LAST", k.keep_last},
                                        {"KILL", std::to_string(static_cast<int>(k.phase)) + ":4:" + std::to_string(k.rank)}},
                                       dir.string() + ".killed.log");
     EXPECT_NE(killed.exit_code, 0) << what << ": the job was not killed:\n" << killed.output;
@@ -229,6 +232,9 @@ TEST_F(TrainingCheckpointerJob, KillDuringSaveLeavesLatestLoadable) {
         << what << ": the job hung instead of ending:\n" << killed.output;
     const auto latest = resolve_checkpoint(dir);
     ASSERT_TRUE(latest.has_value()) << what;
+    for (const CommittedCheckpoint& c : list_checkpoints(dir)) {
+      EXPECT_TRUE(fs::exists(c.path / kMetaFileName)) << what << ": a half-deleted checkpoint " << c.path;
+    }
     EXPECT_EQ(latest->filename(), step_dir_name(k.latest_after)) << what;
     const ChildResult verify = run_child_job(tessera_ckpt() + " verify " + dir.string(), 60);
     EXPECT_EQ(verify.exit_code, 0) << what << ": latest does not verify:\n" << verify.output;
@@ -239,6 +245,8 @@ TEST_F(TrainingCheckpointerJob, KillDuringSaveLeavesLatestLoadable) {
     expect_matches_reference(read_log(dir.string() + ".resumed.log"), k.latest_after, what);
     for (const auto& entry : fs::directory_iterator(dir)) {
       EXPECT_EQ(entry.path().extension(), "") << what << ": crash remains left behind: " << entry.path();
+      EXPECT_NE(entry.path().filename().string().rfind(kDeletedPrefix, 0), 0u)
+          << what << ": a checkpoint being deleted was left behind: " << entry.path();
     }
   }
 }

@@ -30,5 +30,12 @@ TEST(SettingError, RewordedForTheProgram) {
   }
 }
 
+TEST(SettingError, OtherSettingsInTheProblemAreSpelledAsFlags) {
+  const SettingNames names{{"checkpoint.dir", "--checkpoint-dir"}, {"checkpoint.resume", "--resume"},
+                           {"checkpoint.resume_from", "--resume-from"}};
+  const SettingError e("checkpoint.dir", "ckpt", "holds checkpoints; use checkpoint.resume auto or checkpoint.resume_from");
+  EXPECT_EQ(names.explain(e), "--checkpoint-dir ckpt: holds checkpoints; use --resume auto or --resume-from");
+}
+
 }  // namespace
 }  // namespace tessera

@@ -1,0 +1,37 @@
+// Retention: the newest K, `latest` and the newest healthy checkpoint stay; the rest are discarded.
+#include "checkpointing/checkpoint_retention.hpp"
+
+#include <set>
+
+#include "checkpointing/checkpoint_meta.hpp"
+#include "checkpointing/checkpoint_paths.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tessera {
+
+std::vector<fs::path> apply_retention(const fs::path& dir, int keep_last, const std::function<void()>& after_rename) {
+  std::vector<fs::path> removed;
+  if (keep_last <= 0) return removed;
+  const auto all = list_checkpoints(dir);
+  const std::size_t keep = static_cast<std::size_t>(keep_last);
+  if (all.size() <= keep) return removed;
+  std::set<fs::path> kept;
+  for (std::size_t i = all.size() - keep; i < all.size(); ++i) kept.insert(all[i].path.filename());
+  std::error_code ec;
+  if (fs::is_symlink(dir / kLatestName, ec)) kept.insert(fs::read_symlink(dir / kLatestName, ec).filename());
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    if (read_checkpoint_health((it->path / kMetaFileName).string()) == StateHealth::kHealthy) {
+      kept.insert(it->path.filename());
+      break;
+    }
+  }
+  for (const CommittedCheckpoint& c : all) {
+    if (kept.count(c.path.filename()) != 0) continue;
+    discard_checkpoint(dir, c.path, after_rename);
+    removed.push_back(c.path);
+  }
+  return removed;
+}
+
+}  // namespace tessera
