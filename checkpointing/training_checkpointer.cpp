@@ -128,4 +128,18 @@ void TrainingCheckpointer::finish() {
   pending_path_.reset();
 }
 
+std::optional<TrainingProgress> TrainingCheckpointer::reload_latest() {
+  finish();
+  if (options_.dir.empty()) return std::nullopt;
+  std::string resolved;  // rank 0 decides, every rank follows
+  if (world_.rank() == 0) {
+    if (auto target = resolve_checkpoint(fs::path(options_.dir))) resolved = target->string();
+  }
+  resolved = broadcast_string(world_, resolved, 0);
+  if (resolved.empty()) return std::nullopt;
+  LoadResult loaded = load_checkpoint(engine_, world_, fs::path(resolved), config_);
+  last_saved_step_ = loaded.progress.step;
+  return loaded.progress;
+}
+
 }  // namespace tessera
