@@ -31,6 +31,7 @@
 #include "sharding/sharded_engine.hpp"
 #include "training/trainer.hpp"
 #include "training/skipped_steps.hpp"
+#include "training/log_writer.hpp"
 #include "runtime/data/token_id_check.hpp"
 #include "flags/train_gpt_flags.hpp"
 #include "train_options.hpp"
@@ -284,9 +285,11 @@ int train(DistributedContext& dist) {
                   static_cast<long long>(progress.step));
     }
   }
+  std::fflush(stdout);
+  LogWriter log;  // the loop's lines: written by a thread, so a stalled stdout never stalls training
   if (val_loader) {
     const float val = validation_loss(trainer, *device, *val_loader, plan, o.eval_batches, world);
-    if (root) std::printf("step %5lld | val loss %.4f\n", static_cast<long long>(progress.step), val);
+    if (root) log.printf("step %5lld | val loss %.4f\n", static_cast<long long>(progress.step), val);
   }
 
   double window_seconds = 0.0;
@@ -313,19 +316,27 @@ int train(DistributedContext& dist) {
     progress.samples_seen += plan.global;
     progress.tokens_seen += plan.global_tokens();
     stopped = checkpointer.after_step(progress);  // saves every --save-every steps, and on SIGTERM/SIGUSR1
-    if (stopped && root) std::printf("stop signal: saved step %lld, stopping\n", static_cast<long long>(step + 1));
+    if (stopped && root) {
+      if (o.checkpoint_dir.empty()) {
+        log.printf("stop signal: stopping after step %lld; nothing was saved (no --checkpoint-dir)\n",
+                   static_cast<long long>(step + 1));
+      } else {
+        log.printf("stop signal: saved step %lld to %s, stopping\n", static_cast<long long>(step + 1),
+                   o.checkpoint_dir.c_str());
+      }
+    }
     skipped.record(r);
     if (root && skipped.report_now()) {
-      std::printf("step %5lld skipped: %s (%lld in a row, %lld in this run)\n", static_cast<long long>(step + 1),
+      log.printf("step %5lld skipped: %s (%lld in a row, %lld in this run)\n", static_cast<long long>(step + 1),
                   skip_reason(r, spike_detector ? spike_detector->last_reason() : "").c_str(),
                   static_cast<long long>(skipped.consecutive()), static_cast<long long>(skipped.total()));
-      std::fflush(stdout);
     }
     if (!stopped && skipped.exhausted()) {
       const std::optional<TrainingProgress> back =
           o.spike_guard && reloads < kMaxReloads ? checkpointer.reload_latest() : std::nullopt;
       if (!back) {
         if (root) {
+          log.flush();
           std::fprintf(stderr, "%s", diverged_message(o, step + 1, skipped, reloads).c_str());
           std::fflush(stderr);
         }
@@ -342,11 +353,10 @@ int train(DistributedContext& dist) {
       progress.data_seed = o.seed;
       resumed = progress;
       if (root) {
-        std::printf("step %5lld: %lld steps in a row skipped; reloaded the checkpoint of step %lld and moved the data "
+        log.printf("step %5lld: %lld steps in a row skipped; reloaded the checkpoint of step %lld and moved the data "
                     "past the skipped batches (to sample %lld)\n",
                     static_cast<long long>(step + 1), static_cast<long long>(skipped.consecutive()),
                     static_cast<long long>(back->step), static_cast<long long>(samples_now));
-        std::fflush(stdout);
       }
       skipped.reset_streak();
       step = back->step - 1;  // the loop's ++step runs the checkpoint's next step
@@ -361,21 +371,21 @@ int train(DistributedContext& dist) {
       const double tokens_per_s = static_cast<double>(plan.global_tokens() * window_steps) / seconds;
       const double mfu = 100.0 * tokens_per_s * flops_per_token / (world.size() * ceiling.gflops * 1e9);
       if (root) {
-        std::printf("step %5lld/%lld | loss %.4f | lr %.2e | grad norm %.3f%s | %7.0f tok/s | MFU %4.1f%% | "
+        log.printf("step %5lld/%lld | loss %.4f | lr %.2e | grad norm %.3f%s | %7.0f tok/s | MFU %4.1f%% | "
                     "peak/rank %.1f MiB\n",
                     static_cast<long long>(step + 1), static_cast<long long>(o.steps), r.loss, lr, r.grad_norm,
                     r.skipped ? " (skipped)" : "", tokens_per_s, mfu, peak_mib);
-        std::fflush(stdout);
       }
       window_seconds = 0.0;
       window_steps = 0;
     }
     if (val_loader && o.eval_every > 0 && ((step + 1) % o.eval_every == 0 || step + 1 == o.steps)) {
       const float val = validation_loss(trainer, *device, *val_loader, plan, o.eval_batches, world);
-      if (root) std::printf("step %5lld | val loss %.4f\n", static_cast<long long>(step + 1), val);
+      if (root) log.printf("step %5lld | val loss %.4f\n", static_cast<long long>(step + 1), val);
     }
   }
   checkpointer.finish();
+  log.flush();
   if (stopped) return 0;
   if (root) {
     std::printf("\nmemory of rank 0:\n%s",
