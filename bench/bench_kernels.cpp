@@ -172,9 +172,9 @@ int main(int argc, char** argv) {
     std::vector<std::int32_t> tokens(kN);
     for (std::int64_t i = 0; i < kN; ++i) tokens[i] = static_cast<std::int32_t>((i * 7919) % kV);
     Buffer wte(kV * kC), wpe(kT * kC), out(kN * kC), dwte(kV * kC), dwpe(kT * kC);
-    emb_fwd_ms = time_ms([&] { k.embedding_forward(out.get(), tokens.data(), wte.get(), wpe.get(), kB, kT, kC); });
+    emb_fwd_ms = time_ms([&] { k.embedding_forward(out.get(), tokens.data(), wte.get(), wpe.get(), kB, kT, kC, kV); });
     row("embedding fwd", dims(kN, kC), emb_fwd_ms, 0, 3.0 * kN * kC * 4);
-    emb_bwd_ms = time_ms([&] { k.embedding_backward(dwte.get(), dwpe.get(), out.get(), tokens.data(), kB, kT, kC); });
+    emb_bwd_ms = time_ms([&] { k.embedding_backward(dwte.get(), dwpe.get(), out.get(), tokens.data(), kB, kT, kC, kV); });
     row("embedding bwd", dims(kN, kC), emb_bwd_ms, 0, 4.0 * kN * kC * 4);
 
     Buffer logits(kN * kV, -5.0f, 5.0f), dlogits(kN * kV), losses(kN), lse(kN);

@@ -8,9 +8,13 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace tessera {
+
+// The newest committed checkpoint of `dir` whose state came from a healthy step; nullopt when none.
+std::optional<std::filesystem::path> newest_healthy_checkpoint(const std::filesystem::path& dir);
 
 // keep_last <= 0 keeps all. `after_rename` is called after each directory was renamed away and
 // before it is removed (tests stop there). Returns the checkpoints removed. Throws

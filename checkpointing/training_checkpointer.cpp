@@ -9,6 +9,7 @@
 #include "checkpointing/checkpoint_export.hpp"
 #include "checkpointing/checkpoint_loader.hpp"
 #include "checkpointing/checkpoint_paths.hpp"
+#include "checkpointing/checkpoint_retention.hpp"
 #include "checkpointing/disk_space.hpp"
 #include "checkpointing/rank_agreement.hpp"
 #include "comm/host_collectives.hpp"
@@ -158,6 +159,20 @@ void TrainingCheckpointer::finish() {
   }
   last_saved_ = pending_path_;
   pending_path_.reset();
+}
+
+std::optional<TrainingProgress> TrainingCheckpointer::reload_last_healthy() {
+  finish();
+  if (options_.dir.empty()) return std::nullopt;
+  std::string resolved;  // rank 0 decides, every rank follows
+  if (world_.rank() == 0) {
+    if (auto target = newest_healthy_checkpoint(fs::path(options_.dir))) resolved = target->string();
+  }
+  resolved = broadcast_string(world_, resolved, 0);
+  if (resolved.empty()) return std::nullopt;
+  LoadResult loaded = load_checkpoint(engine_, world_, fs::path(resolved), config_);
+  last_saved_step_ = loaded.progress.step;
+  return loaded.progress;
 }
 
 }  // namespace tessera

@@ -90,6 +90,12 @@ class TrainingCheckpointer {
   // Waits for the save in flight (each rank its own writer); rethrows its error.
   void finish();
 
+  // Collective. Loads the newest committed checkpoint of the run directory saved from a healthy
+  // step into the engine (after finishing a save in flight) and returns its progress; nullopt, with
+  // nothing changed, when there is no run directory or no healthy checkpoint in it yet (a run that
+  // diverged goes back to it).
+  std::optional<TrainingProgress> reload_last_healthy();
+
   // The last committed checkpoint (after finish() for async saves).
   const std::optional<std::filesystem::path>& last_saved() const { return last_saved_; }
   // Seconds the last save() blocked the caller (async: the copy to host buffers).

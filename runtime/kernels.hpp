@@ -51,13 +51,15 @@ class Kernels {
   virtual void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                                const float* weight, std::int64_t n, std::int64_t c, std::int64_t oc) const = 0;
 
-  // out (b,t,c) = wte[tokens[b,t]] (v,c) + wpe[t] (maxT,c). tokens (b,t) i32 in [0, v).
+  // out (b,t,c) = wte[tokens[b,t]] (v,c) + wpe[t] (maxT,c). tokens (b,t) i32 in [0, v); a token
+  // outside throws std::out_of_range naming it before anything is read or written.
   virtual void embedding_forward(float* out, const std::int32_t* tokens, const float* wte, const float* wpe,
-                                 std::int64_t b, std::int64_t t, std::int64_t c) const = 0;
+                                 std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const = 0;
   // dwte (v,c) += scatter of dout rows by token; dwpe (maxT,c) += sum over batch of dout (b,t,c).
-  // Deterministic: rows hitting the same token are added in (b,t) order.
+  // Deterministic: rows hitting the same token are added in (b,t) order. Tokens outside [0, v) throw
+  // std::out_of_range before anything is written.
   virtual void embedding_backward(float* dwte, float* dwpe, const float* dout, const std::int32_t* tokens,
-                                  std::int64_t b, std::int64_t t, std::int64_t c) const = 0;
+                                  std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const = 0;
 
   // out (n,c) = (inp - mean) * rstd * weight (c) + bias (c); mean (n) and rstd (n) kept for backward.
   virtual void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,

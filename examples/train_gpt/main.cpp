@@ -30,6 +30,9 @@
 #include "runtime/optim/lr_schedule.hpp"
 #include "sharding/sharded_engine.hpp"
 #include "training/trainer.hpp"
+#include "training/skipped_steps.hpp"
+#include "training/log_writer.hpp"
+#include "runtime/data/token_id_check.hpp"
 #include "flags/train_gpt_flags.hpp"
 #include "train_options.hpp"
 
@@ -165,6 +168,27 @@ CheckpointOptions checkpoint_options(const TrainOptions& o) {
   return c;
 }
 
+constexpr int kMaxReloads = 3;  // checkpoint reloads before a run that keeps diverging stops
+
+// Why a run stopped after --max-skipped-steps skips in a row, and what to change.
+std::string diverged_message(const TrainOptions& o, std::int64_t step, const SkippedSteps& skipped, int reloads) {
+  std::string text = "train_gpt: stopping at step " + std::to_string(step) + ": the last " +
+                     std::to_string(skipped.consecutive()) + " steps were all skipped (--max-skipped-steps " +
+                     std::to_string(o.max_skipped_steps) + "; " + std::to_string(skipped.total()) +
+                     " skipped in this run); the training has diverged";
+  if (reloads > 0) {
+    text += " again after " + std::to_string(reloads) + " reload(s) of the latest checkpoint";
+  } else if (o.spike_guard) {
+    text += o.checkpoint_dir.empty() ? "; there is no --checkpoint-dir to go back to"
+                                     : "; " + o.checkpoint_dir + " holds no checkpoint to go back to yet";
+  }
+  char now[96];
+  std::snprintf(now, sizeof now, "(now %g), a gradient clip (--grad-clip, now %g)", o.lr, o.grad_clip);
+  text += ".\nTry a lower --lr " + std::string(now) + ", a longer --warmup, f32 instead of bf16/f16 --param-dtype/--reduce-dtype, "
+          "or --spike-guard with --save-every so the run can go back to a checkpoint.\n";
+  return text;
+}
+
 int train(DistributedContext& dist) {
   const std::optional<TrainOptions> parsed = parse_train_options(dist.argc(), dist.argv(), dist.rank() == 0);
   if (!parsed) return 0;
@@ -201,6 +225,8 @@ int train(DistributedContext& dist) {
   config.layers = o.layers;
   config.heads = o.heads;
   config.channels = o.dim;
+  check_token_ids(train_data, config.vocab_size);  // before any kernel could index past the tables
+  if (val_data) check_token_ids(*val_data, config.vocab_size);
   const CheckpointPolicy recompute = parse_checkpoint_policy(o.activation_checkpointing);
   const ShardingConfig sharding = sharding_config(o);
   if (!o.no_memory_check && !memory_fits(plan_config_of(config, sharding, plan, recompute), *device, local_ranks, world)) {
@@ -210,6 +236,17 @@ int train(DistributedContext& dist) {
   const std::vector<std::string> wrapped = apply_activation_checkpointing(model, recompute);
   ShardedEngine engine(model, *device, world, sharding, o.seed);
   Trainer trainer(engine);
+  std::optional<SpikeDetector> spike_detector;  // --spike-guard
+  if (o.spike_guard) {
+    SpikeConfig spike;
+    spike.window = o.spike_window;
+    spike.warmup = std::min(spike.warmup, spike.window);
+    spike.z = o.spike_z;
+    spike_detector.emplace(spike);
+    trainer.set_spike_detector(&*spike_detector);
+  }
+  SkippedSteps skipped(o.max_skipped_steps);
+  int reloads = 0;  // times the run went back to its latest checkpoint after a streak of skipped steps
   if (const NvmeStore* store = engine.nvme_store()) {
     for (const std::string& notice : store->notices()) std::printf("rank %d: %s\n", world.rank(), notice.c_str());
   }
@@ -224,7 +261,7 @@ int train(DistributedContext& dist) {
   TrainingCheckpointer checkpointer(checkpoint_options(o), engine, world, run_config);
   TrainingProgress progress = checkpointer.resume();  // step 0 unless --resume found a checkpoint
   progress.data_seed = o.seed;
-  const TrainingProgress resumed = progress;  // the loader continues at resumed.samples_seen
+  TrainingProgress resumed = progress;  // the loader continues at resumed.samples_seen
 
   const GemmCeiling ceiling = measure_gemm_ceiling(*device, 1024, 1024, 1024, 0.2);
   const double flops_per_token = gpt_training_flops_per_token(config, o.seq_len);
@@ -249,9 +286,11 @@ int train(DistributedContext& dist) {
                   static_cast<long long>(progress.step));
     }
   }
+  std::fflush(stdout);
+  LogWriter log;  // the loop's lines: written by a thread, so a stalled stdout never stalls training
   if (val_loader) {
     const float val = validation_loss(trainer, *device, *val_loader, plan, o.eval_batches, world);
-    if (root) std::printf("step %5lld | val loss %.4f\n", static_cast<long long>(progress.step), val);
+    if (root) log.printf("step %5lld | val loss %.4f\n", static_cast<long long>(progress.step), val);
   }
 
   double window_seconds = 0.0;
@@ -281,7 +320,54 @@ int train(DistributedContext& dist) {
     // spike) marks the saved state unhealthy, and retention keeps the newest healthy checkpoint.
     const StateHealth health = r.skipped && !r.spike ? StateHealth::kNonFinite : StateHealth::kHealthy;
     stopped = checkpointer.after_step(progress, health);
-    if (stopped && root) std::printf("stop signal: saved step %lld, stopping\n", static_cast<long long>(step + 1));
+    if (stopped && root) {
+      if (o.checkpoint_dir.empty()) {
+        log.printf("stop signal: stopping after step %lld; nothing was saved (no --checkpoint-dir)\n",
+                   static_cast<long long>(step + 1));
+      } else {
+        log.printf("stop signal: saved step %lld to %s, stopping\n", static_cast<long long>(step + 1),
+                   o.checkpoint_dir.c_str());
+      }
+    }
+    skipped.record(r);
+    if (root && skipped.report_now()) {
+      log.printf("step %5lld skipped: %s (%lld in a row, %lld in this run)\n", static_cast<long long>(step + 1),
+                  skip_reason(r, spike_detector ? spike_detector->last_reason() : "").c_str(),
+                  static_cast<long long>(skipped.consecutive()), static_cast<long long>(skipped.total()));
+    }
+    if (!stopped && skipped.exhausted()) {
+      const std::optional<TrainingProgress> back =
+          o.spike_guard && reloads < kMaxReloads ? checkpointer.reload_last_healthy() : std::nullopt;
+      if (!back) {
+        if (root) {
+          log.flush();
+          std::fprintf(stderr, "%s", diverged_message(o, step + 1, skipped, reloads).c_str());
+          std::fflush(stderr);
+        }
+        checkpointer.finish();
+        return 4;
+      }
+      ++reloads;
+      // Back to the checkpoint's weights, but the data goes on where this step stopped: the batches
+      // of the skipped steps are not seen again.
+      const std::int64_t samples_now = progress.samples_seen, tokens_now = progress.tokens_seen;
+      progress = *back;
+      progress.samples_seen = samples_now;
+      progress.tokens_seen = tokens_now;
+      progress.data_seed = o.seed;
+      resumed = progress;
+      if (root) {
+        log.printf("step %5lld: %lld steps in a row skipped; reloaded the checkpoint of step %lld and moved the data "
+                    "past the skipped batches (to sample %lld)\n",
+                    static_cast<long long>(step + 1), static_cast<long long>(skipped.consecutive()),
+                    static_cast<long long>(back->step), static_cast<long long>(samples_now));
+      }
+      skipped.reset_streak();
+      step = back->step - 1;  // the loop's ++step runs the checkpoint's next step
+      window_seconds = 0.0;
+      window_steps = 0;
+      continue;
+    }
     if ((step + 1) % o.log_every == 0 || step == 0 || step + 1 == o.steps) {
       const float seconds = max_over_ranks(world, static_cast<float>(window_seconds));
       const std::int64_t peak = profiler ? profiler->overall_peaks().peak_total : device->memory().peak_total();
@@ -289,21 +375,21 @@ int train(DistributedContext& dist) {
       const double tokens_per_s = static_cast<double>(plan.global_tokens() * window_steps) / seconds;
       const double mfu = 100.0 * tokens_per_s * flops_per_token / (world.size() * ceiling.gflops * 1e9);
       if (root) {
-        std::printf("step %5lld/%lld | loss %.4f | lr %.2e | grad norm %.3f%s | %7.0f tok/s | MFU %4.1f%% | "
+        log.printf("step %5lld/%lld | loss %.4f | lr %.2e | grad norm %.3f%s | %7.0f tok/s | MFU %4.1f%% | "
                     "peak/rank %.1f MiB\n",
                     static_cast<long long>(step + 1), static_cast<long long>(o.steps), r.loss, lr, r.grad_norm,
                     r.skipped ? " (skipped)" : "", tokens_per_s, mfu, peak_mib);
-        std::fflush(stdout);
       }
       window_seconds = 0.0;
       window_steps = 0;
     }
     if (val_loader && o.eval_every > 0 && ((step + 1) % o.eval_every == 0 || step + 1 == o.steps)) {
       const float val = validation_loss(trainer, *device, *val_loader, plan, o.eval_batches, world);
-      if (root) std::printf("step %5lld | val loss %.4f\n", static_cast<long long>(step + 1), val);
+      if (root) log.printf("step %5lld | val loss %.4f\n", static_cast<long long>(step + 1), val);
     }
   }
   checkpointer.finish();
+  log.flush();
   if (stopped) return 0;
   if (root) {
     std::printf("\nmemory of rank 0:\n%s",

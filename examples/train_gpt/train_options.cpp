@@ -3,7 +3,9 @@
 
 #include <boost/program_options.hpp>
 
+#include <cmath>
 #include <iostream>
+#include <sstream>
 #include <stdexcept>
 
 #include "checkpointing/shard_file_writer.hpp"
@@ -19,6 +21,45 @@ void require_positive(std::int64_t value, const char* option) {
   if (value <= 0) {
     throw std::invalid_argument(std::string("--") + option + " must be positive, got " + std::to_string(value));
   }
+}
+
+[[noreturn]] void refuse(const char* option, double value, const std::string& what) {
+  std::ostringstream text;
+  text << "--" << option << " " << value << ": " << what;
+  throw std::invalid_argument(text.str());
+}
+
+void require_finite(double value, const char* option) {
+  if (!std::isfinite(value)) refuse(option, value, "must be a finite number");
+}
+
+// Values no run can train with, refused before anything is allocated.
+void validate_training_numbers(const TrainOptions& o) {
+  require_finite(o.lr, "lr");
+  require_finite(o.min_lr_ratio, "min-lr-ratio");
+  require_finite(o.weight_decay, "weight-decay");
+  require_finite(o.grad_clip, "grad-clip");
+  require_finite(o.temperature, "temperature");
+  if (o.min_lr_ratio < 0 || o.min_lr_ratio > 1) refuse("min-lr-ratio", o.min_lr_ratio, "must be in [0, 1]");
+  if (o.weight_decay < 0) refuse("weight-decay", o.weight_decay, "must be >= 0 (0: no decay)");
+  if (o.grad_clip < 0) refuse("grad-clip", o.grad_clip, "must be >= 0 (0: no clipping)");
+  if (!(o.beta1 >= 0 && o.beta1 < 1)) refuse("beta1", o.beta1, "must be in [0, 1), e.g. 0.9");
+  if (!(o.beta2 >= 0 && o.beta2 < 1)) refuse("beta2", o.beta2, "must be in [0, 1), e.g. 0.95");
+  if (o.temperature <= 0) refuse("temperature", o.temperature, "must be positive, e.g. 0.8");
+  if (o.threads < 0) refuse("threads", o.threads, "must be >= 0 (0: this node's cores divided by its ranks)");
+  if (o.eval_every < 0) refuse("eval-every", static_cast<double>(o.eval_every), "must be >= 0 (0: off)");
+  if (o.eval_every > 0 && o.eval_batches <= 0) {
+    refuse("eval-batches", static_cast<double>(o.eval_batches),
+           "must be positive while validation is on; use --eval-every 0 to turn validation off");
+  }
+  if (o.sample_tokens < 0) refuse("sample-tokens", static_cast<double>(o.sample_tokens), "must be >= 0 (0: none)");
+  if (o.save_every < 0) refuse("save-every", static_cast<double>(o.save_every), "must be >= 0 (0: only on signals)");
+  if (o.keep_last < 0) refuse("keep-last", o.keep_last, "must be >= 0 (0: keep all)");
+  if (o.max_skipped_steps < 0) {
+    refuse("max-skipped-steps", static_cast<double>(o.max_skipped_steps), "must be >= 0 (0: never stop)");
+  }
+  if (!std::isfinite(o.spike_z) || o.spike_z <= 0) refuse("spike-z", o.spike_z, "must be a positive number, e.g. 6");
+  if (o.spike_window < 2) refuse("spike-window", o.spike_window, "must be at least 2 steps, e.g. 100");
 }
 
 }  // namespace
@@ -117,8 +158,19 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("no-memory-check", po::bool_switch(&o.no_memory_check),
        "start without the pre-flight check that the predicted peak memory fits")
       ("help,h", "print this help");
+  po::options_description divergence("Divergence");
+  divergence.add_options()
+      ("max-skipped-steps", po::value(&o.max_skipped_steps)->default_value(o.max_skipped_steps),
+       "stop with an error after this many consecutive skipped steps (non-finite gradients or spikes; 0: never)")
+      ("spike-guard", po::bool_switch(&o.spike_guard),
+       "skip, on every rank, a step whose loss or gradient norm is more than --spike-z standard deviations above "
+       "the last --spike-window steps; after --max-skipped-steps in a row, reload the latest checkpoint of "
+       "--checkpoint-dir past the bad batches (or stop)")
+      ("spike-z", po::value(&o.spike_z)->default_value(o.spike_z), "spike guard: standard deviations that make a spike")
+      ("spike-window", po::value(&o.spike_window)->default_value(o.spike_window),
+       "spike guard: accepted steps the mean and spread are measured over");
   po::options_description all("train_gpt: train a GPT on a token file\nUsage: train_gpt [options]");
-  all.add(data).add(model).add(batch).add(train).add(sharding).add(checkpoints).add(output);
+  all.add(data).add(model).add(batch).add(train).add(sharding).add(checkpoints).add(output).add(divergence);
 
   po::variables_map vm;
   try {
@@ -143,6 +195,7 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
   if (o.vocab < 0) throw std::invalid_argument("--vocab must be >= 0 (0 picks the tokenizer's)");
   if (o.lr <= 0) throw std::invalid_argument("--lr must be positive, got " + std::to_string(o.lr));
   if (o.warmup < 0) throw std::invalid_argument("--warmup must be >= 0");
+  validate_training_numbers(o);
   parse_checkpoint_compression(o.checkpoint_compression);
   try {
     parse_checkpoint_policy(o.activation_checkpointing);

@@ -44,6 +44,11 @@ struct TrainOptions {
   double temperature = 0.8;
   std::string memory_profile;  // directory for the per-rank memory timeline; empty: off
   bool no_memory_check = false;  // skip the pre-flight memory check
+  // divergence (training/skipped_steps.hpp, training/spike_detector.hpp)
+  std::int64_t max_skipped_steps = 20;  // consecutive skipped steps before the run gives up (0: never)
+  bool spike_guard = false;             // skip steps whose loss or gradient norm is an outlier
+  double spike_z = 6.0;                 // standard deviations above the window's mean that make a spike
+  int spike_window = 100;               // accepted steps the mean and spread are taken over
 };
 
 // Parses argv. Returns std::nullopt when --help was asked for (printed when `print_help`). Throws

@@ -1,19 +1,41 @@
 // CPU token + position embedding. Forward copies rows in parallel over positions. Backward is a
 // scatter-add: it is parallelised over column blocks (never over tokens), and within a block rows are
 // added in (b,t) order, so repeated tokens accumulate in the same order for every thread count.
+#include <stdexcept>
+#include <string>
+
 #include "runtime/cpu/cpu_kernels.hpp"
 
 namespace tessera {
 namespace {
 constexpr std::int64_t kColumnBlock = 64;  // floats per column block (4 cache lines)
+
+// A token outside the table would read (forward) or write (backward) past wte: refuse the whole call.
+void check_tokens(const std::int32_t* tokens, std::int64_t n, std::int64_t v, const char* where) {
+  std::int32_t lo = 0, hi = 0;
+#pragma omp simd reduction(min : lo) reduction(max : hi)
+  for (std::int64_t i = 0; i < n; ++i) {
+    lo = tokens[i] < lo ? tokens[i] : lo;
+    hi = tokens[i] > hi ? tokens[i] : hi;
+  }
+  if (lo >= 0 && hi < v) return;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (tokens[i] < 0 || tokens[i] >= v) {
+      throw std::out_of_range(std::string(where) + ": token[" + std::to_string(i) + "] = " + std::to_string(tokens[i]) +
+                              " is outside the embedding table [0, " + std::to_string(v) +
+                              "); check the data's token ids against the model's vocab size");
+    }
+  }
 }
+}  // namespace
 
 void CpuKernels::embedding_forward(float* out,                  // (b,t,c)
-                                   const std::int32_t* tokens,  // (b,t) in [0, v)
+                                   const std::int32_t* tokens,  // (b,t) i32 in [0, v)
                                    const float* wte,            // (v,c)
                                    const float* wpe,            // (maxT,c), maxT >= t
-                                   std::int64_t b, std::int64_t t, std::int64_t c) const {
+                                   std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
   const std::int64_t rows = b * t;
+  check_tokens(tokens, rows, v, "CpuKernels::embedding_forward");
 #pragma omp parallel for schedule(static) if (rows * c > (1 << 15))
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* tok_row = wte + static_cast<std::int64_t>(tokens[r]) * c;
@@ -28,7 +50,8 @@ void CpuKernels::embedding_backward(float* dwte,                 // (v,c) accumu
                                     float* dwpe,                 // (maxT,c) accumulated
                                     const float* dout,           // (b,t,c)
                                     const std::int32_t* tokens,  // (b,t)
-                                    std::int64_t b, std::int64_t t, std::int64_t c) const {
+                                    std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
+  check_tokens(tokens, b * t, v, "CpuKernels::embedding_backward");
   const std::int64_t blocks = (c + kColumnBlock - 1) / kColumnBlock;
 #pragma omp parallel for schedule(static) if (b * t * c > (1 << 15))
   for (std::int64_t blk = 0; blk < blocks; ++blk) {

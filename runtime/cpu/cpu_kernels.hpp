@@ -17,9 +17,9 @@ class CpuKernels final : public Kernels {
   void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                        const float* weight, std::int64_t n, std::int64_t c, std::int64_t oc) const override;
   void embedding_forward(float* out, const std::int32_t* tokens, const float* wte, const float* wpe,
-                         std::int64_t b, std::int64_t t, std::int64_t c) const override;
+                         std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const override;
   void embedding_backward(float* dwte, float* dwpe, const float* dout, const std::int32_t* tokens,
-                          std::int64_t b, std::int64_t t, std::int64_t c) const override;
+                          std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const override;
   void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
                          const float* bias, std::int64_t n, std::int64_t c, float eps) const override;
   void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,

@@ -99,6 +99,11 @@ TokenDataset TokenDataset::slice(std::int64_t first_token, std::int64_t count) c
   return view;
 }
 
+std::span<const TokenFile> TokenDataset::files() const {
+  if (!files_) return {};
+  return files_->files;
+}
+
 std::vector<std::string> TokenDataset::paths() const {
   std::vector<std::string> out;
   if (files_) {

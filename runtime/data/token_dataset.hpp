@@ -46,6 +46,8 @@ class TokenDataset {
 
   // The files behind this dataset (all of them, also for a slice).
   std::vector<std::string> paths() const;
+  // The open files behind this dataset (all of them, also for a slice); empty for an empty dataset.
+  std::span<const TokenFile> files() const;
   // For messages: "data/x.bin", "data/a.bin ... data/c.bin (3 files)", plus " tokens [a, b)" for a
   // slice that is not the whole dataset.
   std::string describe() const;

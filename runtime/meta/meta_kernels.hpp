@@ -15,9 +15,9 @@ class MetaKernels final : public Kernels {
   void linear_backward(float*, float*, float*, const float*, const float*, const float*, std::int64_t, std::int64_t,
                        std::int64_t) const override {}
   void embedding_forward(float*, const std::int32_t*, const float*, const float*, std::int64_t, std::int64_t,
-                         std::int64_t) const override {}
+                         std::int64_t, std::int64_t) const override {}
   void embedding_backward(float*, float*, const float*, const std::int32_t*, std::int64_t, std::int64_t,
-                          std::int64_t) const override {}
+                          std::int64_t, std::int64_t) const override {}
   void layernorm_forward(float*, float*, float*, const float*, const float*, const float*, std::int64_t,
                          std::int64_t, float) const override {}
   void layernorm_backward(float*, float*, float*, const float*, const float*, const float*, const float*,

@@ -19,7 +19,7 @@ Tensor Embedding::forward(Context& ctx, const Tensor& tokens) {
   Tensor x = new_activation(ctx, {b, t, channels_});
   ctx.device.kernels().embedding_forward(x.data_as<float>(), tokens.data_as<std::int32_t>(),
                                          require_value(wte_).data_as<float>(), require_value(wpe_).data_as<float>(),
-                                         b, t, channels_);
+                                         b, t, channels_, vocab_);
   if (ctx.training) tokens_ = tokens;
   return x;
 }
@@ -28,7 +28,7 @@ Tensor Embedding::backward(Context& ctx, Tensor dy) {
   check_input(tokens_.defined(), "Embedding::backward", "a preceding training forward", dy);
   ctx.device.kernels().embedding_backward(require_grad(wte_).data_as<float>(), require_grad(wpe_).data_as<float>(),
                                           dy.data_as<float>(), tokens_.data_as<std::int32_t>(), tokens_.dim(0),
-                                          tokens_.dim(1), channels_);
+                                          tokens_.dim(1), channels_, vocab_);
   tokens_ = Tensor();
   return Tensor();
 }

@@ -1,0 +1,59 @@
+// Support for the fault tests that run train_gpt as a process: find the binary (ctest sets
+// TESSERA_BIN_DIR), run a command line with a time bound and capture its output and exit status,
+// and write small token files with a chosen pattern.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "runtime/data/token_file.hpp"
+#include "runtime/random.hpp"
+
+namespace tessera::testing {
+
+struct ProcessResult {
+  int exit_code = -1;  // -1: killed by a signal or not started
+  std::string output;  // stdout and stderr, interleaved
+};
+
+// Runs `command` through the shell under `timeout -s KILL <seconds>` (so a hung run fails the test
+// instead of hanging it), stderr merged into stdout.
+inline ProcessResult run_bounded(const std::string& command, int seconds = 120) {
+  ProcessResult result;
+  const std::string bounded = "timeout -s KILL " + std::to_string(seconds) + " " + command + " 2>&1";
+  FILE* pipe = popen(bounded.c_str(), "r");
+  if (pipe == nullptr) return {-1, "popen failed"};
+  std::array<char, 4096> buf{};
+  while (fgets(buf.data(), buf.size(), pipe) != nullptr) result.output += buf.data();
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// The train_gpt binary, or "" when ctest's TESSERA_BIN_DIR is not set.
+inline std::string train_gpt_binary() {
+  const char* bin = std::getenv("TESSERA_BIN_DIR");
+  return bin == nullptr ? "" : std::string(bin) + "/train_gpt";
+}
+
+// `count` token ids drawn uniformly from [0, vocab_used) with `seed`.
+inline std::vector<std::int32_t> random_tokens(std::int64_t count, std::uint64_t vocab_used, std::uint64_t seed = 3) {
+  std::vector<std::int32_t> tokens(static_cast<std::size_t>(count));
+  Rng rng(seed);
+  for (auto& t : tokens) t = static_cast<std::int32_t>(rng.below(vocab_used));
+  return tokens;
+}
+
+// A tiny model's flags over `data` (T 16), quiet and fast: one log line per step.
+inline std::string tiny_run(const std::string& data, int vocab = 64) {
+  return " --data " + data + " --layers 2 --dim 32 --heads 2 --seq-len 16 --vocab " + std::to_string(vocab) +
+         " --sample-tokens 0 "
+         "--eval-every 0 --log-every 1 --threads 1 --no-memory-check";
+}
+
+}  // namespace tessera::testing
