@@ -183,6 +183,7 @@ int train(DistributedContext& dist) {
   request.data_parallel_ranks = world.size();
   request.seq_len = o.seq_len;
   request.names = train_gpt_batch_names();
+  request.global_tokens = o.global_batch_tokens;
   const BatchPlan plan = plan_batch(request);
 
   const TokenDataset train_data(o.data);
