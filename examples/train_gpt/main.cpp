@@ -30,6 +30,7 @@
 #include "runtime/optim/lr_schedule.hpp"
 #include "sharding/sharded_engine.hpp"
 #include "training/trainer.hpp"
+#include "training/validation_loss.hpp"
 #include "flags/train_gpt_flags.hpp"
 #include "train_options.hpp"
 
@@ -71,18 +72,6 @@ std::string printable(const std::string& bytes) {
 float max_over_ranks(Communicator& world, float x) {
   world.all_reduce(Span(&x, 1), DType::kF32, ReduceOp::kMax).wait();
   return x;
-}
-
-// Mean validation loss: each rank evaluates its share of eval_batches micro-batches.
-float validation_loss(Trainer& trainer, Device& device, const SampleLoader& loader, const BatchPlan& plan,
-                      std::int64_t eval_batches, Communicator& world) {
-  double sum = 0.0;
-  for (std::int64_t i = 0; i < eval_batches; ++i) {
-    sum += trainer.evaluate(load_batch(device, loader, (i * world.size() + world.rank()) * plan.micro, plan.micro));
-  }
-  float mean = static_cast<float>(sum / static_cast<double>(eval_batches));
-  world.all_reduce(Span(&mean, 1), DType::kF32, ReduceOp::kAvg).wait();
-  return mean;
 }
 
 ShardingConfig sharding_config(const TrainOptions& o) {
@@ -192,7 +181,8 @@ int train(DistributedContext& dist) {
   if (!o.val_data.empty() || std::filesystem::exists(val_path)) val_data.emplace(val_path);
   const SampleLoader train_loader(train_data, o.seq_len, o.seed);
   std::optional<SampleLoader> val_loader;
-  if (val_data) val_loader.emplace(*val_data, o.seq_len, o.seed + 1);
+  if (val_data) val_loader.emplace(*val_data, o.seq_len, o.seed, SampleOrder::kSequential);  // windows in file order
+  const ValidationSet val_set{o.eval_batches, plan.micro};  // the same windows on any rank count
 
   const ByteTokenizer tokenizer;
   GptConfig config;
@@ -250,7 +240,7 @@ int train(DistributedContext& dist) {
     }
   }
   if (val_loader) {
-    const float val = validation_loss(trainer, *device, *val_loader, plan, o.eval_batches, world);
+    const float val = validation_loss(trainer, *val_loader, val_set);
     if (root) std::printf("step %5lld | val loss %.4f\n", static_cast<long long>(progress.step), val);
   }
 
@@ -296,7 +286,7 @@ int train(DistributedContext& dist) {
       window_steps = 0;
     }
     if (val_loader && o.eval_every > 0 && ((step + 1) % o.eval_every == 0 || step + 1 == o.steps)) {
-      const float val = validation_loss(trainer, *device, *val_loader, plan, o.eval_batches, world);
+      const float val = validation_loss(trainer, *val_loader, val_set);
       if (root) std::printf("step %5lld | val loss %.4f\n", static_cast<long long>(step + 1), val);
     }
   }
