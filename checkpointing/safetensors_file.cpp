@@ -57,7 +57,10 @@ SafetensorsWriter::SafetensorsWriter(const std::filesystem::path& out, std::vect
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // 8 + N stays a multiple of 8
   file_.open(tmp_, std::ios::binary | std::ios::trunc);
-  if (!file_) throw CheckpointError(CheckpointErrorKind::kIo, "cannot create " + tmp_.string());
+  if (!file_) {
+    throw CheckpointError(CheckpointErrorKind::kIo, "cannot create " + tmp_.string() + "; check that " +
+                                                        out.parent_path().string() + " exists and is writable");
+  }
   const std::uint64_t n = text.size();  // little-endian on this host (asserted above)
   file_.write(reinterpret_cast<const char*>(&n), sizeof n);
   file_.write(text.data(), static_cast<std::streamsize>(text.size()));

@@ -211,6 +211,7 @@ int train(DistributedContext& dist) {
   add_gpt_config(run_config, config);
   add_batch_plan(run_config, plan);
   add_lr_schedule(run_config, schedule);
+  run_config.set_run("tokenizer_vocab_size", tokenizer.vocab_size());  // the rows an export keeps
   TrainingCheckpointer checkpointer(checkpoint_options(o), engine, world, run_config);
   TrainingProgress progress = checkpointer.resume();  // step 0 unless --resume found a checkpoint
   progress.data_seed = o.seed;
