@@ -182,7 +182,8 @@ int train(DistributedContext& dist) {
   const SampleLoader train_loader(train_data, o.seq_len, o.seed);
   std::optional<SampleLoader> val_loader;
   if (val_data) val_loader.emplace(*val_data, o.seq_len, o.seed, SampleOrder::kSequential);  // windows in file order
-  const ValidationSet val_set{o.eval_batches, plan.micro};  // the same windows on any rank count
+  // The same windows on any rank count: --micro-batch when given, not a micro-batch derived per rank count.
+  const ValidationSet val_set{o.eval_batches, o.micro_batch.value_or(kDefaultMicroBatch)};
 
   const ByteTokenizer tokenizer;
   GptConfig config;

@@ -110,8 +110,8 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("log-every", po::value(&o.log_every)->default_value(o.log_every), "steps between log lines")
       ("eval-every", po::value(&o.eval_every)->default_value(o.eval_every), "steps between validation losses (0: off)")
       ("eval-batches", po::value(&o.eval_batches)->default_value(o.eval_batches),
-       "micro-batches per validation: the first eval-batches x micro-batch windows of the validation file "
-       "(the same loss on any rank count)")
+       "micro-batches per validation: the first eval-batches x micro-batch (8 when not given) windows of the "
+       "validation file, the same loss on any rank count")
       ("sample-tokens", po::value(&o.sample_tokens)->default_value(o.sample_tokens), "tokens sampled at the end (0: none)")
       ("temperature", po::value(&o.temperature)->default_value(o.temperature), "sampling temperature")
       ("memory-profile", po::value(&o.memory_profile),
