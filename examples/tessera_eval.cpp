@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "checkpointing/model_source.hpp"
+#include "core/setting_error.hpp"
 #include "launch/run_distributed.hpp"
 #include "runtime/data/sample_loader.hpp"
 #include "runtime/data/token_dataset.hpp"
@@ -152,5 +153,10 @@ int evaluate(DistributedContext& dist) {
 }  // namespace tessera
 
 int main(int argc, char** argv) {
-  return tessera::run_distributed(argc, argv, [](tessera::DistributedContext& dist) { return tessera::evaluate(dist); });
+  return tessera::run_distributed(argc, argv, [](tessera::DistributedContext& dist) {
+    const tessera::SettingNames names{{"eval.batches", "--eval-batches"},
+                                      {"eval.micro", "--micro-batch"},
+                                      {"sharding.stage", "--zero"}};
+    return tessera::reword_setting_errors(names, [&] { return tessera::evaluate(dist); });
+  });
 }

@@ -29,6 +29,8 @@ const SettingNames& train_gpt_setting_names() {
                                   {"batch.micro", "--micro-batch"},
                                   {"batch.accumulation", "--grad-accum"},
                                   {"batch.global_tokens", "--global-batch-tokens"},
+                                  {"eval.batches", "--eval-batches"},
+                                  {"eval.micro", "--micro-batch"},
                                   {"recompute.policy", "--activation-checkpointing"},
                                   {"checkpoint.dir", "--checkpoint-dir"},
                                   {"checkpoint.save_every", "--save-every"},
