@@ -71,7 +71,14 @@ void stage_hf(const std::vector<std::unique_ptr<FlatParamUnit>>& units, const Hf
                               "this model's parameter '" + e.name + "' has no Hugging Face GPT-2 name, so " +
                                   source.where + " cannot hold it; load an hdf5-format export instead");
       }
-      const std::optional<Shape> stored = source.shape_of(hf->name);
+      // GPT2LMHeadModel's names ("transformer.h.0...."), or GPT2Model's without the prefix, as in
+      // Hugging Face's published GPT-2 files.
+      std::string name = hf->name;
+      std::optional<Shape> stored = source.shape_of(name);
+      if (!stored && name.rfind("transformer.", 0) == 0) {
+        stored = source.shape_of(name.substr(12));
+        if (stored) name = name.substr(12);
+      }
       if (!stored) {
         throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
                               source.where + " has no tensor '" + hf->name + "' (" + e.name + ", shape " +
@@ -81,7 +88,7 @@ void stage_hf(const std::vector<std::unique_ptr<FlatParamUnit>>& units, const Hf
                                        : *stored == hf_shape(*hf, shape, 0);
       if (!fits) {
         throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
-                              source.where + ":" + hf->name + " has shape " + shape_string(*stored) +
+                              source.where + ":" + name + " has shape " + shape_string(*stored) +
                                   " but this model's " + e.name + " " + shape_string(shape) + " needs " +
                                   shape_string(hf_shape(*hf, shape, shape.at(0))) +
                                   (hf->vocab_rows ? " (or fewer rows)" : "") +
@@ -89,7 +96,7 @@ void stage_hf(const std::vector<std::unique_ptr<FlatParamUnit>>& units, const Hf
       }
       const std::int64_t lo = std::max(begin, e.offset), hi = std::min(end, e.offset + e.numel);
       if (lo >= hi) continue;
-      const std::vector<float> full = from_hf_layout(*hf, shape, *stored, source.read(hf->name));
+      const std::vector<float> full = from_hf_layout(*hf, shape, *stored, source.read(name));
       std::copy(full.begin() + (lo - e.offset), full.begin() + (hi - e.offset), staging[u].begin() + (lo - begin));
     }
   }

@@ -4,7 +4,8 @@
 // BF16 dtypes, shapes, contiguous data_offsets, __metadata__ — and its values equal the engine's
 // parameters with the Conv1D transposes and the vocabulary slice done here by hand; config.json
 // is GPT2Config's; torch-names HDF5 holds the same; --init-from either gives the same weights at
-// another rank count (padding rows zero); a wrong extension or another model is refused.
+// another rank count (padding rows zero), from bf16 and from names without the "transformer." prefix;
+// a wrong extension or another model is refused.
 // tessera-test-ranks: 2
 // tessera-test-timeout: 200
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 #include "checkpointing/checkpoint_error.hpp"
 #include "checkpointing/checkpoint_export.hpp"
 #include "checkpointing/checkpoint_saver.hpp"
+#include "checkpointing/safetensors_file.hpp"
 #include "core/setting_error.hpp"
 #include "precision/float_bits.hpp"
 #include "tests/launch/child_job.hpp"
@@ -243,6 +245,37 @@ TEST(SafetensorsExport, ParsesIndependentlyAndLoadsBack) {
       EXPECT_EQ(e.kind(), CheckpointErrorKind::kConfigMismatch);
       EXPECT_NE(std::string(e.what()).find("layers = 2"), std::string::npos) << e.what();
     }
+  }
+  // The bf16 file: the exported weights rounded to bf16; a file with GPT2Model's names (no
+  // "transformer." prefix, as Hugging Face's published GPT-2 files) loads like the prefixed one.
+  const fs::path plain = dir.path() / "plain" / "model.safetensors";
+  if (world.rank() == 0) {
+    try {
+      fs::create_directories(plain.parent_path());
+      fs::copy_file(st.parent_path() / "config.json", plain.parent_path() / "config.json");
+      SafetensorsReader reader(st);
+      std::vector<SafetensorsTensor> tensors;
+      for (const auto& [name, t] : reader.tensors()) tensors.push_back({name.substr(12), t.dtype, t.shape});
+      SafetensorsWriter writer(plain, tensors, {});
+      for (const auto& [name, t] : reader.tensors()) writer.write_next(reader.read_f32(name));
+      writer.finish();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "rank 0: " << e.what();
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (auto comm = first_ranks(1)) {
+    std::map<std::string, std::vector<float>> rounded = with_padding_zeroed(saved);
+    for (auto& [name, values] : rounded) {
+      for (float& x : values) x = bf16_to_f32(f32_to_bf16(x));
+    }
+    TrainedEngine from_bf16(*comm, RunSetup(ZeroStage::kStage0), /*seed=*/5);
+    load_exported_weights(*from_bf16.engine, *comm, st16, tiny_run_config());
+    EXPECT_EQ(compare_states(gather_state(*from_bf16.engine, 0), rounded), "") << "bf16 safetensors";
+    TrainedEngine from_plain(*comm, RunSetup(ZeroStage::kStage0), /*seed=*/5);
+    load_exported_weights(*from_plain.engine, *comm, plain, tiny_run_config());
+    EXPECT_EQ(compare_states(gather_state(*from_plain.engine, 0), with_padding_zeroed(saved)), "")
+        << "names without the transformer. prefix";
   }
   // Also at 2 ranks, ZeRO-3 (each rank stages its own range).
   {
