@@ -1,22 +1,18 @@
-// Export from shard files to one HDF5 file, and fine-tuning import into an engine.
+// Export from shard files to one HDF5 or safetensors file (see checkpoint_export.hpp).
 #include "checkpointing/checkpoint_export.hpp"
 
-#include <map>
-#include <memory>
 #include <stdexcept>
 
-#include "checkpointing/checkpoint_loader.hpp"
-#include "checkpointing/checkpoint_meta.hpp"
+#include "checkpointing/checkpoint_error.hpp"
+#include "checkpointing/checkpoint_parameters.hpp"
 #include "checkpointing/checkpoint_paths.hpp"
 #include "checkpointing/disk_space.hpp"
 #include "checkpointing/hdf5_util.hpp"
-#include "checkpointing/rank_agreement.hpp"
-#include "checkpointing/shard_file_reader.hpp"
-#include "checkpointing/shard_file_writer.hpp"
-#include "checkpointing/virtual_datasets.hpp"
+#include "checkpointing/hf_gpt2_config.hpp"
+#include "checkpointing/hf_gpt2_names.hpp"
+#include "checkpointing/safetensors_file.hpp"
 #include "core/setting_error.hpp"
 #include "precision/float_bits.hpp"
-#include "sharding/sharded_engine.hpp"
 
 namespace fs = std::filesystem;
 
@@ -55,58 +51,79 @@ void write_parameter(hid_t group, const ParamRecord& p, const std::vector<float>
   detail::write_attribute(dset.get(), "dtype", std::string(dtype_name(dtype)));
 }
 
-// Elements [lo, hi) of an N-D dataset in row-major order, as f32.
-void read_flat_range(hid_t dset, const Shape& shape, std::int64_t lo, std::int64_t hi, float* out,
-                     const std::string& where) {
-  H5Id space(check_id(H5Dget_space(dset), CheckpointErrorKind::kCorruptData, "H5Dget_space " + where), H5Sclose);
-  check_status(H5Sselect_none(space.get()), CheckpointErrorKind::kIo, "H5Sselect_none");
-  for (const ArrayBox& box : flat_range_boxes(shape, lo, hi)) {
-    std::vector<hsize_t> start(box.start.begin(), box.start.end()), count(box.count.begin(), box.count.end());
-    check_status(H5Sselect_hyperslab(space.get(), H5S_SELECT_OR, start.data(), nullptr, count.data(), nullptr),
-                 CheckpointErrorKind::kIo, "selecting in " + where);
+// The token-embedding rows the Hugging Face formats keep: the option, else the tokenizer's recorded
+// vocabulary, else every row.
+std::int64_t exported_vocab(const CheckpointMeta& meta, std::int64_t requested) {
+  const std::int64_t padded = std::stoll(meta.config.model().at("vocab_size"));
+  std::int64_t vocab = requested;
+  if (vocab == 0) {
+    const auto it = meta.config.run().find("tokenizer_vocab_size");
+    vocab = it != meta.config.run().end() ? std::stoll(it->second) : padded;
   }
-  const hsize_t n[1] = {static_cast<hsize_t>(hi - lo)};
-  H5Id mem(check_id(H5Screate_simple(1, n, nullptr), CheckpointErrorKind::kIo, "H5Screate_simple"), H5Sclose);
-  check_status(H5Dread(dset, H5T_NATIVE_FLOAT, mem.get(), space.get(), H5P_DEFAULT, out), CheckpointErrorKind::kCorruptData,
-               "reading " + where);
+  if (vocab < 1 || vocab > padded) {
+    throw SettingError("export.vocab_size", std::to_string(vocab),
+                       "must be between 1 and the model's padded vocabulary " + std::to_string(padded));
+  }
+  return vocab;
 }
 
-Shape dataset_shape(hid_t dset, const std::string& where) {
-  H5Id space(check_id(H5Dget_space(dset), CheckpointErrorKind::kCorruptData, "H5Dget_space " + where), H5Sclose);
-  const int nd = H5Sget_simple_extent_ndims(space.get());
-  std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(nd, 0)));
-  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
-  return Shape(dims.begin(), dims.end());
+// The Hugging Face name and layout of `p`, or a CheckpointError for a model that is not a GPT-2.
+HfTensorName require_hf_name(const ParamRecord& p, const fs::path& dir) {
+  const auto hf = hf_gpt2_name(p.name);
+  if (!hf) {
+    throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
+                          dir.string() + " holds parameter '" + p.name +
+                              "', which has no Hugging Face GPT-2 name; export it with the hdf5 format");
+  }
+  return *hf;
 }
 
-}  // namespace
+ExportSummary export_safetensors(CheckpointParameters& params, const fs::path& out, const ExportOptions& options) {
+  const CheckpointMeta& meta = params.meta();
+  const std::int64_t vocab = exported_vocab(meta, options.vocab_size);
+  std::vector<SafetensorsTensor> tensors;
+  for (const ParamRecord& p : params.in_order()) {
+    const HfTensorName hf = require_hf_name(p, params.dir());
+    tensors.push_back({hf.name, options.dtype, hf_shape(hf, p.shape, vocab)});
+  }
+  std::map<std::string, std::string> metadata{{"format", "pt"},
+                                              {"tessera_step", std::to_string(meta.progress.step)},
+                                              {"tessera_source", params.dir().string()}};
+  for (const auto& [key, value] : meta.config.model()) metadata["tessera_model." + key] = value;
+  SafetensorsWriter writer(out, tensors, metadata);
+  ExportSummary summary;
+  summary.step = meta.progress.step;
+  summary.vocab_size = vocab;
+  params.for_each([&](const ParamRecord& p, const std::vector<float>& values) {
+    const HfTensorName hf = require_hf_name(p, params.dir());
+    const std::vector<float> stored = to_hf_layout(hf, p.shape, values, vocab);
+    writer.write_next(stored);
+    ++summary.parameters;
+    summary.elements += static_cast<std::int64_t>(stored.size());
+  });
+  summary.bytes = writer.finish();
+  summary.config_json = out.parent_path() / "config.json";
+  write_hf_gpt2_config(summary.config_json, meta.config, vocab, options.dtype, meta.progress.step);
+  return summary;
+}
 
-ExportSummary export_checkpoint(const fs::path& checkpoint, const fs::path& out, DType dtype) {
-  if (dtype != DType::kF32 && dtype != DType::kBF16) {
-    throw SettingError("export.dtype", dtype_name(dtype), "cannot be exported; use f32 or bf16");
-  }
-  const auto dir = resolve_checkpoint(checkpoint);
-  if (!dir) throw CheckpointError(CheckpointErrorKind::kMissingFile, "no checkpoint found at " + checkpoint.string());
-  const CheckpointMeta meta = read_meta_file((*dir / kMetaFileName).string());
-  check_shard_files(meta, *dir);
-  std::vector<std::unique_ptr<ShardFileReader>> readers;
-  for (int s = 0; s < meta.layout.shard_ranks; ++s) {
-    readers.push_back(std::make_unique<ShardFileReader>((*dir / shard_file_name(s)).string(), s));
-    check_same_save(*readers.back(), meta, (*dir / kMetaFileName).string());
-  }
+ExportSummary export_hdf5(CheckpointParameters& params, const fs::path& out, const ExportOptions& options) {
+  const CheckpointMeta& meta = params.meta();
+  const bool hf_names = uses_hf_names(options.format);
+  const std::int64_t vocab = hf_names ? exported_vocab(meta, options.vocab_size) : 0;
   const fs::path tmp = out.string() + ".tmp";
   ExportSummary summary;
   summary.step = meta.progress.step;
-  const std::int64_t bytes_needed =
-      meta.layout.parameter_count() * static_cast<std::int64_t>(dtype_size(dtype)) + 65536;
-  try {
+  summary.vocab_size = hf_names ? vocab : std::stoll(meta.config.model().at("vocab_size"));
+  {
     detail::Hdf5Guard guard;
     H5Id file = detail::create_file(tmp.string());
     detail::write_attribute(file.get(), "tessera_checkpoint_format", kCheckpointFormatVersion);
     detail::write_attribute(file.get(), "kind", std::string("export"));
+    detail::write_attribute(file.get(), "names", std::string(hf_names ? kHfGpt2Names : kTesseraNames));
     detail::write_attribute(file.get(), "step", meta.progress.step);
-    detail::write_attribute(file.get(), "dtype", std::string(dtype_name(dtype)));
-    detail::write_attribute(file.get(), "source", dir->string());
+    detail::write_attribute(file.get(), "dtype", std::string(dtype_name(options.dtype)));
+    detail::write_attribute(file.get(), "source", params.dir().string());
     {
       H5Id config = detail::create_group(file.get(), "config", tmp.string());
       for (const char* section : {"model", "run"}) {
@@ -114,97 +131,60 @@ ExportSummary export_checkpoint(const fs::path& checkpoint, const fs::path& out,
         const auto& fields = std::string(section) == "model" ? meta.config.model() : meta.config.run();
         for (const auto& [key, value] : fields) detail::write_attribute(group.get(), key, value);
       }
+      if (hf_names) {
+        H5Id group = detail::open_group(config.get(), "model", tmp.string());
+        detail::write_attribute(group.get(), "exported_vocab_size", std::to_string(vocab));
+      }
     }
     H5Id model = detail::create_group(file.get(), "model", tmp.string());
-    // Unit by unit: one read of the unit's flat buffer per shard piece, then every parameter in it.
-    std::vector<float> flat, values;
-    for (std::size_t u = 0; u < meta.layout.units.size(); ++u) {
-      const UnitRecord& unit = meta.layout.units[u];
-      flat.assign(static_cast<std::size_t>(unit.numel), 0.0f);
-      std::int64_t at = 0;
-      for (const ShardPiece& piece : meta.layout.locate(static_cast<int>(u), 0, unit.numel)) {
-        readers[static_cast<std::size_t>(piece.shard)]->read(unit.name, kMasterDataset, DType::kF32,
-                                                             {{piece.begin, piece.count, flat.data() + at}});
-        at += piece.count;
-      }
-      for (const ParamRecord& p : meta.layout.params) {
-        if (p.unit != static_cast<int>(u)) continue;
-        values.assign(flat.begin() + p.offset, flat.begin() + p.offset + p.numel());
-        write_parameter(model.get(), p, values, dtype, tmp.string());
-        ++summary.parameters;
+    params.for_each([&](const ParamRecord& p, const std::vector<float>& values) {
+      if (!hf_names) {
+        write_parameter(model.get(), p, values, options.dtype, tmp.string());
         summary.elements += p.numel();
+      } else {
+        const HfTensorName hf = require_hf_name(p, params.dir());
+        ParamRecord stored = p;
+        stored.name = hf.name;
+        stored.shape = hf_shape(hf, p.shape, vocab);
+        write_parameter(model.get(), stored, to_hf_layout(hf, p.shape, values, vocab), options.dtype, tmp.string());
+        summary.elements += stored.numel();
       }
-    }
+      ++summary.parameters;
+    });
     model.reset();
     check_status(file.close(), CheckpointErrorKind::kIo, "closing " + tmp.string());
-    fsync_path(tmp);
-    durable_rename(tmp, out);
+  }
+  fsync_path(tmp);
+  durable_rename(tmp, out);
+  summary.bytes = static_cast<std::int64_t>(fs::file_size(out));
+  return summary;
+}
+
+}  // namespace
+
+ExportSummary export_checkpoint(const fs::path& checkpoint, const fs::path& out, DType dtype) {
+  ExportOptions options;
+  options.dtype = dtype;
+  return export_checkpoint(checkpoint, out, options);
+}
+
+ExportSummary export_checkpoint(const fs::path& checkpoint, const fs::path& out, const ExportOptions& options) {
+  if (options.dtype != DType::kF32 && options.dtype != DType::kBF16) {
+    throw SettingError("export.dtype", dtype_name(options.dtype), "cannot be exported; use f32 or bf16");
+  }
+  check_export_extension(options.format, out);
+  CheckpointParameters params(checkpoint);
+  const std::int64_t bytes_needed =
+      params.meta().layout.parameter_count() * static_cast<std::int64_t>(dtype_size(options.dtype)) + 65536;
+  const fs::path tmp = out.string() + ".tmp";  // both writers write here and rename when whole
+  try {
+    return options.format == ExportFormat::kSafetensors ? export_safetensors(params, out, options)
+                                                        : export_hdf5(params, out, options);
   } catch (const CheckpointError& e) {
     std::error_code ec;
     fs::remove(tmp, ec);  // a failed export leaves nothing behind
     throw explain_write_failure(e, tmp, bytes_needed);
   }
-  summary.bytes = static_cast<std::int64_t>(fs::file_size(out));
-  return summary;
-}
-
-void load_exported_weights(ShardedEngine& engine, Communicator& world, const fs::path& file, const RunConfig& expected) {
-  const auto& units = engine.units();
-  std::vector<std::vector<float>> staging(units.size());
-  run_and_agree(world, [&] {
-    detail::Hdf5Guard guard;
-    const std::string path = file.string();
-    H5Id f = detail::open_file_read(path);
-    const std::string kind =
-        detail::has_attribute(f.get(), "kind") ? detail::read_string_attribute(f.get(), "kind", path) : "";
-    if (kind != "export") {
-      throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
-                            path + " is not a file written by `tessera_ckpt export` (kind '" + kind +
-                                "'); export the checkpoint first");
-    }
-    if (detail::link_exists(f.get(), "config")) {
-      RunConfig stored;
-      H5Id config = detail::open_group(f.get(), "config", path);
-      if (detail::link_exists(config.get(), "model")) {
-        H5Id model = detail::open_group(config.get(), "model", path);
-        for (const std::string& key : detail::attribute_names(model.get())) {
-          stored.set_model(key, detail::read_string_attribute(model.get(), key, path + ":/config/model"));
-        }
-      }
-      check_model_fields(stored, expected, path);
-    }
-    H5Id model = detail::open_group(f.get(), "model", path);
-    for (std::size_t u = 0; u < units.size(); ++u) {
-      const FlatParamUnit& unit = *units[u];
-      const FlatRange range = unit.optimizer_range();
-      const std::int64_t begin = range.begin, end = range.end();
-      staging[u].assign(static_cast<std::size_t>(range.count), 0.0f);
-      for (const FlatEntry& e : unit.layout().entries()) {
-        const std::string where = path + ":/model/" + e.name;
-        if (!detail::link_exists(model.get(), e.name)) {
-          throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
-                                path + " has no parameter '" + e.name + "' (shape " + shape_string(e.parameter->shape) +
-                                    " in this model); use the model options it was exported with");
-        }
-        H5Id dset = detail::open_dataset(model.get(), e.name, path + ":/model");
-        const Shape shape = dataset_shape(dset.get(), where);
-        if (shape != e.parameter->shape) {
-          throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
-                                where + " has shape " + shape_string(shape) + " but this model's is " +
-                                    shape_string(e.parameter->shape) + "; use the model options it was exported with");
-        }
-        const std::int64_t lo = std::max(begin, e.offset), hi = std::min(end, e.offset + e.numel);
-        if (lo >= hi) continue;
-        read_flat_range(dset.get(), shape, lo - e.offset, hi - e.offset, staging[u].data() + (lo - begin), where);
-      }
-    }
-  });
-  for (std::size_t u = 0; u < units.size(); ++u) {
-    units[u]->write_state(0, 0, static_cast<std::int64_t>(staging[u].size()), staging[u].data());  // the f32 master
-  }
-  engine.reset_optimizer_state();
-  engine.set_optimizer_steps(0);
-  engine.publish_parameters();
 }
 
 }  // namespace tessera

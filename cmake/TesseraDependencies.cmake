@@ -4,6 +4,7 @@ find_package(MPI REQUIRED COMPONENTS CXX)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(HDF5 REQUIRED COMPONENTS C)
 find_package(Boost REQUIRED COMPONENTS program_options)
+find_package(nlohmann_json REQUIRED)  # JSON: safetensors headers, config.json
 find_package(PkgConfig REQUIRED)
 # xxHash: the checkpoint's per-chunk checksums.
 pkg_check_modules(TESSERA_XXHASH REQUIRED IMPORTED_TARGET libxxhash)

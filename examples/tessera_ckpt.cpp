@@ -3,13 +3,18 @@
 //   tessera_ckpt info DIR                          step, config, world size, sizes
 //   tessera_ckpt verify DIR                        checks meta.h5's digests and layout, every shard
 //                                                  file's save id and step, and every checksum
-//   tessera_ckpt export DIR out.h5 [--dtype f32|bf16]   full weights in one plain HDF5 file
+//   tessera_ckpt export DIR OUT [--format hdf5|safetensors|torch-names] [--dtype f32|bf16] [--vocab N]
+//       hdf5 (OUT.h5): Tessera's names; safetensors (OUT.safetensors, config.json beside it) and
+//       torch-names (OUT.h5): Hugging Face GPT-2 names and layouts, the vocabulary unpadded
 //
 // DIR is a checkpoint directory (DIR/step_0000500) or a run directory (its `latest`). Exit status:
 // 0 on success, 1 when the checkpoint is missing, truncated, corrupted or of an unknown format (the
 // message names the file and dataset), 2 on a usage error.
+#include <boost/program_options.hpp>
+
 #include <cstdio>
 #include <exception>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -21,12 +26,14 @@
 #include "precision/dtype.hpp"
 #include "runtime/memory_tracker.hpp"
 
+namespace po = boost::program_options;
+
 namespace {
 
 constexpr const char* kUsage =
     "usage: tessera_ckpt info DIR\n"
     "       tessera_ckpt verify DIR\n"
-    "       tessera_ckpt export DIR OUT.h5 [--dtype f32|bf16]\n"
+    "       tessera_ckpt export DIR OUT [--format hdf5|safetensors|torch-names] [--dtype f32|bf16] [--vocab N]\n"
     "DIR: a checkpoint directory (step_NNNNNNN) or a run directory (uses its latest checkpoint)\n";
 
 int usage_error(const std::string& message) {
@@ -34,12 +41,39 @@ int usage_error(const std::string& message) {
   return 2;
 }
 
-int run(const std::vector<std::string>& args) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    std::printf("%s", kUsage);
-    return args.empty() ? 2 : 0;
+int run(int argc, char** argv) {
+  std::vector<std::string> args;
+  std::string format = "hdf5", dtype = "f32";
+  std::int64_t vocab = 0;
+  po::options_description options("Options");
+  options.add_options()
+      ("format", po::value(&format)->default_value(format),
+       "export: hdf5 (Tessera's names, .h5), safetensors (Hugging Face GPT-2 names and layouts, .safetensors, "
+       "config.json beside it) or torch-names (Hugging Face names and layouts in HDF5, .h5)")
+      ("dtype", po::value(&dtype)->default_value(dtype), "export: f32 or bf16")
+      ("vocab", po::value(&vocab)->default_value(vocab),
+       "export, Hugging Face names: token-embedding rows to keep (0: the tokenizer's vocabulary recorded by "
+       "train_gpt, else every row)")
+      ("help,h", "print this help");
+  po::options_description all;
+  all.add(options).add_options()("args", po::value(&args));
+  po::positional_options_description positional;
+  positional.add("args", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return usage_error(e.what());
   }
+  if (vm.count("help")) {
+    std::cout << kUsage << options << "\n";
+    return 0;
+  }
+  if (args.empty()) return usage_error("no command");
   const std::string& command = args[0];
+  const bool export_options = !vm["format"].defaulted() || !vm["dtype"].defaulted() || !vm["vocab"].defaulted();
+  if (command != "export" && export_options) return usage_error("--format, --dtype and --vocab are options of export");
   if (command == "info" && args.size() == 2) {
     std::printf("%s", tessera::describe_checkpoint(args[1]).c_str());
     return 0;
@@ -53,16 +87,16 @@ int run(const std::vector<std::string>& args) {
                 v.shard_files, tessera::format_bytes(v.bytes).c_str());
     return 0;
   }
-  if (command == "export" && (args.size() == 3 || args.size() == 5)) {
-    tessera::DType dtype = tessera::DType::kF32;
-    if (args.size() == 5) {
-      if (args[3] != "--dtype") return usage_error("unknown option '" + args[3] + "'");
-      dtype = tessera::parse_dtype(args[4], "--dtype");
-    }
-    const tessera::ExportSummary s = tessera::export_checkpoint(args[1], args[2], dtype);
-    std::printf("exported step %lld: %lld tensors, %lld values as %s to %s (%s)\n", static_cast<long long>(s.step),
-                static_cast<long long>(s.parameters), static_cast<long long>(s.elements), tessera::dtype_name(dtype),
-                args[2].c_str(), tessera::format_bytes(s.bytes).c_str());
+  if (command == "export" && args.size() == 3) {
+    tessera::ExportOptions o;
+    o.format = tessera::parse_export_format(format);
+    o.dtype = tessera::parse_dtype(dtype, "--dtype");
+    o.vocab_size = vocab;
+    const tessera::ExportSummary s = tessera::export_checkpoint(args[1], args[2], o);
+    std::printf("exported step %lld: %lld tensors, %lld values as %s %s to %s (%s)\n", static_cast<long long>(s.step),
+                static_cast<long long>(s.parameters), static_cast<long long>(s.elements), tessera::dtype_name(o.dtype),
+                tessera::export_format_name(o.format), args[2].c_str(), tessera::format_bytes(s.bytes).c_str());
+    if (!s.config_json.empty()) std::printf("wrote %s (vocabulary %lld)\n", s.config_json.c_str(), static_cast<long long>(s.vocab_size));
     return 0;
   }
   return usage_error("cannot understand the arguments");
@@ -72,8 +106,11 @@ int run(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   try {
-    const tessera::SettingNames names{{"export.dtype", "--dtype"}};
-    return tessera::reword_setting_errors(names, [&] { return run(std::vector<std::string>(argv + 1, argv + argc)); });
+    const tessera::SettingNames names{{"export.dtype", "--dtype"},
+                                      {"export.format", "--format"},
+                                      {"export.vocab_size", "--vocab"},
+                                      {"export.out", "OUT"}};
+    return tessera::reword_setting_errors(names, [&] { return run(argc, argv); });
   } catch (const tessera::CheckpointError& e) {
     std::fprintf(stderr, "tessera_ckpt: error (%s): %s\n", tessera::checkpoint_error_kind_name(e.kind()), e.what());
     return 1;

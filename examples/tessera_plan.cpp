@@ -32,6 +32,7 @@ namespace po = boost::program_options;
 struct Options {
   PlanConfig config;
   std::optional<std::int64_t> global, micro, accumulation;
+  std::optional<std::int64_t> global_tokens;  // --global-batch-tokens
   bool recommend = false, timeline = false, detail = false;
   std::string target = "gpu";
   std::int64_t max_micro = 1024;
@@ -73,6 +74,8 @@ std::optional<Options> parse(int argc, char** argv) {
   opt("global-batch", po::value<std::int64_t>(), "target sequences per optimizer step, all ranks");
   opt("micro-batch", po::value<std::int64_t>(), "sequences per rank per forward/backward (default 1)");
   opt("grad-accum", po::value<std::int64_t>(), "micro-batches per optimizer step");
+  opt("global-batch-tokens", po::value<std::int64_t>(),
+      "target tokens per optimizer step, all ranks (instead of --global-batch: micro x ranks x accumulation x seq-len)");
   opt("activation-checkpointing", po::value(&checkpointing)->default_value(checkpointing),
       "none, blocks, every:K or selective");
   opt("offload", po::value(&offload)->default_value(offload),
@@ -128,6 +131,7 @@ std::optional<Options> parse(int argc, char** argv) {
   o.global = get("global-batch");
   o.micro = get("micro-batch");
   o.accumulation = get("grad-accum");
+  o.global_tokens = get("global-batch-tokens");
   return o;
 }
 
@@ -181,7 +185,7 @@ std::string stage_table(const std::vector<PlanBar>& bars) {
 }
 
 // The batch values as tessera_plan's flags spell them.
-const BatchNames kBatchFlags{"--global-batch", "--micro-batch", "--grad-accum", "--seq-len"};
+const BatchNames kBatchFlags{"--global-batch", "--micro-batch", "--grad-accum", "--seq-len", "--global-batch-tokens"};
 
 int run(Options& o) {
   PlanConfig& c = o.config;
@@ -191,6 +195,10 @@ int run(Options& o) {
     }
     // On the CPU device host memory is the device's: offload relieves it only by going to NVMe.
     c.host_is_device = o.target == "cpu";
+    if (o.global_tokens) {  // the recommendation searches in sequences
+      if (o.global) throw std::invalid_argument("give --global-batch or --global-batch-tokens, not both");
+      o.global = sequences_in_tokens(*o.global_tokens, c.tokens_per_sample(), kBatchFlags);
+    }
     RecommendRequest request{c, o.global, o.max_micro, kBatchFlags,
                              o.target == "cpu" ? OffloadTarget::kNvme : OffloadTarget::kNone};
     const Recommendation r = recommend(request);
@@ -207,9 +215,10 @@ int run(Options& o) {
     }
     return r.fits ? 0 : 2;
   }
-  if (c.model.gpt || o.micro || o.accumulation || o.global) {
+  if (c.model.gpt || o.micro || o.accumulation || o.global || o.global_tokens) {
     // The batch planner derives what is missing (micro defaults to 1 here).
     BatchRequest b{o.global, o.micro, o.accumulation, c.ranks, c.tokens_per_sample(), 1, kBatchFlags};
+    b.global_tokens = o.global_tokens;
     const BatchPlan plan = plan_batch(b);
     c.micro_batch = plan.micro;
     c.accumulation = plan.accumulation;

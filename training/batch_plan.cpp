@@ -82,7 +82,76 @@ std::int64_t divide_exactly(std::int64_t global, std::int64_t step, const std::s
   throw std::invalid_argument(message);
 }
 
+// "3840000 (accumulation 15) or 4096000 (accumulation 16)": the global token counts either side of
+// `global` sequences that are whole multiples of `step` sequences, with the value each multiple gives.
+std::string nearest_token_counts(std::int64_t global, std::int64_t step, std::int64_t seq_len,
+                                 std::string_view derived, const BatchNames& names) {
+  std::vector<std::string> items;
+  for (const std::int64_t k : {global / step, global / step + 1}) {
+    if (k < 1) continue;
+    std::string item = str(checked_mul(checked_mul(k, step, names), seq_len, names));
+    if (!derived.empty()) item += " (" + std::string(derived) + " " + str(k) + ")";
+    items.push_back(item);
+  }
+  return join_or(items);
+}
+
+// The token path's arithmetic: `global` sequences (from global_tokens) must split into the given
+// factors, or the error speaks in tokens. When it returns, the sequence path cannot fail to divide.
+void check_tokens_fit(const BatchRequest& r, std::int64_t global) {
+  const BatchNames& names = r.names;
+  const std::int64_t tokens = *r.global_tokens, seq_len = r.seq_len;
+  const int ranks = r.data_parallel_ranks;
+  std::int64_t step = ranks;
+  std::string factors = "ranks " + str(ranks);
+  if (r.micro) {
+    step = checked_mul(step, *r.micro, names);
+    factors = "micro " + str(*r.micro) + " x " + factors;
+  }
+  if (r.accumulation) {
+    step = checked_mul(step, *r.accumulation, names);
+    factors += " x accumulation " + str(*r.accumulation);
+  }
+  const std::string head = "global " + str(tokens) + " tokens (" + str(global) + " sequences of " + str(seq_len) + ")";
+  const std::string step_tokens = str(checked_mul(step, seq_len, names));
+  if (r.micro && r.accumulation) {
+    if (step == global) return;
+    std::vector<std::string> fixes{names.global_tokens + " " + step_tokens};
+    if (global % (*r.micro * ranks) == 0) fixes.push_back(names.accumulation + " " + str(global / (*r.micro * ranks)));
+    if (global % (checked_mul(ranks, *r.accumulation, names)) == 0) {
+      fixes.push_back(names.micro + " " + str(global / (ranks * *r.accumulation)));
+    }
+    throw std::invalid_argument(head + " != " + factors + " = " + str(step) + " sequences = " + step_tokens +
+                                " tokens; change one: " + join_or(fixes) +
+                                " (or leave one of the three options out to have it derived)");
+  }
+  if (global % step == 0) return;
+  const std::string derived = r.micro ? "accumulation" : r.accumulation ? "micro" : "";
+  std::string message = head + " is not divisible by " + factors + " = " + str(step) + " sequences = " + step_tokens +
+                        " tokens; nearest valid: " + nearest_token_counts(global, step, seq_len, derived, names) +
+                        " tokens";
+  if (global % ranks == 0 && (r.micro || r.accumulation)) {
+    // Keep the token count: the largest micro-batch (or accumulation) up to the given one that
+    // divides the sequences per rank.
+    const std::int64_t per_rank = global / ranks;
+    const std::int64_t kept = largest_divisor_at_most(per_rank, r.micro ? *r.micro : *r.accumulation);
+    message += ", or keep " + str(tokens) + " with " +
+               (r.micro ? names.micro + " " + str(kept) + " (accumulation " + str(per_rank / kept) + ")"
+                        : names.accumulation + " " + str(kept) + " (micro " + str(per_rank / kept) + ")");
+  }
+  throw std::invalid_argument(message);
+}
+
 }  // namespace
+
+std::int64_t sequences_in_tokens(std::int64_t global_tokens, std::int64_t seq_len, const BatchNames& names) {
+  require_positive(global_tokens, names.global_tokens, "token per step");
+  require_positive(seq_len, names.seq_len, "token");
+  if (global_tokens % seq_len == 0) return global_tokens / seq_len;
+  throw std::invalid_argument(names.global_tokens + " " + str(global_tokens) + " is not a multiple of " +
+                              names.seq_len + " " + str(seq_len) + "; nearest valid: " +
+                              nearest_multiples(global_tokens, seq_len, names));
+}
 
 std::string BatchPlan::describe() const {
   return "global batch " + str(global) + " sequences = micro " + str(micro) + " x ranks " + str(ranks) +
@@ -91,6 +160,22 @@ std::string BatchPlan::describe() const {
 }
 
 BatchPlan plan_batch(const BatchRequest& request) {
+  if (request.global_tokens) {
+    if (request.global) {
+      throw std::invalid_argument("give " + request.names.global + " (sequences) or " + request.names.global_tokens +
+                                  " (tokens), not both");
+    }
+    require_positive(request.data_parallel_ranks, "data-parallel ranks", "rank");
+    if (request.micro) require_positive(*request.micro, request.names.micro, "sequence per rank");
+    if (request.accumulation) {
+      require_positive(*request.accumulation, request.names.accumulation, "micro-batch per step");
+    }
+    BatchRequest in_sequences = request;
+    in_sequences.global = sequences_in_tokens(*request.global_tokens, request.seq_len, request.names);
+    in_sequences.global_tokens.reset();
+    check_tokens_fit(request, *in_sequences.global);
+    return plan_batch(in_sequences);
+  }
   const int ranks = request.data_parallel_ranks;
   const BatchNames& names = request.names;
   require_positive(ranks, "data-parallel ranks", "rank");

@@ -6,7 +6,12 @@
 //   "global 1000 is not divisible by micro 4 x ranks 8 = 32; nearest valid: 992 or 1024,
 //    or use accumulation 31"
 // and name the values as BatchNames says: the library's setting names, or a program's flags.
-// Batch sizes count sequences (samples); tokens are sequences x seq_len.
+// Batch sizes count sequences (samples); tokens are sequences x seq_len. A run may name the global
+// batch in tokens instead (global tokens = micro x ranks x accumulation x seq_len): the planner then
+// speaks in tokens, e.g.
+//   "global 4000000 tokens (1000 sequences of 4000) is not divisible by micro 8 x ranks 8 = 64
+//    sequences = 256000 tokens; nearest valid: 3840000 (accumulation 15) or 4096000 (accumulation 16)
+//    tokens, or keep 4000000 with micro 5 (accumulation 25)"
 #pragma once
 
 #include <cstdint>
@@ -23,6 +28,7 @@ struct BatchNames {
   std::string micro = "batch.micro";
   std::string accumulation = "batch.accumulation";
   std::string seq_len = "model.seq_len";
+  std::string global_tokens = "batch.global_tokens";
 };
 
 inline constexpr std::int64_t kDefaultMicroBatch = 8;
@@ -37,6 +43,7 @@ struct BatchRequest {
   std::int64_t seq_len = 1;                  // tokens per sequence, >= 1
   std::int64_t default_micro = kDefaultMicroBatch;  // micro used when --micro-batch is not given
   BatchNames names;                                 // how messages name the values
+  std::optional<std::int64_t> global_tokens = std::nullopt;  // --global-batch-tokens: instead of `global`
 };
 
 // A consistent plan: global == micro * ranks * accumulation, all >= 1.
@@ -65,8 +72,16 @@ struct BatchPlan {
 //                                   default 8 gives micro 6 x accumulation 2, and a prime per-rank
 //                                   count such as 13 gives micro 1 x accumulation 13)
 //   nothing                      -> micro = default_micro, accumulation 1
+// With global_tokens instead of global: global_tokens must be a multiple of seq_len, and the
+// sequences it makes are planned as above; the errors show the arithmetic in tokens, the nearest
+// valid token counts (with the accumulation each gives) and, when the micro-batch was given and a
+// smaller one divides the per-rank sequences, that micro-batch. Giving both global and
+// global_tokens is an error.
 // Throws std::invalid_argument with the arithmetic and the nearest valid choices when the values
 // do not fit, and naming the option when a value is zero or negative.
 BatchPlan plan_batch(const BatchRequest& request);
+
+// global_tokens / seq_len, or std::invalid_argument naming both and the nearest multiples of seq_len.
+std::int64_t sequences_in_tokens(std::int64_t global_tokens, std::int64_t seq_len, const BatchNames& names = {});
 
 }  // namespace tessera

@@ -28,6 +28,9 @@ const SettingNames& train_gpt_setting_names() {
                                   {"batch.global", "--global-batch"},
                                   {"batch.micro", "--micro-batch"},
                                   {"batch.accumulation", "--grad-accum"},
+                                  {"batch.global_tokens", "--global-batch-tokens"},
+                                  {"eval.batches", "--eval-batches"},
+                                  {"eval.micro", "--micro-batch"},
                                   {"recompute.policy", "--activation-checkpointing"},
                                   {"checkpoint.dir", "--checkpoint-dir"},
                                   {"checkpoint.save_every", "--save-every"},
@@ -38,7 +41,9 @@ const SettingNames& train_gpt_setting_names() {
   return names;
 }
 
-BatchNames train_gpt_batch_names() { return {"--global-batch", "--micro-batch", "--grad-accum", "--seq-len"}; }
+BatchNames train_gpt_batch_names() {
+  return {"--global-batch", "--micro-batch", "--grad-accum", "--seq-len", "--global-batch-tokens"};
+}
 
 std::string train_gpt_command(const PlanConfig& config) {
   std::string s = config.ranks > 1 ? "mpirun -np " + std::to_string(config.ranks) + " train_gpt" : "train_gpt";

@@ -33,6 +33,7 @@
 #include "training/skipped_steps.hpp"
 #include "training/log_writer.hpp"
 #include "runtime/data/token_id_check.hpp"
+#include "training/validation_loss.hpp"
 #include "flags/train_gpt_flags.hpp"
 #include "train_options.hpp"
 
@@ -74,18 +75,6 @@ std::string printable(const std::string& bytes) {
 float max_over_ranks(Communicator& world, float x) {
   world.all_reduce(Span(&x, 1), DType::kF32, ReduceOp::kMax).wait();
   return x;
-}
-
-// Mean validation loss: each rank evaluates its share of eval_batches micro-batches.
-float validation_loss(Trainer& trainer, Device& device, const SampleLoader& loader, const BatchPlan& plan,
-                      std::int64_t eval_batches, Communicator& world) {
-  double sum = 0.0;
-  for (std::int64_t i = 0; i < eval_batches; ++i) {
-    sum += trainer.evaluate(load_batch(device, loader, (i * world.size() + world.rank()) * plan.micro, plan.micro));
-  }
-  float mean = static_cast<float>(sum / static_cast<double>(eval_batches));
-  world.all_reduce(Span(&mean, 1), DType::kF32, ReduceOp::kAvg).wait();
-  return mean;
 }
 
 ShardingConfig sharding_config(const TrainOptions& o) {
@@ -208,6 +197,7 @@ int train(DistributedContext& dist) {
   request.data_parallel_ranks = world.size();
   request.seq_len = o.seq_len;
   request.names = train_gpt_batch_names();
+  request.global_tokens = o.global_batch_tokens;
   const BatchPlan plan = plan_batch(request);
 
   const TokenDataset train_data(o.data);
@@ -216,7 +206,9 @@ int train(DistributedContext& dist) {
   if (!o.val_data.empty() || std::filesystem::exists(val_path)) val_data.emplace(val_path);
   const SampleLoader train_loader(train_data, o.seq_len, o.seed);
   std::optional<SampleLoader> val_loader;
-  if (val_data) val_loader.emplace(*val_data, o.seq_len, o.seed + 1);
+  if (val_data) val_loader.emplace(*val_data, o.seq_len, o.seed, SampleOrder::kSequential);  // windows in file order
+  // The same windows on any rank count: --micro-batch when given, not a micro-batch derived per rank count.
+  const ValidationSet val_set{o.eval_batches, o.micro_batch.value_or(kDefaultMicroBatch)};
 
   const ByteTokenizer tokenizer;
   GptConfig config;
@@ -258,6 +250,7 @@ int train(DistributedContext& dist) {
   add_gpt_config(run_config, config);
   add_batch_plan(run_config, plan);
   add_lr_schedule(run_config, schedule);
+  run_config.set_run("tokenizer_vocab_size", tokenizer.vocab_size());  // the rows an export keeps
   TrainingCheckpointer checkpointer(checkpoint_options(o), engine, world, run_config);
   TrainingProgress progress = checkpointer.resume();  // step 0 unless --resume found a checkpoint
   progress.data_seed = o.seed;
@@ -289,7 +282,7 @@ int train(DistributedContext& dist) {
   std::fflush(stdout);
   LogWriter log;  // the loop's lines: written by a thread, so a stalled stdout never stalls training
   if (val_loader) {
-    const float val = validation_loss(trainer, *device, *val_loader, plan, o.eval_batches, world);
+    const float val = validation_loss(trainer, *val_loader, val_set);
     if (root) log.printf("step %5lld | val loss %.4f\n", static_cast<long long>(progress.step), val);
   }
 
@@ -384,7 +377,7 @@ int train(DistributedContext& dist) {
       window_steps = 0;
     }
     if (val_loader && o.eval_every > 0 && ((step + 1) % o.eval_every == 0 || step + 1 == o.steps)) {
-      const float val = validation_loss(trainer, *device, *val_loader, plan, o.eval_batches, world);
+      const float val = validation_loss(trainer, *val_loader, val_set);
       if (root) log.printf("step %5lld | val loss %.4f\n", static_cast<long long>(step + 1), val);
     }
   }

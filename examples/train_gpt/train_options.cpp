@@ -83,7 +83,10 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
   batch.add_options()
       ("global-batch", po::value<std::int64_t>(), "sequences per optimizer step, over all ranks")
       ("micro-batch", po::value<std::int64_t>(), "sequences per forward/backward on one rank (default 8)")
-      ("grad-accum", po::value<std::int64_t>(), "micro-batches accumulated per step");
+      ("grad-accum", po::value<std::int64_t>(), "micro-batches accumulated per step")
+      ("global-batch-tokens", po::value<std::int64_t>(),
+       "tokens per optimizer step, over all ranks (instead of --global-batch: micro x ranks x accumulation x "
+       "seq-len)");
   po::options_description sharding("Sharding and precision");
   sharding.add_options()
       ("zero", po::value(&o.zero)->default_value(o.zero),
@@ -149,7 +152,9 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
   output.add_options()
       ("log-every", po::value(&o.log_every)->default_value(o.log_every), "steps between log lines")
       ("eval-every", po::value(&o.eval_every)->default_value(o.eval_every), "steps between validation losses (0: off)")
-      ("eval-batches", po::value(&o.eval_batches)->default_value(o.eval_batches), "micro-batches per validation")
+      ("eval-batches", po::value(&o.eval_batches)->default_value(o.eval_batches),
+       "micro-batches per validation: the first eval-batches x micro-batch (8 when not given) windows of the "
+       "validation file, the same loss on any rank count")
       ("sample-tokens", po::value(&o.sample_tokens)->default_value(o.sample_tokens), "tokens sampled at the end (0: none)")
       ("temperature", po::value(&o.temperature)->default_value(o.temperature), "sampling temperature")
       ("memory-profile", po::value(&o.memory_profile),
@@ -186,6 +191,7 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
   if (vm.count("global-batch")) o.global_batch = vm["global-batch"].as<std::int64_t>();
   if (vm.count("micro-batch")) o.micro_batch = vm["micro-batch"].as<std::int64_t>();
   if (vm.count("grad-accum")) o.grad_accum = vm["grad-accum"].as<std::int64_t>();
+  if (vm.count("global-batch-tokens")) o.global_batch_tokens = vm["global-batch-tokens"].as<std::int64_t>();
   require_positive(o.layers, "layers");
   require_positive(o.heads, "heads");
   require_positive(o.dim, "dim");

@@ -1,4 +1,5 @@
-// Global-batch planner: every derivation branch, the exact error messages, tokens arithmetic.
+// Global-batch planner: every derivation branch, the exact error messages, tokens arithmetic, and the
+// global batch given in tokens (4,000,000 tokens of sequences of 4,000 on 1 and 8 ranks).
 #include "training/batch_plan.hpp"
 
 #include <gtest/gtest.h>
@@ -164,6 +165,72 @@ TEST(BatchPlan, MessagesUseTheSettingNamesUnlessAProgramSpellsThem) {
   EXPECT_NE(error_of(r).find("change one: batch.global 512, batch.accumulation 32 or batch.micro 8"),
             std::string::npos)
       << error_of(r);
+}
+
+// The global batch in tokens: 4,000,000 tokens of sequences of 4,000 = 1000 sequences.
+BatchRequest tokens_request(std::int64_t tokens, std::optional<std::int64_t> micro,
+                            std::optional<std::int64_t> accumulation, int ranks, std::int64_t seq_len = 4000) {
+  BatchRequest r = request(std::nullopt, micro, accumulation, ranks, seq_len);
+  r.global_tokens = tokens;
+  r.names.global_tokens = "--global-batch-tokens";
+  return r;
+}
+
+TEST(BatchPlanTokens, MicroTimesAccumulationTimesSeqLenOnOneRank) {
+  const BatchPlan plan = plan_batch(tokens_request(4'000'000, 8, 125, 1));
+  expect_plan(plan, 1000, 8, 125, 1);
+  EXPECT_EQ(plan.global_tokens(), 4'000'000);
+  // Either factor is derived from the other.
+  expect_plan(plan_batch(tokens_request(4'000'000, 8, std::nullopt, 1)), 1000, 8, 125, 1);
+  expect_plan(plan_batch(tokens_request(4'000'000, std::nullopt, 125, 1)), 1000, 8, 125, 1);
+}
+
+TEST(BatchPlanTokens, EightRanksWithMicroAndAccumulationFixedNamesEachFix) {
+  // 8 x 8 x 125 = 8000 sequences: 8x too many; --micro-batch 1 is the one single change that keeps the tokens.
+  EXPECT_EQ(error_of(tokens_request(4'000'000, 8, 125, 8)),
+            "global 4000000 tokens (1000 sequences of 4000) != micro 8 x ranks 8 x accumulation 125 = 8000 sequences "
+            "= 32000000 tokens; change one: --global-batch-tokens 32000000 or --micro-batch 1 (or leave one of the "
+            "three options out to have it derived)");
+}
+
+TEST(BatchPlanTokens, EightRanksWithMicroFixedShowsNearestTokensAndASmallerMicro) {
+  // 1000 / (8 x 8) = 15.625 micro-batches per rank.
+  EXPECT_EQ(error_of(tokens_request(4'000'000, 8, std::nullopt, 8)),
+            "global 4000000 tokens (1000 sequences of 4000) is not divisible by micro 8 x ranks 8 = 64 sequences = "
+            "256000 tokens; nearest valid: 3840000 (accumulation 15) or 4096000 (accumulation 16) tokens, or keep "
+            "4000000 with --micro-batch 5 (accumulation 25)");
+  // And the suggestions are valid plans.
+  expect_plan(plan_batch(tokens_request(3'840'000, 8, std::nullopt, 8)), 960, 8, 15, 8);
+  expect_plan(plan_batch(tokens_request(4'096'000, 8, std::nullopt, 8)), 1024, 8, 16, 8);
+  expect_plan(plan_batch(tokens_request(4'000'000, 5, std::nullopt, 8)), 1000, 5, 25, 8);
+}
+
+TEST(BatchPlanTokens, EightRanksWithAccumulationFixedShowsNearestTokensAndASmallerAccumulation) {
+  EXPECT_EQ(error_of(tokens_request(4'000'000, std::nullopt, 16, 8)),
+            "global 4000000 tokens (1000 sequences of 4000) is not divisible by ranks 8 x accumulation 16 = 128 "
+            "sequences = 512000 tokens; nearest valid: 3584000 (micro 7) or 4096000 (micro 8) tokens, or keep "
+            "4000000 with --grad-accum 5 (micro 25)");
+  expect_plan(plan_batch(tokens_request(4'000'000, std::nullopt, 125, 8)), 1000, 1, 125, 8);
+}
+
+TEST(BatchPlanTokens, EightRanksWithTokensOnlyChoosesMicroAndAccumulation) {
+  // 125 sequences per rank: the largest micro <= 8 dividing 125 is 5.
+  expect_plan(plan_batch(tokens_request(4'000'000, std::nullopt, std::nullopt, 8)), 1000, 5, 25, 8);
+  EXPECT_EQ(error_of(tokens_request(4'000'000, std::nullopt, std::nullopt, 24)),
+            "global 4000000 tokens (1000 sequences of 4000) is not divisible by ranks 24 = 24 sequences = 96000 "
+            "tokens; nearest valid: 3936000 or 4032000 tokens");
+}
+
+TEST(BatchPlanTokens, TokensMustBeWholeSequencesAndNotGivenTwice) {
+  EXPECT_EQ(error_of(tokens_request(4'000'001, 8, std::nullopt, 1)),
+            "--global-batch-tokens 4000001 is not a multiple of --seq-len 4000; nearest valid: 4000000 or 4004000");
+  EXPECT_EQ(error_of(tokens_request(3'000, 8, std::nullopt, 1)),
+            "--global-batch-tokens 3000 is not a multiple of --seq-len 4000; nearest valid: 4000");
+  EXPECT_EQ(error_of(tokens_request(0, 8, std::nullopt, 1)), "--global-batch-tokens must be >= 1 token per step, got 0");
+  BatchRequest both = tokens_request(4'000'000, 8, std::nullopt, 1);
+  both.global = 1000;
+  EXPECT_EQ(error_of(both), "give --global-batch (sequences) or --global-batch-tokens (tokens), not both");
+  EXPECT_EQ(sequences_in_tokens(4'000'000, 4000), 1000);
 }
 
 }  // namespace

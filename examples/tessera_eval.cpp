@@ -1,0 +1,162 @@
+// tessera_eval: the validation loss of a saved model on a token file, the same on any rank count,
+// and its logits for a token sequence.
+//
+//   tessera_eval MODEL --data val.bin [--eval-batches 4] [--micro-batch 8] [--zero 0]
+//   tessera_eval MODEL --tokens 72,101,108,108,111 --print-logits
+//   mpirun -np 4 tessera_eval run/ --data data/corpus_val.bin
+//
+// MODEL: a checkpoint directory, a run directory (its latest checkpoint) or an export file
+// (tessera_ckpt export: .h5, or .safetensors with its config.json). The validation set is the
+// first eval-batches x micro-batch windows of seq-len + 1 tokens of the file, in file order
+// (training/validation_loss.hpp): train_gpt's validation loss with the same options. An export with
+// Hugging Face names has no padding rows, so its loss is over the real vocabulary only.
+// --print-logits prints {"tokens": [...], "logits": [[...] per position]} as JSON on rank 0, one
+// value per real token of the vocabulary (for comparing with another implementation).
+#include <boost/program_options.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "checkpointing/model_source.hpp"
+#include "core/setting_error.hpp"
+#include "launch/run_distributed.hpp"
+#include "runtime/data/sample_loader.hpp"
+#include "runtime/data/token_dataset.hpp"
+#include "runtime/device_factory.hpp"
+#include "sharding/sharded_engine.hpp"
+#include "training/trainer.hpp"
+#include "training/validation_loss.hpp"
+
+namespace po = boost::program_options;
+
+namespace tessera {
+namespace {
+
+struct EvalOptions {
+  std::string model, data, tokens;
+  std::int64_t eval_batches = 4, micro_batch = 8, seq_len = 0;
+  int zero = 0;
+  bool print_logits = false;
+};
+
+std::optional<EvalOptions> parse_options(int argc, char** argv, bool print_help) {
+  EvalOptions o;
+  po::options_description options("tessera_eval: validation loss and logits of a checkpoint or export\n"
+                                  "Usage: tessera_eval MODEL [options]");
+  options.add_options()
+      ("data", po::value(&o.data), "validation token file (llm.c format, tessera_prepare)")
+      ("eval-batches", po::value(&o.eval_batches)->default_value(o.eval_batches), "micro-batches in the validation set")
+      ("micro-batch", po::value(&o.micro_batch)->default_value(o.micro_batch), "windows per micro-batch")
+      ("seq-len", po::value(&o.seq_len)->default_value(o.seq_len), "tokens per window (0: the model's context)")
+      ("zero", po::value(&o.zero)->default_value(o.zero), "ZeRO stage of the evaluating engine (0-3)")
+      ("tokens", po::value(&o.tokens), "comma-separated token ids for --print-logits")
+      ("print-logits", po::bool_switch(&o.print_logits), "print the logits of --tokens as JSON")
+      ("help,h", "print this help");
+  po::options_description all;
+  all.add(options).add_options()("model", po::value(&o.model));
+  po::positional_options_description positional;
+  positional.add("model", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw std::invalid_argument(std::string(e.what()) + " (see tessera_eval --help)");
+  }
+  if (vm.count("help")) {
+    if (print_help) std::cout << options << "\n";
+    return std::nullopt;
+  }
+  if (o.model.empty()) throw std::invalid_argument("name the MODEL: a checkpoint directory, run directory or export file");
+  if (o.data.empty() && !o.print_logits) throw std::invalid_argument("give --data (validation loss) or --print-logits");
+  if (o.print_logits && o.tokens.empty()) throw std::invalid_argument("--print-logits needs --tokens, e.g. --tokens 1,2,3");
+  return o;
+}
+
+std::vector<std::int32_t> parse_tokens(const std::string& text, std::int64_t vocab) {
+  std::vector<std::int32_t> tokens;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const long long id = std::stoll(item);
+    if (id < 0 || id >= vocab) {
+      throw std::invalid_argument("--tokens: " + item + " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+    }
+    tokens.push_back(static_cast<std::int32_t>(id));
+  }
+  return tokens;
+}
+
+// {"tokens": [...], "logits": [[v, ...], ...]}: `columns` values per position, 9 significant digits.
+void print_logits_json(const std::vector<std::int32_t>& tokens, const std::vector<float>& logits, std::int64_t vocab,
+                       std::int64_t columns) {
+  std::printf("{\"tokens\": [");
+  for (std::size_t i = 0; i < tokens.size(); ++i) std::printf("%s%d", i ? ", " : "", tokens[i]);
+  std::printf("],\n \"logits\": [");
+  for (std::size_t t = 0; t < tokens.size(); ++t) {
+    std::printf("%s\n  [", t ? "," : "");
+    for (std::int64_t v = 0; v < columns; ++v) {
+      std::printf("%s%.9g", v ? ", " : "", logits[t * static_cast<std::size_t>(vocab) + static_cast<std::size_t>(v)]);
+    }
+    std::printf("]");
+  }
+  std::printf("]}\n");
+}
+
+int evaluate(DistributedContext& dist) {
+  const std::optional<EvalOptions> parsed = parse_options(dist.argc(), dist.argv(), dist.rank() == 0);
+  if (!parsed) return 0;
+  const EvalOptions& o = *parsed;
+  Communicator& world = dist.world();
+  const ModelSource source = open_model_source(o.model);
+  auto device = make_device(DeviceChoice::kAuto);
+  Gpt model(source.config);
+  ShardingConfig sharding;
+  sharding.stage = parse_zero_stage(o.zero);
+  ShardedEngine engine(model, *device, world, sharding, /*seed=*/0);
+  load_model_weights(engine, world, source);
+  Trainer trainer(engine);
+  const bool root = world.rank() == 0;
+  if (root) {
+    std::fprintf(stderr, "tessera_eval: GPT %s from %s, %d rank(s)\n", source.config.to_string().c_str(),
+                 source.path.c_str(), world.size());
+  }
+  if (!o.data.empty()) {
+    const std::int64_t seq_len = o.seq_len > 0 ? o.seq_len : source.config.max_seq_len;
+    const TokenDataset data(o.data);
+    const SampleLoader loader(data, seq_len, 0, SampleOrder::kSequential);
+    const ValidationSet set{o.eval_batches, o.micro_batch};
+    const float loss = validation_loss(trainer, loader, set);
+    if (root) {
+      std::printf("val loss %.9g (%lld windows of %lld tokens from %s, %d rank(s))\n", loss,
+                  static_cast<long long>(set.windows()), static_cast<long long>(seq_len), o.data.c_str(), world.size());
+    }
+  }
+  if (o.print_logits) {
+    const std::vector<std::int32_t> tokens = parse_tokens(o.tokens, source.token_vocab);
+    const auto t = static_cast<std::int64_t>(tokens.size());
+    Context ctx(*device);
+    ctx.training = false;
+    const Tensor logits = engine.forward(ctx, Tensor::from_host_i32(*device, tokens, {1, t}, MemoryCategory::kWorkspace));
+    const std::vector<float> host = logits.to_host_f32();
+    if (root) print_logits_json(tokens, host, source.config.vocab_size, source.token_vocab);
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+}  // namespace tessera
+
+int main(int argc, char** argv) {
+  return tessera::run_distributed(argc, argv, [](tessera::DistributedContext& dist) {
+    const tessera::SettingNames names{{"eval.batches", "--eval-batches"},
+                                      {"eval.micro", "--micro-batch"},
+                                      {"sharding.stage", "--zero"}};
+    return tessera::reword_setting_errors(names, [&] { return tessera::evaluate(dist); });
+  });
+}
