@@ -165,7 +165,9 @@ int run(const Options& options) {
               << "%)\n";
     if (val == 0) std::cerr << "tessera_prepare: warning: the validation file is empty; use more text or a larger --val-fraction\n";
   }
-  std::cout << "tokenizer: " << chosen.record.describe() << ", end-of-text " << tokenizer.end_of_text() << "; "
+  tessera::TokenizerSpec shown = chosen.record;  // "." is the token file's directory
+  if (shown.dir == ".") shown.dir = fs::path(options.out).has_parent_path() ? fs::path(options.out).parent_path().string() : ".";
+  std::cout << "tokenizer: " << shown.describe() << ", end-of-text " << tokenizer.end_of_text() << "; "
             << static_cast<double>(bytes) / static_cast<double>(total) << " bytes per token\n";
   return 0;
 }

@@ -150,6 +150,7 @@ std::optional<TokenizerSpec> read_tokenizer_record(const std::string& path, cons
     const std::string resolved =
         (p.is_absolute() ? p : (std::filesystem::path(path).parent_path() / p)).lexically_normal().string();
     spec.dir = resolved.empty() ? std::string(".") : resolved;
+    if (spec.dir.size() > 1 && spec.dir.back() == '/') spec.dir.pop_back();  // "data/." -> "data/" -> "data"
   }
   return spec;
 }
