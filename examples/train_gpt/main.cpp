@@ -230,7 +230,11 @@ int train(DistributedContext& dist) {
                 static_cast<long long>(train_data.num_tokens()),
                 static_cast<long long>(train_loader.windows_per_epoch()), static_cast<long long>(o.seq_len),
                 val_data ? (", validation: " + val_path).c_str() : "");
-    std::printf("tokenizer: %s\n", tokenizer_spec.describe().c_str());
+    std::printf("tokenizer: %s%s\n", tokenizer_spec.describe().c_str(),
+                data_format != DataFormat::kDetect || train_data.tokenizer() || !o.tokenizer.empty()
+                    ? ""
+                    : " (the data records no tokenizer: read as llm.c GPT-2 tokens; for files of an older "
+                      "tessera_prepare pass --tokenizer bytes or re-run it)");
     std::printf("batch: %s\n", plan.describe().c_str());
     std::printf("GEMM ceiling: %.1f GFLOP/s per rank (f32 1024^3); MFU below is training FLOP/s over ranks x it\n",
                 ceiling.gflops);
