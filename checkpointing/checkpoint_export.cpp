@@ -57,7 +57,7 @@ std::int64_t exported_vocab(const CheckpointMeta& meta, std::int64_t requested) 
   const std::int64_t padded = std::stoll(meta.config.model().at("vocab_size"));
   std::int64_t vocab = requested;
   if (vocab == 0) {
-    const auto it = meta.config.run().find("tokenizer_vocab_size");
+    const auto it = meta.config.run().find("tokenizer_vocab");
     vocab = it != meta.config.run().end() ? std::stoll(it->second) : padded;
   }
   if (vocab < 1 || vocab > padded) {

@@ -30,7 +30,7 @@ struct ExportOptions {
   ExportFormat format = ExportFormat::kHdf5;
   DType dtype = DType::kF32;  // kF32 or kBF16
   // Rows of the token embedding written by the Hugging Face formats (the tokenizer's vocabulary,
-  // without the padding rows); 0: the checkpoint's recorded tokenizer_vocab_size, else its vocab_size.
+  // without the padding rows); 0: the checkpoint's recorded tokenizer_vocab, else its vocab_size.
   std::int64_t vocab_size = 0;
 };
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 
+#include "checkpointing/run_config.hpp"
 #include "comm/communicator.hpp"
 #include "runtime/modules/gpt.hpp"
 
@@ -18,6 +19,8 @@ struct ModelSource {
   bool is_export = false;
   GptConfig config;                // the model to build (an export's vocabulary: the rows it holds)
   std::int64_t token_vocab = 0;    // real tokens (<= config.vocab_size): the tokenizer's when recorded
+  RunConfig stored;                // the source's stored config: a checkpoint's, an HDF5 export's
+                                   // (model and run fields); a safetensors export's model fields
 };
 
 // Reads the source's model fields. CheckpointError naming the file when it is neither a checkpoint

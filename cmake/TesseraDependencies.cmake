@@ -10,6 +10,10 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(TESSERA_XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 # liburing: asynchronous reads and writes of NVMe-offloaded state.
 pkg_check_modules(TESSERA_URING REQUIRED IMPORTED_TARGET liburing)
+# nlohmann-json: vocab.json of BPE tokenizers.
+find_package(nlohmann_json 3 REQUIRED)
+# ICU: Unicode letter and number classes of GPT-2's pre-tokenization.
+pkg_check_modules(TESSERA_ICU REQUIRED IMPORTED_TARGET icu-uc)
 
 # OpenBLAS: prefer the OpenMP build, so a GEMM called inside an OpenMP region runs on the calling
 # thread instead of starting its own pool (attention issues one small GEMM per head in parallel).

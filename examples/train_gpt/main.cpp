@@ -18,8 +18,10 @@
 #include "launch/run_distributed.hpp"
 #include "runtime/recompute/activation_checkpointing.hpp"
 #include "runtime/cpu/blas_core.hpp"
-#include "runtime/data/byte_tokenizer.hpp"
+#include "checkpointing/tokenizer_fields.hpp"
+#include "runtime/data/data_format.hpp"
 #include "runtime/data/sample_loader.hpp"
+#include "runtime/tokenizer/printable_text.hpp"
 #include "runtime/data/token_dataset.hpp"
 #include "runtime/device_factory.hpp"
 #include "runtime/gemm_ceiling.hpp"
@@ -53,22 +55,6 @@ MicroBatch load_batch(Device& device, const SampleLoader& loader, std::int64_t f
   loader.batch(first, count, inputs.data(), targets.data());
   return {Tensor::from_host_i32(device, inputs, {count, t}, MemoryCategory::kWorkspace),
           Tensor::from_host_i32(device, targets, {count, t}, MemoryCategory::kWorkspace)};
-}
-
-// The sampled bytes as text a terminal shows: valid UTF-8, newlines and tabs kept, anything else '?'.
-std::string printable(const std::string& bytes) {
-  std::string out;
-  for (std::size_t i = 0; i < bytes.size();) {
-    const auto c = static_cast<unsigned char>(bytes[i]);
-    const std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    bool ok = len > 0 && i + len <= bytes.size();
-    for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(bytes[i + k]) >> 6) == 0x2;
-    if (ok && len == 1 && c < 0x20 && c != '\n' && c != '\t') ok = false;
-    if (ok && c == 0x7f) ok = false;
-    out += ok ? bytes.substr(i, len) : "?";
-    i += ok ? len : 1;
-  }
-  return out;
 }
 
 // Largest value of `x` over all ranks (for per-rank memory and step times).
@@ -200,19 +186,22 @@ int train(DistributedContext& dist) {
   request.global_tokens = o.global_batch_tokens;
   const BatchPlan plan = plan_batch(request);
 
-  const TokenDataset train_data(o.data);
+  const DataFormat data_format = parse_data_format(o.data_format, "--data-format");
+  const TokenDataset train_data = open_token_dataset(o.data, data_format);
   std::optional<TokenDataset> val_data;
   const std::string val_path = o.val_data.empty() ? default_val_path(o.data.front()) : o.val_data;
-  if (!o.val_data.empty() || std::filesystem::exists(val_path)) val_data.emplace(val_path);
+  if (!o.val_data.empty() || std::filesystem::exists(val_path)) val_data.emplace(open_token_dataset({val_path}, data_format));
   const SampleLoader train_loader(train_data, o.seq_len, o.seed);
   std::optional<SampleLoader> val_loader;
   if (val_data) val_loader.emplace(*val_data, o.seq_len, o.seed, SampleOrder::kSequential);  // windows in file order
   // The same windows on any rank count: --micro-batch when given, not a micro-batch derived per rank count.
   const ValidationSet val_set{o.eval_batches, o.micro_batch.value_or(kDefaultMicroBatch)};
 
-  const ByteTokenizer tokenizer;
+  // The data's tokenizer (or --tokenizer's); null when GPT-2 data comes without its vocabulary files.
+  const TokenizerSpec tokenizer_spec = apply_tokenizer_flag(data_tokenizer(train_data, data_format), o.tokenizer);
+  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(tokenizer_spec);
   GptConfig config;
-  config.vocab_size = o.vocab > 0 ? o.vocab : padded_vocab(tokenizer.vocab_size());
+  config.vocab_size = o.vocab > 0 ? o.vocab : padded_vocab(tokenizer_spec.vocab_size);
   config.max_seq_len = o.seq_len;
   config.layers = o.layers;
   config.heads = o.heads;
@@ -250,7 +239,7 @@ int train(DistributedContext& dist) {
   add_gpt_config(run_config, config);
   add_batch_plan(run_config, plan);
   add_lr_schedule(run_config, schedule);
-  run_config.set_run("tokenizer_vocab_size", tokenizer.vocab_size());  // the rows an export keeps
+  add_tokenizer(run_config, tokenizer_spec);  // run.tokenizer_vocab: the rows an export keeps
   TrainingCheckpointer checkpointer(checkpoint_options(o), engine, world, run_config);
   TrainingProgress progress = checkpointer.resume();  // step 0 unless --resume found a checkpoint
   progress.data_seed = o.seed;
@@ -271,6 +260,11 @@ int train(DistributedContext& dist) {
                 static_cast<long long>(train_data.num_tokens()),
                 static_cast<long long>(train_loader.windows_per_epoch()), static_cast<long long>(o.seq_len),
                 val_data ? (", validation: " + val_path).c_str() : "");
+    std::printf("tokenizer: %s%s\n", tokenizer_spec.describe().c_str(),
+                data_format != DataFormat::kDetect || train_data.tokenizer() || !o.tokenizer.empty()
+                    ? ""
+                    : " (the data records no tokenizer: read as llm.c GPT-2 tokens; for files of an older "
+                      "tessera_prepare pass --tokenizer bytes or re-run it)");
     std::printf("batch: %s\n", plan.describe().c_str());
     std::printf("GEMM ceiling: %.1f GFLOP/s per rank (f32 1024^3); MFU below is training FLOP/s over ranks x it\n",
                 ceiling.gflops);
@@ -404,10 +398,20 @@ int train(DistributedContext& dist) {
     SamplingOptions sampling;
     sampling.new_tokens = o.sample_tokens;
     sampling.temperature = static_cast<float>(o.temperature);
-    sampling.vocab_limit = tokenizer.vocab_size();
+    sampling.vocab_limit = tokenizer_spec.vocab_size;
     const auto logits_of = [&](Context& ctx, const Tensor& tokens) { return engine.forward(ctx, tokens); };
-    const auto tokens = sample_tokens(logits_of, config, *device, tokenizer.encode("The "), sampling, rng);
-    if (root) std::printf("\nsample:\n---\nThe %s\n---\n", printable(tokenizer.decode(tokens)).c_str());
+    // Without vocabulary files (GPT-2 data) the sample starts at end-of-text and prints as ids.
+    const std::vector<std::int32_t> prompt =
+        tokenizer ? tokenizer->encode("The ") : std::vector<std::int32_t>{static_cast<std::int32_t>(std::min<std::int64_t>(tokenizer_spec.vocab_size, config.vocab_size) - 1)};
+    const auto tokens = sample_tokens(logits_of, config, *device, prompt, sampling, rng);
+    if (root && tokenizer) {
+      std::printf("\nsample:\n---\nThe %s\n---\n", printable_text(tokenizer->decode(tokens)).c_str());
+    } else if (root) {
+      std::string ids;
+      for (const std::int32_t t : tokens) ids += std::to_string(t) + " ";
+      std::printf("\nsample (token ids; pass --tokenizer DIR with GPT-2's vocab.json and merges.txt to decode):\n%s\n",
+                  ids.c_str());
+    }
   }
   return 0;
 }

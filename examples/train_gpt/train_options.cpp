@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "checkpointing/shard_file_writer.hpp"
+#include "runtime/data/data_format.hpp"
 #include "runtime/recompute/activation_checkpointing.hpp"
 
 namespace tessera {
@@ -70,7 +71,13 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
   data.add_options()
       ("data", po::value(&o.data)->multitoken()->default_value(o.data, "data/corpus.bin"),
        "training token files or glob patterns (llm.c format; make one with tessera_prepare)")
-      ("val-data", po::value(&o.val_data), "validation token file (default: <data>_val.bin if present)");
+      ("val-data", po::value(&o.val_data), "validation token file (default: <data>_val.bin if present)")
+      ("data-format", po::value(&o.data_format)->default_value(o.data_format),
+       "detect (by the header: tessera_prepare's files record their tokenizer, others are llm.c GPT-2 shards), "
+       "tessera, llmc, or nanogpt (headerless uint16 GPT-2 tokens)")
+      ("tokenizer", po::value(&o.tokenizer),
+       "decode samples with: bytes, or a directory of GPT-2-format vocab.json and merges.txt (needed for GPT-2 "
+       "data: llm.c and nanoGPT files do not ship them)");
   po::options_description model("Model (GPT-2 layout)");
   model.add_options()
       ("layers", po::value(&o.layers)->default_value(o.layers), "transformer blocks L")
@@ -78,7 +85,7 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("dim", po::value(&o.dim)->default_value(o.dim), "channels C (divisible by heads)")
       ("seq-len", po::value(&o.seq_len)->default_value(o.seq_len), "sequence length T")
       ("vocab", po::value(&o.vocab)->default_value(o.vocab),
-       "vocabulary size V (0: the byte tokenizer's 257, padded to a multiple of 64)");
+       "vocabulary size V (0: the data's tokenizer's, padded to a multiple of 64)");
   po::options_description batch("Batch (global = micro x ranks x accumulation; give any two, or one)");
   batch.add_options()
       ("global-batch", po::value<std::int64_t>(), "sequences per optimizer step, over all ranks")
@@ -203,6 +210,7 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
   if (o.warmup < 0) throw std::invalid_argument("--warmup must be >= 0");
   validate_training_numbers(o);
   parse_checkpoint_compression(o.checkpoint_compression);
+  parse_data_format(o.data_format, "--data-format");
   try {
     parse_checkpoint_policy(o.activation_checkpointing);
   } catch (const std::invalid_argument& e) {

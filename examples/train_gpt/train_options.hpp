@@ -14,6 +14,8 @@ struct TrainOptions {
   // data
   std::vector<std::string> data{"data/corpus.bin"};  // token files or glob patterns
   std::string val_data;                               // default: <data>_val.bin when it exists
+  std::string data_format = "detect";                 // detect | tessera | llmc | nanogpt
+  std::string tokenizer;                              // "bytes" or a vocab.json + merges.txt directory; "": the data's
   // model
   std::int64_t layers = 4, heads = 4, dim = 256, seq_len = 128, vocab = 0;  // vocab 0: tokenizer's, padded to 64
   // batch: global = micro x ranks x accumulation; unset values are derived (training/batch_plan.hpp)

@@ -19,12 +19,6 @@ void append_token(std::int32_t token, std::string& out) {
 
 }  // namespace
 
-std::vector<std::int32_t> ByteTokenizer::encode(std::string_view text) const {
-  std::vector<std::int32_t> tokens;
-  encode_append(text, tokens);
-  return tokens;
-}
-
 void ByteTokenizer::encode_append(std::string_view text, std::vector<std::int32_t>& out) const {
   out.reserve(out.size() + text.size());
   for (const char c : text) out.push_back(static_cast<std::int32_t>(static_cast<unsigned char>(c)));

@@ -13,22 +13,23 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/tokenizer/tokenizer.hpp"
+
 namespace tessera {
 
-class ByteTokenizer {
+class ByteTokenizer final : public Tokenizer {
  public:
   static constexpr std::int32_t kEndOfText = 256;
   static constexpr std::int32_t kVocabSize = 257;
 
-  std::int32_t vocab_size() const { return kVocabSize; }
-  std::int32_t end_of_text() const { return kEndOfText; }
+  std::string name() const override { return "bytes"; }
+  std::int32_t vocab_size() const override { return kVocabSize; }
+  std::int32_t end_of_text() const override { return kEndOfText; }
 
-  // One token per byte of `text`, in order (no end-of-text is added).
-  std::vector<std::int32_t> encode(std::string_view text) const;
-  // Appends the tokens of `text` to `out` (for building a corpus without copies).
-  void encode_append(std::string_view text, std::vector<std::int32_t>& out) const;
+  // One token per byte of `text`, in order (no end-of-text is added); encode() returns them.
+  void encode_append(std::string_view text, std::vector<std::int32_t>& out) const override;
 
-  std::string decode(std::span<const std::int32_t> tokens) const;
+  std::string decode(std::span<const std::int32_t> tokens) const override;
   std::string decode_token(std::int32_t token) const;
 };
 

@@ -24,6 +24,13 @@ std::vector<std::string> glob_sorted(const std::string& pattern) {
   return matches;
 }
 
+// Equal records, where copies of the same files (equal hash) in other directories count as equal.
+bool same_tokenizer(const std::optional<TokenizerSpec>& a, const std::optional<TokenizerSpec>& b) {
+  if (!a || !b) return !a && !b;
+  if (a->kind != b->kind || a->vocab_size != b->vocab_size || a->files_hash != b->files_hash) return false;
+  return a->files_hash != 0 || a->dir == b->dir;
+}
+
 }  // namespace
 
 std::vector<std::string> expand_token_paths(std::span<const std::string> patterns) {
@@ -49,6 +56,13 @@ TokenDataset::TokenDataset(std::span<const std::string> paths, TokenFileFormat f
   for (const std::string& path : expand_token_paths(paths)) {
     files->files.push_back(TokenFile::open(path, format));
     files->starts.push_back(files->starts.back() + files->files.back().num_tokens());
+    const TokenFile& first = files->files.front();
+    const TokenFile& last = files->files.back();
+    if (!same_tokenizer(last.tokenizer(), first.tokenizer())) {
+      const auto name = [](const TokenFile& f) { return f.tokenizer() ? f.tokenizer()->describe() : "no tokenizer record"; };
+      throw std::runtime_error(last.path() + " was made by another tokenizer (" + name(last) + ") than " + first.path() +
+                               " (" + name(first) + "); train on files tokenized alike");
+    }
   }
   end_ = files->starts.back();
   files_ = std::move(files);
@@ -102,6 +116,11 @@ TokenDataset TokenDataset::slice(std::int64_t first_token, std::int64_t count) c
 std::span<const TokenFile> TokenDataset::files() const {
   if (!files_) return {};
   return files_->files;
+}
+
+const std::optional<TokenizerSpec>& TokenDataset::tokenizer() const {
+  static const std::optional<TokenizerSpec> none;
+  return files_ && !files_->files.empty() ? files_->files.front().tokenizer() : none;
 }
 
 std::vector<std::string> TokenDataset::paths() const {

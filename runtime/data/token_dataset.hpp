@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -43,6 +44,10 @@ class TokenDataset {
   // The view of tokens [first_token, first_token + count) of this view, sharing the files.
   // Throws std::out_of_range when the range is not inside this view.
   TokenDataset slice(std::int64_t first_token, std::int64_t count) const;
+
+  // The tokenizer record of the files (all files must agree: the constructor checks); nullopt when
+  // they have none.
+  const std::optional<TokenizerSpec>& tokenizer() const;
 
   // The files behind this dataset (all of them, also for a slice).
   std::vector<std::string> paths() const;

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -82,7 +83,7 @@ std::int64_t check_llmc_header(const std::string& path, const std::array<std::in
   if (header[0] != kTokenFileMagic) {
     fail(path, "header magic is " + std::to_string(header[0]) + ", expected " + std::to_string(kTokenFileMagic) +
                    ": not an llm.c token file; if it holds raw uint16 tokens without a header (nanoGPT), "
-                   "open it with the raw-uint16 format");
+                   "open it with the raw-uint16 format (train_gpt --data-format nanogpt)");
   }
   if (header[1] != kTokenFileVersion) {
     fail(path, "header version is " + std::to_string(header[1]) + ", expected " +
@@ -105,6 +106,55 @@ std::int64_t check_llmc_header(const std::string& path, const std::array<std::in
   return count;
 }
 
+using Header = std::array<std::int32_t, kTokenFileHeaderInts>;
+
+void write_tokenizer_record(const std::string& path, const TokenizerSpec& spec, Header& header) {
+  if (spec.dir.size() > kTokenizerRecordMaxDirBytes) {
+    throw std::invalid_argument(path + ": the tokenizer directory '" + spec.dir + "' is longer than the " +
+                                std::to_string(kTokenizerRecordMaxDirBytes) +
+                                " bytes a token file header holds; write the token file nearer to it");
+  }
+  header[3] = kTokenizerRecordMark;
+  header[4] = kTokenizerRecordVersion;
+  header[5] = static_cast<std::int32_t>(spec.kind);
+  header[6] = spec.vocab_size;
+  header[7] = static_cast<std::int32_t>(static_cast<std::uint32_t>(spec.files_hash));
+  header[8] = static_cast<std::int32_t>(static_cast<std::uint32_t>(spec.files_hash >> 32));
+  header[9] = static_cast<std::int32_t>(spec.dir.size());
+  std::memcpy(&header[kTokenizerRecordDirInt], spec.dir.data(), spec.dir.size());
+}
+
+std::optional<TokenizerSpec> read_tokenizer_record(const std::string& path, const Header& header) {
+  if (header[3] != kTokenizerRecordMark) return std::nullopt;
+  if (header[4] != kTokenizerRecordVersion) {
+    fail(path, "tokenizer record version is " + std::to_string(header[4]) + ", this build reads " +
+                   std::to_string(kTokenizerRecordVersion) + "; use a newer Tessera or re-run tessera_prepare");
+  }
+  const std::int32_t kind = header[5];
+  if (kind < static_cast<std::int32_t>(TokenizerKind::kBytes) || kind > static_cast<std::int32_t>(TokenizerKind::kGpt2)) {
+    fail(path, "tokenizer record names an unknown tokenizer kind " + std::to_string(kind) + "; re-run tessera_prepare");
+  }
+  const std::int32_t dir_bytes = header[9];
+  if (dir_bytes < 0 || static_cast<std::size_t>(dir_bytes) > kTokenizerRecordMaxDirBytes) {
+    fail(path, "tokenizer record has a directory of " + std::to_string(dir_bytes) + " bytes; the header is corrupt");
+  }
+  TokenizerSpec spec;
+  spec.kind = static_cast<TokenizerKind>(kind);
+  spec.vocab_size = header[6];
+  spec.files_hash = static_cast<std::uint64_t>(static_cast<std::uint32_t>(header[7])) |
+                    (static_cast<std::uint64_t>(static_cast<std::uint32_t>(header[8])) << 32);
+  std::string dir(static_cast<std::size_t>(dir_bytes), '\0');
+  std::memcpy(dir.data(), &header[kTokenizerRecordDirInt], dir.size());
+  if (!dir.empty()) {
+    const std::filesystem::path p(dir);
+    const std::string resolved =
+        (p.is_absolute() ? p : (std::filesystem::path(path).parent_path() / p)).lexically_normal().string();
+    spec.dir = resolved.empty() ? std::string(".") : resolved;
+    if (spec.dir.size() > 1 && spec.dir.back() == '/') spec.dir.pop_back();  // "data/." -> "data/" -> "data"
+  }
+  return spec;
+}
+
 }  // namespace
 
 const char* token_file_format_name(TokenFileFormat format) {
@@ -123,7 +173,12 @@ TokenFileFormat parse_token_file_format(std::string_view text, std::string_view 
                               "raw-uint16 (headerless uint16 tokens, as written by nanoGPT)");
 }
 
-void write_token_file(const std::string& path, std::span<const std::int32_t> tokens, TokenFileFormat format) {
+void write_token_file(const std::string& path, std::span<const std::int32_t> tokens, TokenFileFormat format,
+                      const std::optional<TokenizerSpec>& tokenizer) {
+  if (tokenizer && format != TokenFileFormat::kLlmc) {
+    throw std::invalid_argument(path + ": a raw uint16 token file has no header to record the tokenizer in; "
+                                "write the llmc format");
+  }
   if (format == TokenFileFormat::kLlmc && tokens.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
     throw std::invalid_argument(path + ": " + std::to_string(tokens.size()) +
                                 " tokens do not fit the int32 count of one llm.c token file; split them into "
@@ -140,6 +195,7 @@ void write_token_file(const std::string& path, std::span<const std::int32_t> tok
       header[0] = kTokenFileMagic;
       header[1] = kTokenFileVersion;
       header[2] = static_cast<std::int32_t>(tokens.size());
+      if (tokenizer) write_tokenizer_record(path, *tokenizer, header);
       write_all(fd, header.data(), kTokenFileHeaderBytes, tmp);
     }
     write_all(fd, narrow.data(), narrow.size() * sizeof(std::uint16_t), tmp);
@@ -166,6 +222,7 @@ TokenFile TokenFile::open(const std::string& path, TokenFileFormat format) {
 
   std::size_t offset = 0;
   std::int64_t count = 0;
+  std::optional<TokenizerSpec> file_tokenizer;
   if (format == TokenFileFormat::kLlmc) {
     if (file_bytes < static_cast<std::int64_t>(kTokenFileHeaderBytes)) {
       fail(path, "file is " + std::to_string(file_bytes) + " bytes, shorter than the " +
@@ -176,6 +233,7 @@ TokenFile TokenFile::open(const std::string& path, TokenFileFormat format) {
     if (!read_exact(fd, header.data(), kTokenFileHeaderBytes)) fail(path, "cannot read the header: " + errno_text());
     count = check_llmc_header(path, header, file_bytes);
     offset = kTokenFileHeaderBytes;
+    file_tokenizer = read_tokenizer_record(path, header);
   } else {
     if (file_bytes % 2 != 0) {
       fail(path, "raw uint16 token file has an odd size (" + std::to_string(file_bytes) +
@@ -193,6 +251,7 @@ TokenFile TokenFile::open(const std::string& path, TokenFileFormat format) {
   file.path_ = path;
   file.format_ = format;
   file.num_tokens_ = count;
+  file.tokenizer_ = std::move(file_tokenizer);
   if (file_bytes > 0) {
     void* mapping = ::mmap(nullptr, static_cast<std::size_t>(file_bytes), PROT_READ, MAP_PRIVATE, fd, 0);
     if (mapping == MAP_FAILED) fail(path, "mmap failed: " + errno_text());
@@ -214,6 +273,7 @@ TokenFile& TokenFile::operator=(TokenFile&& other) noexcept {
     mapping_bytes_ = std::exchange(other.mapping_bytes_, 0);
     tokens_ = std::exchange(other.tokens_, nullptr);
     num_tokens_ = std::exchange(other.num_tokens_, 0);
+    tokenizer_ = std::exchange(other.tokenizer_, std::nullopt);
   }
   return *this;
 }

@@ -193,7 +193,7 @@ TEST(SafetensorsExport, ParsesIndependentlyAndLoadsBack) {
     TrainedEngine run(world, RunSetup(ZeroStage::kStage3));
     run.train(0, 2);
     RunConfig config = tiny_run_config();
-    config.set_run("tokenizer_vocab_size", kRealVocab);
+    config.set_run("tokenizer_vocab", kRealVocab);
     save_checkpoint(*run.engine, world, dir.path(), run.progress(2), config);
     saved = gather_state(*run.engine, 0);
     if (world.rank() == 0) {

@@ -83,7 +83,7 @@ class Gpt2Reference : public ::testing::Test {
 TEST_F(Gpt2Reference, LogitsMatchANumpyGpt2OnTheSafetensorsExport) {
   const std::string run = (dir_ / "run").string();
   const CommandResult train = run_command(bin_ + "/train_gpt --data " + data_ +
-                                          " --layers 2 --dim 32 --heads 2 --seq-len 16 --micro-batch 4 --steps 6 "
+                                          " --tokenizer bytes --layers 2 --dim 32 --heads 2 --seq-len 16 --micro-batch 4 --steps 6 "
                                           "--lr 3e-3 --warmup 0 --sample-tokens 0 --eval-every 0 --log-every 6 "
                                           "--threads 1 --checkpoint-dir " + run + " --save-every 6");
   ASSERT_EQ(train.exit_code, 0) << train.output;

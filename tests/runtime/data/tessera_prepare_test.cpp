@@ -19,6 +19,8 @@
 #include "runtime/data/byte_tokenizer.hpp"
 #include "runtime/data/default_corpus.hpp"
 #include "runtime/data/token_file.hpp"
+#include "runtime/tokenizer/bpe_tokenizer.hpp"
+#include "runtime/tokenizer/tokenizer_spec.hpp"
 
 namespace tessera {
 namespace {
@@ -176,6 +178,55 @@ TEST_F(TesseraPrepareTest, DefaultCorpusWhenNoInputs) {
   const std::int64_t val = static_cast<std::int64_t>(static_cast<double>(total) * 0.1);
   EXPECT_EQ(TokenFile::open(path("d.bin")).num_tokens(), total - val);
   EXPECT_EQ(TokenFile::open(path("d_val.bin")).num_tokens(), val);
+}
+
+TEST_F(TesseraPrepareTest, ByteFilesRecordTheByteTokenizer) {
+  const std::string a = write_text("a.txt", "hello");
+  ASSERT_EQ(run("--val-fraction 0 --out '" + path("b.bin") + "' '" + a + "'").exit_code, 0);
+  const TokenFile file = TokenFile::open(path("b.bin"));
+  ASSERT_TRUE(file.tokenizer().has_value());
+  EXPECT_EQ(*file.tokenizer(), bytes_tokenizer_spec());
+}
+
+TEST_F(TesseraPrepareTest, BpeVocabLearnsWritesAndRecordsTheTokenizer) {
+  const std::string a = write_text("a.txt", "the cat sat on the mat; the cat's hat is flat.\n");
+  const std::string b = write_text("b.txt", "caf\xc3\xa9 the cat \xe6\x97\xa5\xe6\x9c\xac the mat\n");
+  const RunResult result = run("--bpe-vocab 270 --val-fraction 0 --out '" + path("out/c.bin") + "' '" + a + "' '" + b + "'");
+  ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+  ASSERT_TRUE(fs::exists(path("out/vocab.json")) && fs::exists(path("out/merges.txt"))) << result.out;
+  const TokenFile file = TokenFile::open(path("out/c.bin"));
+  ASSERT_TRUE(file.tokenizer().has_value());
+  const TokenizerSpec& spec = *file.tokenizer();
+  EXPECT_EQ(spec.kind, TokenizerKind::kBpe);
+  EXPECT_EQ(spec.dir, path("out"));  // recorded as the token file's own directory
+  EXPECT_EQ(spec.files_hash, bpe_files_hash(path("out")));
+  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(spec);
+  ASSERT_NE(tokenizer, nullptr);
+  EXPECT_EQ(tokenizer->vocab_size(), spec.vocab_size);
+  // The file is document a, end-of-text, document b.
+  std::vector<std::int32_t> expected = tokenizer->encode(slurp(a));
+  expected.push_back(tokenizer->end_of_text());
+  const std::vector<std::int32_t> second = tokenizer->encode(slurp(b));
+  expected.insert(expected.end(), second.begin(), second.end());
+  EXPECT_EQ(tokens_of(path("out/c.bin")), expected);
+  EXPECT_LT(expected.size(), slurp(a).size() + slurp(b).size());  // merges were learned and used
+  EXPECT_EQ(tokenizer->decode(expected), slurp(a) + "<|endoftext|>" + slurp(b));
+
+  // Replacing the files beside the data is caught when the tokenizer is loaded.
+  std::ofstream(path("out/merges.txt"), std::ios::app) << "\n";
+  EXPECT_THROW(load_tokenizer(spec), std::runtime_error);
+}
+
+TEST_F(TesseraPrepareTest, TokenizerDirectoryIsUsedAsGiven) {
+  const std::string a = write_text("a.txt", "the cat sat on the mat, the cat sat.\n");
+  ASSERT_EQ(run("--bpe-vocab 262 --val-fraction 0 --out '" + path("learned/x.bin") + "' '" + a + "'").exit_code, 0);
+  const RunResult result = run("--tokenizer '" + path("learned") + "' --val-fraction 0 --out '" + path("y.bin") + "' '" + a + "'");
+  ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_EQ(tokens_of(path("y.bin")), tokens_of(path("learned/x.bin")));
+  EXPECT_EQ(TokenFile::open(path("y.bin")).tokenizer()->dir, path("learned"));
+  const RunResult both = run("--tokenizer '" + path("learned") + "' --bpe-vocab 300 '" + a + "'");
+  EXPECT_EQ(both.exit_code, 1);
+  EXPECT_NE(both.err.find("give only one of them"), std::string::npos) << both.err;
 }
 
 }  // namespace

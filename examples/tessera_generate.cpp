@@ -1,0 +1,162 @@
+// tessera_generate: continues a prompt with a trained GPT.
+//
+//   [mpirun -np N] tessera_generate SOURCE [--prompt TEXT] [--length N] [--temperature T] [--top-k K]
+//                                          [--seed S] [--zero STAGE] [--tokenizer DIR|bytes]
+//
+// SOURCE is a checkpoint directory (step_NNNNNNN), a run directory (its latest checkpoint) or a
+// file written by `tessera_ckpt export` (any format). The model's shape comes from the stored config; the
+// weights load on any number of ranks at any ZeRO stage (a checkpoint reshards on load; an export
+// is read by each rank for its own shard). Every rank runs the forward; rank 0 prints the prompt
+// and its continuation on stdout, decoded with the run's tokenizer (recorded in the checkpoint by
+// train_gpt; --tokenizer overrides it, and is needed for GPT-2 data, whose vocabulary files the
+// user supplies). Progress goes to stderr. The same seed gives the same text on any number of
+// ranks and at any ZeRO stage; --top-k 1 (or --temperature 0) is greedy.
+#include <boost/program_options.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "checkpointing/checkpoint_export.hpp"
+#include "checkpointing/checkpoint_loader.hpp"
+#include "checkpointing/model_source.hpp"
+#include "checkpointing/tokenizer_fields.hpp"
+#include "launch/run_distributed.hpp"
+#include "runtime/cpu/blas_core.hpp"
+#include "runtime/device_factory.hpp"
+#include "runtime/modules/gpt.hpp"
+#include "runtime/modules/gpt_sampling.hpp"
+#include "runtime/random.hpp"
+#include "runtime/tokenizer/printable_text.hpp"
+#include "runtime/tokenizer/tokenizer_spec.hpp"
+#include "sharding/sharded_engine.hpp"
+
+namespace po = boost::program_options;
+
+namespace tessera {
+namespace {
+
+struct GenerateOptions {
+  std::string source;
+  std::string prompt = "The";
+  std::int64_t length = 200;
+  double temperature = 0.8;
+  std::int64_t top_k = 0;
+  std::uint64_t seed = 1337;
+  int zero = 0;
+  int threads = 0;
+  std::string tokenizer;
+};
+
+std::optional<GenerateOptions> parse_options(int argc, char** argv, bool print_help) {
+  GenerateOptions o;
+  po::options_description visible(
+      "tessera_generate SOURCE [options]: continue a prompt with a trained GPT\n"
+      "SOURCE: a checkpoint directory, a run directory (its latest) or a `tessera_ckpt export` file\n\nOptions");
+  visible.add_options()
+      ("help,h", "print this help")
+      ("prompt", po::value(&o.prompt)->default_value(o.prompt), "text to continue (empty: start at end-of-text)")
+      ("length", po::value(&o.length)->default_value(o.length), "tokens to generate")
+      ("temperature", po::value(&o.temperature)->default_value(o.temperature), "sampling temperature (0: greedy)")
+      ("top-k", po::value(&o.top_k)->default_value(o.top_k), "sample among the K most likely tokens (0: all; 1: greedy)")
+      ("seed", po::value(&o.seed)->default_value(o.seed), "sampling seed")
+      ("zero", po::value(&o.zero)->default_value(o.zero), "ZeRO stage the weights are held at (3: sharded)")
+      ("threads", po::value(&o.threads)->default_value(o.threads), "CPU threads per process (0: cores / ranks)")
+      ("tokenizer", po::value(&o.tokenizer),
+       "bytes, or a directory of GPT-2-format vocab.json and merges.txt (default: the run's tokenizer)");
+  po::options_description all;
+  all.add(visible).add_options()("source", po::value(&o.source), "checkpoint or export");
+  po::positional_options_description positional;
+  positional.add("source", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw std::invalid_argument(std::string(e.what()) + " (see tessera_generate --help)");
+  }
+  if (vm.count("help") != 0) {
+    if (print_help) std::cout << visible << "\n";
+    return std::nullopt;
+  }
+  if (o.source.empty()) throw std::invalid_argument("name a checkpoint or export to generate from (see --help)");
+  if (o.length < 0) throw std::invalid_argument("--length must be >= 0, got " + std::to_string(o.length));
+  if (o.top_k < 0) throw std::invalid_argument("--top-k must be >= 0, got " + std::to_string(o.top_k));
+  if (o.temperature < 0) throw std::invalid_argument("--temperature must be >= 0 (0: greedy)");
+  return o;
+}
+
+// The run's tokenizer, or --tokenizer's. Checkpoints of builds that recorded none were byte runs
+// when their vocabulary is the byte tokenizer's padded size.
+TokenizerSpec run_tokenizer(const ModelSource& source, const GptConfig& gpt, const std::string& flag) {
+  std::optional<TokenizerSpec> recorded = stored_tokenizer(source.stored);
+  if (!recorded && flag.empty() && gpt.vocab_size > 320) {
+    throw std::invalid_argument("the checkpoint does not record its tokenizer; pass --tokenizer (bytes or a directory "
+                                "of vocab.json and merges.txt)");
+  }
+  return apply_tokenizer_flag(recorded.value_or(bytes_tokenizer_spec()), flag);
+}
+
+int generate(DistributedContext& dist) {
+  const std::optional<GenerateOptions> parsed = parse_options(dist.argc(), dist.argv(), dist.rank() == 0);
+  if (!parsed) return 0;
+  const GenerateOptions& o = *parsed;
+  Communicator& world = dist.world();
+  const bool root = dist.rank() == 0;
+  const int local_ranks = std::max(1, dist.rank_info().local_size);
+  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  set_cpu_threads(o.threads > 0 ? o.threads : std::max(1, hardware / local_ranks));
+
+  const ModelSource source = open_model_source(o.source);
+  const GptConfig& gpt = source.config;
+  const TokenizerSpec spec = run_tokenizer(source, gpt, o.tokenizer);
+  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(spec);
+  if (!tokenizer) {
+    throw std::invalid_argument("the run's tokenizer (" + spec.describe() +
+                                ") needs its vocab.json and merges.txt: pass --tokenizer DIR");
+  }
+  if (tokenizer->vocab_size() > gpt.vocab_size) {
+    throw std::invalid_argument("the tokenizer has " + std::to_string(tokenizer->vocab_size()) +
+                                " tokens but the model only " + std::to_string(gpt.vocab_size) +
+                                "; pass the tokenizer the model was trained with");
+  }
+
+  auto device = make_device(DeviceChoice::kAuto);
+  Gpt model(gpt);
+  ShardingConfig sharding;
+  sharding.stage = parse_zero_stage(o.zero);
+  ShardedEngine engine(model, *device, world, sharding, o.seed);
+  load_model_weights(engine, world, source);
+  if (root) {
+    std::fprintf(stderr, "tessera_generate: GPT %s from %s on %d rank(s), ZeRO %d; tokenizer %s\n", gpt.to_string().c_str(),
+                 source.path.c_str(), world.size(), o.zero,
+                 spec.describe().c_str());
+  }
+
+  std::vector<std::int32_t> prompt = tokenizer->encode(o.prompt);
+  if (prompt.empty()) prompt.push_back(tokenizer->end_of_text() >= 0 ? tokenizer->end_of_text() : 0);
+  SamplingOptions sampling;
+  sampling.new_tokens = o.length;
+  sampling.temperature = static_cast<float>(o.temperature);
+  sampling.top_k = o.top_k;
+  sampling.vocab_limit = tokenizer->vocab_size();
+  Rng rng(o.seed);
+  const auto logits_of = [&](Context& ctx, const Tensor& tokens) { return engine.forward(ctx, tokens); };
+  const std::vector<std::int32_t> tokens = sample_tokens(logits_of, gpt, *device, prompt, sampling, rng);
+  if (root) {
+    std::printf("%s%s\n", printable_text(o.prompt).c_str(), printable_text(tokenizer->decode(tokens)).c_str());
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace tessera
+
+int main(int argc, char** argv) {
+  return tessera::run_distributed(argc, argv, [](tessera::DistributedContext& dist) { return tessera::generate(dist); });
+}
