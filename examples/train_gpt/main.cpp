@@ -259,6 +259,15 @@ int train(DistributedContext& dist) {
   add_lr_schedule(run_config, schedule);
   TrainingCheckpointer checkpointer(checkpoint_options(o), engine, world, run_config);
   TrainingProgress progress = checkpointer.resume();  // step 0 unless --resume found a checkpoint
+  if (checkpointer.resumed_from() && progress.data_seed != o.seed && root) {
+    std::fprintf(stderr,
+                 "warning: --seed %llu differs from the seed %llu of the checkpoint being resumed. The weights and "
+                 "optimizer state come from the checkpoint either way; the seed still picks the data order from "
+                 "here on (this epoch's windows may be read twice or not at all) and the text sampled at the end. "
+                 "Pass --seed %llu to continue the run exactly.\n",
+                 static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(progress.data_seed),
+                 static_cast<unsigned long long>(progress.data_seed));
+  }
   progress.data_seed = o.seed;
   TrainingProgress resumed = progress;  // the loader continues at resumed.samples_seen
 
