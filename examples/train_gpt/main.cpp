@@ -24,6 +24,7 @@
 #include "runtime/device_factory.hpp"
 #include "runtime/gemm_ceiling.hpp"
 #include "runtime/memory_profiler.hpp"
+#include "runtime/out_of_memory.hpp"
 #include "runtime/modules/gpt.hpp"
 #include "runtime/modules/gpt_flops.hpp"
 #include "runtime/modules/gpt_sampling.hpp"
@@ -48,7 +49,15 @@ std::int64_t padded_vocab(std::int64_t vocab) { return (vocab + 63) / 64 * 64; }
 
 MicroBatch load_batch(Device& device, const SampleLoader& loader, std::int64_t first, std::int64_t count) {
   const std::int64_t t = loader.seq_len();
-  std::vector<std::int32_t> inputs(static_cast<std::size_t>(count * t)), targets(inputs.size());
+  std::vector<std::int32_t> inputs, targets;
+  try {
+    inputs.resize(static_cast<std::size_t>(count * t));
+    targets.resize(inputs.size());
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemoryError("train_gpt: out of host memory allocating the token batch (2 x micro-batch " +
+                           std::to_string(count) + " x seq-len " + std::to_string(t) + " int32, " +
+                           format_bytes(2 * count * t * 4) + "); use a smaller --micro-batch");
+  }
   loader.batch(first, count, inputs.data(), targets.data());
   return {Tensor::from_host_i32(device, inputs, {count, t}, MemoryCategory::kWorkspace),
           Tensor::from_host_i32(device, targets, {count, t}, MemoryCategory::kWorkspace)};
