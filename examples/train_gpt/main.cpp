@@ -346,8 +346,8 @@ int train(DistributedContext& dist) {
     skipped.record(r);
     if (root && skipped.report_now()) {
       log.printf("step %5lld skipped: %s (%lld in a row, %lld in this run)\n", static_cast<long long>(step + 1),
-                  skip_reason(r, spike_detector ? spike_detector->last_reason() : "").c_str(),
-                  static_cast<long long>(skipped.consecutive()), static_cast<long long>(skipped.total()));
+                 skip_reason(r, spike_detector ? spike_detector->last_reason() : "").c_str(),
+                 static_cast<long long>(skipped.consecutive()), static_cast<long long>(skipped.total()));
     }
     if (!stopped && skipped.exhausted()) {
       const std::optional<TrainingProgress> back =
@@ -372,9 +372,9 @@ int train(DistributedContext& dist) {
       resumed = progress;
       if (root) {
         log.printf("step %5lld: %lld steps in a row skipped; reloaded the checkpoint of step %lld and moved the data "
-                    "past the skipped batches (to sample %lld)\n",
-                    static_cast<long long>(step + 1), static_cast<long long>(skipped.consecutive()),
-                    static_cast<long long>(back->step), static_cast<long long>(samples_now));
+                   "past the skipped batches (to sample %lld)\n",
+                   static_cast<long long>(step + 1), static_cast<long long>(skipped.consecutive()),
+                   static_cast<long long>(back->step), static_cast<long long>(samples_now));
       }
       skipped.reset_streak();
       step = back->step - 1;  // the loop's ++step runs the checkpoint's next step
@@ -390,9 +390,9 @@ int train(DistributedContext& dist) {
       const double mfu = 100.0 * tokens_per_s * flops_per_token / (world.size() * ceiling.gflops * 1e9);
       if (root) {
         log.printf("step %5lld/%lld | loss %.4f | lr %.2e | grad norm %.3f%s | %7.0f tok/s | MFU %4.1f%% | "
-                    "peak/rank %.1f MiB\n",
-                    static_cast<long long>(step + 1), static_cast<long long>(o.steps), r.loss, lr, r.grad_norm,
-                    r.skipped ? " (skipped)" : "", tokens_per_s, mfu, peak_mib);
+                   "peak/rank %.1f MiB\n",
+                   static_cast<long long>(step + 1), static_cast<long long>(o.steps), r.loss, lr, r.grad_norm,
+                   r.skipped ? " (skipped)" : "", tokens_per_s, mfu, peak_mib);
       }
       window_seconds = 0.0;
       window_steps = 0;
