@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "runtime/device.hpp"
+#include "runtime/out_of_memory.hpp"
 
 namespace tessera {
 
@@ -14,7 +15,15 @@ std::shared_ptr<Storage> Storage::allocate(Device& device, std::size_t bytes, Me
   if (kind == MemoryKind::kNvme) {
     throw std::invalid_argument("Storage: NVMe bytes live in an NvmeStore, not in device allocations");
   }
-  void* data = bytes > 0 ? device.allocate(bytes, kind) : nullptr;
+  void* data = nullptr;
+  try {
+    if (bytes > 0) data = device.allocate(bytes, kind);
+  } catch (const std::bad_alloc&) {
+    const MemoryTracker& tracker = device.memory(kind);
+    throw OutOfMemoryError(out_of_memory_message(device.name(), memory_kind_name(kind),
+                                                 memory_category_name(category), bytes, tracker.current_total(),
+                                                 tracker.peak_total()));
+  }
   try {
     device.memory(kind).on_allocate(category, bytes);
     return std::shared_ptr<Storage>(new Storage(device, data, bytes, category, kind));

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <thread>
 #include <cstring>
+#include <string>
 
+#include "comm/collective_call.hpp"
 #include "comm/host_reduce.hpp"
 #include "comm/mpi/mpi_check.hpp"
 
@@ -15,6 +17,7 @@ namespace {
 
 constexpr int kTagReduceScatter = 101;
 constexpr int kTagAllGather = 102;
+constexpr int kTagCount = 103;
 constexpr std::size_t kMaxMessageBytes = std::size_t{1} << 30;  // MPI counts are int
 
 void post_recv(std::byte* data, std::size_t bytes, int peer, int tag, MPI_Comm comm,
@@ -61,6 +64,40 @@ std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
 MpiAlgorithms::MpiAlgorithms(MPI_Comm comm, int rank, int size, std::size_t segment_bytes)
     : comm_(comm), rank_(rank), size_(size), segment_bytes_(std::max<std::size_t>(segment_bytes, 64)) {}
+
+void MpiAlgorithms::agree_on_count(const char* collective, std::size_t count, DType dtype) {
+  if (size_ == 1) return;
+  const std::uint64_t mine[2] = {count, static_cast<std::uint64_t>(dtype)};
+  std::vector<std::uint64_t> theirs(2 * static_cast<std::size_t>(size_));
+  std::vector<MPI_Request> requests;
+  requests.reserve(2 * static_cast<std::size_t>(size_));
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_) continue;
+    requests.emplace_back();
+    TESSERA_MPI_CHECK(MPI_Irecv(theirs.data() + 2 * p, 2, MPI_UINT64_T, p, kTagCount, comm_, &requests.back()));
+  }
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_) continue;
+    requests.emplace_back();
+    TESSERA_MPI_CHECK(MPI_Isend(mine, 2, MPI_UINT64_T, p, kTagCount, comm_, &requests.back()));
+  }
+  wait_all(requests);
+  theirs[2 * rank_] = mine[0];
+  theirs[2 * rank_ + 1] = mine[1];
+  bool same = true;
+  for (int p = 1; p < size_; ++p) same = same && theirs[2 * p] == theirs[0] && theirs[2 * p + 1] == theirs[1];
+  if (same) return;
+  std::string text = std::string(collective) + " was called with different counts on different ranks:";
+  for (int p = 0; p < size_ && p < 8; ++p) {
+    text += std::string(p == 0 ? " " : ", ") + "rank " + std::to_string(p) + " passed " + std::to_string(theirs[2 * p]) +
+            " " + dtype_name(static_cast<DType>(theirs[2 * p + 1]));
+  }
+  if (size_ > 8) text += ", ...";
+  text += " (this is rank " + std::to_string(rank_) +
+          "). Every rank must pass the same count and dtype; run with TESSERA_DEBUG_COLLECTIVES=1 to see "
+          "which calls diverged.";
+  throw CollectiveMismatchError(text);
+}
 
 void MpiAlgorithms::reduce_scatter_phase(const std::byte* in, std::byte* out,
                                          const ChunkLayout& layout, DType dtype, ReduceOp op) {
@@ -144,6 +181,7 @@ void MpiAlgorithms::all_gather_phase(const std::byte* mine, std::byte* out, cons
 }
 
 void MpiAlgorithms::all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) {
+  agree_on_count("all_reduce", count, dtype);
   const ChunkLayout layout = balanced_chunks(count, size_);
   auto* bytes = static_cast<std::byte*>(buf);
   std::byte* own = bytes + layout.offset[rank_] * dtype_size(dtype);
@@ -153,16 +191,19 @@ void MpiAlgorithms::all_reduce(void* buf, std::size_t count, DType dtype, Reduce
 
 void MpiAlgorithms::reduce_scatter(const void* in, void* out, std::size_t count_per_rank, DType dtype,
                                    ReduceOp op) {
+  agree_on_count("reduce_scatter", count_per_rank, dtype);
   reduce_scatter_phase(static_cast<const std::byte*>(in), static_cast<std::byte*>(out),
                        equal_chunks(count_per_rank, size_), dtype, op);
 }
 
 void MpiAlgorithms::all_gather(const void* in, void* out, std::size_t count_per_rank, DType dtype) {
+  agree_on_count("all_gather", count_per_rank, dtype);
   all_gather_phase(static_cast<const std::byte*>(in), static_cast<std::byte*>(out),
                    equal_chunks(count_per_rank, size_), dtype);
 }
 
 void MpiAlgorithms::broadcast(void* buf, std::size_t count, DType dtype, int root) {
+  agree_on_count("broadcast", count, dtype);
   auto* bytes = static_cast<std::byte*>(buf);
   const std::size_t total = count * dtype_size(dtype);
   for (std::size_t done = 0; done < total; done += kMaxMessageBytes) {

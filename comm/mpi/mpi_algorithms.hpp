@@ -9,6 +9,11 @@
 // all-gather phase: every rank sends its chunk straight to every other rank.
 // all_reduce = reduce-scatter phase + all-gather phase over near-equal chunks, so its values are
 // bit-identical to reduce_scatter followed by all_gather.
+//
+// Count agreement: before any data moves, every rank sends its (count, dtype) to every peer (16
+// bytes each, one message latency) and compares what it receives. Ranks that called the same
+// collective with different counts all throw CollectiveMismatchError naming the counts, instead
+// of posting receives that do not match the sends (a hang, or a peer's data in a wrong-sized buffer).
 #pragma once
 
 #include <mpi.h>
@@ -43,6 +48,10 @@ class MpiAlgorithms {
   // `mine` (layout.count[r] elements) lands at out + layout.offset[r] on every rank.
   void all_gather_phase(const std::byte* mine, std::byte* out, const ChunkLayout& layout,
                         DType dtype);
+
+  // Exchanges (count, dtype) with every peer; throws CollectiveMismatchError on every rank when any
+  // two differ. `collective` names the call in the message.
+  void agree_on_count(const char* collective, std::size_t count, DType dtype);
 
   MPI_Comm comm_;
   int rank_;

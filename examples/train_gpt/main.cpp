@@ -26,6 +26,7 @@
 #include "runtime/device_factory.hpp"
 #include "runtime/gemm_ceiling.hpp"
 #include "runtime/memory_profiler.hpp"
+#include "runtime/out_of_memory.hpp"
 #include "runtime/modules/gpt.hpp"
 #include "runtime/modules/gpt_flops.hpp"
 #include "runtime/modules/gpt_sampling.hpp"
@@ -51,7 +52,15 @@ std::int64_t padded_vocab(std::int64_t vocab) { return (vocab + 63) / 64 * 64; }
 
 MicroBatch load_batch(Device& device, const SampleLoader& loader, std::int64_t first, std::int64_t count) {
   const std::int64_t t = loader.seq_len();
-  std::vector<std::int32_t> inputs(static_cast<std::size_t>(count * t)), targets(inputs.size());
+  std::vector<std::int32_t> inputs, targets;
+  try {
+    inputs.resize(static_cast<std::size_t>(count * t));
+    targets.resize(inputs.size());
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemoryError("train_gpt: out of host memory allocating the token batch (2 x micro-batch " +
+                           std::to_string(count) + " x seq-len " + std::to_string(t) + " int32, " +
+                           format_bytes(2 * count * t * 4) + "); use a smaller --micro-batch");
+  }
   loader.batch(first, count, inputs.data(), targets.data());
   return {Tensor::from_host_i32(device, inputs, {count, t}, MemoryCategory::kWorkspace),
           Tensor::from_host_i32(device, targets, {count, t}, MemoryCategory::kWorkspace)};
@@ -242,6 +251,15 @@ int train(DistributedContext& dist) {
   add_tokenizer(run_config, tokenizer_spec);  // run.tokenizer_vocab: the rows an export keeps
   TrainingCheckpointer checkpointer(checkpoint_options(o), engine, world, run_config);
   TrainingProgress progress = checkpointer.resume();  // step 0 unless --resume found a checkpoint
+  if (checkpointer.resumed_from() && progress.data_seed != o.seed && root) {
+    std::fprintf(stderr,
+                 "warning: --seed %llu differs from the seed %llu of the checkpoint being resumed. The weights and "
+                 "optimizer state come from the checkpoint either way; the seed still picks the data order from "
+                 "here on (this epoch's windows may be read twice or not at all) and the text sampled at the end. "
+                 "Pass --seed %llu to continue the run exactly.\n",
+                 static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(progress.data_seed),
+                 static_cast<unsigned long long>(progress.data_seed));
+  }
   progress.data_seed = o.seed;
   TrainingProgress resumed = progress;  // the loader continues at resumed.samples_seen
 
@@ -319,8 +337,8 @@ int train(DistributedContext& dist) {
     skipped.record(r);
     if (root && skipped.report_now()) {
       log.printf("step %5lld skipped: %s (%lld in a row, %lld in this run)\n", static_cast<long long>(step + 1),
-                  skip_reason(r, spike_detector ? spike_detector->last_reason() : "").c_str(),
-                  static_cast<long long>(skipped.consecutive()), static_cast<long long>(skipped.total()));
+                 skip_reason(r, spike_detector ? spike_detector->last_reason() : "").c_str(),
+                 static_cast<long long>(skipped.consecutive()), static_cast<long long>(skipped.total()));
     }
     if (!stopped && skipped.exhausted()) {
       const std::optional<TrainingProgress> back =
@@ -345,9 +363,9 @@ int train(DistributedContext& dist) {
       resumed = progress;
       if (root) {
         log.printf("step %5lld: %lld steps in a row skipped; reloaded the checkpoint of step %lld and moved the data "
-                    "past the skipped batches (to sample %lld)\n",
-                    static_cast<long long>(step + 1), static_cast<long long>(skipped.consecutive()),
-                    static_cast<long long>(back->step), static_cast<long long>(samples_now));
+                   "past the skipped batches (to sample %lld)\n",
+                   static_cast<long long>(step + 1), static_cast<long long>(skipped.consecutive()),
+                   static_cast<long long>(back->step), static_cast<long long>(samples_now));
       }
       skipped.reset_streak();
       step = back->step - 1;  // the loop's ++step runs the checkpoint's next step
@@ -363,9 +381,9 @@ int train(DistributedContext& dist) {
       const double mfu = 100.0 * tokens_per_s * flops_per_token / (world.size() * ceiling.gflops * 1e9);
       if (root) {
         log.printf("step %5lld/%lld | loss %.4f | lr %.2e | grad norm %.3f%s | %7.0f tok/s | MFU %4.1f%% | "
-                    "peak/rank %.1f MiB\n",
-                    static_cast<long long>(step + 1), static_cast<long long>(o.steps), r.loss, lr, r.grad_norm,
-                    r.skipped ? " (skipped)" : "", tokens_per_s, mfu, peak_mib);
+                   "peak/rank %.1f MiB\n",
+                   static_cast<long long>(step + 1), static_cast<long long>(o.steps), r.loss, lr, r.grad_norm,
+                   r.skipped ? " (skipped)" : "", tokens_per_s, mfu, peak_mib);
       }
       window_seconds = 0.0;
       window_steps = 0;

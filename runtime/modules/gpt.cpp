@@ -26,6 +26,22 @@ void GptConfig::validate() const {
                        "is not divisible by the " + std::to_string(heads) +
                            " heads; choose channels that are a multiple of heads");
   }
+  // Parameter count in 128-bit arithmetic (each factor < 2^63, so no product of two overflows it),
+  // bounded so that every byte count derived from it (bytes per parameter x parameters, over ranks)
+  // stays far inside int64.
+  using Wide = unsigned __int128;
+  const Wide limit = static_cast<Wide>(kMaxParameters);
+  const Wide c = static_cast<Wide>(channels);
+  const Wide per_layer = 12 * c * c + 13 * c;
+  const Wide count = static_cast<Wide>(vocab_size) * c + static_cast<Wide>(max_seq_len) * c +
+                     (per_layer > limit ? per_layer : per_layer * static_cast<Wide>(layers)) + 2 * c;
+  if (per_layer > limit || count > limit) {
+    throw SettingError("model.layers", std::to_string(layers),
+                       "with " + std::to_string(channels) + " channels the model has more than " +
+                           std::to_string(kMaxParameters) +
+                           " parameters, too large to build or plan (its byte counts would overflow 64-bit "
+                           "integers); choose fewer layers or channels");
+  }
 }
 
 std::string GptConfig::to_string() const {

@@ -18,7 +18,10 @@ struct GptConfig {
   std::int64_t channels = 256;
 
   // Throws SettingError ("model.layers", "model.channels", ...) for sizes no GPT can have.
+  // Throws SettingError for non-positive sizes, channels not divisible by heads, and models of more
+  // than kMaxParameters parameters (whose byte counts would overflow int64).
   void validate() const;
+  static constexpr std::int64_t kMaxParameters = std::int64_t{1} << 56;  // 7.2e16
   std::string to_string() const;  // "L=4 C=256 NH=4 V=257 T=256"
 };
 

@@ -1,6 +1,7 @@
 // train_gpt refuses, before it allocates anything, values no run can train with: non-finite or
 // negative numbers, betas outside [0, 1), validation with no batches, negative thread counts and
-// counts. Each message names the flag and the value and says what is expected.
+// counts. Each message names the flag and the value and says what is expected. A resume with another
+// --seed than the checkpoint's warns and says what the seed still changes.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -62,6 +63,25 @@ TEST(BadOptions, ImpossibleValuesAreRefusedWithTheFlagAndValue) {
   // Validation off: no batches is fine.
   const auto off = run_bounded(train_gpt + base + " --steps 1 " + with_defaults("--eval-batches 0"), 60);
   EXPECT_EQ(off.exit_code, 0) << off.output;
+}
+
+TEST(BadOptions, ADifferentSeedOnResumeWarnsWhatItStillAffects) {
+  const std::string train_gpt = train_gpt_binary();
+  if (train_gpt.empty()) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
+  ScratchDir dir("resume_seed");
+  const std::string data = (dir / "tokens.bin").string(), run_dir = (dir / "run").string();
+  write_token_file(data, random_tokens(5000, 40));
+  const auto first = run_bounded(train_gpt + tiny_run(data) + " --steps 2 --save-every 2 --checkpoint-dir " + run_dir, 60);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const std::string resume = train_gpt + tiny_run(data) + " --steps 3 --checkpoint-dir " + run_dir + " --resume auto";
+  const auto same = run_bounded(resume, 60);
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_EQ(same.output.find("warning: --seed"), std::string::npos) << same.output;
+  const auto other = run_bounded(resume + " --seed 7", 60);
+  EXPECT_EQ(other.exit_code, 0) << other.output;
+  for (const char* part : {"warning: --seed 7 differs from the seed 1337", "data order", "Pass --seed 1337"}) {
+    EXPECT_NE(other.output.find(part), std::string::npos) << "missing '" << part << "' in\n" << other.output;
+  }
 }
 
 }  // namespace
