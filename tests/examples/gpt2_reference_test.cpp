@@ -19,26 +19,17 @@
 
 #include "runtime/data/token_file.hpp"
 #include "runtime/random.hpp"
+#include "tests/support/train_gpt_process.hpp"
 
 namespace tessera {
 namespace {
 
+using CommandResult = testing::ProcessResult;
+
 namespace fs = std::filesystem;
 
-struct CommandResult {
-  int exit_code;
-  std::string output;  // stdout and stderr, unless the command redirects them
-};
-
-CommandResult run_command(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen(("timeout -k 5 120 " + command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return {-1, "popen failed"};
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), pipe) != nullptr) out += buf.data();
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+// Every command runs under a time bound: a hung program fails the test instead of hanging it.
+CommandResult run_command(const std::string& command) { return testing::run_bounded(command, 240); }
 
 // A python3 that imports numpy: the one on PATH, else the system's; "" when neither does.
 std::string python_with_numpy() {

@@ -17,24 +17,15 @@
 
 #include "runtime/data/token_file.hpp"
 #include "runtime/random.hpp"
+#include "tests/support/train_gpt_process.hpp"
 
 namespace tessera {
 namespace {
 
-struct CommandResult {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
+using CommandResult = testing::ProcessResult;
 
-CommandResult run_command(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return {-1, "popen failed"};
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), pipe) != nullptr) out += buf.data();
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+// Every command runs under a time bound: a hung program fails the test instead of hanging it.
+CommandResult run_command(const std::string& command) { return testing::run_bounded(command, 240); }
 
 class TrainGptCli : public ::testing::Test {
  protected:

@@ -8,7 +8,7 @@
 
 #include "core/setting_error.hpp"
 #include "runtime/modules/gpt.hpp"
-#include "tests/faults/train_gpt_process.hpp"
+#include "tests/support/train_gpt_process.hpp"
 
 namespace tessera {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/faults/train_gpt_process.hpp"
+#include "tests/support/train_gpt_process.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace tessera {

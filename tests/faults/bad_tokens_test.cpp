@@ -9,7 +9,7 @@
 
 #include "core/setting_error.hpp"
 #include "runtime/data/token_id_check.hpp"
-#include "tests/faults/train_gpt_process.hpp"
+#include "tests/support/train_gpt_process.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace tessera {

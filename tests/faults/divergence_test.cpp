@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "runtime/data/sample_loader.hpp"
-#include "tests/faults/train_gpt_process.hpp"
+#include "tests/support/train_gpt_process.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "training/batch_plan.hpp"
 

@@ -9,7 +9,7 @@
 #include "runtime/cpu/cpu_device.hpp"
 #include "runtime/out_of_memory.hpp"
 #include "runtime/storage.hpp"
-#include "tests/faults/train_gpt_process.hpp"
+#include "tests/support/train_gpt_process.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace tessera {

@@ -9,7 +9,7 @@
 #include <regex>
 #include <string>
 
-#include "tests/faults/train_gpt_process.hpp"
+#include "tests/support/train_gpt_process.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace tessera {
