@@ -1,0 +1,66 @@
+# Test: the installed package works for an outside program. Installs the build tree into a fresh
+# prefix, configures examples/embed_minimal against it with find_package(tessera), builds it, and
+# runs it at 2 ranks:
+#   * a fresh 10-step run: its loss at step 9 is below its loss at step 0;
+#   * the same directory started again for 15 steps: it says "resumed at step 10", runs steps
+#     10..14 only, and logs exactly the losses of an uninterrupted 15-step run in another directory
+#     (the checkpoint restored the parameters and optimizer state, not just the step counter).
+# Run by ctest as: cmake -DSOURCE_DIR=... -DBUILD_DIR=... -DWORK_DIR=... -DMPIEXEC=... -P this file.
+foreach(var SOURCE_DIR BUILD_DIR WORK_DIR MPIEXEC CXX_COMPILER)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "embed_minimal_install: -D${var}=... is required")
+  endif()
+endforeach()
+file(REMOVE_RECURSE ${WORK_DIR})
+set(prefix ${WORK_DIR}/prefix)
+set(build ${WORK_DIR}/build)
+
+function(run_step what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT code EQUAL 0)
+    message(FATAL_ERROR "${what} failed (exit ${code}):\n${out}\n${err}")
+  endif()
+  set(step_output "${out}" PARENT_SCOPE)
+endfunction()
+
+run_step("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+foreach(file include/tessera/tessera.hpp include/tessera/sharding/sharded_engine.hpp
+             lib/cmake/tessera/tesseraConfig.cmake lib/cmake/tessera/tesseraConfigVersion.cmake)
+  if(NOT EXISTS ${prefix}/${file})
+    message(FATAL_ERROR "cmake --install did not install ${file} under ${prefix}")
+  endif()
+endforeach()
+file(READ ${prefix}/lib/cmake/tessera/tesseraTargets.cmake targets)
+if(targets MATCHES "march=")
+  message(FATAL_ERROR "the exported tessera::tessera carries a -march flag:\n${targets}")
+endif()
+
+run_step("configuring embed_minimal" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/embed_minimal -B ${build}
+  -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_BUILD_TYPE=Release)
+run_step("building embed_minimal" ${CMAKE_COMMAND} --build ${build} -j2)
+
+set(launch ${MPIEXEC} --oversubscribe -np 2 ${build}/embed_minimal)
+run_step("fresh run" ${launch} ${WORK_DIR}/run 10)
+set(fresh "${step_output}")
+run_step("resumed run" ${launch} ${WORK_DIR}/run 15)
+set(resumed "${step_output}")
+run_step("uninterrupted run" ${launch} ${WORK_DIR}/reference 15)
+set(reference "${step_output}")
+
+string(REGEX MATCH "step 0 loss ([0-9.]+)" _ "${fresh}")
+set(first_loss ${CMAKE_MATCH_1})
+string(REGEX MATCH "step 9 loss ([0-9.]+)" _ "${fresh}")
+set(last_loss ${CMAKE_MATCH_1})
+if(first_loss STREQUAL "" OR last_loss STREQUAL "" OR NOT last_loss LESS first_loss)
+  message(FATAL_ERROR "the loss did not fall over 10 steps (step 0: '${first_loss}', step 9: '${last_loss}'):\n${fresh}")
+endif()
+if(fresh MATCHES "resumed" OR NOT resumed MATCHES "^resumed at step 10\nstep 10 loss" OR resumed MATCHES "step 9 ")
+  message(FATAL_ERROR "the second run did not continue from the step-10 checkpoint:\n${resumed}")
+endif()
+string(REGEX MATCHALL "step 1[0-4] loss [0-9.]+" resumed_losses "${resumed}")
+string(REGEX MATCHALL "step 1[0-4] loss [0-9.]+" reference_losses "${reference}")
+list(LENGTH resumed_losses count)
+if(NOT count EQUAL 5 OR NOT resumed_losses STREQUAL reference_losses)
+  message(FATAL_ERROR "resumed losses differ from the uninterrupted run's:\n${resumed_losses}\nvs\n${reference_losses}")
+endif()
+message(STATUS "embed_minimal: loss ${first_loss} -> ${last_loss}; resumed at step 10 with the uninterrupted run's losses")
