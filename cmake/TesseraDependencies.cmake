@@ -1,16 +1,15 @@
 # Finds every third-party dependency Tessera links: MPI, OpenMP, OpenBLAS (CBLAS), HDF5,
-# Boost.Program_options, xxHash, liburing and (for tests) GoogleTest. Each is a Debian package; scripts/setup installs them.
+# Boost.Program_options, nlohmann-json, xxHash, liburing, ICU and (for tests) GoogleTest. Each is a Debian package; scripts/setup installs them.
 find_package(MPI REQUIRED COMPONENTS CXX)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(HDF5 REQUIRED COMPONENTS C)
 find_package(Boost REQUIRED COMPONENTS program_options)
-find_package(nlohmann_json REQUIRED)  # JSON: safetensors headers, config.json
 find_package(PkgConfig REQUIRED)
 # xxHash: the checkpoint's per-chunk checksums.
 pkg_check_modules(TESSERA_XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 # liburing: asynchronous reads and writes of NVMe-offloaded state.
 pkg_check_modules(TESSERA_URING REQUIRED IMPORTED_TARGET liburing)
-# nlohmann-json: vocab.json of BPE tokenizers.
+# nlohmann-json: safetensors headers, config.json, vocab.json of BPE tokenizers.
 find_package(nlohmann_json 3 REQUIRED)
 # ICU: Unicode letter and number classes of GPT-2's pre-tokenization.
 pkg_check_modules(TESSERA_ICU REQUIRED IMPORTED_TARGET icu-uc)
