@@ -16,8 +16,8 @@
 
 #include "checkpointing/hdf5_util.hpp"
 #include "runtime/data/token_file.hpp"
-#include "runtime/random.hpp"
 #include "tests/launch/child_job.hpp"
+#include "tests/support/train_gpt_process.hpp"
 
 namespace tessera::testing {
 
@@ -30,11 +30,8 @@ inline std::string tessera_ckpt_bin() { return bin_dir() + "/tessera_ckpt"; }
 
 // 20000 tokens below 40 (the tests' vocabulary is 64), written once per test directory.
 inline std::string write_tokens(const std::filesystem::path& dir) {
-  std::vector<std::int32_t> tokens(20000);
-  Rng rng(3);
-  for (auto& t : tokens) t = static_cast<std::int32_t>(rng.below(40));
   const std::string path = (dir / "tokens.bin").string();
-  write_token_file(path, tokens);
+  write_token_file(path, random_tokens(20000, 40));
   return path;
 }
 
