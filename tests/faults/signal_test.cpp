@@ -2,9 +2,9 @@
 // mpirun (which forwards it), and SIGTERM to mpirun started with the documented
 // `--mca odls_base_sigkill_timeout` (docs/LAUNCH.md) each leave a committed checkpoint that a
 // second run resumes from; without --checkpoint-dir the run stops and says nothing was saved, also
-// when the signal reaches a non-zero rank. A signal during the last validation (after the last
-// step's own check) still saves the last step and stops before the sample, so a requeued job
-// resumes at the end.
+// when the signal reaches a non-zero rank. A signal during the last step, or during the last
+// validation (after the last step's own check), saves the last step and stops before the summary
+// and the sample, so a requeued job resumes at the end.
 // tessera-test-timeout: 400
 #include <gtest/gtest.h>
 
@@ -151,6 +151,22 @@ TEST_F(StopSignals, OnANonZeroRankWithoutACheckpointDirectoryRankZeroSaysNothing
   std::smatch m;
   ASSERT_TRUE(std::regex_search(out, m, line)) << out;
   EXPECT_GE(std::stoll(m[1]), 20) << out;
+}
+
+TEST_F(StopSignals, DuringTheLastStepItIsSavedAndTheRunStops) {
+  // One step of a model large enough that it takes seconds; the signal goes to rank 1 once the run
+  // has started (the GEMM ceiling is measured just before the step).
+  const std::filesystem::path run_dir = dir_ / "last_step";
+  const std::string flags = " --data " + data_ + " --layers 4 --dim 256 --heads 4 --seq-len 16 --vocab 64 "
+                            "--micro-batch 128 --sample-tokens 20 --eval-every 0 --log-every 1 --threads 1 "
+                            "--no-memory-check --steps 1 --checkpoint-dir " + run_dir.string();
+  const std::string out = signalled_job("USR1", "rank1", flags, "GEMM ceiling");
+  EXPECT_NE(out.find("job exit 0"), std::string::npos) << out;
+  EXPECT_NE(out.find("stop signal (after the last step): saved step 1 to " + run_dir.string() + ", stopping"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("memory of rank 0"), std::string::npos) << "it went on after the stop:\n" << out;
+  EXPECT_EQ(saved_step(run_dir), 1) << out;
 }
 
 TEST_F(StopSignals, DuringTheLastValidationWithoutACheckpointDirectory) {
