@@ -38,6 +38,7 @@
 #include "runtime/data/token_id_check.hpp"
 #include "training/validation_loss.hpp"
 #include "flags/train_gpt_flags.hpp"
+#include "stop_report.hpp"
 #include "train_options.hpp"
 
 namespace tessera {
@@ -301,6 +302,14 @@ int train(DistributedContext& dist) {
   double window_seconds = 0.0;
   std::int64_t window_steps = 0;
   bool stopped = false;
+  StateHealth last_health = StateHealth::kHealthy;  // of the last step taken, for a save after the loop
+  // A stop signal that arrived after the last step's check (during the last validation, the summary
+  // or the sample) saves the last step and stops, so a requeued job resumes at the end.
+  const auto stop_after_last_step = [&] {
+    if (!checkpointer.after_step(progress, last_health)) return false;
+    if (root) log.post(stop_signal_line(o.checkpoint_dir, progress.step, o.steps));
+    return true;
+  };
   for (std::int64_t step = progress.step; step < o.steps && !stopped; ++step) {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<MicroBatch> batches;
@@ -325,15 +334,8 @@ int train(DistributedContext& dist) {
     // spike) marks the saved state unhealthy, and retention keeps the newest healthy checkpoint.
     const StateHealth health = r.skipped && !r.spike ? StateHealth::kNonFinite : StateHealth::kHealthy;
     stopped = checkpointer.after_step(progress, health);
-    if (stopped && root) {
-      if (o.checkpoint_dir.empty()) {
-        log.printf("stop signal: stopping after step %lld; nothing was saved (no --checkpoint-dir)\n",
-                   static_cast<long long>(step + 1));
-      } else {
-        log.printf("stop signal: saved step %lld to %s, stopping\n", static_cast<long long>(step + 1),
-                   o.checkpoint_dir.c_str());
-      }
-    }
+    last_health = health;
+    if (stopped && root) log.post(stop_signal_line(o.checkpoint_dir, progress.step, o.steps));
     skipped.record(r);
     if (root && skipped.report_now()) {
       log.printf("step %5lld skipped: %s (%lld in a row, %lld in this run)\n", static_cast<long long>(step + 1),
@@ -388,11 +390,12 @@ int train(DistributedContext& dist) {
       window_seconds = 0.0;
       window_steps = 0;
     }
-    if (val_loader && o.eval_every > 0 && ((step + 1) % o.eval_every == 0 || step + 1 == o.steps)) {
+    if (!stopped && val_loader && o.eval_every > 0 && ((step + 1) % o.eval_every == 0 || step + 1 == o.steps)) {
       const float val = validation_loss(trainer, *val_loader, val_set);
       if (root) log.printf("step %5lld | val loss %.4f\n", static_cast<long long>(step + 1), val);
     }
   }
+  if (!stopped) stopped = stop_after_last_step();
   checkpointer.finish();
   log.flush();
   if (stopped) return 0;
@@ -431,6 +434,9 @@ int train(DistributedContext& dist) {
                   ids.c_str());
     }
   }
+  std::fflush(stdout);
+  stop_after_last_step();
+  log.flush();
   return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "checkpoint_flags.hpp"
 #include "checkpointing/shard_file_writer.hpp"
 #include "runtime/data/data_format.hpp"
 #include "runtime/recompute/activation_checkpointing.hpp"
@@ -141,7 +142,9 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
        "(blocks 0, K, 2K, ...) or selective (only layernorm, GELU and softmax outputs)");
   po::options_description checkpoints("Checkpoints (sharded HDF5, docs/CHECKPOINTS.md)");
   checkpoints.add_options()
-      ("checkpoint-dir", po::value(&o.checkpoint_dir), "run directory for step_NNNNNNN/ checkpoints and `latest`")
+      ("checkpoint-dir", po::value(&o.checkpoint_dir),
+       ("run directory for step_NNNNNNN/ checkpoints and `latest`; needed by --save-every, --resume auto and runs "
+        "of more than " + std::to_string(kLongRunSteps) + " steps (see --allow-no-checkpoint-dir)").c_str())
       ("save-every", po::value(&o.save_every)->default_value(o.save_every),
        "save after every N steps (0: only on SIGTERM/SIGUSR1, which save at the next step and stop)")
       ("keep-last", po::value(&o.keep_last)->default_value(o.keep_last), "keep the newest K checkpoints (0: all)")
@@ -154,7 +157,10 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
        "(--checkpoint-dir's latest when there is one); any rank count, ZeRO stage or hybrid group")
       ("init-from", po::value(&o.init_from), "start from weights exported by `tessera_ckpt export` (fine-tuning)")
       ("overwrite", po::bool_switch(&o.overwrite),
-       "start a fresh run (no --resume) in a --checkpoint-dir that holds checkpoints, deleting them first");
+       "start a fresh run (no --resume) in a --checkpoint-dir that holds checkpoints, deleting them first")
+      ("allow-no-checkpoint-dir", po::bool_switch(&o.allow_no_checkpoint_dir),
+       ("run more than " + std::to_string(kLongRunSteps) + " steps without --checkpoint-dir (refused otherwise: a "
+        "crash or a stop signal would lose the whole run)").c_str());
   po::options_description output("Output");
   output.add_options()
       ("log-every", po::value(&o.log_every)->default_value(o.log_every), "steps between log lines")
@@ -209,6 +215,7 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
   if (o.lr <= 0) throw std::invalid_argument("--lr must be positive, got " + std::to_string(o.lr));
   if (o.warmup < 0) throw std::invalid_argument("--warmup must be >= 0");
   validate_training_numbers(o);
+  check_checkpoint_flags(o);
   parse_checkpoint_compression(o.checkpoint_compression);
   parse_data_format(o.data_format, "--data-format");
   try {

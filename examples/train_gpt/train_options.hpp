@@ -42,6 +42,7 @@ struct TrainOptions {
   int keep_last = 0;
   bool async_checkpoint = false;
   bool overwrite = false;  // a fresh run may delete the checkpoints already in --checkpoint-dir
+  bool allow_no_checkpoint_dir = false;  // a long run without --checkpoint-dir (checkpoint_flags.hpp)
   // output
   std::int64_t log_every = 20, eval_every = 200, eval_batches = 4, sample_tokens = 300;
   double temperature = 0.8;
