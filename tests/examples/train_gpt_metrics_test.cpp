@@ -3,12 +3,14 @@
 // mpirun (whose ranks write to a pseudo-terminal), unless --progress live asks for the live line. --metrics writes one
 // JSON record per logged step with the documented fields and one per validation, and the loss and
 // throughput plots beside it, well-formed SVG with one polyline per series and one point per
-// record. A resumed run keeps the records up to its checkpoint and appends after them (the records
+// record, also when a stop signal ends the run. A resumed run keeps the records up to its checkpoint and appends after them (the records
 // the first run wrote past the checkpoint are dropped); the checkpoint holds the effective
 // configuration, which tessera_ckpt info prints.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -137,6 +139,22 @@ TEST_F(TrainGptMetrics, MetricsFileAndPlots) {
   const auto throughput = testing::read_svg_series((dir_ / "run.throughput.svg").string());
   ASSERT_TRUE(throughput && throughput->parsed) << (throughput ? throughput->error : "");
   EXPECT_EQ(throughput->points, (std::map<std::string, int>{{"tokens/s", 4}}));
+}
+
+TEST_F(TrainGptMetrics, AStopSignalStillWritesThePlots) {
+  const std::string metrics = (dir_ / "stopped.jsonl").string(), log = (dir_ / "stopped.log").string();
+  const std::string job = run(5) + " --steps 1000000 --metrics " + metrics;
+  const std::string script = job + " > " + log + " 2>&1 & P=$!; "
+                             "for i in $(seq 600); do grep -q \"step    20/\" " + log + " && break; kill -0 $P || break; "
+                             "sleep 0.1; done; kill -TERM $P; wait $P; echo job exit $? >> " + log;
+  run_bounded("bash -c '" + script + "'", 120);
+  std::ifstream in(log);
+  const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(out.find("stop signal: stopping after step"), std::string::npos) << out;
+  EXPECT_NE(out.find("job exit 0"), std::string::npos) << out;
+  EXPECT_GE(steps_of(records(metrics), "train").size(), 5u) << out;
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "stopped.loss.svg")) << out;
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "stopped.throughput.svg")) << out;
 }
 
 TEST_F(TrainGptMetrics, AResumedRunAppendsAfterItsCheckpointAndTheCheckpointHoldsTheConfiguration) {
