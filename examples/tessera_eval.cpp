@@ -23,6 +23,8 @@
 
 #include "checkpointing/model_source.hpp"
 #include "core/setting_error.hpp"
+#include "comm/device_communicator.hpp"
+#include "launch/rank_device.hpp"
 #include "launch/run_distributed.hpp"
 #include "runtime/data/sample_loader.hpp"
 #include "runtime/data/token_dataset.hpp"
@@ -113,11 +115,12 @@ int evaluate(DistributedContext& dist) {
   const EvalOptions& o = *parsed;
   Communicator& world = dist.world();
   const ModelSource source = open_model_source(o.model);
-  auto device = make_device(DeviceChoice::kAuto);
+  auto device = make_rank_device(DeviceChoice::kAuto, dist.rank_info());
   Gpt model(source.config);
   ShardingConfig sharding;
   sharding.stage = parse_zero_stage(o.zero);
-  ShardedEngine engine(model, *device, world, sharding, /*seed=*/0);
+  const std::unique_ptr<Communicator> device_world = make_device_world(*device, world, dist.comm_options());
+  ShardedEngine engine(model, *device, device_world ? *device_world : world, sharding, /*seed=*/0);
   load_model_weights(engine, world, source);
   Trainer trainer(engine);
   const bool root = world.rank() == 0;

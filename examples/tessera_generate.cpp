@@ -25,6 +25,8 @@
 #include "checkpointing/checkpoint_loader.hpp"
 #include "checkpointing/model_source.hpp"
 #include "checkpointing/tokenizer_fields.hpp"
+#include "comm/device_communicator.hpp"
+#include "launch/rank_device.hpp"
 #include "launch/run_distributed.hpp"
 #include "runtime/cpu/blas_core.hpp"
 #include "runtime/device_factory.hpp"
@@ -125,11 +127,12 @@ int generate(DistributedContext& dist) {
                                 "; pass the tokenizer the model was trained with");
   }
 
-  auto device = make_device(DeviceChoice::kAuto);
+  auto device = make_rank_device(DeviceChoice::kAuto, dist.rank_info());
   Gpt model(gpt);
   ShardingConfig sharding;
   sharding.stage = parse_zero_stage(o.zero);
-  ShardedEngine engine(model, *device, world, sharding, o.seed);
+  const std::unique_ptr<Communicator> device_world = make_device_world(*device, world, dist.comm_options());
+  ShardedEngine engine(model, *device, device_world ? *device_world : world, sharding, o.seed);
   load_model_weights(engine, world, source);
   if (root) {
     std::fprintf(stderr, "tessera_generate: GPT %s from %s on %d rank(s), ZeRO %d; tokenizer %s\n", gpt.to_string().c_str(),

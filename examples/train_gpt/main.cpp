@@ -12,9 +12,11 @@
 #include <vector>
 
 #include "checkpointing/training_checkpointer.hpp"
+#include "comm/device_communicator.hpp"
 #include "comm/host_collectives.hpp"
 #include "planning/preflight.hpp"
 #include "training/batch_plan.hpp"
+#include "launch/rank_device.hpp"
 #include "launch/run_distributed.hpp"
 #include "runtime/recompute/activation_checkpointing.hpp"
 #include "runtime/cpu/blas_core.hpp"
@@ -183,7 +185,7 @@ int train(DistributedContext& dist) {
   const int local_ranks = std::max(1, dist.rank_info().local_size);
   const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   set_cpu_threads(o.threads > 0 ? o.threads : std::max(1, hardware / local_ranks));
-  auto device = make_device(DeviceChoice::kAuto);
+  auto device = make_rank_device(DeviceChoice::kAuto, dist.rank_info());
 
   BatchRequest request;
   request.global = o.global_batch;
@@ -224,7 +226,9 @@ int train(DistributedContext& dist) {
   }
   Gpt model(config);
   const std::vector<std::string> wrapped = apply_activation_checkpointing(model, recompute);
-  ShardedEngine engine(model, *device, world, sharding, o.seed);
+  // The engine's collectives work on the device's memory: NCCL on a GPU, the MPI world on the CPU.
+  const std::unique_ptr<Communicator> device_world = make_device_world(*device, world, dist.comm_options());
+  ShardedEngine engine(model, *device, device_world ? *device_world : world, sharding, o.seed);
   Trainer trainer(engine);
   std::optional<SpikeDetector> spike_detector;  // --spike-guard
   if (o.spike_guard) {
