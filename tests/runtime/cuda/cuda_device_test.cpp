@@ -19,7 +19,7 @@
 #include "runtime/out_of_memory.hpp"
 #include "runtime/storage.hpp"
 #include "runtime/tensor.hpp"
-#include "tests/runtime/cuda/cuda_test_support.hpp"
+#include "tests/runtime/cuda/gpu_test_support.hpp"
 #include "tests/runtime/stream_gate.hpp"
 
 namespace tessera {

@@ -14,7 +14,7 @@
 #include "runtime/modules/cross_entropy_loss.hpp"
 #include "runtime/modules/gpt.hpp"
 #include "runtime/random.hpp"
-#include "tests/runtime/cuda/cuda_test_support.hpp"
+#include "tests/runtime/cuda/gpu_test_support.hpp"
 
 namespace tessera {
 namespace {
