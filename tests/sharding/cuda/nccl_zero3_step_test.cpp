@@ -19,7 +19,7 @@
 #include "launch/rank_info.hpp"
 #include "sharding/full_parameters.hpp"
 #include "sharding/sharded_engine.hpp"
-#include "tests/runtime/cuda/cuda_test_support.hpp"
+#include "tests/runtime/cuda/gpu_test_support.hpp"
 #include "tests/sharding/sharding_test_support.hpp"
 #include "training/trainer.hpp"
 
