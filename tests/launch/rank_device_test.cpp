@@ -26,7 +26,7 @@ TEST(RankDevice, CpuMetaAndAuto) {
 
 TEST(RankDevice, GpuFromTheLocalRank) {
   if (!device_available(DeviceChoice::kCuda)) {
-    GTEST_SKIP() << "no usable GPU: " << device_unavailable_reason(DeviceChoice::kCuda);
+    GTEST_SKIP() << device_unavailable_reason(DeviceChoice::kCuda);
   }
   const int gpus = device_count(DeviceChoice::kCuda);
   for (int local = 0; local < 2 * gpus && local < 4; ++local) {

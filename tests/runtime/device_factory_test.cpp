@@ -94,7 +94,7 @@ TEST(DeviceFactory, CudaWithABackendButNoGpuNamesTheReasonInOneLine) {
 }
 
 TEST(DeviceFactory, CudaGpuIndexOutsideTheVisibleOnesIsRefused) {
-  if (!device_available(DeviceChoice::kCuda)) GTEST_SKIP() << "no usable GPU: " << device_unavailable_reason(DeviceChoice::kCuda);
+  if (!device_available(DeviceChoice::kCuda)) GTEST_SKIP() << device_unavailable_reason(DeviceChoice::kCuda);
   auto gpu = make_device(DeviceChoice::kCuda);
   EXPECT_EQ(gpu->kind(), DeviceKind::kCuda);
   EXPECT_EQ(gpu->memory_space(), MemorySpace::kGpu);

@@ -16,7 +16,7 @@
 #define TESSERA_REQUIRE_GPU()                                                                        \
   do {                                                                                               \
     if (!::tessera::device_available(::tessera::DeviceChoice::kCuda)) {                              \
-      GTEST_SKIP() << "no usable GPU: " << ::tessera::device_unavailable_reason(::tessera::DeviceChoice::kCuda); \
+      GTEST_SKIP() << ::tessera::device_unavailable_reason(::tessera::DeviceChoice::kCuda);             \
     }                                                                                                \
   } while (0)
 
