@@ -153,11 +153,11 @@ void bench_model(const ModelRun& run, const Options& o, Device& device, Communic
   const double flops_per_gpu = tokens_per_s / world.size() * gpt_training_flops_per_token(run.config, t);
   const AllocatorStats pool = device.allocator_stats();
   if (world.rank() != 0) return;
-  std::printf("%-6s %11lld %5lld %-10s %9.1f %11.0f %8.1f %9s %9.1f %12s  loss %.3f; %s\n", run.name,
+  char mfu_peak[16] = "unknown";
+  if (table_peak > 0) std::snprintf(mfu_peak, sizeof mfu_peak, "%.1f%%", 100.0 * flops_per_gpu / (table_peak * 1e12));
+  std::printf("%-6s %11lld %5lld %-10s %9.1f %11.0f %8.1f %9s %8.1f%% %12s  loss %.3f; pool %s\n", run.name,
               static_cast<long long>(model.parameter_count()), static_cast<long long>(run.micro),
-              run.checkpointing.c_str(), step * 1e3, tokens_per_s, flops_per_gpu / 1e12,
-              table_peak > 0 ? (std::to_string(100.0 * flops_per_gpu / (table_peak * 1e12)).substr(0, 5) + "%").c_str()
-                             : "unknown",
+              run.checkpointing.c_str(), step * 1e3, tokens_per_s, flops_per_gpu / 1e12, mfu_peak,
               100.0 * flops_per_gpu / (gemm_peak * 1e12), format_bytes(device.memory().peak_total()).c_str(), loss,
               pool.describe().c_str());
   std::fflush(stdout);

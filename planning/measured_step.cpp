@@ -39,7 +39,8 @@ MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, 
     throw std::invalid_argument("the plan is for " + std::to_string(config.ranks) + " ranks but " +
                                 std::to_string(world.size()) + " are running: set the ranks to the job size");
   }
-  auto device = make_device(DeviceChoice::kAuto);
+  // The CPU device, whose memory the MPI `world` can reduce (the tracked bytes are the same on any device).
+  auto device = make_device(DeviceChoice::kCpu);
   Gpt model(*config.model.gpt);
   apply_activation_checkpointing(model, config.checkpointing);
   ShardedEngine engine(model, *device, world, config.sharding_config(), options.seed);

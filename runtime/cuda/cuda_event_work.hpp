@@ -42,6 +42,9 @@ class CudaEventWork final : public WorkState {
   // False when the event certainly completes without a failure (no host function before it threw
   // or is still to run).
   bool may_fail() const;
+  // The recording stream's failure record (may be null) and its issued() when this was recorded.
+  const std::shared_ptr<const StreamFailure>& failure_record() const { return failure_; }
+  std::uint64_t position() const { return position_; }
 
  private:
   int device_;

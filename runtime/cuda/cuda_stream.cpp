@@ -9,22 +9,33 @@
 #include "runtime/cuda/cuda_event_work.hpp"
 
 namespace tessera {
-namespace {
 
-struct HostCall {
+struct CudaStream::HostCall {
   std::function<void()> fn;
   std::shared_ptr<StreamFailure> failure;
   std::uint64_t position;
+  std::shared_ptr<Finished> finished;
 };
 
+namespace {
+
+// On CUDA's callback thread: no CUDA call may happen here, so the call (with what `fn` captured) is
+// handed to the stream's Finished list instead of being destroyed.
 void CUDART_CB run_host_call(void* data) {
-  std::unique_ptr<HostCall> call(static_cast<HostCall*>(data));
+  std::unique_ptr<CudaStream::HostCall> call(static_cast<CudaStream::HostCall*>(data));
   try {
     call->fn();
   } catch (...) {
     call->failure->fail(call->position, std::current_exception());
   }
   call->failure->done(call->position);
+  const std::shared_ptr<CudaStream::Finished> finished = call->finished;
+  try {
+    std::lock_guard lock(finished->mutex);
+    finished->calls.push_back(std::move(call));
+  } catch (...) {
+    call.release();  // leaked rather than destroyed here
+  }
 }
 
 }  // namespace
@@ -41,6 +52,16 @@ CudaStream::~CudaStream() {
   cudaStreamSynchronize(stream_);
   cudaStreamDestroy(stream_);
   if (switched) cudaSetDevice(previous);
+  destroy_finished();
+}
+
+void CudaStream::destroy_finished() noexcept {
+  std::vector<std::unique_ptr<HostCall>> calls;
+  {
+    std::lock_guard lock(finished_->mutex);
+    calls.swap(finished_->calls);
+  }
+  // `calls` goes out of scope here, on the caller's thread.
 }
 
 Event CudaStream::record() {
@@ -64,9 +85,10 @@ void CudaStream::wait(const Event& event) {
       cuda->enqueue_wait(stream_);
     }
     // The event's own stream failed before it (or may still): fail this stream at this point too.
+    // (The host function holds the failure record, not the CUDA event.)
     if (cuda->may_fail()) {
-      launch_host_function([cuda] {
-        if (std::exception_ptr error = cuda->failure()) std::rethrow_exception(error);
+      launch_host_function([record = cuda->failure_record(), position = cuda->position()] {
+        if (std::exception_ptr error = record->through(position)) std::rethrow_exception(error);
       });
     }
     return;
@@ -79,9 +101,10 @@ void CudaStream::wait(const Event& event) {
 }
 
 void CudaStream::launch_host_function(std::function<void()> fn) {
+  destroy_finished();
   CudaDeviceGuard guard(device_);
   std::lock_guard lock(mutex_);
-  auto call = std::make_unique<HostCall>(HostCall{std::move(fn), failure_, failure_->issue()});
+  auto call = std::make_unique<HostCall>(HostCall{std::move(fn), failure_, failure_->issue(), finished_});
   const cudaError_t launched = cudaLaunchHostFunc(stream_, run_host_call, call.get());
   if (launched != cudaSuccess) failure_->done(call->position);  // it will never run
   TESSERA_CUDA_CHECK(launched);
@@ -89,10 +112,12 @@ void CudaStream::launch_host_function(std::function<void()> fn) {
 }
 
 void CudaStream::synchronize() {
+  destroy_finished();
   {
     CudaDeviceGuard guard(device_);
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
+  destroy_finished();
   if (std::exception_ptr error = failure_->first()) std::rethrow_exception(error);
 }
 

@@ -5,7 +5,9 @@
 //   launch_host_function    cudaLaunchHostFunc; a throwing function fails the stream: later work
 //                           still runs, events recorded after it complete with the failure and
 //                           synchronize() rethrows it (StreamFailure). As CUDA requires, the function
-//                           must not call CUDA itself.
+//                           must not call CUDA itself; what it captures is destroyed later on a
+//                           caller's thread (a captured Tensor may free device memory), not inside
+//                           the callback.
 //   synchronize()           cudaStreamSynchronize, then the stream's failure
 // CUDA errors (a failed launch, a kernel fault reported by a synchronization) throw at the call with
 // the call text, file:line, the decoded error and the GPU. Thread-safe.
@@ -15,6 +17,7 @@
 
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "runtime/stream.hpp"
 #include "runtime/stream_failure.hpp"
@@ -41,12 +44,23 @@ class CudaStream final : public Stream {
   // The stream's first failure so far (a host function that threw), or null.
   std::exception_ptr failure() const { return failure_->first(); }
 
+  struct HostCall;
+  // Host functions that ran: CUDA's callback thread hands them over here, and the stream destroys
+  // them (and what they captured) on the next call from a caller's thread.
+  struct Finished {
+    std::mutex mutex;
+    std::vector<std::unique_ptr<HostCall>> calls;
+  };
+
  private:
+  void destroy_finished() noexcept;
+
   int device_;
   StreamRole role_;
   cudaStream_t stream_ = nullptr;
   std::mutex mutex_;  // keeps issue() positions in the stream's queue order across threads
   std::shared_ptr<StreamFailure> failure_ = std::make_shared<StreamFailure>();
+  std::shared_ptr<Finished> finished_ = std::make_shared<Finished>();
 };
 
 }  // namespace tessera
