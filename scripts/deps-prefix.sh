@@ -6,11 +6,16 @@
 #                            for under /usr)
 # A runtime library package whose shared libraries the machine already has (every soname found by
 # ldconfig) is left out, and the .so links of its -dev package point at the machine's copy, so no
-# older library from the prefix shadows one the machine's programs use. TESSERA_DEPS_UNPACK_ALL=1
+# older library from the prefix shadows one the machine's programs use (OpenBLAS and Open MPI are
+# always unpacked, see deps_always). TESSERA_DEPS_UNPACK_ALL=1
 # unpacks every package (to try the prefix on a machine that has them all).
 
 deps_arch=$( (gcc -dumpmachine || cc -dumpmachine) 2>/dev/null | sed 's/-pc-/-/')
 deps_arch=${deps_arch:-x86_64-linux-gnu}
+# Unpacked even when the machine has the sonames: the OpenMP build of OpenBLAS (another build shares
+# its soname), and Open MPI with PMIx, whose mpirun, libraries and components must come from one
+# installation.
+deps_always='openblas|openmpi|pmix'
 
 # The machine's path of a shared library file or soname, or nothing.
 deps_system_library() {
@@ -28,7 +33,7 @@ unpack_deps() {
   known=$(ldconfig -p 2>/dev/null | awk 'NR > 1 { print $1 }' | sort -u)
   for deb in "$dir"/*.deb; do
     pkg=$(dpkg-deb -f "$deb" Package) || return 1
-    if [ "${TESSERA_DEPS_UNPACK_ALL:-0}" != 1 ] && [[ $pkg == lib* && $pkg != *-dev && $pkg != *openblas* ]]; then
+    if [ "${TESSERA_DEPS_UNPACK_ALL:-0}" != 1 ] && [[ $pkg == lib* && $pkg != *-dev && ! $pkg =~ $deps_always ]]; then
       sonames=$(dpkg-deb -c "$deb" | awk '{ print $6 }' | grep -E '/lib[^/]*\.so\.[0-9]+$' | xargs -r -n1 basename)
       missing=0
       for s in $sonames; do grep -qxF "$s" <<<"$known" || missing=1; done

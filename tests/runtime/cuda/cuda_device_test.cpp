@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
@@ -112,14 +113,16 @@ TEST(CudaDevice, BlockFreedWhileACopyIsQueuedIsNotReusedBeforeTheCopyRan) {
   CudaDevice device(0);
   const std::int64_t n = 2 * kMiB;  // 8 MiB of f32
   Stream& copy = device.stream(StreamRole::kCopy);
-  std::vector<float> out(static_cast<std::size_t>(n), -1.0f);
+  // Pinned: a copy into pageable memory would make cudaMemcpyAsync itself wait for the gate.
+  Tensor out = Tensor::empty(device, {n}, DType::kF32, MemoryCategory::kCommBuffers, MemoryKind::kPinnedHost);
+  std::fill(out.data_as<float>(), out.data_as<float>() + n, -1.0f);
   Gate gate;
   void* old_block = nullptr;
   {
     Tensor source = Tensor::from_host(device, ramp(n, 5.0f), {n}, DType::kF32, MemoryCategory::kActivations);
     old_block = source.data();
     copy.launch_host_function([&gate] { gate.wait(); });
-    device.copy_to_host_async(out.data(), source.data(), source.nbytes(), copy);
+    device.copy_to_host_async(out.data(), source.data(), source.nbytes(), copy);  // queued behind the gate
     source.record_stream(copy);
   }  // destroyed: the block waits for the copy stream
   EXPECT_EQ(device.pending_free_bytes(), static_cast<std::size_t>(n * 4)) << "held aside while the copy is queued";
@@ -128,7 +131,9 @@ TEST(CudaDevice, BlockFreedWhileACopyIsQueuedIsNotReusedBeforeTheCopyRan) {
   EXPECT_NE(next.data(), old_block) << "a block still read by the queued copy was handed out again";
   gate.open();
   copy.synchronize();
-  EXPECT_EQ(out, ramp(n, 5.0f)) << "the queued copy read the freed block's original contents";
+  const std::vector<float> expected = ramp(n, 5.0f);
+  EXPECT_TRUE(std::equal(expected.begin(), expected.end(), out.data_as<float>()))
+      << "the queued copy read the freed block's original contents";
   device.synchronize();
   EXPECT_EQ(device.pending_free_bytes(), 0u) << "given back once the copy stream passed it";
 }

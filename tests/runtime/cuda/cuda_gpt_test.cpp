@@ -107,7 +107,6 @@ TEST(CudaGpt, TrainingStepsFollowTheCpuDevice) {
   EXPECT_NEAR(actual[0], expected[0], kF32Tolerance * std::fabs(expected[0])) << "step 0 (before any update)";
   const std::string error = compare_relative(actual, expected, 1e-4, "losses of " + std::to_string(kSteps) + " steps");
   EXPECT_TRUE(error.empty()) << error;
-  EXPECT_LT(actual.back(), actual.front()) << "training lowers the loss on the GPU";
 }
 
 }  // namespace
