@@ -3,12 +3,18 @@
 #include "runtime/cuda/cuda_stream.hpp"
 
 #include <utility>
+#include <vector>
 
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/cuda/cuda_device_guard.hpp"
 #include "runtime/cuda/cuda_event_work.hpp"
 
 namespace tessera {
+
+struct CudaStream::Finished {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<HostCall>> calls;
+};
 
 struct CudaStream::HostCall {
   std::function<void()> fn;
@@ -40,7 +46,8 @@ void CUDART_CB run_host_call(void* data) {
 
 }  // namespace
 
-CudaStream::CudaStream(int device, StreamRole role) : device_(device), role_(role) {
+CudaStream::CudaStream(int device, StreamRole role)
+    : device_(device), role_(role), finished_(std::make_shared<Finished>()) {
   CudaDeviceGuard guard(device_);
   TESSERA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
 }

@@ -17,7 +17,6 @@
 
 #include <memory>
 #include <mutex>
-#include <vector>
 
 #include "runtime/stream.hpp"
 #include "runtime/stream_failure.hpp"
@@ -44,13 +43,11 @@ class CudaStream final : public Stream {
   // The stream's first failure so far (a host function that threw), or null.
   std::exception_ptr failure() const { return failure_->first(); }
 
+  // A queued host function, and the host functions that ran: CUDA's callback thread hands them
+  // over to Finished, and the stream destroys them (and what they captured) on the next call from a
+  // caller's thread. Defined in cuda_stream.cpp.
   struct HostCall;
-  // Host functions that ran: CUDA's callback thread hands them over here, and the stream destroys
-  // them (and what they captured) on the next call from a caller's thread.
-  struct Finished {
-    std::mutex mutex;
-    std::vector<std::unique_ptr<HostCall>> calls;
-  };
+  struct Finished;
 
  private:
   void destroy_finished() noexcept;
@@ -60,7 +57,7 @@ class CudaStream final : public Stream {
   cudaStream_t stream_ = nullptr;
   std::mutex mutex_;  // keeps issue() positions in the stream's queue order across threads
   std::shared_ptr<StreamFailure> failure_ = std::make_shared<StreamFailure>();
-  std::shared_ptr<Finished> finished_ = std::make_shared<Finished>();
+  std::shared_ptr<Finished> finished_;
 };
 
 }  // namespace tessera
