@@ -48,10 +48,14 @@ class DeviceBuffer {
   T* get() const { return ptr_; }
   std::size_t size() const { return n_; }
 
+  // Waits for all queued work, copies, and waits for the copy.
   void upload(const std::vector<T>& host) {
     EXPECT_EQ(host.size(), n_) << "DeviceBuffer::upload: size";
     TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
     if (n_ > 0) TESSERA_CUDA_CHECK(cudaMemcpy(ptr_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
+    // A copy from pageable memory may still be in flight when cudaMemcpy returns, and the kernels'
+    // non-blocking stream does not wait for it.
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
   }
   // Waits for all queued work, then copies back.
   std::vector<T> download() const {
