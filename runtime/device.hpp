@@ -53,8 +53,10 @@ class Device {
   // aside, not reusable). The trackers no longer count them.
   virtual std::size_t pending_free_bytes() const = 0;
 
-  // Synchronous copies within this device, or between this device and host memory; ordered after all
-  // work issued on the compute stream.
+  // Copies within this device, or between this device and host memory; ordered after all work issued
+  // on the compute stream. A copy to or from host memory has completed when it returns (the host may
+  // read or reuse its buffer); one within a GPU's memory, and fill_zero there, may still be queued
+  // on the compute stream, ahead of every later use of that memory.
   virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
   virtual void copy_to_host(void* host_dst, const void* src, std::size_t bytes) = 0;
   virtual void copy_from_host(void* dst, const void* host_src, std::size_t bytes) = 0;
