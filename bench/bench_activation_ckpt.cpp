@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   reexec_with_better_blas_core(argv);
   int threads = 2, steps = 5;
   std::int64_t batch_size = 8;
-  std::string device_flag = "auto";
+  DeviceFlags device_flag;  // --device, --gemm-math
   GptConfig config;  // the small config: L=6 C=384 NH=6 V=8192 T=256
   config.vocab_size = 8192;
   config.max_seq_len = 256;

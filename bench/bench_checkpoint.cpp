@@ -155,7 +155,7 @@ struct Row {
 
 // Saves and loads with `comm`'s ranks; every rank of `comm` calls it.
 Row bench_ranks(Communicator& comm, const Args& args, const GptConfig& gpt) {
-  auto device = make_device(DeviceChoice::kAuto);
+  auto device = make_device(DeviceChoice::kCpu);
   Gpt model(gpt);
   ShardingConfig config;
   config.stage = ZeroStage::kStage3;

@@ -29,7 +29,7 @@ struct Args {
   std::vector<std::string> policies{"none", "blocks"};
   DType param = DType::kF32, reduce = DType::kF32;
   int threads = 1;
-  std::string device = "auto";
+  DeviceFlags device;  // --device, --gemm-math
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -69,11 +69,11 @@ int bench(DistributedContext& ctx) {
   const Args& args = *parsed;
   set_cpu_threads(args.threads);
   Communicator& world = ctx.world();
-  const std::unique_ptr<Device> device = open_device_on_every_rank(args.device, world, "bench_memory");
+  const std::unique_ptr<Device> device = open_device_on_every_rank(args.device, ctx, "bench_memory");
   if (!device) return 2;
   if (ctx.rank() == 0) std::printf("%s\n", device_line(args.device, *device).c_str());
   MeasureOptions measure;
-  measure.device = parse_device_choice(args.device);
+  measure.device = parse_device_choice(args.device.device);
   std::int64_t worst = 0;
   for (const std::string& policy : args.policies) {
     std::vector<PlanComparison> rows;

@@ -44,7 +44,7 @@ struct Options {
   bool offload_params = false;  // ZeRO-3: the parameter shard follows the optimizer state
   std::int64_t disk_test_mib = 1024;
   std::string run_one;  // internal: run this mode and print one result line
-  std::string device = "auto";
+  DeviceFlags device;  // --device, --gemm-math
 };
 
 struct Result {

@@ -61,7 +61,7 @@ int bench(DistributedContext& ctx) {
   }
   double stage0_ms = 0.0;
   for (int st = 0; st <= 3; ++st) {
-    auto device = make_device(DeviceChoice::kAuto);
+    auto device = make_device(DeviceChoice::kCpu);
     Gpt model(small);
     ShardingConfig config;
     config.stage = parse_zero_stage(st);

@@ -21,6 +21,7 @@
 
 #include "checkpointing/model_source.hpp"
 #include "core/setting_error.hpp"
+#include "comm/device_communicator.hpp"
 #include "flags/device_flag.hpp"
 #include "flags/program_options.hpp"
 #include "launch/run_distributed.hpp"
@@ -38,7 +39,7 @@ struct EvalOptions {
   std::int64_t eval_batches = 4, micro_batch = 8, seq_len = 0;
   int zero = 0;
   bool print_logits = false;
-  std::string device = "auto";
+  DeviceFlags device;  // --device, --gemm-math
 };
 
 std::optional<EvalOptions> parse_options(int argc, char** argv, bool print_help) {
@@ -104,13 +105,14 @@ int evaluate(DistributedContext& dist) {
   if (!parsed) return 0;
   const EvalOptions& o = *parsed;
   Communicator& world = dist.world();
-  const std::unique_ptr<Device> device = open_device_on_every_rank(o.device, world, "tessera_eval");
+  const std::unique_ptr<Device> device = open_device_on_every_rank(o.device, dist, "tessera_eval");
   if (!device) return 2;
   const ModelSource source = open_model_source(o.model);
   Gpt model(source.config);
   ShardingConfig sharding;
   sharding.stage = parse_zero_stage(o.zero);
-  ShardedEngine engine(model, *device, world, sharding, /*seed=*/0);
+  const std::unique_ptr<Communicator> device_world = make_device_world(*device, world, dist.comm_options());
+  ShardedEngine engine(model, *device, device_world ? *device_world : world, sharding, /*seed=*/0);
   load_model_weights(engine, world, source);
   Trainer trainer(engine);
   const bool root = world.rank() == 0;

@@ -23,6 +23,7 @@
 #include "checkpointing/checkpoint_loader.hpp"
 #include "checkpointing/model_source.hpp"
 #include "checkpointing/tokenizer_fields.hpp"
+#include "comm/device_communicator.hpp"
 #include "flags/device_flag.hpp"
 #include "flags/program_options.hpp"
 #include "launch/run_distributed.hpp"
@@ -47,7 +48,7 @@ struct GenerateOptions {
   int zero = 0;
   int threads = 0;
   std::string tokenizer;
-  std::string device = "auto";
+  DeviceFlags device;  // --device, --gemm-math
 };
 
 std::optional<GenerateOptions> parse_options(int argc, char** argv, bool print_help) {
@@ -103,7 +104,7 @@ int generate(DistributedContext& dist) {
   const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   set_cpu_threads(o.threads > 0 ? o.threads : std::max(1, hardware / local_ranks));
 
-  const std::unique_ptr<Device> device = open_device_on_every_rank(o.device, world, "tessera_generate");
+  const std::unique_ptr<Device> device = open_device_on_every_rank(o.device, dist, "tessera_generate");
   if (!device) return 2;
   const ModelSource source = open_model_source(o.source);
   const GptConfig& gpt = source.config;
@@ -122,7 +123,8 @@ int generate(DistributedContext& dist) {
   Gpt model(gpt);
   ShardingConfig sharding;
   sharding.stage = parse_zero_stage(o.zero);
-  ShardedEngine engine(model, *device, world, sharding, o.seed);
+  const std::unique_ptr<Communicator> device_world = make_device_world(*device, world, dist.comm_options());
+  ShardedEngine engine(model, *device, device_world ? *device_world : world, sharding, o.seed);
   load_model_weights(engine, world, source);
   if (root) {
     std::fprintf(stderr, "tessera_generate: GPT %s from %s on %d rank(s), ZeRO %d; tokenizer %s; %s\n",

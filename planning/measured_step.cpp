@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 
+#include "comm/device_communicator.hpp"
 #include "core/setting_error.hpp"
 
 #include "runtime/device_factory.hpp"
@@ -40,9 +41,12 @@ MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, 
                                 std::to_string(world.size()) + " are running: set the ranks to the job size");
   }
   auto device = make_device(options.device);
+  // The engine's collectives run on the device's memory: NCCL for a GPU, `world` itself for the CPU.
+  const std::unique_ptr<Communicator> device_world = make_device_world(*device, world, CommOptions{});
+  Communicator& engine_world = device_world ? *device_world : world;
   Gpt model(*config.model.gpt);
   apply_activation_checkpointing(model, config.checkpointing);
-  ShardedEngine engine(model, *device, world, config.sharding_config(), options.seed);
+  ShardedEngine engine(model, *device, engine_world, config.sharding_config(), options.seed);
   Trainer trainer(engine);
 
   std::vector<MicroBatch> batches;

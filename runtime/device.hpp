@@ -1,6 +1,6 @@
 // Device: where tensors live and kernels run. Owns one MemoryTracker per MemoryKind, its Kernels
-// table and one Stream per StreamRole. Backends: runtime/cpu/ (always built) and runtime/meta/
-// (sizes only, no memory); a CUDA device, once written, registers itself when built. Programs get
+// table and one Stream per StreamRole. Backends: runtime/cpu/ (always built), runtime/meta/ (sizes
+// only, no memory) and runtime/cuda/ (one GPU; registered when the build has CUDA). Programs get
 // one from make_device (runtime/device_factory.hpp).
 // Modules never touch raw pointers' memory directly: they call device.kernels() and device copies,
 // so the same module code runs on any device.
@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 
+#include "runtime/allocator_stats.hpp"
 #include "runtime/event.hpp"
 #include "runtime/memory_budget.hpp"
 #include "runtime/memory_kind.hpp"
@@ -52,8 +53,10 @@ class Device {
   // aside, not reusable). The trackers no longer count them.
   virtual std::size_t pending_free_bytes() const = 0;
 
-  // Synchronous copies within this device, or between this device and host memory; ordered after all
-  // work issued on the compute stream.
+  // Copies within this device, or between this device and host memory; ordered after all work issued
+  // on the compute stream. A copy to or from host memory has completed when it returns (the host may
+  // read or reuse its buffer); one within a GPU's memory, and fill_zero there, may still be queued
+  // on the compute stream, ahead of every later use of that memory.
   virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
   virtual void copy_to_host(void* host_dst, const void* src, std::size_t bytes) = 0;
   virtual void copy_from_host(void* dst, const void* host_src, std::size_t bytes) = 0;
@@ -77,6 +80,13 @@ class Device {
   // How much more memory this device can give the process (both memory kinds: on the CPU they are
   // the same host memory). Unknown by default.
   virtual MemoryBudget memory_budget() const { return {}; }
+
+  // What the allocator of `kind` memory holds (allocated, reserved, their peaks), for profilers and
+  // benchmarks to print beside the trackers; unknown (-1) on a device that caches nothing.
+  virtual AllocatorStats allocator_stats(MemoryKind kind = MemoryKind::kDevice) const {
+    (void)kind;
+    return {};
+  }
 
   MemoryTracker& memory(MemoryKind kind = MemoryKind::kDevice) { return memory_[static_cast<std::size_t>(kind)]; }
   const MemoryTracker& memory(MemoryKind kind = MemoryKind::kDevice) const {

@@ -14,6 +14,10 @@ bool usable(DeviceChoice choice) {
   return backend != nullptr && backend->usable();
 }
 
+constexpr const char* kNoCudaBackend =
+    "this build has no CUDA device backend (it was configured without CUDA: -DTESSERA_CUDA=ON needs nvcc, "
+    "cuBLAS and NCCL)";
+
 }  // namespace
 
 const char* device_choice_name(DeviceChoice choice) {
@@ -36,21 +40,41 @@ DeviceChoice parse_device_choice(std::string_view text) {
 
 bool device_available(DeviceChoice choice) { return choice == DeviceChoice::kAuto || usable(choice); }
 
-std::unique_ptr<Device> make_device(DeviceChoice choice) {
-  if (choice == DeviceChoice::kAuto) choice = usable(DeviceChoice::kCuda) ? DeviceChoice::kCuda : DeviceChoice::kCpu;
+DeviceChoice resolve_device_choice(DeviceChoice choice) {
+  if (choice != DeviceChoice::kAuto) return choice;
+  return usable(DeviceChoice::kCuda) ? DeviceChoice::kCuda : DeviceChoice::kCpu;
+}
+
+int device_count(DeviceChoice choice) {
+  const DeviceBackend* backend = find_device_backend(resolve_device_choice(choice));
+  return backend != nullptr && backend->count != nullptr ? backend->count() : 0;
+}
+
+std::string device_unavailable_reason(DeviceChoice choice) {
+  choice = resolve_device_choice(choice);
+  const DeviceBackend* backend = find_device_backend(choice);
+  if (backend == nullptr) {
+    return choice == DeviceChoice::kCuda ? kNoCudaBackend : "backend not registered in this build";
+  }
+  if (backend->usable()) return "";
+  const std::string reason = backend->unusable_reason != nullptr ? backend->unusable_reason() : "";
+  return choice == DeviceChoice::kCuda ? "no usable GPU (" + reason + ")" : reason;
+}
+
+std::unique_ptr<Device> make_device(DeviceChoice choice, const DeviceOptions& options) {
+  choice = resolve_device_choice(choice);
   const DeviceBackend* backend = find_device_backend(choice);
   if (backend == nullptr && choice == DeviceChoice::kCuda) {
-    throw std::runtime_error("device cuda: this build has no CUDA device backend yet; use the cpu device");
+    throw std::runtime_error(std::string("device cuda: ") + kNoCudaBackend + "; use the cpu device");
   }
   if (backend == nullptr) {
     throw std::logic_error(std::string("device ") + device_choice_name(choice) + ": backend not registered");
   }
   if (!backend->usable()) {
-    throw std::runtime_error(std::string("device ") + backend->name +
-                             ": no usable device found (check the driver and the visible devices), or use the "
-                             "cpu device");
+    throw std::runtime_error(std::string("device ") + backend->name + ": " + device_unavailable_reason(choice) +
+                             "; use the cpu device");
   }
-  return backend->make();
+  return backend->make(options);
 }
 
 }  // namespace tessera

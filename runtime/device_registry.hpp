@@ -1,7 +1,7 @@
 // The device backends this build has, keyed by DeviceChoice. A backend registers itself at file
 // level in its own source file:
 //   namespace detail {
-//   const DeviceRegistration kCpuDeviceRegistration(DeviceBackend{DeviceChoice::kCpu, "cpu", usable, make});
+//   const DeviceRegistration kCpuDeviceRegistration(DeviceBackend{DeviceChoice::kCpu, "cpu", count, reason, make});
 //   }
 // A backend that is not built is simply not registered. The library is static, and a linker leaves
 // out an object file nothing refers to, registration and all: the registrations are therefore
@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "runtime/device_factory.hpp"
 
@@ -18,8 +19,14 @@ namespace tessera {
 struct DeviceBackend {
   DeviceChoice choice;  // kCpu, kCuda or kMeta (never kAuto)
   const char* name;
-  bool (*usable)();  // e.g. a GPU is present and the driver answers; never throws
-  std::unique_ptr<Device> (*make)();
+  // How many devices of this backend the process can use (a GPU backend: 0 when the driver does
+  // not answer or no GPU is visible); never throws. usable() is count() > 0.
+  int (*count)();
+  // Why count() is 0, in words ("no NVIDIA driver is loaded (...)"); never throws.
+  std::string (*unusable_reason)();
+  std::unique_ptr<Device> (*make)(const DeviceOptions& options);
+
+  bool usable() const { return count != nullptr && count() > 0; }
 };
 
 class DeviceRegistration {
@@ -31,9 +38,11 @@ class DeviceRegistration {
 const DeviceBackend* find_device_backend(DeviceChoice choice);
 
 namespace detail {
-// Defined by the always-built backends (runtime/cpu/cpu_device.cpp, runtime/meta/meta_device.cpp).
+// Defined by the always-built backends (runtime/cpu/cpu_device.cpp, runtime/meta/meta_device.cpp)
+// and, in a build with CUDA (TESSERA_HAVE_CUDA), runtime/cuda/cuda_device.cpp.
 extern const DeviceRegistration kCpuDeviceRegistration;
 extern const DeviceRegistration kMetaDeviceRegistration;
+extern const DeviceRegistration kCudaDeviceRegistration;
 }  // namespace detail
 
 }  // namespace tessera

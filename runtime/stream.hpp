@@ -12,6 +12,7 @@
 //
 // CPU device: compute and communication run inline (work runs when issued; their events are complete
 // when recorded); the copy stream runs on its own worker thread in issue order.
+// CUDA device: three CUDA streams (runtime/cuda/cuda_stream.hpp); events are CUDA events.
 #pragma once
 
 #include <functional>

@@ -1,6 +1,8 @@
 // Assembles full parameters by all-gathering each unit's f32 master shard.
 #include "sharding/full_parameters.hpp"
 
+#include "sharding/staged_collectives.hpp"
+
 namespace tessera {
 
 std::map<std::string, std::vector<float>> gather_full_parameters(ShardedEngine& engine) {
@@ -14,8 +16,8 @@ std::map<std::string, std::vector<float>> gather_full_parameters(ShardedEngine& 
     if (units[u]->optimizer_range().count == layout.padded_numel()) {
       flat = mine;  // the optimizer range is the whole buffer (stage 0, or one rank)
     } else {
-      engine.shard_group().all_gather(ConstSpan(mine.data(), mine.size()), Span(flat.data(), flat.size()),
-                                      DType::kF32).wait();
+      all_gather_host(engine.device(), engine.shard_group(), ConstSpan(mine.data(), mine.size()),
+                      Span(flat.data(), flat.size()), DType::kF32);
     }
     for (const FlatEntry& e : layout.entries()) {
       out[e.name].assign(flat.begin() + e.offset, flat.begin() + e.offset + e.numel);

@@ -11,6 +11,7 @@
 #include "runtime/optim/grad_clip.hpp"
 #include "runtime/storage.hpp"
 #include "sharding/sharded_unit_module.hpp"
+#include "sharding/staged_collectives.hpp"
 #include "sharding/unit_partition.hpp"
 
 namespace tessera {
@@ -202,7 +203,7 @@ double ShardedEngine::gradient_norm() {
   }
   double local = 0.0;
   for (double part : parts) local += part;
-  norm_ = std::sqrt(sum_in_rank_order(*groups_.shard, local)) / loss_scale();
+  norm_ = std::sqrt(sum_in_rank_order(device_, *groups_.shard, local)) / loss_scale();
   return *norm_;
 }
 

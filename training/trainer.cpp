@@ -6,6 +6,7 @@
 
 #include "runtime/device.hpp"
 #include "runtime/modules/cross_entropy_loss.hpp"
+#include "sharding/staged_collectives.hpp"
 
 namespace tessera {
 
@@ -25,7 +26,7 @@ StepResult Trainer::train_step(const std::vector<MicroBatch>& micro_batches, flo
     engine_.backward(ctx, loss.backward(ctx, scale), sync);
   }
   float mean_loss = static_cast<float>(loss_sum / static_cast<double>(micro_batches.size()));
-  engine_.world().all_reduce(Span(&mean_loss, 1), DType::kF32, ReduceOp::kAvg).wait();
+  all_reduce_host(engine_.device(), engine_.world(), Span(&mean_loss, 1), DType::kF32, ReduceOp::kAvg);
   StepResult result;
   // A non-finite norm is the engine's to skip (and the loss scaler's to learn from).
   if (detector_ != nullptr && std::isfinite(engine_.gradient_norm()) &&

@@ -6,6 +6,7 @@
 
 #include "core/setting_error.hpp"
 #include "runtime/device.hpp"
+#include "sharding/staged_collectives.hpp"
 
 namespace tessera {
 namespace {
@@ -38,7 +39,7 @@ float validation_loss(Trainer& trainer, const SampleLoader& loader, const Valida
       trainer.evaluate(load_windows(engine.device(), loader, 0, set.micro));  // keeps the gathers in step
     }
   }
-  world.all_reduce(Span(losses.data(), losses.size()), DType::kF32, ReduceOp::kSum).wait();
+  all_reduce_host(engine.device(), world, Span(losses.data(), losses.size()), DType::kF32, ReduceOp::kSum);
   double sum = 0.0;
   for (const float loss : losses) sum += loss;
   return static_cast<float>(sum / static_cast<double>(set.batches));

@@ -12,10 +12,13 @@
 
 #include "comm/collective_args.hpp"
 #include "comm/job_abort.hpp"
-#include "comm/nccl/cuda_event_work.hpp"
 #include "comm/nccl/nccl_check.hpp"
+#include "comm/nccl/nccl_work.hpp"
 #include "comm/watchdog.hpp"
 #include "core/completion_work.hpp"
+#include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/cuda_device_guard.hpp"
+#include "runtime/cuda/cuda_event_work.hpp"
 
 namespace tessera {
 namespace {
@@ -61,27 +64,31 @@ constexpr std::size_t kBarrierBytes = 256;  // keeps the call table that follows
 }  // namespace
 
 NcclCommunicator::NcclCommunicator(const ncclUniqueId& id, int rank, int size, int device,
-                                   cudaStream_t compute_stream, CommOptions options)
+                                   cudaStream_t compute_stream, CommOptions options, cudaStream_t comm_stream)
     : CommunicatorBase(std::move(options)), device_(device), compute_stream_(compute_stream) {
-  detail::CudaDeviceGuard guard(device_);
+  CudaDeviceGuard guard(device_);
   TESSERA_NCCL_CHECK(ncclCommInitRank(&comm_, size, id, rank));
-  start();
+  start(comm_stream);
 }
 
 NcclCommunicator::NcclCommunicator(Adopt, ncclComm_t comm, int device, cudaStream_t compute_stream,
-                                   CommOptions options)
+                                   CommOptions options, cudaStream_t comm_stream)
     : CommunicatorBase(std::move(options)), comm_(comm), device_(device), compute_stream_(compute_stream) {
-  start();
+  start(comm_stream);
 }
 
-void NcclCommunicator::start() {
-  detail::CudaDeviceGuard guard(device_);
+void NcclCommunicator::start(cudaStream_t comm_stream) {
+  CudaDeviceGuard guard(device_);
   int rank = 0;
   int size = 1;
   TESSERA_NCCL_CHECK(ncclCommUserRank(comm_, &rank));
   TESSERA_NCCL_CHECK(ncclCommCount(comm_, &size));
   set_group(rank, size);
-  TESSERA_CUDA_CHECK(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking));
+  comm_stream_ = comm_stream;
+  if (comm_stream_ == nullptr) {
+    TESSERA_CUDA_CHECK(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking));
+    owns_comm_stream_ = true;
+  }
   TESSERA_CUDA_CHECK(cudaMalloc(&scratch_, kBarrierBytes + static_cast<std::size_t>(size) * sizeof(CollectiveCall)));
   if (options().watchdog_timeout.count() > 0) {
     watchdog_ = std::make_unique<Watchdog>(options().watchdog_timeout, describe_world_rank(device_));
@@ -108,11 +115,11 @@ NcclCommunicator::~NcclCommunicator() {
     }
   }
   if (scratch_ != nullptr) cudaFree(scratch_);
-  if (comm_stream_ != nullptr) cudaStreamDestroy(comm_stream_);
+  if (owns_comm_stream_ && comm_stream_ != nullptr) cudaStreamDestroy(comm_stream_);
   if (previous >= 0) cudaSetDevice(previous);
 }
 
-bool NcclCommunicator::probe(detail::CudaEventWork& work) {
+bool NcclCommunicator::probe(detail::NcclWork& work) {
   ncclResult_t async_error = ncclSuccess;
   if (ncclCommGetAsyncError(comm_, &async_error) == ncclSuccess && async_error != ncclSuccess &&
       async_error != ncclInProgress) {
@@ -143,7 +150,7 @@ Work NcclCommunicator::launch(CollectiveCall call, const std::function<void(cuda
   throw_if_failed();
   call.sequence = next_sequence();
   try {
-    detail::CudaDeviceGuard guard(device_);
+    CudaDeviceGuard guard(device_);
     if (collective_check() == CollectiveCheck::kMatchCalls) verify_matching_calls(call);
     cudaEvent_t ready = nullptr;
     TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
@@ -153,7 +160,8 @@ Work NcclCommunicator::launch(CollectiveCall call, const std::function<void(cuda
     enqueue(comm_stream_);
     cudaEvent_t done = nullptr;
     TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
-    auto work = std::make_shared<detail::CudaEventWork>(device_, done, compute_stream_);
+    auto work = std::make_shared<detail::NcclWork>(std::make_shared<detail::CudaEventWork>(device_, done),
+                                                   compute_stream_);
     TESSERA_CUDA_CHECK(cudaEventRecord(done, comm_stream_));
     if (watchdog_) watchdog_->begin(describe_here(call), [this, work] { return probe(*work); });
     last_ = work;
@@ -209,8 +217,11 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
   });
   work.wait();  // rethrows a failed split
   if (child == nullptr) return nullptr;
-  return std::unique_ptr<Communicator>(
-      new NcclCommunicator(Adopt{}, child, device_, compute_stream_, child_options(color)));
+  // A stream of the caller's is shared with the child; a stream of this communicator's own is not
+  // (either communicator may be destroyed first).
+  return std::unique_ptr<Communicator>(new NcclCommunicator(Adopt{}, child, device_, compute_stream_,
+                                                            child_options(color),
+                                                            owns_comm_stream_ ? nullptr : comm_stream_));
 }
 
 }  // namespace tessera

@@ -1,9 +1,12 @@
 // NcclCommunicator: the Communicator over NCCL, on device memory of one GPU per rank (built only
-// with CUDA). Collectives run on the communicator's own stream; each one first waits (through an
+// with CUDA). Collectives run on a communication stream — the CUDA device's (make_device_world,
+// comm/device_communicator.hpp) or one of the communicator's own; each one first waits (through an
 // event) for the work already queued on the compute stream, and its Work's wait() makes the compute
-// stream wait for it — so communication overlaps compute without host synchronisation.
-// Make one with make_nccl_communicator (comm/device_communicator.hpp) or from an id that
-// nccl_rendezvous produced.
+// stream wait for it (no host block) — so parameter gathers and gradient reductions overlap compute
+// without host synchronisation. Communicators split from one share its communication stream when it
+// is the device's, so their collectives also run in issue order.
+// Make one with make_device_world / make_nccl_communicator (comm/device_communicator.hpp) or from an
+// id that nccl_rendezvous produced.
 //
 // Differences from the MPI backend: NCCL reduces bf16/f16 in its own order and precision, so
 // results are reproducible run to run on the same topology but not bit-identical between all_reduce
@@ -24,15 +27,17 @@ namespace tessera {
 
 class Watchdog;
 namespace detail {
-class CudaEventWork;
+class NcclWork;
 }
 
 class NcclCommunicator final : public CommunicatorBase {
  public:
   // Collective over the `size` ranks that share `id`. Uses GPU `device`; collectives follow and
-  // are awaited on `compute_stream` (nullptr: the legacy default stream).
+  // are awaited on `compute_stream` (nullptr: the legacy default stream) and run on `comm_stream`
+  // (nullptr: a stream of its own; otherwise the caller's, which must outlive this communicator and
+  // every one split from it).
   NcclCommunicator(const ncclUniqueId& id, int rank, int size, int device, cudaStream_t compute_stream,
-                   CommOptions options);
+                   CommOptions options, cudaStream_t comm_stream = nullptr);
   // Aborts the NCCL communicator when a collective may still be running (a peer may be gone),
   // destroys it otherwise. Never throws or blocks on peers.
   ~NcclCommunicator() override;
@@ -55,19 +60,21 @@ class NcclCommunicator final : public CommunicatorBase {
 
  private:
   struct Adopt {};
-  NcclCommunicator(Adopt, ncclComm_t comm, int device, cudaStream_t compute_stream, CommOptions options);
-  void start();
+  NcclCommunicator(Adopt, ncclComm_t comm, int device, cudaStream_t compute_stream, CommOptions options,
+                   cudaStream_t comm_stream);
+  void start(cudaStream_t comm_stream);
 
   Work launch(CollectiveCall call, const std::function<void(cudaStream_t)>& enqueue);
   void verify_matching_calls(const CollectiveCall& call);
-  bool probe(detail::CudaEventWork& work);
+  bool probe(detail::NcclWork& work);
 
   ncclComm_t comm_ = nullptr;
   int device_ = 0;
   cudaStream_t comm_stream_ = nullptr;
+  bool owns_comm_stream_ = false;
   cudaStream_t compute_stream_ = nullptr;
   void* scratch_ = nullptr;  // device: barrier word, then size() CollectiveCalls for debug mode
-  std::shared_ptr<detail::CudaEventWork> last_;
+  std::shared_ptr<detail::NcclWork> last_;
 
   std::unique_ptr<Watchdog> watchdog_;
 };

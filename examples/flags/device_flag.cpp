@@ -1,4 +1,5 @@
-// --device: the option, make_device through it, and the one-line refusal.
+// --device and --gemm-math: the options, make_device / make_rank_device through them, and the
+// one-line refusal.
 #include "flags/device_flag.hpp"
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "comm/host_collectives.hpp"
+#include "launch/rank_device.hpp"
 #include "runtime/device_factory.hpp"
 
 namespace tessera {
@@ -19,6 +21,12 @@ DeviceChoice program_device_choice(const std::string& flag) {
   return parse_device_choice(flag);
 }
 
+DeviceOptions device_options(const DeviceFlags& flags) {
+  DeviceOptions options;
+  options.gemm_math = parse_gemm_math(flags.gemm_math, "--gemm-math");
+  return options;
+}
+
 void print_refusal(const std::string& program, const std::string& why) {
   std::fprintf(stderr, "%s: %s\n", program.c_str(), why.c_str());
   std::fflush(stderr);
@@ -26,36 +34,44 @@ void print_refusal(const std::string& program, const std::string& why) {
 
 }  // namespace
 
-void add_device_option(po::options_description& group, std::string* target) {
-  group.add_options()("device", value_with_default(target),
-                      "cpu, cuda or auto (a usable GPU when this build has the CUDA device, else the CPU)");
+void add_device_option(po::options_description& group, DeviceFlags* target) {
+  group.add_options()("device", value_with_default(&target->device),
+                      "cpu, cuda or auto (a usable GPU when this build has the CUDA device, else the CPU)")
+      ("gemm-math", value_with_default(&target->gemm_math),
+       "GPU GEMM arithmetic: f32 (exact, as the CPU), tf32 or bf16 (tensor cores, f32 accumulation); the CPU "
+       "computes in f32 either way");
 }
 
-std::unique_ptr<Device> open_device(const std::string& flag) { return make_device(program_device_choice(flag)); }
+std::unique_ptr<Device> open_device(const DeviceFlags& flags) {
+  return make_device(program_device_choice(flags.device), device_options(flags));
+}
 
-std::string device_line(const std::string& flag, const Device& device) {
+std::string device_line(const DeviceFlags& flags, const Device& device) {
   const bool cpu = device.memory_space() == MemorySpace::kHost;
-  if (flag == "auto") return cpu ? "device: cpu (auto: no usable GPU)" : "device: " + device.name() + " (auto)";
-  return cpu ? "device: cpu" : "device: " + device.name();
+  if (cpu) return flags.device == "auto" ? "device: cpu (auto: no usable GPU)" : "device: cpu";
+  return "device: " + device.name() + (flags.device == "auto" ? " (auto)" : "") + ", GEMMs " + flags.gemm_math;
 }
 
-std::unique_ptr<Device> open_device_or_report(const std::string& flag, const std::string& program) {
-  program_device_choice(flag);  // a misspelt value is a usage error, reported as one
+std::unique_ptr<Device> open_device_or_report(const DeviceFlags& flags, const std::string& program) {
+  program_device_choice(flags.device);  // a misspelt value is a usage error, reported as one
+  device_options(flags);
   try {
-    return open_device(flag);
+    return open_device(flags);
   } catch (const std::runtime_error& e) {
     print_refusal(program, e.what());
     return nullptr;
   }
 }
 
-std::unique_ptr<Device> open_device_on_every_rank(const std::string& flag, Communicator& world,
+std::unique_ptr<Device> open_device_on_every_rank(const DeviceFlags& flags, DistributedContext& dist,
                                                   const std::string& program) {
-  program_device_choice(flag);
+  const DeviceChoice choice = program_device_choice(flags.device);
+  const DeviceOptions options = device_options(flags);
+  Communicator& world = dist.world();
   std::unique_ptr<Device> device;
   std::string why;
   try {
-    device = open_device(flag);
+    device = make_rank_device(choice, dist.rank_info(), options);
   } catch (const std::runtime_error& e) {
     why = e.what();
   }

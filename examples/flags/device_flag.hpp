@@ -1,5 +1,6 @@
-// --device cpu|cuda|auto: the option every computing program shares, and opening the device it
-// names with make_device(parse_device_choice(flag)). auto takes a usable GPU when the build has a
+// --device cpu|cuda|auto and --gemm-math f32|tf32|bf16: the options every computing program shares,
+// and opening the device they name (make_device, or make_rank_device for a rank of a job, which
+// picks the rank's GPU from its place on the node). auto takes a usable GPU when the build has a
 // CUDA device, else the CPU, and says which and why ("device: cpu (auto: no usable GPU)"). A device
 // that cannot be opened (cuda without a usable GPU, driver or CUDA build) is one line on stderr,
 // "PROGRAM: device cuda: ...", with make_device's own words, and a non-zero exit.
@@ -8,29 +9,35 @@
 #include <memory>
 #include <string>
 
-#include "comm/communicator.hpp"
 #include "flags/program_options.hpp"
+#include "launch/distributed_context.hpp"
 #include "runtime/device.hpp"
 
 namespace tessera {
 
-// Adds --device (default auto) bound to `target` to `group`.
-void add_device_option(po::options_description& group, std::string* target);
+struct DeviceFlags {
+  std::string device = "auto";   // cpu | cuda | auto
+  std::string gemm_math = "f32";  // the GPU's GEMM arithmetic: f32 | tf32 | bf16 (runtime/gemm_math.hpp)
+};
 
-// The device --device names; throws std::invalid_argument for a value other than cpu, cuda or
-// auto, and what make_device throws when the device cannot be opened.
-std::unique_ptr<Device> open_device(const std::string& flag);
+// Adds --device (default auto) and --gemm-math (default f32) bound to `target` to `group`.
+void add_device_option(po::options_description& group, DeviceFlags* target);
 
-// "device: cpu (auto: no usable GPU)", "device: cpu", "device: <the CUDA device's name> (auto)".
-std::string device_line(const std::string& flag, const Device& device);
+// The device the flags name; throws std::invalid_argument for a value other than cpu, cuda or auto
+// (or a GEMM math other than f32, tf32, bf16), and what make_device throws when the device cannot
+// be opened.
+std::unique_ptr<Device> open_device(const DeviceFlags& flags);
+
+// "device: cpu (auto: no usable GPU)", "device: cpu", "device: <the CUDA device's name> (auto), GEMMs bf16".
+std::string device_line(const DeviceFlags& flags, const Device& device);
 
 // A single-process program: the device, or null after printing "PROGRAM: <why>" on stderr.
-std::unique_ptr<Device> open_device_or_report(const std::string& flag, const std::string& program);
+std::unique_ptr<Device> open_device_or_report(const DeviceFlags& flags, const std::string& program);
 
-// Collective over `world`: every rank opens its device; when any rank cannot, the lowest such rank
-// prints its one line on stderr and every rank gets null (the program then exits non-zero on every
-// rank, none left waiting in a collective).
-std::unique_ptr<Device> open_device_on_every_rank(const std::string& flag, Communicator& world,
+// Collective over the job's world: every rank opens its device (its own GPU: make_rank_device);
+// when any rank cannot, the lowest such rank prints its one line on stderr and every rank gets null
+// (the program then exits non-zero on every rank, none left waiting in a collective).
+std::unique_ptr<Device> open_device_on_every_rank(const DeviceFlags& flags, DistributedContext& dist,
                                                   const std::string& program);
 
 }  // namespace tessera

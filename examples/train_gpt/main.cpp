@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "checkpointing/training_checkpointer.hpp"
+#include "comm/device_communicator.hpp"
+#include "comm/host_collectives.hpp"
 #include "training/batch_plan.hpp"
 #include "launch/run_distributed.hpp"
 #include "runtime/recompute/activation_checkpointing.hpp"
@@ -96,7 +98,7 @@ int run(DistributedContext& dist, const TrainOptions& o) {
   const int local_ranks = std::max(1, dist.rank_info().local_size);
   const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   set_cpu_threads(o.threads > 0 ? o.threads : std::max(1, hardware / local_ranks));
-  const std::unique_ptr<Device> device = open_device_on_every_rank(o.device, world, "train_gpt");
+  const std::unique_ptr<Device> device = open_device_on_every_rank(o.device, dist, "train_gpt");
   if (!device) return 2;
   const std::string effective_config = effective_config_text("train_gpt", o.settings);
   if (root) std::printf("%s%s\n", effective_config.c_str(), device_line(o.device, *device).c_str());
@@ -140,7 +142,9 @@ int run(DistributedContext& dist, const TrainOptions& o) {
   }
   Gpt model(config);
   const std::vector<std::string> wrapped = apply_activation_checkpointing(model, recompute);
-  ShardedEngine engine(model, *device, world, sharding, o.seed);
+  // The engine's collectives work on the device's memory: NCCL on a GPU, the MPI world on the CPU.
+  const std::unique_ptr<Communicator> device_world = make_device_world(*device, world, dist.comm_options());
+  ShardedEngine engine(model, *device, device_world ? *device_world : world, sharding, o.seed);
   Trainer trainer(engine);
   std::optional<SpikeDetector> spike_detector;  // --spike-guard
   if (o.spike_guard) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "flags/device_flag.hpp"
 #include "flags/program_options.hpp"
 #include "runtime/offload/nvme_settings.hpp"
 
@@ -28,7 +29,7 @@ struct TrainOptions {
   double lr = 1e-3, min_lr_ratio = 0.1, weight_decay = 0.1, grad_clip = 1.0, beta1 = 0.9, beta2 = 0.95;
   std::uint64_t seed = 1337;
   int threads = 0;  // 0: this node's cores divided by its ranks
-  std::string device = "auto";  // cpu | cuda | auto
+  DeviceFlags device;  // --device, --gemm-math
   std::string activation_checkpointing = "none";  // none | blocks | every:K | selective
   std::string optimizer = "adamw";                // adamw | adamw8bit
   std::int64_t optimizer_block = 2048;            // adamw8bit: elements per quantization block

@@ -1,9 +1,12 @@
 // Umbrella header for programs that embed Tessera: #include <tessera/tessera.hpp> brings the
-// distributed context, devices, tensors and modules, the sharded engine, the trainer and the
-// training checkpointer. Finer headers keep the source layout, e.g. "runtime/modules/linear.hpp".
+// distributed context, devices (a rank's own GPU: make_rank_device, and its communicator:
+// make_device_world), tensors and modules, the sharded engine, the trainer and the training
+// checkpointer. Finer headers keep the source layout, e.g. "runtime/modules/linear.hpp".
 #pragma once
 
+#include "comm/device_communicator.hpp"
 #include "launch/distributed_context.hpp"
+#include "launch/rank_device.hpp"
 #include "launch/run_distributed.hpp"
 #include "runtime/device.hpp"
 #include "runtime/device_factory.hpp"

@@ -24,7 +24,7 @@ void release_block(void* ptr, std::size_t, MemoryKind) noexcept { std::free(ptr)
 
 }  // namespace
 
-CpuDevice::CpuDevice() : pending_frees_(&release_block) {}
+CpuDevice::CpuDevice() : pending_frees_(release_block) {}
 
 CpuDevice::~CpuDevice() {
   try {
@@ -116,7 +116,8 @@ std::unique_ptr<Device> make_cpu_device() { return std::make_unique<CpuDevice>()
 
 namespace detail {
 const DeviceRegistration kCpuDeviceRegistration(
-    DeviceBackend{DeviceChoice::kCpu, "cpu", [] { return true; }, [] { return make_cpu_device(); }});
+    DeviceBackend{DeviceChoice::kCpu, "cpu", [] { return 1; }, [] { return std::string(); },
+                  [](const DeviceOptions&) { return make_cpu_device(); }});
 }  // namespace detail
 
 void set_cpu_threads(int threads) {

@@ -17,7 +17,7 @@
 #include <cuda_runtime.h>
 
 #include "runtime/cuda/cublas_context.hpp"
-#include "runtime/cuda/gemm_math.hpp"
+#include "runtime/gemm_math.hpp"
 #include "runtime/cuda/token_range_check.hpp"
 #include "runtime/kernels.hpp"
 

@@ -17,7 +17,7 @@
 #include <span>
 
 #include "precision/dtype.hpp"
-#include "runtime/cuda/gemm_math.hpp"
+#include "runtime/gemm_math.hpp"
 #include "runtime/kernels.hpp"
 #include "runtime/param_segment.hpp"
 

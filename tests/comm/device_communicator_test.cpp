@@ -1,5 +1,6 @@
 // make_nccl_communicator in a build without the NCCL backend refuses with a message that says how
-// to get one (with the backend, tests/comm/nccl/ exercises it).
+// to get one (with the backend, tests/comm/nccl/ exercises it); make_device_world gives host devices
+// no communicator of their own (the MPI world serves them) in every build.
 // tessera-test-ranks: 1
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -9,6 +10,7 @@
 
 #include "comm/device_communicator.hpp"
 #include "comm/mpi/mpi_communicator.hpp"
+#include "runtime/device_factory.hpp"
 
 namespace tessera {
 namespace {
@@ -26,6 +28,14 @@ TEST(DeviceCommunicator, BuiltFlagMatchesTheBuild) {
     EXPECT_NE(std::string(error.what()).find("no NCCL backend"), std::string::npos) << error.what();
   }
 #endif
+}
+
+TEST(DeviceCommunicator, HostDevicesUseTheHostWorld) {
+  MpiCommunicator world(MPI_COMM_WORLD);
+  auto cpu = make_device(DeviceChoice::kCpu);
+  auto meta = make_device(DeviceChoice::kMeta);
+  EXPECT_EQ(make_device_world(*cpu, world, CommOptions{}), nullptr) << "the CPU device reduces through MPI";
+  EXPECT_EQ(make_device_world(*meta, world, CommOptions{}), nullptr) << "the meta device reduces nothing";
 }
 
 }  // namespace

@@ -105,5 +105,14 @@ TEST_F(TrainGptConfig, DeviceAutoRunsOnTheCpuAndSaysSo) {
   EXPECT_NE(bad.output.find("--device gpu: use cpu, cuda or auto"), std::string::npos) << bad.output;
 }
 
+TEST_F(TrainGptConfig, AnUnknownGemmMathIsRefusedBeforeAnythingRuns) {
+  const auto r = run_bounded(train_gpt_ + tiny_run(data_) + " --steps 1 --gemm-math fp8", 60);
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--gemm-math"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("fp8"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("tf32"), std::string::npos) << "the accepted values are named:\n" << r.output;
+  EXPECT_EQ(r.output.find("step "), std::string::npos) << "nothing ran:\n" << r.output;
+}
+
 }  // namespace
 }  // namespace tessera

@@ -1,6 +1,7 @@
 // make_device / parse_device_choice: every accepted spelling, the error for anything else (naming
 // the setting, the value and the accepted values), auto falling back to the CPU device, cuda in a
-// build without a CUDA device backend, and the registry holding the always-built backends.
+// build without a CUDA device backend and in one whose backend finds no GPU (one line naming the
+// reason), and the registry holding the always-built backends. Runs in every build.
 #include "runtime/device_factory.hpp"
 
 #include <gtest/gtest.h>
@@ -59,6 +60,51 @@ TEST(DeviceFactory, AutoIsCudaWhenUsableElseCpu) {
   EXPECT_TRUE(device_available(DeviceChoice::kAuto));
   EXPECT_TRUE(device_available(DeviceChoice::kCpu));
   EXPECT_TRUE(device_available(DeviceChoice::kMeta));
+}
+
+TEST(DeviceFactory, CountsAndReasons) {
+  EXPECT_EQ(device_count(DeviceChoice::kCpu), 1);
+  EXPECT_EQ(device_count(DeviceChoice::kMeta), 1);
+  EXPECT_EQ(device_unavailable_reason(DeviceChoice::kCpu), "");
+  EXPECT_EQ(resolve_device_choice(DeviceChoice::kCpu), DeviceChoice::kCpu);
+  const bool cuda = device_available(DeviceChoice::kCuda);
+  EXPECT_EQ(resolve_device_choice(DeviceChoice::kAuto), cuda ? DeviceChoice::kCuda : DeviceChoice::kCpu);
+  EXPECT_EQ(device_count(DeviceChoice::kCuda) > 0, cuda);
+  EXPECT_EQ(device_unavailable_reason(DeviceChoice::kCuda).empty(), cuda)
+      << device_unavailable_reason(DeviceChoice::kCuda);
+  // Options the CPU device has no use for are ignored.
+  EXPECT_EQ(make_device(DeviceChoice::kCpu, DeviceOptions{3, GemmMath::kBf16})->kind(), DeviceKind::kCpu);
+}
+
+TEST(DeviceFactory, CudaWithABackendButNoGpuNamesTheReasonInOneLine) {
+  if (find_device_backend(DeviceChoice::kCuda) == nullptr) GTEST_SKIP() << "this build has no CUDA device backend";
+  if (device_available(DeviceChoice::kCuda)) GTEST_SKIP() << "a GPU is usable here";
+  EXPECT_EQ(make_device(DeviceChoice::kAuto)->kind(), DeviceKind::kCpu) << "auto falls back to the CPU";
+  EXPECT_EQ(device_count(DeviceChoice::kCuda), 0);
+  try {
+    make_device(DeviceChoice::kCuda);
+    ADD_FAILURE() << "expected std::runtime_error";
+  } catch (const std::runtime_error& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("device cuda: no usable GPU (", 0), 0u) << message;
+    EXPECT_NE(message.find("cudaGetDeviceCount"), std::string::npos) << "names the failing call: " << message;
+    EXPECT_NE(message.find("use the cpu device"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << "one line: " << message;
+  }
+}
+
+TEST(DeviceFactory, CudaGpuIndexOutsideTheVisibleOnesIsRefused) {
+  if (!device_available(DeviceChoice::kCuda)) GTEST_SKIP() << device_unavailable_reason(DeviceChoice::kCuda);
+  auto gpu = make_device(DeviceChoice::kCuda);
+  EXPECT_EQ(gpu->kind(), DeviceKind::kCuda);
+  EXPECT_EQ(gpu->memory_space(), MemorySpace::kGpu);
+  const int count = device_count(DeviceChoice::kCuda);
+  try {
+    make_device(DeviceChoice::kCuda, DeviceOptions{count, GemmMath::kF32});
+    ADD_FAILURE() << "expected std::invalid_argument for GPU index " << count;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("GPU index " + std::to_string(count)), std::string::npos) << e.what();
+  }
 }
 
 TEST(DeviceFactory, CudaWithoutABackendSaysToUseTheCpuDevice) {

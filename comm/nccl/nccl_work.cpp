@@ -1,0 +1,13 @@
+// NcclWork::wait: the compute stream, not the host, waits.
+#include "comm/nccl/nccl_work.hpp"
+
+#include "runtime/cuda/cuda_device_guard.hpp"
+
+namespace tessera::detail {
+
+void NcclWork::wait() {
+  CudaDeviceGuard guard(done_->device());
+  done_->enqueue_wait(compute_stream_);
+}
+
+}  // namespace tessera::detail

@@ -1,0 +1,14 @@
+// AllocatorStats::describe.
+#include "runtime/allocator_stats.hpp"
+
+#include "runtime/memory_tracker.hpp"
+
+namespace tessera {
+
+std::string AllocatorStats::describe() const {
+  if (!known()) return "not kept";
+  return "allocated " + format_bytes(allocated) + " (peak " + format_bytes(peak_allocated) + "), reserved " +
+         format_bytes(reserved) + " (peak " + format_bytes(peak_reserved) + ")";
+}
+
+}  // namespace tessera

@@ -1,0 +1,80 @@
+// CudaMemoryPool: cudaMemPoolCreate with a release threshold of "never", allocations through
+// cudaMallocFromPoolAsync, figures from the pool's attributes.
+#include "runtime/cuda/cuda_memory_pool.hpp"
+
+#include <cstdint>
+#include <limits>
+
+#include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/cuda_device_guard.hpp"
+
+namespace tessera {
+namespace {
+
+std::int64_t attribute(cudaMemPool_t pool, cudaMemPoolAttr which) {
+  std::uint64_t value = 0;
+  if (cudaMemPoolGetAttribute(pool, which, &value) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  return static_cast<std::int64_t>(value);
+}
+
+}  // namespace
+
+CudaMemoryPool::CudaMemoryPool(int device) : device_(device) {
+  CudaDeviceGuard guard(device_);
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.handleTypes = cudaMemHandleTypeNone;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device_;
+  TESSERA_CUDA_CHECK(cudaMemPoolCreate(&pool_, &props));
+  std::uint64_t never = std::numeric_limits<std::uint64_t>::max();
+  int off = 0;
+  TESSERA_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &never));
+  TESSERA_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolReuseAllowInternalDependencies, &off));
+}
+
+CudaMemoryPool::~CudaMemoryPool() {
+  int previous = -1;
+  const bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != device_ &&
+                        cudaSetDevice(device_) == cudaSuccess;
+  cudaMemPoolDestroy(pool_);
+  if (switched) cudaSetDevice(previous);
+}
+
+void* CudaMemoryPool::allocate(std::size_t bytes, cudaStream_t stream) {
+  CudaDeviceGuard guard(device_);
+  void* ptr = nullptr;
+  const cudaError_t result = cudaMallocFromPoolAsync(&ptr, bytes, pool_, stream);
+  if (result == cudaErrorMemoryAllocation) {
+    cudaGetLastError();  // not sticky: clear it so the next call does not see it
+    return nullptr;
+  }
+  TESSERA_CUDA_CHECK(result);
+  return ptr;
+}
+
+void CudaMemoryPool::free(void* ptr, cudaStream_t stream) noexcept {
+  int previous = -1;
+  const bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != device_ &&
+                        cudaSetDevice(device_) == cudaSuccess;
+  if (cudaFreeAsync(ptr, stream) != cudaSuccess) cudaGetLastError();
+  if (switched) cudaSetDevice(previous);
+}
+
+void CudaMemoryPool::trim() noexcept {
+  if (cudaMemPoolTrimTo(pool_, 0) != cudaSuccess) cudaGetLastError();
+}
+
+AllocatorStats CudaMemoryPool::stats() const {
+  AllocatorStats s;
+  s.allocated = attribute(pool_, cudaMemPoolAttrUsedMemCurrent);
+  s.peak_allocated = attribute(pool_, cudaMemPoolAttrUsedMemHigh);
+  s.reserved = attribute(pool_, cudaMemPoolAttrReservedMemCurrent);
+  s.peak_reserved = attribute(pool_, cudaMemPoolAttrReservedMemHigh);
+  return s;
+}
+
+}  // namespace tessera
