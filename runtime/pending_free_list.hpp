@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <mutex>
 #include <span>
 #include <vector>
@@ -15,10 +16,11 @@ namespace tessera {
 
 class PendingFreeList {
  public:
-  // How a block finally goes back to its allocator (e.g. std::free).
-  using Release = void (*)(void* ptr, std::size_t bytes, MemoryKind kind) noexcept;
+  // How a block finally goes back to its allocator (e.g. std::free, or a caching allocator);
+  // must not throw.
+  using Release = std::function<void(void* ptr, std::size_t bytes, MemoryKind kind)>;
 
-  explicit PendingFreeList(Release release) : release_(release) {}
+  explicit PendingFreeList(Release release) : release_(std::move(release)) {}
   // Waits for every pending event, then releases every block.
   ~PendingFreeList();
   PendingFreeList(const PendingFreeList&) = delete;
