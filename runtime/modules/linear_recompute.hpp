@@ -14,4 +14,10 @@ namespace tessera {
 // x (..., in) f32 is the forward input, dy (..., out) f32.
 Tensor linear_backward_with_input(Context& ctx, Module& linear, const Tensor& dy, const Tensor& x);
 
+// The same for a Linear followed by GELU (Linear::forward_gelu): dy (..., out) f32 is the gradient
+// of the GELU output and is overwritten with the gradient of pre (..., out) f32, the kept
+// pre-activation; then as above (one linear_gelu_backward kernel call).
+Tensor linear_gelu_backward_with_input(Context& ctx, Module& linear, const Tensor& dy, const Tensor& pre,
+                                       const Tensor& x);
+
 }  // namespace tessera
