@@ -17,7 +17,7 @@
 namespace tessera {
 namespace {
 
-constexpr std::size_t kStreamCopyMin = std::size_t{1} << 20;  // parallel non-temporal copies from here
+constexpr std::size_t kStreamCopyMin = std::size_t{1} << 20;  // parallel non-temporal copies and fills from here
 
 }  // namespace
 
@@ -57,7 +57,13 @@ void CpuDevice::copy_to_host(void* host_dst, const void* src, std::size_t bytes)
 }
 
 void CpuDevice::copy_from_host(void* dst, const void* host_src, std::size_t bytes) { copy(dst, host_src, bytes); }
-void CpuDevice::fill_zero(void* dst, std::size_t bytes) { std::memset(dst, 0, bytes); }
+void CpuDevice::fill_zero(void* dst, std::size_t bytes) {
+  if (bytes >= kStreamCopyMin) {
+    parallel_stream_zero(dst, bytes);
+  } else {
+    std::memset(dst, 0, bytes);
+  }
+}
 
 void CpuDevice::copy_to_host_async(void* host_dst, const void* src, std::size_t bytes, Stream& stream) {
   own(stream, "copy_to_host_async").launch_host_function([=] {

@@ -40,6 +40,7 @@ class CpuDevice final : public Device {
   // Copies of 1 MiB and more use parallel non-temporal stores (runtime/cpu/host_copy.hpp).
   void copy_to_host(void* host_dst, const void* src, std::size_t bytes) override;
   void copy_from_host(void* dst, const void* host_src, std::size_t bytes) override;
+  // Fills of 1 MiB and more likewise (the gradient accumulators zeroed at the start of a step).
   void fill_zero(void* dst, std::size_t bytes) override;
   // On the copy stream these run on its worker thread, one thread per copy (the compute threads
   // stay with the kernels).
