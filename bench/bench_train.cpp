@@ -2,12 +2,13 @@
 // in the same run, and where each step's time goes. Per config and trainer — LocalTrainer (the
 // reference) and the sharded path train_gpt runs (ShardedEngine at ZeRO-0 + Trainer, one rank) —
 // it prints ms/step, tokens/s, the achieved training GFLOP/s (6 x matmul params x tokens +
-// attention) and its ratio to the ceiling, then a per-phase breakdown of the median step measured
-// in the same process: the device is a TimedDevice, so every kernel the real step calls is timed
+// attention) and its ratio to the ceiling, then a per-phase breakdown of the median (or fastest)
+// step measured in the same process: the device is a TimedDevice, so every kernel the real step calls is timed
 // by group (GEMMs, attention, element-wise, loss, optimizer, conversion), and the framework
 // overhead is the step time minus the sum of its kernel times — of it, the time spent allocating,
 // freeing, zero-filling and copying is shown separately; the rest is bookkeeping.
-// Usage: bench_train [--threads N] [--steps N] [--warmup N] [--config tiny|small]... [--trainer local|sharded|both]
+// Usage: bench_train [--threads N] [--steps N] [--warmup N] [--config tiny|small]...
+//                    [--trainer local|sharded|both] [--pick median|fastest]
 #include <boost/program_options.hpp>
 #include <sys/resource.h>
 
@@ -52,6 +53,7 @@ struct Args {
   int threads = 2, steps = 5, warmup = 1;
   std::vector<std::string> configs{"tiny", "small"};
   std::string trainer = "both";
+  std::string pick = "median";
 };
 
 // One timed step: wall time, kernel times, memory-operation times and the page faults the process
@@ -61,26 +63,27 @@ struct StepTiming {
   KernelTimes kernels;
   MemoryOpTimes memory;
   std::int64_t page_faults = 0;
-  double system_seconds = 0.0;    // CPU time the kernel spent for this process (faults, mmap, munmap)
+  double cpu_seconds = 0.0;       // CPU time of all threads, user + system
+  double system_seconds = 0.0;    // of it, the kernel's for this process (faults, mmap, munmap)
   std::int64_t cached_bytes = 0;  // held free by the device's allocator after the timed steps
 };
 
-// Page faults and system (kernel) CPU seconds of this process so far.
-struct KernelSide {
+// Page faults, and user and system (kernel) CPU seconds of this process so far (all threads).
+struct ProcessUsage {
   std::int64_t page_faults = 0;
-  double system_seconds = 0.0;
+  double user_seconds = 0.0, system_seconds = 0.0;
 };
 
-KernelSide kernel_side_so_far() {
+ProcessUsage process_usage_so_far() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  return {usage.ru_minflt + usage.ru_majflt,
-          static_cast<double>(usage.ru_stime.tv_sec) + 1e-6 * static_cast<double>(usage.ru_stime.tv_usec)};
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return {usage.ru_minflt + usage.ru_majflt, seconds(usage.ru_utime), seconds(usage.ru_stime)};
 }
 
 struct RunResult {
   std::string config, trainer;
-  StepTiming median;  // the step of median wall time
+  StepTiming shown;  // the step of median (or least) wall time
   double gflops = 0.0, tokens_per_second = 0.0;
   std::int64_t peak_bytes = 0;
 };
@@ -90,7 +93,10 @@ bool parse(int argc, char** argv, Args& a) {
   po::options_description options("bench_train options");
   options.add_options()
       ("threads", po::value(&a.threads)->default_value(a.threads), "OpenMP and OpenBLAS threads")
-      ("steps", po::value(&a.steps)->default_value(a.steps), "timed steps per config and trainer (median shown)")
+      ("steps", po::value(&a.steps)->default_value(a.steps), "timed steps per config and trainer")
+      ("pick", po::value(&a.pick)->default_value(a.pick),
+       "which timed step is shown: median, or fastest (on a machine shared with other work, whose load "
+       "only ever slows a step down)")
       ("warmup", po::value(&a.warmup)->default_value(a.warmup), "untimed steps before them")
       ("config", po::value(&a.configs)->multitoken(), "tiny and/or small (default: both)")
       ("trainer", po::value(&a.trainer)->default_value(a.trainer),
@@ -107,6 +113,9 @@ bool parse(int argc, char** argv, Args& a) {
   if (a.threads < 1) throw std::invalid_argument("--threads " + std::to_string(a.threads) + ": must be >= 1");
   if (a.steps < 1) throw std::invalid_argument("--steps " + std::to_string(a.steps) + ": must be >= 1");
   if (a.warmup < 0) throw std::invalid_argument("--warmup " + std::to_string(a.warmup) + ": must be >= 0");
+  if (a.pick != "median" && a.pick != "fastest") {
+    throw std::invalid_argument("--pick " + a.pick + ": choose median or fastest");
+  }
   if (a.trainer != "local" && a.trainer != "sharded" && a.trainer != "both") {
     throw std::invalid_argument("--trainer " + a.trainer + ": choose local, sharded or both");
   }
@@ -126,23 +135,24 @@ StepTiming time_steps(TimedDevice& device, const Args& args, Step&& step) {
   for (int s = 0; s < args.steps; ++s) {
     device.synchronize();
     device.reset_times();
-    const KernelSide before = kernel_side_so_far();
+    const ProcessUsage before = process_usage_so_far();
     const auto t0 = std::chrono::steady_clock::now();
     step();
     device.synchronize();
     StepTiming t;
     t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const KernelSide after = kernel_side_so_far();
+    const ProcessUsage after = process_usage_so_far();
     t.page_faults = after.page_faults - before.page_faults;
     t.system_seconds = after.system_seconds - before.system_seconds;
+    t.cpu_seconds = after.user_seconds - before.user_seconds + t.system_seconds;
     t.kernels = device.kernel_times();
     t.memory = device.memory_op_times();
     timings.push_back(t);
   }
   std::sort(timings.begin(), timings.end(), [](const StepTiming& a, const StepTiming& b) { return a.seconds < b.seconds; });
-  StepTiming median = timings[(timings.size() - 1) / 2];
-  median.cached_bytes = static_cast<std::int64_t>(device.cached_bytes());
-  return median;
+  StepTiming shown = args.pick == "fastest" ? timings.front() : timings[(timings.size() - 1) / 2];
+  shown.cached_bytes = static_cast<std::int64_t>(device.cached_bytes());
+  return shown;
 }
 
 RunResult run(TimedDevice& device, const BenchConfig& bc, const std::string& trainer_kind, Communicator& world,
@@ -154,28 +164,29 @@ RunResult run(TimedDevice& device, const BenchConfig& bc, const std::string& tra
   if (trainer_kind == "local") {
     materialize_parameters(model, device, 1);
     LocalTrainer trainer(model, device, AdamWConfig{}, 1.0f);
-    r.median = time_steps(device, args, [&] { trainer.step(batch, 1e-4f); });
+    r.shown = time_steps(device, args, [&] { trainer.step(batch, 1e-4f); });
   } else {
     ShardingConfig config;
     config.stage = ZeroStage::kStage0;
     ShardedEngine engine(model, device, world, config, 1);
     Trainer trainer(engine);
-    r.median = time_steps(device, args, [&] { trainer.train_step(batch, 1e-4f); });
+    r.shown = time_steps(device, args, [&] { trainer.train_step(batch, 1e-4f); });
   }
   const double tokens = static_cast<double>(bc.batch * bc.model.max_seq_len);
-  r.tokens_per_second = tokens / r.median.seconds;
-  r.gflops = gpt_training_flops_per_token(bc.model, bc.model.max_seq_len) * tokens / r.median.seconds / 1e9;
+  r.tokens_per_second = tokens / r.shown.seconds;
+  r.gflops = gpt_training_flops_per_token(bc.model, bc.model.max_seq_len) * tokens / r.shown.seconds / 1e9;
   r.peak_bytes = device.memory().peak_total();
   return r;
 }
 
-void print_breakdown(const std::vector<RunResult>& results) {
-  std::printf("\nper-phase breakdown of the median step, ms (%% of the step); overhead = step - sum of kernels,\n"
-              "of which alloc (allocate + free), fill (zero-fill) and copy are the framework's memory operations\n\n");
+void print_breakdown(const std::vector<RunResult>& results, const std::string& pick) {
+  std::printf("\nper-phase breakdown of the %s step, ms (%% of the step); overhead = step - sum of kernels,\n"
+              "of which alloc (allocate + free), fill (zero-fill) and copy are the framework's memory operations\n\n",
+              pick.c_str());
   std::printf("%-6s %-8s %8s %15s %15s %15s %15s %15s %15s | %8s %7s %7s %7s\n", "config", "trainer", "step",
               "gemm", "attention", "elementwise", "loss", "optimizer", "overhead", "alloc", "fill", "copy", "other");
   for (const RunResult& r : results) {
-    const StepTiming& t = r.median;
+    const StepTiming& t = r.shown;
     const double step_ms = t.seconds * 1e3;
     auto cell = [&](double seconds) {
       char buf[32];
@@ -212,13 +223,14 @@ int bench(DistributedContext& ctx, const Args& args) {
     const GemmCeiling c = measure_gemm_ceiling(device, m, n, k, 0.5);
     if (c.gflops > ceiling.gflops) ceiling = c;
   }
-  std::printf("bench_train: %d threads, %d timed steps (median) after %d warm-up, f32, OpenBLAS core %s\n",
-              args.threads, args.steps, args.warmup, blas_core_name().c_str());
+  std::printf("bench_train: %d threads, %d timed steps (%s shown) after %d warm-up, f32, OpenBLAS core %s\n",
+              args.threads, args.steps, args.pick.c_str(), args.warmup, blas_core_name().c_str());
   std::printf("sgemm ceiling: %.1f GFLOP/s (cblas_sgemm %ldx%ldx%ld, best of 3 shapes)\n",
               ceiling.gflops, static_cast<long>(ceiling.m), static_cast<long>(ceiling.n), static_cast<long>(ceiling.k));
   std::printf("trainer local: LocalTrainer; sharded: ShardedEngine ZeRO-0 + Trainer on 1 rank (train_gpt's path)\n\n");
-  std::printf("%-6s %-8s %-28s %10s %10s %12s %12s %8s %10s %10s %12s %8s\n", "config", "trainer", "model", "ms/step",
-              "tokens/s", "train GF/s", "sgemm GF/s", "ratio", "peak MiB", "cache MiB", "faults/step", "sys ms");
+  std::printf("%-6s %-8s %-28s %10s %10s %12s %12s %8s %10s %10s %12s %8s %8s\n", "config", "trainer", "model",
+              "ms/step", "tokens/s", "train GF/s", "sgemm GF/s", "ratio", "peak MiB", "cache MiB", "faults/step",
+              "cpu ms", "sys ms");
   std::vector<std::string> trainers;
   if (args.trainer != "sharded") trainers.push_back("local");
   if (args.trainer != "local") trainers.push_back("sharded");
@@ -227,20 +239,22 @@ int bench(DistributedContext& ctx, const Args& args) {
     if (std::find(args.configs.begin(), args.configs.end(), bc.name) == args.configs.end()) continue;
     for (const std::string& trainer : trainers) {
       const RunResult r = run(device, bc, trainer, ctx.world(), args);
-      std::printf("%-6s %-8s %-28s %10.1f %10.0f %12.1f %12.1f %7.1f%% %10.1f %10.1f %12lld %8.1f\n", bc.name.c_str(),
+      std::printf("%-6s %-8s %-28s %10.1f %10.0f %12.1f %12.1f %7.1f%% %10.1f %10.1f %12lld %8.1f %8.1f\n",
+                  bc.name.c_str(),
                   trainer.c_str(), (bc.model.to_string() + " B=" + std::to_string(bc.batch)).c_str(),
-                  r.median.seconds * 1e3, r.tokens_per_second, r.gflops, ceiling.gflops,
+                  r.shown.seconds * 1e3, r.tokens_per_second, r.gflops, ceiling.gflops,
                   100.0 * r.gflops / ceiling.gflops, static_cast<double>(r.peak_bytes) / (1 << 20),
-                  static_cast<double>(r.median.cached_bytes) / (1 << 20), static_cast<long long>(r.median.page_faults),
-                  r.median.system_seconds * 1e3);
+                  static_cast<double>(r.shown.cached_bytes) / (1 << 20), static_cast<long long>(r.shown.page_faults),
+                  r.shown.cpu_seconds * 1e3, r.shown.system_seconds * 1e3);
       std::fflush(stdout);
       results.push_back(r);
     }
   }
   std::printf("\npeak MiB: the trackers' simultaneous peak (Storage bytes); cache MiB: free blocks the device's\n"
-              "allocator holds between steps; faults/step and sys ms: page faults of the median step (fresh pages\n"
-              "mapped) and the kernel CPU time it cost\n");
-  print_breakdown(results);
+              "allocator holds between steps; faults/step: page faults of the shown step (fresh pages mapped); cpu ms:\n"
+              "its CPU time over all threads (user + system; less sensitive than ms/step to other load on the\n"
+              "machine), sys ms: of it, the kernel's (page faults, mmap/munmap)\n");
+  print_breakdown(results, args.pick);
   return 0;
 }
 

@@ -1,6 +1,7 @@
-// Backward of a Linear layer whose forward kept nothing, for selective recomputation: the layer's
+// Backward of a Linear layer given its input by the caller. For selective recomputation: the layer's
 // parent ran it with a non-training Context (so it did not keep its input) and passes that input
-// again, recomputed, at backward time.
+// again, recomputed, at backward time. The GELU variant also serves Linear::backward_gelu (with the
+// input the layer kept).
 #pragma once
 
 #include "runtime/context.hpp"
