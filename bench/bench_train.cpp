@@ -1,88 +1,274 @@
 // bench_train: single-process GPT training throughput against the machine's sgemm ceiling measured
-// in the same run. Prints, per config: ms/step, tokens/s, achieved training GFLOP/s (6 x matmul
-// params x tokens + attention), the cblas_sgemm GFLOP/s and the ratio of the two.
-// Usage: bench_train [--threads N] [--steps N]
+// in the same run, and where each step's time goes. Per config and trainer — LocalTrainer (the
+// reference) and the sharded path train_gpt runs (ShardedEngine at ZeRO-0 + Trainer, one rank) —
+// it prints ms/step, tokens/s, the achieved training GFLOP/s (6 x matmul params x tokens +
+// attention) and its ratio to the ceiling, then a per-phase breakdown of the median (or fastest)
+// step measured in the same process: the device is a TimedDevice, so every kernel the real step calls is timed
+// by group (GEMMs, attention, element-wise, loss, optimizer, conversion), and the framework
+// overhead is the step time minus the sum of its kernel times — of it, the time spent allocating,
+// freeing, zero-filling and copying is shown separately; the rest is bookkeeping.
+// Usage: bench_train [--threads N] [--steps N] [--warmup N] [--config tiny|small]...
+//                    [--trainer local|sharded|both] [--pick median|fastest]
+#include <boost/program_options.hpp>
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
+#include <iostream>
 #include <string>
 #include <vector>
 
 #include "bench_support.hpp"
+#include "launch/run_distributed.hpp"
 #include "runtime/cpu/blas_core.hpp"
 #include "runtime/device_factory.hpp"
 #include "runtime/gemm_ceiling.hpp"
 #include "runtime/local_trainer.hpp"
 #include "runtime/modules/gpt.hpp"
 #include "runtime/modules/gpt_flops.hpp"
-#include "runtime/random.hpp"
+#include "runtime/timed_device.hpp"
+#include "sharding/sharded_engine.hpp"
+#include "training/trainer.hpp"
+
+namespace po = boost::program_options;
 
 namespace tessera {
 namespace {
 
-using benchmarks::median;
 using benchmarks::random_batch;
 
 struct BenchConfig {
-  const char* name;
+  std::string name;
   GptConfig model;
   std::int64_t batch;
 };
+
+const BenchConfig kConfigs[] = {
+    {"tiny", {8192, 256, 4, 4, 256}, 4},
+    {"small", {8192, 256, 6, 6, 384}, 4},
+};
+
+struct Args {
+  int threads = 2, steps = 5, warmup = 1;
+  std::vector<std::string> configs{"tiny", "small"};
+  std::string trainer = "both";
+  std::string pick = "median";
+};
+
+// One timed step: wall time, kernel times, memory-operation times and the page faults the process
+// took (fresh pages the kernel had to map and zero).
+struct StepTiming {
+  double seconds = 0.0;
+  KernelTimes kernels;
+  MemoryOpTimes memory;
+  std::int64_t page_faults = 0;
+  double cpu_seconds = 0.0;       // CPU time of all threads, user + system
+  double system_seconds = 0.0;    // of it, the kernel's for this process (faults, mmap, munmap)
+  std::int64_t cached_bytes = 0;  // held free by the device's allocator after the timed steps
+};
+
+// Page faults, and user and system (kernel) CPU seconds of this process so far (all threads).
+struct ProcessUsage {
+  std::int64_t page_faults = 0;
+  double user_seconds = 0.0, system_seconds = 0.0;
+};
+
+ProcessUsage process_usage_so_far() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return {usage.ru_minflt + usage.ru_majflt, seconds(usage.ru_utime), seconds(usage.ru_stime)};
+}
+
+struct RunResult {
+  std::string config, trainer;
+  StepTiming shown;  // the step of median (or least) wall time
+  double gflops = 0.0, tokens_per_second = 0.0;
+  std::int64_t peak_bytes = 0;
+};
+
+// Parses the command line; returns false (after printing help) when there is nothing to run.
+bool parse(int argc, char** argv, Args& a) {
+  po::options_description options("bench_train options");
+  options.add_options()
+      ("threads", po::value(&a.threads)->default_value(a.threads), "OpenMP and OpenBLAS threads")
+      ("steps", po::value(&a.steps)->default_value(a.steps), "timed steps per config and trainer")
+      ("pick", po::value(&a.pick)->default_value(a.pick),
+       "which timed step is shown: median, or fastest (on a machine shared with other work, whose load "
+       "only ever slows a step down)")
+      ("warmup", po::value(&a.warmup)->default_value(a.warmup), "untimed steps before them")
+      ("config", po::value(&a.configs)->multitoken(), "tiny and/or small (default: both)")
+      ("trainer", po::value(&a.trainer)->default_value(a.trainer),
+       "local (LocalTrainer), sharded (ShardedEngine ZeRO-0 + Trainer, as train_gpt) or both")
+      ("help,h", "print this help");
+  po::variables_map vm;
+  po::store(po::parse_command_line(argc, argv, options), vm);
+  if (vm.count("help")) {
+    std::cout << "bench_train: GPT training steps against the sgemm ceiling, with a per-phase breakdown\n"
+              << options << "\n";
+    return false;
+  }
+  po::notify(vm);
+  if (a.threads < 1) throw std::invalid_argument("--threads " + std::to_string(a.threads) + ": must be >= 1");
+  if (a.steps < 1) throw std::invalid_argument("--steps " + std::to_string(a.steps) + ": must be >= 1");
+  if (a.warmup < 0) throw std::invalid_argument("--warmup " + std::to_string(a.warmup) + ": must be >= 0");
+  if (a.pick != "median" && a.pick != "fastest") {
+    throw std::invalid_argument("--pick " + a.pick + ": choose median or fastest");
+  }
+  if (a.trainer != "local" && a.trainer != "sharded" && a.trainer != "both") {
+    throw std::invalid_argument("--trainer " + a.trainer + ": choose local, sharded or both");
+  }
+  for (const std::string& c : a.configs) {
+    bool known = false;
+    for (const BenchConfig& bc : kConfigs) known = known || bc.name == c;
+    if (!known) throw std::invalid_argument("--config " + c + ": choose tiny or small");
+  }
+  return true;
+}
+
+// Runs warm-up then timed steps of `step`, each timed whole and by the device's counters.
+template <typename Step>
+StepTiming time_steps(TimedDevice& device, const Args& args, Step&& step) {
+  for (int s = 0; s < args.warmup; ++s) step();
+  std::vector<StepTiming> timings;
+  for (int s = 0; s < args.steps; ++s) {
+    device.synchronize();
+    device.reset_times();
+    const ProcessUsage before = process_usage_so_far();
+    const auto t0 = std::chrono::steady_clock::now();
+    step();
+    device.synchronize();
+    StepTiming t;
+    t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const ProcessUsage after = process_usage_so_far();
+    t.page_faults = after.page_faults - before.page_faults;
+    t.system_seconds = after.system_seconds - before.system_seconds;
+    t.cpu_seconds = after.user_seconds - before.user_seconds + t.system_seconds;
+    t.kernels = device.kernel_times();
+    t.memory = device.memory_op_times();
+    timings.push_back(t);
+  }
+  std::sort(timings.begin(), timings.end(), [](const StepTiming& a, const StepTiming& b) { return a.seconds < b.seconds; });
+  StepTiming shown = args.pick == "fastest" ? timings.front() : timings[(timings.size() - 1) / 2];
+  shown.cached_bytes = static_cast<std::int64_t>(device.cached_bytes());
+  return shown;
+}
+
+RunResult run(TimedDevice& device, const BenchConfig& bc, const std::string& trainer_kind, Communicator& world,
+              const Args& args) {
+  device.memory().reset_peaks();
+  RunResult r{bc.name, trainer_kind, {}, 0.0, 0.0, 0};
+  Gpt model(bc.model);
+  const std::vector<MicroBatch> batch{random_batch(device, bc.model, bc.batch, 7)};
+  if (trainer_kind == "local") {
+    materialize_parameters(model, device, 1);
+    LocalTrainer trainer(model, device, AdamWConfig{}, 1.0f);
+    r.shown = time_steps(device, args, [&] { trainer.step(batch, 1e-4f); });
+  } else {
+    ShardingConfig config;
+    config.stage = ZeroStage::kStage0;
+    ShardedEngine engine(model, device, world, config, 1);
+    Trainer trainer(engine);
+    r.shown = time_steps(device, args, [&] { trainer.train_step(batch, 1e-4f); });
+  }
+  const double tokens = static_cast<double>(bc.batch * bc.model.max_seq_len);
+  r.tokens_per_second = tokens / r.shown.seconds;
+  r.gflops = gpt_training_flops_per_token(bc.model, bc.model.max_seq_len) * tokens / r.shown.seconds / 1e9;
+  r.peak_bytes = device.memory().peak_total();
+  return r;
+}
+
+void print_breakdown(const std::vector<RunResult>& results, const std::string& pick) {
+  std::printf("\nper-phase breakdown of the %s step, ms (%% of the step); overhead = step - sum of kernels,\n"
+              "of which alloc (allocate + free), fill (zero-fill) and copy are the framework's memory operations\n\n",
+              pick.c_str());
+  std::printf("%-6s %-8s %8s %15s %15s %15s %15s %15s %15s | %8s %7s %7s %7s\n", "config", "trainer", "step",
+              "gemm", "attention", "elementwise", "loss", "optimizer", "overhead", "alloc", "fill", "copy", "other");
+  for (const RunResult& r : results) {
+    const StepTiming& t = r.shown;
+    const double step_ms = t.seconds * 1e3;
+    auto cell = [&](double seconds) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%7.1f (%4.1f%%)", seconds * 1e3, 100.0 * seconds / t.seconds);
+      return std::string(buf);
+    };
+    const double overhead = t.seconds - t.kernels.total_seconds();
+    const double alloc = t.memory.seconds_of(MemoryOp::kAllocate) + t.memory.seconds_of(MemoryOp::kFree);
+    const double fill = t.memory.seconds_of(MemoryOp::kFill), copy = t.memory.seconds_of(MemoryOp::kCopy);
+    const double optimizer = t.kernels.seconds_of(KernelGroup::kOptimizer) + t.kernels.seconds_of(KernelGroup::kConversion);
+    std::printf("%-6s %-8s %8.1f %15s %15s %15s %15s %15s %15s | %8.2f %7.2f %7.2f %7.2f\n", r.config.c_str(),
+                r.trainer.c_str(), step_ms, cell(t.kernels.seconds_of(KernelGroup::kGemm)).c_str(),
+                cell(t.kernels.seconds_of(KernelGroup::kAttention)).c_str(),
+                cell(t.kernels.seconds_of(KernelGroup::kElementwise)).c_str(),
+                cell(t.kernels.seconds_of(KernelGroup::kLoss)).c_str(), cell(optimizer).c_str(), cell(overhead).c_str(),
+                alloc * 1e3, fill * 1e3, copy * 1e3, (overhead - alloc - fill - copy) * 1e3);
+  }
+  std::printf("\ngemm: linear layers and the LM head (bias and fused epilogues included); elementwise: embedding,\n"
+              "layernorm, GELU, residual adds; loss: cross-entropy and its sum; optimizer: gradient norm, clipping,\n"
+              "AdamW (and dtype conversion, none in f32)\n");
+}
+
+int bench(DistributedContext& ctx, const Args& args) {
+  if (ctx.world_size() != 1) {
+    throw std::invalid_argument("bench_train runs in one process (world of " + std::to_string(ctx.world_size()) +
+                                "); run it without mpirun, or use bench_sharding for several ranks");
+  }
+  set_cpu_threads(args.threads);
+  TimedDevice device(make_device(DeviceChoice::kCpu));
+
+  // The ceiling: the best of a few GEMM shapes, so the ratio below is against the machine's best.
+  GemmCeiling ceiling = measure_gemm_ceiling(device, 1024, 1024, 1024, 0.5);
+  for (auto [m, n, k] : {std::tuple{2048L, 2048L, 2048L}, std::tuple{1024L, 1536L, 384L}}) {
+    const GemmCeiling c = measure_gemm_ceiling(device, m, n, k, 0.5);
+    if (c.gflops > ceiling.gflops) ceiling = c;
+  }
+  std::printf("bench_train: %d threads, %d timed steps (%s shown) after %d warm-up, f32, OpenBLAS core %s\n",
+              args.threads, args.steps, args.pick.c_str(), args.warmup, blas_core_name().c_str());
+  std::printf("sgemm ceiling: %.1f GFLOP/s (cblas_sgemm %ldx%ldx%ld, best of 3 shapes)\n",
+              ceiling.gflops, static_cast<long>(ceiling.m), static_cast<long>(ceiling.n), static_cast<long>(ceiling.k));
+  std::printf("trainer local: LocalTrainer; sharded: ShardedEngine ZeRO-0 + Trainer on 1 rank (train_gpt's path)\n\n");
+  std::printf("%-6s %-8s %-28s %10s %10s %12s %12s %8s %10s %10s %12s %8s %8s\n", "config", "trainer", "model",
+              "ms/step", "tokens/s", "train GF/s", "sgemm GF/s", "ratio", "peak MiB", "cache MiB", "faults/step",
+              "cpu ms", "sys ms");
+  std::vector<std::string> trainers;
+  if (args.trainer != "sharded") trainers.push_back("local");
+  if (args.trainer != "local") trainers.push_back("sharded");
+  std::vector<RunResult> results;
+  for (const BenchConfig& bc : kConfigs) {
+    if (std::find(args.configs.begin(), args.configs.end(), bc.name) == args.configs.end()) continue;
+    for (const std::string& trainer : trainers) {
+      const RunResult r = run(device, bc, trainer, ctx.world(), args);
+      std::printf("%-6s %-8s %-28s %10.1f %10.0f %12.1f %12.1f %7.1f%% %10.1f %10.1f %12lld %8.1f %8.1f\n",
+                  bc.name.c_str(),
+                  trainer.c_str(), (bc.model.to_string() + " B=" + std::to_string(bc.batch)).c_str(),
+                  r.shown.seconds * 1e3, r.tokens_per_second, r.gflops, ceiling.gflops,
+                  100.0 * r.gflops / ceiling.gflops, static_cast<double>(r.peak_bytes) / (1 << 20),
+                  static_cast<double>(r.shown.cached_bytes) / (1 << 20), static_cast<long long>(r.shown.page_faults),
+                  r.shown.cpu_seconds * 1e3, r.shown.system_seconds * 1e3);
+      std::fflush(stdout);
+      results.push_back(r);
+    }
+  }
+  std::printf("\npeak MiB: the trackers' simultaneous peak (Storage bytes); cache MiB: free blocks the device's\n"
+              "allocator holds between steps; faults/step: page faults of the shown step (fresh pages mapped); cpu ms:\n"
+              "its CPU time over all threads (user + system; less sensitive than ms/step to other load on the\n"
+              "machine), sys ms: of it, the kernel's (page faults, mmap/munmap)\n");
+  print_breakdown(results, args.pick);
+  return 0;
+}
 
 }  // namespace
 }  // namespace tessera
 
 int main(int argc, char** argv) {
-  using namespace tessera;
-  reexec_with_better_blas_core(argv);
-  int threads = 2, steps = 6;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--threads")) threads = std::stoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--steps")) steps = std::stoi(argv[i + 1]);
-    else {
-      std::fprintf(stderr, "usage: bench_train [--threads N] [--steps N]\n");
-      return 2;
-    }
+  tessera::Args args;
+  try {
+    if (!tessera::parse(argc, argv, args)) return 0;  // --help: nothing else runs
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_train: %s (see --help)\n", e.what());
+    return 2;
   }
-  set_cpu_threads(threads);
-  auto device = make_device(DeviceChoice::kAuto);
-
-  // The ceiling: the best of a few GEMM shapes, so the ratio below is against the machine's best.
-  GemmCeiling ceiling = measure_gemm_ceiling(*device, 1024, 1024, 1024, 0.5);
-  for (auto [m, n, k] : {std::tuple{2048L, 2048L, 2048L}, std::tuple{1024L, 1536L, 384L}}) {
-    const GemmCeiling c = measure_gemm_ceiling(*device, m, n, k, 0.5);
-    if (c.gflops > ceiling.gflops) ceiling = c;
-  }
-
-  const BenchConfig configs[] = {
-      {"tiny", {8192, 256, 4, 4, 256}, 4},
-      {"small", {8192, 256, 6, 6, 384}, 4},
-  };
-  std::printf("bench_train: %d threads, %d timed steps (median) after 1 warm-up, f32, OpenBLAS core %s\n", threads,
-              steps, blas_core_name().c_str());
-  std::printf("sgemm ceiling: %.1f GFLOP/s (cblas_sgemm %ldx%ldx%ld, best of 3 shapes)\n\n", ceiling.gflops,
-              static_cast<long>(ceiling.m), static_cast<long>(ceiling.n), static_cast<long>(ceiling.k));
-  std::printf("%-6s %-28s %10s %10s %12s %12s %8s\n", "config", "model", "ms/step", "tokens/s", "train GF/s",
-              "sgemm GF/s", "ratio");
-  for (const BenchConfig& bc : configs) {
-    Gpt model(bc.model);
-    materialize_parameters(model, *device, 1);
-    LocalTrainer trainer(model, *device, AdamWConfig{}, 1.0f);
-    const std::vector<MicroBatch> batch{random_batch(*device, bc.model, bc.batch, 7)};
-    trainer.step(batch, 1e-4f);  // warm-up
-    std::vector<double> times;
-    for (int s = 0; s < steps; ++s) {
-      const auto t0 = std::chrono::steady_clock::now();
-      trainer.step(batch, 1e-4f);
-      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    const double sec = median(times);
-    const double tokens = static_cast<double>(bc.batch * bc.model.max_seq_len);
-    const double gflops = gpt_training_flops_per_token(bc.model, bc.model.max_seq_len) * tokens / sec / 1e9;
-    std::printf("%-6s %-28s %10.1f %10.0f %12.1f %12.1f %7.1f%%\n", bc.name,
-                (bc.model.to_string() + " B=" + std::to_string(bc.batch)).c_str(), sec * 1e3, tokens / sec, gflops,
-                ceiling.gflops, 100.0 * gflops / ceiling.gflops);
-  }
-  return 0;
+  tessera::reexec_with_better_blas_core(argv);
+  return tessera::run_distributed(argc, argv, [&](tessera::DistributedContext& ctx) { return tessera::bench(ctx, args); });
 }

@@ -52,6 +52,9 @@ class Device {
   // Bytes given back through deallocate() whose pending events have not all completed yet (held
   // aside, not reusable). The trackers no longer count them.
   virtual std::size_t pending_free_bytes() const = 0;
+  // Bytes of freed blocks the device keeps for reuse (a caching allocator), neither in use nor
+  // counted by the trackers; 0 for a device that gives every block back at once.
+  virtual std::size_t cached_bytes() const { return 0; }
 
   // Copies within this device, or between this device and host memory; ordered after all work issued
   // on the compute stream. A copy to or from host memory has completed when it returns (the host may

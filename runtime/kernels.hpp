@@ -50,6 +50,18 @@ class Kernels {
   // of dout. dinp and dbias may be null (input needs no gradient / layer has no bias).
   virtual void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                                const float* weight, std::int64_t n, std::int64_t c, std::int64_t oc) const = 0;
+  // A linear layer with GELU after it (the MLP's fc), as one op so a backend can run the bias and
+  // GELU in the GEMM's epilogue: pre (n,oc) = inp (n,c) @ weight (oc,c)^T + bias (oc); out (n,oc) =
+  // gelu(pre). pre is kept for backward. The same bits as linear_forward then gelu_forward.
+  virtual void linear_gelu_forward(float* out, float* pre, const float* inp, const float* weight, const float* bias,
+                                   std::int64_t n, std::int64_t c, std::int64_t oc) const = 0;
+  // Its backward: dout (n,oc), the gradient of the GELU output, is overwritten with the gradient of
+  // pre (gelu'(pre) * dout); then as linear_backward from it: dinp (n,c) = dpre @ weight; dweight
+  // (oc,c) += dpre^T @ inp; dbias (oc) += column sums of dpre (in the pass that writes dpre). The
+  // same bits as gelu_backward then linear_backward. dinp and dbias may be null.
+  virtual void linear_gelu_backward(float* dinp, float* dweight, float* dbias, float* dout, const float* pre,
+                                    const float* inp, const float* weight, std::int64_t n, std::int64_t c,
+                                    std::int64_t oc) const = 0;
 
   // out (b,t,c) = wte[tokens[b,t]] (v,c) + wpe[t] (maxT,c). tokens (b,t) i32 in [0, v); a token
   // outside throws std::out_of_range naming it before anything is read or written.
@@ -68,6 +80,18 @@ class Kernels {
   virtual void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
                                   const float* inp, const float* weight, const float* mean, const float* rstd,
                                   std::int64_t n, std::int64_t c) const = 0;
+  // Residual add + LayerNorm in one pass: sum (n,c) = a + b (the residual stream, kept), out (n,c) =
+  // layernorm(sum) with mean (n) and rstd (n). The same bits as add then layernorm_forward.
+  virtual void residual_layernorm_forward(float* sum, float* out, float* mean, float* rstd, const float* a,
+                                          const float* b, const float* weight, const float* bias, std::int64_t n,
+                                          std::int64_t c, float eps) const = 0;
+  // layernorm_backward with the residual stream's gradient added in the same pass: dinp (n,c) =
+  // dresidual (n,c) + the LayerNorm input gradient of dout; dweight, dbias (c) += as
+  // layernorm_backward. The same bits as layernorm_backward then add. dinp may alias dout (not dresidual).
+  virtual void residual_layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                                           const float* dresidual, const float* inp, const float* weight,
+                                           const float* mean, const float* rstd, std::int64_t n,
+                                           std::int64_t c) const = 0;
 
   // Causal multi-head self-attention. qkv (b,t,3c) holds [q | k | v] per position, head h in columns
   // [h*hs, (h+1)*hs) of each, hs = c/nh. out (b,t,c); probs (b,nh,t,t) softmax(q k^T / sqrt(hs)) with

@@ -16,8 +16,8 @@ namespace tessera {
 
 class PendingFreeList {
  public:
-  // How a block finally goes back to its allocator (std::free; a GPU pool's free on a stream). Must
-  // not throw.
+  // How a block finally goes back to its allocator (std::free, a caching allocator, a GPU pool's
+  // free on a stream). Must not throw.
   using Release = std::function<void(void* ptr, std::size_t bytes, MemoryKind kind)>;
 
   explicit PendingFreeList(Release release) : release_(std::move(release)) {}

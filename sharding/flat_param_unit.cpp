@@ -63,6 +63,10 @@ Tensor FlatParamUnit::allocate(std::int64_t numel, DType dtype, MemoryCategory c
   return Tensor::zeros(device_, {numel}, dtype, category, kind);
 }
 
+Tensor FlatParamUnit::allocate_overwritten(std::int64_t numel, DType dtype, MemoryCategory category) {
+  return Tensor::empty(device_, {numel}, dtype, category);
+}
+
 FlatRange FlatParamUnit::optimizer_range() const {
   return placement_.optimizer_range == Extent::kFull ? layout_.full() : layout_.shard();
 }
@@ -88,7 +92,7 @@ Work FlatParamUnit::start_gather(Communicator& shard_comm) {
   if (!placement_.gather_for_compute) return Work();
   const DType pd = precision_.param_dtype;
   const auto S = static_cast<std::size_t>(layout_.shard_numel());
-  gathered_ = allocate(layout_.padded_numel(), pd, MemoryCategory::kCommBuffers);
+  gathered_ = allocate_overwritten(layout_.padded_numel(), pd, MemoryCategory::kCommBuffers);  // every shard lands
   const Span out(gathered_.data(), static_cast<std::size_t>(layout_.padded_numel()));
   if (!stored_.in_store()) return shard_comm.all_gather(ConstSpan(stored_.tensor().data(), S), out, pd);
   // The shard comes from the file first; the gather starts once it is in.
@@ -104,7 +108,7 @@ void FlatParamUnit::finish_gather() {
   if (precision_.param_dtype == DType::kF32) {
     compute_ = source;
   } else {
-    compute_ = allocate(layout_.padded_numel(), DType::kF32, MemoryCategory::kCommBuffers);
+    compute_ = allocate_overwritten(layout_.padded_numel(), DType::kF32, MemoryCategory::kCommBuffers);
     device_.kernels().convert(source.data(), precision_.param_dtype, compute_.data(), DType::kF32,
                               layout_.padded_numel());
   }
@@ -142,7 +146,7 @@ Work FlatParamUnit::start_grad_reduce(Communicator& shard_comm) {
   const DType wire = precision_.reduce_dtype;
   void* buffer = grad_full_.data();
   if (wire != DType::kF32) {
-    wire_ = allocate(P, wire, MemoryCategory::kCommBuffers);
+    wire_ = allocate_overwritten(P, wire, MemoryCategory::kCommBuffers);
     device_.kernels().convert(grad_full_.data(), DType::kF32, wire_.data(), wire, P);
     buffer = wire_.data();
   }

@@ -104,7 +104,11 @@ class FlatParamUnit {
   Tensor reduced_grads() const;
 
  private:
+  // A zeroed buffer (accumulators, state, padding that must read as zero).
   Tensor allocate(std::int64_t numel, DType dtype, MemoryCategory category, MemoryKind kind = MemoryKind::kDevice);
+  // A buffer left uninitialised because every element is written before it is read (gather
+  // targets, conversion outputs): no zero-fill pass.
+  Tensor allocate_overwritten(std::int64_t numel, DType dtype, MemoryCategory category);
   void bind_values();
   void unbind_values();
   const PlacedTensor& placed_state(std::size_t k) const { return k == 0 ? master_ : state_[k - 1]; }

@@ -17,14 +17,12 @@
 namespace tessera {
 namespace {
 
-constexpr std::size_t kAlignment = 64;
-constexpr std::size_t kStreamCopyMin = std::size_t{1} << 20;  // parallel non-temporal copies from here
-
-void release_block(void* ptr, std::size_t, MemoryKind) noexcept { std::free(ptr); }
+constexpr std::size_t kStreamCopyMin = std::size_t{1} << 20;  // parallel non-temporal copies and fills from here
 
 }  // namespace
 
-CpuDevice::CpuDevice() : pending_frees_(release_block) {}
+CpuDevice::CpuDevice()
+    : pending_frees_([this](void* ptr, std::size_t bytes, MemoryKind) { cache_.release(ptr, bytes); }) {}
 
 CpuDevice::~CpuDevice() {
   try {
@@ -38,12 +36,7 @@ std::string CpuDevice::name() const { return "cpu (" + std::to_string(cpu_thread
 
 void* CpuDevice::allocate(std::size_t bytes, MemoryKind) {
   pending_frees_.reclaim_completed();
-  const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* p = std::aligned_alloc(kAlignment, rounded);
-  if (p == nullptr) {
-    throw std::bad_alloc();
-  }
-  return p;
+  return cache_.allocate(bytes);
 }
 
 void CpuDevice::deallocate(void* ptr, std::size_t bytes, MemoryKind kind, std::span<const Event> pending) noexcept {
@@ -64,7 +57,13 @@ void CpuDevice::copy_to_host(void* host_dst, const void* src, std::size_t bytes)
 }
 
 void CpuDevice::copy_from_host(void* dst, const void* host_src, std::size_t bytes) { copy(dst, host_src, bytes); }
-void CpuDevice::fill_zero(void* dst, std::size_t bytes) { std::memset(dst, 0, bytes); }
+void CpuDevice::fill_zero(void* dst, std::size_t bytes) {
+  if (bytes >= kStreamCopyMin) {
+    parallel_stream_zero(dst, bytes);
+  } else {
+    std::memset(dst, 0, bytes);
+  }
+}
 
 void CpuDevice::copy_to_host_async(void* host_dst, const void* src, std::size_t bytes, Stream& stream) {
   own(stream, "copy_to_host_async").launch_host_function([=] {

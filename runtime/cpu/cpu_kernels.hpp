@@ -16,6 +16,11 @@ class CpuKernels final : public Kernels {
                       std::int64_t c, std::int64_t oc) const override;
   void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                        const float* weight, std::int64_t n, std::int64_t c, std::int64_t oc) const override;
+  void linear_gelu_forward(float* out, float* pre, const float* inp, const float* weight, const float* bias,
+                           std::int64_t n, std::int64_t c, std::int64_t oc) const override;
+  void linear_gelu_backward(float* dinp, float* dweight, float* dbias, float* dout, const float* pre,
+                            const float* inp, const float* weight, std::int64_t n, std::int64_t c,
+                            std::int64_t oc) const override;
   void embedding_forward(float* out, const std::int32_t* tokens, const float* wte, const float* wpe,
                          std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const override;
   void embedding_backward(float* dwte, float* dwpe, const float* dout, const std::int32_t* tokens,
@@ -25,6 +30,13 @@ class CpuKernels final : public Kernels {
   void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                           const float* weight, const float* mean, const float* rstd, std::int64_t n,
                           std::int64_t c) const override;
+  void residual_layernorm_forward(float* sum, float* out, float* mean, float* rstd, const float* a,
+                                  const float* b, const float* weight, const float* bias, std::int64_t n,
+                                  std::int64_t c, float eps) const override;
+  void residual_layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                                   const float* dresidual, const float* inp, const float* weight,
+                                   const float* mean, const float* rstd, std::int64_t n,
+                                   std::int64_t c) const override;
   void attention_forward(float* out, float* probs, const float* qkv, std::int64_t b, std::int64_t t,
                          std::int64_t c, std::int64_t nh) const override;
   void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* probs,

@@ -47,6 +47,22 @@ void CudaKernels::linear_backward(float* dinp, float* dweight, float* dbias, con
   detail::launch_linear_backward(blas_, math_, dinp, dweight, dbias, dout, inp, weight, n, c, oc);
 }
 
+void CudaKernels::linear_gelu_forward(float* out, float* pre, const float* inp, const float* weight,
+                                      const float* bias, std::int64_t n, std::int64_t c, std::int64_t oc) const {
+  const CudaDeviceGuard guard(device_);
+  detail::launch_linear_forward(blas_, math_, pre, inp, weight, bias, n, c, oc);
+  detail::launch_gelu_forward(out, static_cast<const float*>(pre), n * oc, stream_);
+}
+
+void CudaKernels::linear_gelu_backward(float* dinp, float* dweight, float* dbias, float* dout, const float* pre,
+                                       const float* inp, const float* weight, std::int64_t n, std::int64_t c,
+                                       std::int64_t oc) const {
+  const CudaDeviceGuard guard(device_);
+  detail::launch_gelu_backward(dout, pre, static_cast<const float*>(dout), n * oc, stream_);
+  detail::launch_linear_backward(blas_, math_, dinp, dweight, dbias, static_cast<const float*>(dout), inp, weight, n,
+                                 c, oc);
+}
+
 void CudaKernels::embedding_forward(float* out, const std::int32_t* tokens, const float* wte, const float* wpe,
                                     std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
   const CudaDeviceGuard guard(device_);
@@ -74,6 +90,23 @@ void CudaKernels::layernorm_backward(float* dinp, float* dweight, float* dbias, 
   const std::size_t floats = blas_.workspace_bytes() / sizeof(float);
   detail::launch_layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, n, c,
                                     scratch<float>(floats, "layernorm_backward"), floats, stream_);
+}
+
+void CudaKernels::residual_layernorm_forward(float* sum, float* out, float* mean, float* rstd, const float* a,
+                                             const float* b, const float* weight, const float* bias, std::int64_t n,
+                                             std::int64_t c, float eps) const {
+  const CudaDeviceGuard guard(device_);
+  detail::launch_residual_layernorm_forward(sum, out, mean, rstd, a, b, weight, bias, n, c, eps, stream_);
+}
+
+void CudaKernels::residual_layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                                              const float* dresidual, const float* inp, const float* weight,
+                                              const float* mean, const float* rstd, std::int64_t n,
+                                              std::int64_t c) const {
+  const CudaDeviceGuard guard(device_);
+  const std::size_t floats = blas_.workspace_bytes() / sizeof(float);
+  detail::launch_residual_layernorm_backward(dinp, dweight, dbias, dout, dresidual, inp, weight, mean, rstd, n, c,
+                                             scratch<float>(floats, "residual_layernorm_backward"), floats, stream_);
 }
 
 void CudaKernels::attention_forward(float* out, float* probs, const float* qkv, std::int64_t b, std::int64_t t,

@@ -42,6 +42,13 @@ class CudaKernels final : public Kernels {
                       std::int64_t c, std::int64_t oc) const override;
   void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                        const float* weight, std::int64_t n, std::int64_t c, std::int64_t oc) const override;
+  // The bias and GELU run as their own pass after the cuBLAS GEMM (the same arithmetic as
+  // linear_forward then gelu_forward); the backward's GELU derivative is written over dout in place.
+  void linear_gelu_forward(float* out, float* pre, const float* inp, const float* weight, const float* bias,
+                           std::int64_t n, std::int64_t c, std::int64_t oc) const override;
+  void linear_gelu_backward(float* dinp, float* dweight, float* dbias, float* dout, const float* pre,
+                            const float* inp, const float* weight, std::int64_t n, std::int64_t c,
+                            std::int64_t oc) const override;
   void embedding_forward(float* out, const std::int32_t* tokens, const float* wte, const float* wpe,
                          std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const override;
   void embedding_backward(float* dwte, float* dwpe, const float* dout, const std::int32_t* tokens,
@@ -51,6 +58,12 @@ class CudaKernels final : public Kernels {
   void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                           const float* weight, const float* mean, const float* rstd, std::int64_t n,
                           std::int64_t c) const override;
+  void residual_layernorm_forward(float* sum, float* out, float* mean, float* rstd, const float* a, const float* b,
+                                  const float* weight, const float* bias, std::int64_t n, std::int64_t c,
+                                  float eps) const override;
+  void residual_layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                                   const float* dresidual, const float* inp, const float* weight, const float* mean,
+                                   const float* rstd, std::int64_t n, std::int64_t c) const override;
   void attention_forward(float* out, float* probs, const float* qkv, std::int64_t b, std::int64_t t,
                          std::int64_t c, std::int64_t nh) const override;
   void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* probs,

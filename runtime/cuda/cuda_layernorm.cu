@@ -4,6 +4,9 @@
 //   dinp = rstd * (g - mean(g) - xhat * mean(g * xhat));  dweight += dout * xhat;  dbias += dout
 // dweight and dbias are deterministic column sums (column_sum.cuh) queued before the row kernel,
 // so dinp may alias dout, as on the CPU.
+// The residual variants run the same kernels with the residual add inside: forward writes sum = a + b
+// (rounded to T, as add would) and normalises it; backward adds dresidual to dinp after rounding the
+// LayerNorm gradient to T (as layernorm_backward then add would).
 #include "runtime/cuda/column_sum.cuh"
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/cuda/cuda_launch.cuh"
@@ -14,13 +17,19 @@ namespace {
 
 constexpr int kRowsPerBlock = kThreads / kWarp;
 
-template <typename T>
-__global__ void layernorm_forward_kernel(T* out, float* mean, float* rstd, const T* inp, const T* weight,
-                                         const T* bias, std::int64_t n, std::int64_t c, float eps) {
+template <typename T, bool kResidual>
+__global__ void layernorm_forward_kernel(T* out, float* mean, float* rstd, T* sum_out, const T* inp, const T* other,
+                                         const T* weight, const T* bias, std::int64_t n, std::int64_t c, float eps) {
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarp;
   if (row >= n) return;  // the whole warp
   const int lane = threadIdx.x % kWarp;
   const T* x = inp + row * c;
+  if constexpr (kResidual) {  // x = a + b, written by the lane that reads it back below
+    const T* y = other + row * c;
+    T* s = sum_out + row * c;
+    for (std::int64_t j = lane; j < c; j += kWarp) s[j] = from_f32<T>(to_f32(x[j]) + to_f32(y[j]));
+    x = s;
+  }
   const float inv_c = 1.0f / static_cast<float>(c);
   float sum = 0.0f;
   for (std::int64_t j = lane; j < c; j += kWarp) sum += to_f32(x[j]);
@@ -56,9 +65,9 @@ struct NormGradValues {
   }
 };
 
-template <typename T>
-__global__ void layernorm_backward_kernel(T* dinp, const T* dout, const T* inp, const T* weight, const float* mean,
-                                          const float* rstd, std::int64_t n, std::int64_t c) {
+template <typename T, bool kResidual>
+__global__ void layernorm_backward_kernel(T* dinp, const T* dout, const T* dresidual, const T* inp, const T* weight,
+                                          const float* mean, const float* rstd, std::int64_t n, std::int64_t c) {
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarp;
   if (row >= n) return;
   const int lane = threadIdx.x % kWarp;
@@ -79,7 +88,12 @@ __global__ void layernorm_backward_kernel(T* dinp, const T* dout, const T* inp, 
   T* dx = dinp + row * c;
   for (std::int64_t j = lane; j < c; j += kWarp) {  // each element read, then written, by one lane
     const float xhat = (to_f32(x[j]) - mu) * rs;
-    dx[j] = from_f32<T>(rs * (to_f32(weight[j]) * to_f32(d[j]) - g_mean - xhat * gx_mean));
+    const T g = from_f32<T>(rs * (to_f32(weight[j]) * to_f32(d[j]) - g_mean - xhat * gx_mean));
+    if constexpr (kResidual) {
+      dx[j] = from_f32<T>(to_f32(dresidual[row * c + j]) + to_f32(g));
+    } else {
+      dx[j] = g;
+    }
   }
 }
 
@@ -103,8 +117,25 @@ void launch_layernorm_forward(T* out,           // (n,c)
                               const T* bias,    // (c)
                               std::int64_t n, std::int64_t c, float eps, cudaStream_t stream) {
   if (n == 0) return;
-  layernorm_forward_kernel<T><<<row_blocks(n), kThreads, 0, stream>>>(out, mean, rstd, inp, weight, bias, n, c, eps);
+  layernorm_forward_kernel<T, false>
+      <<<row_blocks(n), kThreads, 0, stream>>>(out, mean, rstd, nullptr, inp, nullptr, weight, bias, n, c, eps);
   TESSERA_CUDA_CHECK_LAUNCH("layernorm_forward_kernel");
+}
+
+template <typename T>
+void launch_residual_layernorm_forward(T* sum,          // (n,c) = a + b
+                                       T* out,          // (n,c)
+                                       float* mean,     // (n)
+                                       float* rstd,     // (n)
+                                       const T* a,      // (n,c)
+                                       const T* b,      // (n,c)
+                                       const T* weight, // (c)
+                                       const T* bias,   // (c)
+                                       std::int64_t n, std::int64_t c, float eps, cudaStream_t stream) {
+  if (n == 0) return;
+  layernorm_forward_kernel<T, true>
+      <<<row_blocks(n), kThreads, 0, stream>>>(out, mean, rstd, sum, a, b, weight, bias, n, c, eps);
+  TESSERA_CUDA_CHECK_LAUNCH("residual_layernorm_forward_kernel");
 }
 
 template <typename T>
@@ -121,15 +152,41 @@ void launch_layernorm_backward(T* dinp,            // (n,c) written; may alias d
   if (n == 0) return;
   column_sums<2, T>(ColumnOutputs<2, T>{{dweight, dbias}}, NormGradValues<T>{dout, inp, mean, rstd, c}, n, c, scratch,
                     scratch_floats, stream);
-  layernorm_backward_kernel<T><<<row_blocks(n), kThreads, 0, stream>>>(dinp, dout, inp, weight, mean, rstd, n, c);
+  layernorm_backward_kernel<T, false>
+      <<<row_blocks(n), kThreads, 0, stream>>>(dinp, dout, nullptr, inp, weight, mean, rstd, n, c);
   TESSERA_CUDA_CHECK_LAUNCH("layernorm_backward_kernel");
+}
+
+template <typename T>
+void launch_residual_layernorm_backward(T* dinp,             // (n,c) written; may alias dout, not dresidual
+                                        T* dweight,          // (c) accumulated
+                                        T* dbias,            // (c) accumulated
+                                        const T* dout,       // (n,c)
+                                        const T* dresidual,  // (n,c) added to dinp
+                                        const T* inp,        // (n,c)
+                                        const T* weight,     // (c)
+                                        const float* mean,   // (n)
+                                        const float* rstd,   // (n)
+                                        std::int64_t n, std::int64_t c, float* scratch, std::size_t scratch_floats,
+                                        cudaStream_t stream) {
+  if (n == 0) return;
+  column_sums<2, T>(ColumnOutputs<2, T>{{dweight, dbias}}, NormGradValues<T>{dout, inp, mean, rstd, c}, n, c, scratch,
+                    scratch_floats, stream);
+  layernorm_backward_kernel<T, true>
+      <<<row_blocks(n), kThreads, 0, stream>>>(dinp, dout, dresidual, inp, weight, mean, rstd, n, c);
+  TESSERA_CUDA_CHECK_LAUNCH("residual_layernorm_backward_kernel");
 }
 
 #define TESSERA_INSTANTIATE_LAYERNORM(T)                                                                            \
   template void launch_layernorm_forward<T>(T*, float*, float*, const T*, const T*, const T*, std::int64_t,         \
                                             std::int64_t, float, cudaStream_t);                                     \
   template void launch_layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const float*, const float*,  \
-                                             std::int64_t, std::int64_t, float*, std::size_t, cudaStream_t);
+                                             std::int64_t, std::int64_t, float*, std::size_t, cudaStream_t);       \
+  template void launch_residual_layernorm_forward<T>(T*, T*, float*, float*, const T*, const T*, const T*, const T*, \
+                                                     std::int64_t, std::int64_t, float, cudaStream_t);             \
+  template void launch_residual_layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const T*,           \
+                                                      const float*, const float*, std::int64_t, std::int64_t,       \
+                                                      float*, std::size_t, cudaStream_t);
 TESSERA_INSTANTIATE_LAYERNORM(float)
 TESSERA_INSTANTIATE_LAYERNORM(__nv_bfloat16)
 #undef TESSERA_INSTANTIATE_LAYERNORM

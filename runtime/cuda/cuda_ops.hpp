@@ -74,6 +74,17 @@ template <typename T>
 void launch_layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp, const T* weight,
                                const float* mean, const float* rstd, std::int64_t n, std::int64_t c, float* scratch,
                                std::size_t scratch_floats, cudaStream_t stream);
+// Residual add + LayerNorm: sum (n,c) = a + b, then as launch_layernorm_forward over sum.
+template <typename T>
+void launch_residual_layernorm_forward(T* sum, T* out, float* mean, float* rstd, const T* a, const T* b,
+                                       const T* weight, const T* bias, std::int64_t n, std::int64_t c, float eps,
+                                       cudaStream_t stream);
+// As launch_layernorm_backward, with dresidual (n,c) added to dinp; dinp may alias dout, not dresidual.
+template <typename T>
+void launch_residual_layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* dresidual,
+                                        const T* inp, const T* weight, const float* mean, const float* rstd,
+                                        std::int64_t n, std::int64_t c, float* scratch, std::size_t scratch_floats,
+                                        cudaStream_t stream);
 // Floats of scratch a column sum of `outputs` vectors over (n,c) needs (at most what fits in
 // scratch_floats: fewer row groups are used when less is given; the result depends only on n, c
 // and the capacity, which is fixed per CudaKernels).

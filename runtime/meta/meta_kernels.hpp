@@ -14,6 +14,10 @@ class MetaKernels final : public Kernels {
                       std::int64_t) const override {}
   void linear_backward(float*, float*, float*, const float*, const float*, const float*, std::int64_t, std::int64_t,
                        std::int64_t) const override {}
+  void linear_gelu_forward(float*, float*, const float*, const float*, const float*, std::int64_t, std::int64_t,
+                           std::int64_t) const override {}
+  void linear_gelu_backward(float*, float*, float*, float*, const float*, const float*, const float*, std::int64_t,
+                            std::int64_t, std::int64_t) const override {}
   void embedding_forward(float*, const std::int32_t*, const float*, const float*, std::int64_t, std::int64_t,
                          std::int64_t, std::int64_t) const override {}
   void embedding_backward(float*, float*, const float*, const std::int32_t*, std::int64_t, std::int64_t,
@@ -22,6 +26,10 @@ class MetaKernels final : public Kernels {
                          std::int64_t, float) const override {}
   void layernorm_backward(float*, float*, float*, const float*, const float*, const float*, const float*,
                           const float*, std::int64_t, std::int64_t) const override {}
+  void residual_layernorm_forward(float*, float*, float*, float*, const float*, const float*, const float*,
+                                  const float*, std::int64_t, std::int64_t, float) const override {}
+  void residual_layernorm_backward(float*, float*, float*, const float*, const float*, const float*, const float*,
+                                   const float*, const float*, std::int64_t, std::int64_t) const override {}
   void attention_forward(float*, float*, const float*, std::int64_t, std::int64_t, std::int64_t,
                          std::int64_t) const override {}
   void attention_backward(float*, float*, const float*, const float*, const float*, std::int64_t, std::int64_t,

@@ -2,6 +2,7 @@
 #include "runtime/modules/linear.hpp"
 
 #include "runtime/kernels.hpp"
+#include "runtime/modules/linear_recompute.hpp"
 
 namespace tessera {
 
@@ -23,6 +24,27 @@ Tensor Linear::forward(Context& ctx, const Tensor& x) {
                                       bias_ ? require_value(*bias_).data_as<float>() : nullptr, rows, in_, out_);
   if (ctx.training) input_ = x;
   return y;
+}
+
+Linear::GeluOutput Linear::forward_gelu(Context& ctx, const Tensor& x) {
+  check_input(x.dtype() == DType::kF32 && x.ndim() >= 1 && x.dim(-1) == in_, "Linear",
+              "f32 (..., " + std::to_string(in_) + ")", x);
+  Shape out_shape = x.shape();
+  out_shape.back() = out_;
+  GeluOutput y{new_activation(ctx, out_shape), new_activation(ctx, out_shape)};
+  const std::int64_t rows = x.numel() / in_;
+  ctx.device.kernels().linear_gelu_forward(y.out.data_as<float>(), y.pre.data_as<float>(), x.data_as<float>(),
+                                           require_value(weight_).data_as<float>(),
+                                           bias_ ? require_value(*bias_).data_as<float>() : nullptr, rows, in_, out_);
+  if (ctx.training) input_ = x;
+  return y;
+}
+
+Tensor Linear::backward_gelu(Context& ctx, const Tensor& dy, const Tensor& pre) {
+  check_input(input_.defined(), "Linear::backward", "a preceding training forward", dy);
+  Tensor dx = linear_gelu_backward_with_input(ctx, *this, dy, pre, input_);
+  input_ = Tensor();
+  return dx;
 }
 
 Tensor Linear::backward(Context& ctx, Tensor dy) {

@@ -1,6 +1,7 @@
-// Backward of a Linear layer whose forward kept nothing, for selective recomputation: the layer's
+// Backward of a Linear layer given its input by the caller. For selective recomputation: the layer's
 // parent ran it with a non-training Context (so it did not keep its input) and passes that input
-// again, recomputed, at backward time.
+// again, recomputed, at backward time. The GELU variant also serves Linear::backward_gelu (with the
+// input the layer kept).
 #pragma once
 
 #include "runtime/context.hpp"
@@ -13,5 +14,11 @@ namespace tessera {
 // `linear` must be a Linear (throws std::invalid_argument naming its type otherwise);
 // x (..., in) f32 is the forward input, dy (..., out) f32.
 Tensor linear_backward_with_input(Context& ctx, Module& linear, const Tensor& dy, const Tensor& x);
+
+// The same for a Linear followed by GELU (Linear::forward_gelu): dy (..., out) f32 is the gradient
+// of the GELU output and is overwritten with the gradient of pre (..., out) f32, the kept
+// pre-activation; then as above (one linear_gelu_backward kernel call).
+Tensor linear_gelu_backward_with_input(Context& ctx, Module& linear, const Tensor& dy, const Tensor& pre,
+                                       const Tensor& x);
 
 }  // namespace tessera

@@ -1,6 +1,6 @@
 // stream_copy / parallel_stream_copy: exact bytes for odd sizes and every misalignment of source
 // and destination (vector body, byte head and tail), bytes around the destination untouched, and
-// multi-block copies on 1 and 2 threads.
+// multi-block copies on 1 and 2 threads; stream_zero / parallel_stream_zero likewise.
 #include "runtime/cpu/host_copy.hpp"
 
 #include <gtest/gtest.h>
@@ -66,6 +66,47 @@ TEST(HostCopy, ParallelStreamCopySpansBlocksExactly) {
             << "parallel_stream_copy of " << bytes << " bytes on " << threads << " threads";
         EXPECT_EQ(check_copy(parallel_stream_copy, bytes, 0, 0), 0u)
             << "parallel_stream_copy of " << bytes << " bytes (aligned) on " << threads << " threads";
+      });
+    }
+  }
+}
+
+// Zeroes `bytes` at dst+dst_off with `zero` over a patterned buffer; returns the number of bytes
+// that are wrong (not zero inside, changed outside).
+template <typename Zero>
+std::size_t check_zero(Zero zero, std::size_t bytes, std::size_t dst_off) {
+  constexpr std::size_t kGuard = 64;
+  std::vector<unsigned char> dst(bytes + dst_off + 2 * kGuard, 0xA5);
+  zero(dst.data() + kGuard + dst_off, bytes);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < bytes; ++i) {
+    if (dst[kGuard + dst_off + i] != 0 && wrong++ == 0) {
+      ADD_FAILURE() << "bytes " << bytes << " dst+" << dst_off << ": byte " << i << " expected 0, got "
+                    << int(dst[kGuard + dst_off + i]);
+    }
+  }
+  for (std::size_t i = 0; i < kGuard + dst_off; ++i) wrong += dst[i] != 0xA5;
+  for (std::size_t i = kGuard + dst_off + bytes; i < dst.size(); ++i) wrong += dst[i] != 0xA5;
+  return wrong;
+}
+
+TEST(HostCopy, StreamZeroIsExactForOddSizesAndMisalignedPointers) {
+  for (std::size_t bytes : {0, 1, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 255, 4097, 65537}) {
+    for (std::size_t dst_off = 0; dst_off < 40; dst_off += 5) {
+      EXPECT_EQ(check_zero(stream_zero, bytes, dst_off), 0u) << "stream_zero of " << bytes << " bytes, dst+" << dst_off;
+    }
+  }
+}
+
+TEST(HostCopy, ParallelStreamZeroSplitsAcrossThreadsExactly) {
+  // Below 2 MiB one part; above, one part per thread with a ragged last one.
+  for (std::size_t bytes : {std::size_t{1} << 20, (std::size_t{2} << 20) + 1, (std::size_t{9} << 20) + 12345}) {
+    for (int threads : {1, 2, 3}) {
+      test::with_threads(threads, [&] {
+        EXPECT_EQ(check_zero(parallel_stream_zero, bytes, 7), 0u)
+            << "parallel_stream_zero of " << bytes << " bytes on " << threads << " threads";
+        EXPECT_EQ(check_zero(parallel_stream_zero, bytes, 0), 0u)
+            << "parallel_stream_zero of " << bytes << " bytes (aligned) on " << threads << " threads";
       });
     }
   }

@@ -2,7 +2,8 @@
 // padded strides (padding untouched), k == 0, the TF32 and bf16 tensor-core arithmetics within their
 // tolerances, bf16 tensors through the typed launchers, linear forward with and without bias on
 // shapes cuBLASLt's bias epilogue takes and odd ones, linear backward with accumulation and null
-// outputs, and a bias gradient that is the same bits on every run.
+// outputs, a bias gradient that is the same bits on every run, and the fused linear + GELU forward
+// and backward (dout overwritten with the GELU input's gradient).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -102,6 +103,30 @@ TEST_F(CudaGemm, LinearForwardMatchesCpuWithAndWithoutBias) {
     gpu_->linear_forward(dout.get(), dinp.get(), dw.get(), nullptr, s.n, s.c, s.oc);
     cpu_.linear_forward(out.data(), inp.data(), w.data(), nullptr, s.n, s.c, s.oc);
     expect_close(dout.download(), out, kF32Tolerance, "linear_forward f32 " + describe(s) + " out (no bias)");
+  }
+}
+
+TEST_F(CudaGemm, LinearGeluForwardAndBackwardMatchCpu) {
+  for (const LinearShape& s : {LinearShape{128, 64, 96}, LinearShape{37, 45, 29}}) {
+    const auto inp = random_floats(s.n * s.c, 71), w = random_floats(s.oc * s.c, 72), bias = random_floats(s.oc, 73);
+    const auto dout = random_floats(s.n * s.oc, 74);
+    auto dw = random_floats(s.oc * s.c, 75), db = random_floats(s.oc, 76);  // accumulated into
+    std::vector<float> out(s.n * s.oc), pre(s.n * s.oc), dinp(s.n * s.c), dpre = dout;
+    DeviceBuffer<float> g_inp(inp), g_w(w), g_bias(bias), g_out(s.n * s.oc), g_pre(s.n * s.oc);
+    DeviceBuffer<float> g_dout(dout), g_dw(dw), g_db(db), g_dinp(s.n * s.c);
+    gpu_->linear_gelu_forward(g_out.get(), g_pre.get(), g_inp.get(), g_w.get(), g_bias.get(), s.n, s.c, s.oc);
+    cpu_.linear_gelu_forward(out.data(), pre.data(), inp.data(), w.data(), bias.data(), s.n, s.c, s.oc);
+    const std::string label = "linear_gelu f32 " + describe(s);
+    expect_close(g_pre.download(), pre, kF32Tolerance, label + " forward pre");
+    expect_close(g_out.download(), out, kF32Tolerance, label + " forward out");
+    gpu_->linear_gelu_backward(g_dinp.get(), g_dw.get(), g_db.get(), g_dout.get(), g_pre.get(), g_inp.get(),
+                               g_w.get(), s.n, s.c, s.oc);
+    cpu_.linear_gelu_backward(dinp.data(), dw.data(), db.data(), dpre.data(), pre.data(), inp.data(), w.data(), s.n,
+                              s.c, s.oc);
+    expect_close(g_dout.download(), dpre, kF32Tolerance, label + " backward dout (now the gradient of pre)");
+    expect_close(g_dinp.download(), dinp, kF32Tolerance, label + " backward dinp");
+    expect_close(g_dw.download(), dw, kF32Tolerance, label + " backward dweight (accumulated)");
+    expect_close(g_db.download(), db, kF32Tolerance, label + " backward dbias (accumulated)");
   }
 }
 

@@ -1,7 +1,8 @@
 // CudaKernels layernorm against CpuKernels: forward (out, mean, rstd) and backward (dinp written,
 // dweight and dbias accumulated) for c below, at and above a warp's width and n spanning several
 // row groups; dinp may alias dout; the parameter gradients are the same bits on every run; bf16
-// tensors through the typed launchers within the bf16 tolerance.
+// tensors through the typed launchers within the bf16 tolerance; residual add + LayerNorm forward
+// and backward (dinp aliasing dout) against the CPU's.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -84,6 +85,34 @@ TEST_F(CudaLayerNorm, ParameterGradsAreTheSameBitsEveryRun) {
   }
   test::expect_same_bits(dw_runs[1], dw_runs[0], "layernorm_backward f32 " + describe(n, c) + " dweight, run 2 vs 1");
   test::expect_same_bits(db_runs[1], db_runs[0], "layernorm_backward f32 " + describe(n, c) + " dbias, run 2 vs 1");
+}
+
+TEST_F(CudaLayerNorm, ResidualLayerNormMatchesCpu) {
+  for (auto [n, c] : {std::pair<std::int64_t, std::int64_t>{7, 37}, {600, 100}}) {
+    const auto a = random_floats(n * c, 41), b = random_floats(n * c, 42);
+    const auto w = random_floats(c, 43), bias = random_floats(c, 44);
+    const auto dout = random_floats(n * c, 45), dres = random_floats(n * c, 46);
+    auto dw = random_floats(c, 47), db = random_floats(c, 48);  // accumulated into
+    std::vector<float> sum(n * c), out(n * c), mean(n), rstd(n), dinp = dout;
+    DeviceBuffer<float> g_a(a), g_b(b), g_w(w), g_bias(bias), g_sum(n * c), g_out(n * c), g_mean(n), g_rstd(n);
+    DeviceBuffer<float> g_dinp(dout), g_dres(dres), g_dw(dw), g_db(db);
+    gpu_->residual_layernorm_forward(g_sum.get(), g_out.get(), g_mean.get(), g_rstd.get(), g_a.get(), g_b.get(),
+                                     g_w.get(), g_bias.get(), n, c, kEps);
+    cpu_.residual_layernorm_forward(sum.data(), out.data(), mean.data(), rstd.data(), a.data(), b.data(), w.data(),
+                                    bias.data(), n, c, kEps);
+    const std::string label = "residual_layernorm f32 " + describe(n, c);
+    expect_close(g_sum.download(), sum, kF32Tolerance, label + " forward sum");
+    expect_close(g_out.download(), out, kF32Tolerance, label + " forward out");
+    expect_close(g_rstd.download(), rstd, kF32Tolerance, label + " forward rstd");
+    // dinp aliases dout on both sides.
+    gpu_->residual_layernorm_backward(g_dinp.get(), g_dw.get(), g_db.get(), g_dinp.get(), g_dres.get(), g_sum.get(),
+                                      g_w.get(), g_mean.get(), g_rstd.get(), n, c);
+    cpu_.residual_layernorm_backward(dinp.data(), dw.data(), db.data(), dinp.data(), dres.data(), sum.data(), w.data(),
+                                     mean.data(), rstd.data(), n, c);
+    expect_close(g_dinp.download(), dinp, kF32Tolerance, label + " backward dinp (over dout)");
+    expect_close(g_dw.download(), dw, kF32Tolerance, label + " backward dweight (accumulated)");
+    expect_close(g_db.download(), db, kF32Tolerance, label + " backward dbias (accumulated)");
+  }
 }
 
 TEST_F(CudaLayerNorm, Bf16MatchesCpuOnRoundedInputs) {
