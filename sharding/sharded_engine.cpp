@@ -96,8 +96,6 @@ void ShardedEngine::build_units(Module& model, std::uint64_t seed) {
         config_.optimizer, device_, nvme_.get()));
   }
   if (nvme_) nvme_->allocate_file();  // every unit has reserved its extents
-  norm_slots_ = Storage::allocate(device_, std::max<std::size_t>(units_.size(), 1) * sizeof(double),
-                                  MemoryCategory::kWorkspace);
   for (auto& unit : units_) unit->initialize(seed);
   root_unit_ = partition.root_unit;
   users_ = wrap_unit_modules(model, units_, *this);
@@ -193,7 +191,12 @@ void ShardedEngine::zero_grad() {
   for (auto& unit : units_) unit->zero_grads();
 }
 
-double* ShardedEngine::norm_slot(std::size_t u) const {
+double* ShardedEngine::norm_slot(std::size_t u) {
+  if (!norm_slots_) {
+    // Allocated on first use (the first step), not with the model state.
+    norm_slots_ = Storage::allocate(device_, std::max<std::size_t>(units_.size(), 1) * sizeof(double),
+                                    MemoryCategory::kWorkspace);
+  }
   auto* slots = static_cast<double*>(norm_slots_->data());
   return slots == nullptr ? nullptr : slots + u;
 }
@@ -207,7 +210,7 @@ double ShardedEngine::gradient_norm() {
   const std::size_t n = units_.size();
   std::vector<double> parts(n, 0.0);
   for (std::size_t u = 0; u < n; ++u) units_[u]->grad_sum_squares(kernels, norm_slot(u));
-  if (n > 0) device_.copy_to_host(parts.data(), norm_slots_->data(), n * sizeof(double));
+  if (n > 0) device_.copy_to_host(parts.data(), norm_slot(0), n * sizeof(double));
   double local = 0.0;
   for (double part : parts) local += part;
   norm_ = std::sqrt(sum_in_rank_order(*groups_.shard, local)) / loss_scale();

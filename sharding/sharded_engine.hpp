@@ -128,7 +128,7 @@ class ShardedEngine : private UnitHooks {
   void prefetch(std::vector<int>& order, std::size_t& cursor, int unit);
   void release_unit_after_backward(int unit);
   // Unit u's slot in norm_slots_ (null on a device without data).
-  double* norm_slot(std::size_t u) const;
+  double* norm_slot(std::size_t u);
 
   Module& model_;
   Device& device_;
@@ -152,8 +152,9 @@ class ShardedEngine : private UnitHooks {
 
   std::int64_t step_count_ = 0;
   std::optional<double> norm_;  // this step's gradient norm, once computed
-  // One double per unit in device memory: the units' shard sums of squares, written by the last
-  // reduce (stages 2-3) or by gradient_norm(), copied to the host once.
+  // One double per unit in device memory (workspace, from the first step on): the units' shard
+  // sums of squares, written by the last reduce (stages 2-3) or by gradient_norm(), copied to the
+  // host once. The slots never move, so a unit's record of where it kept its sum stays valid.
   std::shared_ptr<Storage> norm_slots_;
   std::optional<DynamicLossScaler> scaler_;
   PhaseObserver observer_;
