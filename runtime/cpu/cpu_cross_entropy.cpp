@@ -10,6 +10,7 @@
 // that can overwrite the logits.
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -61,19 +62,19 @@ float block_exp_sum(const float* x, std::int64_t n, float m) {
   return sum;
 }
 
-// logsumexp of row (v >= 1) in one pass over memory.
+// logsumexp of row (v >= 1) in one pass over memory. Blocks of -inf logits before the first finite
+// one add nothing (e^-inf = 0; x - m would be NaN there).
 float row_logsumexp(const float* row, std::int64_t v) {
-  float m = 0.0f;
+  float m = -std::numeric_limits<float>::infinity();
   double sum = 0.0;
   for (std::int64_t b = 0; b < v; b += kBlock) {
     const std::int64_t len = v - b < kBlock ? v - b : kBlock;
     const float block_m = block_max(row + b, len);
-    if (b == 0) {
-      m = block_m;
-    } else if (block_m > m) {
-      sum *= static_cast<double>(softmax_exp(m - block_m));
+    if (block_m > m) {
+      sum *= static_cast<double>(softmax_exp(m - block_m));  // 0 * e^-87 while m is -inf
       m = block_m;
     }
+    if (m == -std::numeric_limits<float>::infinity()) continue;
     sum += static_cast<double>(block_exp_sum(row + b, len, m));
   }
   return m + static_cast<float>(std::log(sum));

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -112,6 +113,25 @@ TEST(CpuCrossEntropy, LongRowsMatchReferenceWhereverTheMaximumIs) {
     EXPECT_NEAR(lse[i], ref_lse[i], 2e-6 * std::fabs(ref_lse[i])) << "lse row " << i;
     EXPECT_NEAR(losses[i], ref_losses[i], 2e-6 * std::fabs(ref_lse[i])) << "loss row " << i;
   }
+}
+
+TEST(CpuCrossEntropy, LeadingBlocksOfMinusInfinityAddNothing) {
+  // A row whose first online-softmax block (2048 logits) is all -inf: the loss is that of the
+  // finite rest, not NaN; its softmax gives the -inf logits zero gradient.
+  const CpuKernels k;
+  const std::int64_t v = 2048 + 300;
+  auto logits = random_floats(v, 14, -3.0f, 3.0f);
+  for (std::int64_t j = 0; j < 2048; ++j) logits[j] = -std::numeric_limits<float>::infinity();
+  const std::vector<std::int32_t> target = {2100};
+  float loss = 0.0f, lse = 0.0f;
+  k.cross_entropy_forward(&loss, &lse, logits.data(), target.data(), 1, v);
+  double sum = 0.0;
+  for (std::int64_t j = 2048; j < v; ++j) sum += std::exp(static_cast<double>(logits[j]));
+  EXPECT_NEAR(lse, std::log(sum), 2e-6 * std::fabs(std::log(sum))) << "lse of a row led by -inf logits";
+  EXPECT_NEAR(loss, std::log(sum) - logits[2100], 2e-6 * std::fabs(std::log(sum))) << "loss";
+  std::vector<float> d(v);
+  k.cross_entropy_backward(d.data(), logits.data(), &lse, target.data(), 1.0f, 1, v);
+  for (std::int64_t j = 0; j < 2048; ++j) ASSERT_LT(d[j], 1e-30f) << "dlogits[" << j << "] of a -inf logit";
 }
 
 TEST(CpuCrossEntropy, SameBitsAtAnyRowAddress) {
