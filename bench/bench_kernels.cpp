@@ -2,9 +2,10 @@
 // B=4, V=8192; B*T = 1024 rows) on the chosen thread count, and prints ms and GFLOP/s (GEMM-based
 // ops) or GB/s (memory-bound ops), next to plain cblas_sgemm for a 1024x1536x384 product. Every
 // memory-bound row is set against a STREAM triad measured in the same run: one over arrays much
-// larger than the last-level cache (DRAM bandwidth), printed first, and one over as many bytes as
-// the row's kernel touches, measured just before it (the same cache level). Bytes are counted as
-// STREAM counts them: every array read or written once. Times are the best of the timed calls (as
+// larger than the last-level cache (DRAM bandwidth), printed first, and one whose arrays add up to
+// the row's working set (every distinct array the kernel touches, once), measured just before it
+// (the same cache level). Bytes are counted as STREAM counts them: every array read or written
+// once (an array both read and written counts twice, as traffic, and once in the working set). Times are the best of the timed calls (as
 // STREAM reports its best: the call least disturbed by other processes). The last lines add the
 // per-layer ops up into one training step, so the share of time outside GEMMs is visible.
 //
@@ -88,7 +89,7 @@ double triad_gbs(double bytes) {
 }
 
 void print_header() {
-  std::printf("%-26s %-24s %12s %17s %15s %9s %9s\n", "op", "shape", "time", "rate", "triad same size",
+  std::printf("%-26s %-24s %12s %17s %15s %9s %9s\n", "op", "shape", "time", "rate", "triad same set",
               "of triad", "of DRAM");
 }
 
@@ -96,15 +97,22 @@ void gemm_row(const char* name, const std::string& shape, double ms, double flop
   std::printf("%-26s %-24s %9.3f ms %9.1f GFLOP/s\n", name, shape.c_str(), ms, flops / ms * 1e-6);
 }
 
-// Times a memory-bound op touching `bytes` bytes, right after a triad over as many bytes, and prints
-// both rates and the op's fraction of each triad. Returns the op's milliseconds.
-double memory_row(const char* name, const std::string& shape, double bytes, const std::function<void()>& body) {
-  const double triad = triad_gbs(bytes);
+// Times a memory-bound op that reads and writes `bytes` bytes (STREAM's count) over a working set
+// of `footprint` bytes, right after a triad over a working set as large, and prints both rates and
+// the op's fraction of each triad. Returns the op's milliseconds.
+double memory_row(const char* name, const std::string& shape, double bytes, double footprint,
+                  const std::function<void()>& body) {
+  const double triad = triad_gbs(footprint);
   const double ms = time_ms(body);
   const double gbs = bytes / ms * 1e-6;
   std::printf("%-26s %-24s %9.3f ms %9.1f GB/s %10.1f GB/s %8.0f%% %8.0f%%\n", name, shape.c_str(), ms, gbs, triad,
               100.0 * gbs / triad, 100.0 * gbs / g_dram_triad_gbs);
   return ms;
+}
+
+// An op whose arrays are each read or written once: the working set is the traffic.
+double memory_row(const char* name, const std::string& shape, double bytes, const std::function<void()>& body) {
+  return memory_row(name, shape, bytes, bytes, body);
 }
 
 std::string dims(std::int64_t a, std::int64_t b, std::int64_t c = 0) {
@@ -159,7 +167,7 @@ int run(int argc, char** argv) {
     g_dram_triad_gbs = triad_gbs(3.0 * array_bytes);
     std::printf("STREAM triad a = b + s*c over 3 x %.0f MiB (last-level cache %.0f MiB): %.1f GB/s (DRAM)\n"
                 "memory-bound rows: GB/s counting every array read or written once, as %% of a triad over the same\n"
-                "bytes timed just before the row, and as %% of the DRAM triad\n\n",
+                "working set timed just before the row, and as %% of the DRAM triad\n\n",
                 array_bytes / (1 << 20), llc / (1 << 20), g_dram_triad_gbs);
   }
   print_header();
@@ -242,7 +250,7 @@ int run(int argc, char** argv) {
     emb_fwd_ms = memory_row("embedding fwd", dims(kN, kC), 3.0 * kN * kC * 4, [&] {
       k.embedding_forward(out.get(), tokens.data(), wte.get(), wpe.get(), kB, kT, kC, kV);
     });
-    emb_bwd_ms = memory_row("embedding bwd", dims(kN, kC), 4.0 * kN * kC * 4, [&] {
+    emb_bwd_ms = memory_row("embedding bwd", dims(kN, kC), 4.0 * kN * kC * 4, (2.0 * kN + kT) * kC * 4, [&] {
       k.embedding_backward(dwte.get(), dwpe.get(), out.get(), tokens.data(), kB, kT, kC, kV);
     });
 
@@ -252,7 +260,7 @@ int run(int argc, char** argv) {
     ce_fwd_ms = memory_row("cross_entropy fwd", dims(kN, kV), 1.0 * kN * kV * 4, [&] {
       k.cross_entropy_forward(losses.get(), lse.get(), logits.get(), tokens.data(), kN, kV);
     });
-    ce_bwd_ms = memory_row("cross_entropy bwd", dims(kN, kV), 2.0 * kN * kV * 4, [&] {
+    ce_bwd_ms = memory_row("cross_entropy bwd", dims(kN, kV), 2.0 * kN * kV * 4, 1.0 * kN * kV * 4, [&] {
       k.cross_entropy_backward(logits.get(), logits.get(), lse.get(), tokens.data(), 1.0f / kN, kN, kV);
     });
   }
@@ -269,7 +277,7 @@ int run(int argc, char** argv) {
     s.bias_correction2 = 0.1f;
     s.grad_scale = 0.5f;  // a clip (and loss-scale) factor applied inside the update, as the step does
     const std::string shape = std::to_string(params);
-    adamw_ms = memory_row("adamw_update", shape, 7.0 * params * 4,
+    adamw_ms = memory_row("adamw_update", shape, 7.0 * params * 4, 4.0 * params * 4,
                           [&] { k.adamw_update(p.get(), g.get(), m.get(), v.get(), params, s); });
     {
       // 8-bit AdamW over the same elements, padded to whole blocks of 2048: reads p, g, both codes
@@ -280,7 +288,8 @@ int run(int argc, char** argv) {
       std::vector<std::int8_t> m_codes(static_cast<std::size_t>(padded));
       std::vector<std::uint8_t> v_codes(static_cast<std::size_t>(padded));
       const tessera::ParamSegment all[] = {{0, params, true}};
-      memory_row("adamw8bit_update", std::to_string(padded), (4.0 + 4.0 + 4.0 + 2.0 + 2.0) * padded, [&] {
+      memory_row("adamw8bit_update", std::to_string(padded), (4.0 + 4.0 + 4.0 + 2.0 + 2.0) * padded,
+                 (4.0 + 4.0 + 2.0) * padded, [&] {
         k.adamw8bit_update(p8.get(), g8.get(), m_codes.data(), m_scale.get(), v_codes.data(), v_scale.get(), padded,
                            kBlock, all, s, s);
       });
@@ -295,7 +304,7 @@ int run(int argc, char** argv) {
     // The accumulation of a reduced gradient shard that also yields its sum of squares (ZeRO 2-3).
     {
       Buffer shard(params);
-      memory_row("add_sum_squares", shape, 3.0 * params * 4, [&] {
+      memory_row("add_sum_squares", shape, 3.0 * params * 4, 2.0 * params * 4, [&] {
         k.add_sum_squares(shard.get(), shard.get(), g.get(), params, &norm);
         sink += norm;
       });

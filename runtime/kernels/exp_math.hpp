@@ -15,8 +15,8 @@
 //
 // exp2_of_product(a, b): 2^(a*b) for a*b in [-126, 126] (the caller keeps it there). n and the
 // fraction f = a*b - n in [-1/2, 1/2] both come from the unrounded product (one madd each), 2^f by a
-// degree-5 polynomial (minimax error 7.5e-8; within 3 ulp of 2^(a*b) with its evaluation, a
-// degree less than fast_expf's: the formulas using it have larger errors of their own). For formulas whose
+// degree-5 polynomial (minimax error 7.5e-8; within 3 ulp of 2^(a*b) with its evaluation — a
+// degree below fast_expf's, as its users have larger errors of their own). For formulas whose
 // exponent is a product anyway (GELU's), it is two operations shorter than fast_expf; the error of
 // the caller's own factors (e.g. log2(e) rounded to f32) is the caller's to bound.
 //
