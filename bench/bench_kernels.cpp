@@ -9,8 +9,7 @@
 // STREAM reports its best: the call least disturbed by other processes). The last lines add the
 // per-layer ops up into one training step, so the share of time outside GEMMs is visible.
 //
-// Usage: bench_kernels [--threads N] [--min-seconds S]
-#include <boost/program_options.hpp>
+// Usage: bench_kernels [--threads N] [--min-seconds S] [--config FILE]
 #include <cblas.h>
 
 #include <algorithm>
@@ -19,12 +18,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <iostream>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "flags/program_options.hpp"
 #include "runtime/cpu/blas_core.hpp"
 #include "runtime/cpu/cpu_kernels.hpp"
 #include "runtime/device.hpp"
@@ -129,18 +128,17 @@ std::string dims(std::int64_t a, std::int64_t b, std::int64_t c = 0) {
 // Parses the flags into g_min_seconds and the thread count; returns false after printing --help.
 bool parse_options(int argc, char** argv) {
   int threads = 0;
-  po::options_description desc("bench_kernels options");
-  desc.add_options()("help", "this help")
-      ("threads", po::value(&threads)->default_value(threads), "CPU threads (0: OMP_NUM_THREADS or all cores)")
-      ("min-seconds", po::value(&g_min_seconds)->default_value(g_min_seconds),
+  po::options_description options("Options");
+  options.add_options()
+      ("threads", tessera::value_with_default(&threads), "CPU threads (0: OMP_NUM_THREADS or all cores)")
+      ("min-seconds", tessera::value_with_default(&g_min_seconds),
        "seconds each op (and each triad) is timed for, at least 5 calls");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, desc), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return false;
-  }
+  tessera::ProgramOptions program("bench_kernels",
+                                  "bench_kernels: every CPU kernel at the shapes of a small GPT, memory-bound ones "
+                                  "against a STREAM triad measured in the same run\n"
+                                  "Usage: bench_kernels [options]");
+  program.add(options);
+  if (!program.parse(argc, argv)) return false;
   if (threads < 0) throw std::invalid_argument("--threads " + std::to_string(threads) + ": use 0 or more");
   if (!(g_min_seconds >= 0.0)) {
     throw std::invalid_argument("--min-seconds " + std::to_string(g_min_seconds) + ": use 0 or more");

@@ -110,10 +110,14 @@ class Kernels {
   // count and of x's alignment. n == 0 writes 0.
   virtual void sum_squares(const float* x, std::int64_t n, double* out) const = 0;
   // out (n) = a + b as add(), and sum_squares_out (1) f64 = the sum of squares of the new out, the
-  // bits sum_squares(out, n) would write, in the same pass (a gradient accumulation that also
-  // yields the gradient norm). out may alias a or b.
+  // bits sum_squares(out, n) would write (a gradient accumulation that also yields the gradient
+  // norm). out may alias a or b. Defined as exactly that composition; a backend overrides it to do
+  // both in one pass over memory (the CPU does).
   virtual void add_sum_squares(float* out, const float* a, const float* b, std::int64_t n,
-                               double* sum_squares_out) const = 0;
+                               double* sum_squares_out) const {
+    add(out, a, b, n);
+    sum_squares(out, n, sum_squares_out);
+  }
   // out (1) i32 = 1 when any element of x (n) is inf or nan, else 0.
   virtual void has_non_finite(const float* x, std::int64_t n, std::int32_t* out) const = 0;
 
