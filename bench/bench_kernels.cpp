@@ -1,27 +1,40 @@
 // bench_kernels: times every CpuKernels op at the shapes of a small GPT (L=6, C=384, NH=6, T=256,
-// B=4, V=8192; B*T = 1024 rows) on the current thread count (OMP_NUM_THREADS), and prints ms and
-// GFLOP/s (GEMM-based ops) or GB/s (memory-bound ops), next to plain cblas_sgemm for a
-// 1024x1536x384 product. The last lines add the per-layer ops up into one training step, so the
-// share of time outside GEMMs is visible.
+// B=4, V=8192; B*T = 1024 rows) on the chosen thread count, and prints ms and GFLOP/s (GEMM-based
+// ops) or GB/s (memory-bound ops), next to plain cblas_sgemm for a 1024x1536x384 product. Every
+// memory-bound row is set against a STREAM triad measured in the same run: one over arrays much
+// larger than the last-level cache (DRAM bandwidth), printed first, and one whose arrays add up to
+// the row's working set (every distinct array the kernel touches, once), measured just before it
+// (the same cache level). Bytes are counted as STREAM counts them: every array read or written
+// once (an array both read and written counts twice, as traffic, and once in the working set). Times are the best of the timed calls (as
+// STREAM reports its best: the call least disturbed by other processes). The last lines add the
+// per-layer ops up into one training step, so the share of time outside GEMMs is visible.
 //
-// Usage: OMP_NUM_THREADS=2 bench_kernels [min_seconds_per_op]
+// Usage: bench_kernels [--threads N] [--min-seconds S] [--config FILE]
 #include <cblas.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "flags/program_options.hpp"
+#include "runtime/cpu/blas_core.hpp"
 #include "runtime/cpu/cpu_kernels.hpp"
 #include "runtime/device.hpp"
+#include "stream_triad.hpp"
+
+namespace po = boost::program_options;
 
 namespace {
 
 using tessera::CpuKernels;
+using tessera::benchmarks::StreamTriad;
 
 constexpr std::int64_t kB = 4, kT = 256, kC = 384, kNH = 6, kV = 8192, kL = 6;
 constexpr std::int64_t kN = kB * kT;
@@ -47,27 +60,58 @@ class Buffer {
 };
 
 double g_min_seconds = 0.25;
+double g_dram_triad_gbs = 0.0;  // GB/s of the triad over arrays much larger than the last-level cache
 
-// Mean milliseconds per call, after one warm-up call, over at least g_min_seconds and 3 calls.
+// Milliseconds of the fastest call, after one warm-up call, over at least g_min_seconds and 5 calls.
 double time_ms(const std::function<void()>& body) {
   body();
   int reps = 0;
+  double best = 1e300;
   const auto start = std::chrono::steady_clock::now();
   double elapsed = 0.0;
   do {
+    const auto t0 = std::chrono::steady_clock::now();
     body();
+    const auto t1 = std::chrono::steady_clock::now();
+    best = std::min(best, std::chrono::duration<double>(t1 - t0).count());
     ++reps;
-    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  } while (elapsed < g_min_seconds || reps < 3);
-  return elapsed * 1e3 / reps;
+    elapsed = std::chrono::duration<double>(t1 - start).count();
+  } while (elapsed < g_min_seconds || reps < 5);
+  return best * 1e3;
 }
 
-void row(const char* name, const std::string& shape, double ms, double flops, double bytes) {
-  if (flops > 0) {
-    std::printf("%-26s %-24s %9.3f ms %9.1f GFLOP/s\n", name, shape.c_str(), ms, flops / ms * 1e-6);
-  } else {
-    std::printf("%-26s %-24s %9.3f ms %9.1f GB/s\n", name, shape.c_str(), ms, bytes / ms * 1e-6);
-  }
+// GB/s of a triad over `bytes` bytes (three arrays of bytes / 12 floats).
+double triad_gbs(double bytes) {
+  StreamTriad triad(static_cast<std::int64_t>(bytes / (3.0 * sizeof(float))));
+  const double ms = time_ms([&] { triad.run(); });
+  return triad.bytes() / ms * 1e-6;
+}
+
+void print_header() {
+  std::printf("%-26s %-24s %12s %17s %15s %9s %9s\n", "op", "shape", "time", "rate", "triad same set",
+              "of triad", "of DRAM");
+}
+
+void gemm_row(const char* name, const std::string& shape, double ms, double flops) {
+  std::printf("%-26s %-24s %9.3f ms %9.1f GFLOP/s\n", name, shape.c_str(), ms, flops / ms * 1e-6);
+}
+
+// Times a memory-bound op that reads and writes `bytes` bytes (STREAM's count) over a working set
+// of `footprint` bytes, right after a triad over a working set as large, and prints both rates and
+// the op's fraction of each triad. Returns the op's milliseconds.
+double memory_row(const char* name, const std::string& shape, double bytes, double footprint,
+                  const std::function<void()>& body) {
+  const double triad = triad_gbs(footprint);
+  const double ms = time_ms(body);
+  const double gbs = bytes / ms * 1e-6;
+  std::printf("%-26s %-24s %9.3f ms %9.1f GB/s %10.1f GB/s %8.0f%% %8.0f%%\n", name, shape.c_str(), ms, gbs, triad,
+              100.0 * gbs / triad, 100.0 * gbs / g_dram_triad_gbs);
+  return ms;
+}
+
+// An op whose arrays are each read or written once: the working set is the traffic.
+double memory_row(const char* name, const std::string& shape, double bytes, const std::function<void()>& body) {
+  return memory_row(name, shape, bytes, bytes, body);
 }
 
 std::string dims(std::int64_t a, std::int64_t b, std::int64_t c = 0) {
@@ -81,10 +125,31 @@ std::string dims(std::int64_t a, std::int64_t b, std::int64_t c = 0) {
   return text;
 }
 
-}  // namespace
+// Parses the flags into g_min_seconds and the thread count; returns false after printing --help.
+bool parse_options(int argc, char** argv) {
+  int threads = 0;
+  po::options_description options("Options");
+  options.add_options()
+      ("threads", tessera::value_with_default(&threads), "CPU threads (0: OMP_NUM_THREADS or all cores)")
+      ("min-seconds", tessera::value_with_default(&g_min_seconds),
+       "seconds each op (and each triad) is timed for, at least 5 calls");
+  tessera::ProgramOptions program("bench_kernels",
+                                  "bench_kernels: every CPU kernel at the shapes of a small GPT, memory-bound ones "
+                                  "against a STREAM triad measured in the same run\n"
+                                  "Usage: bench_kernels [options]");
+  program.add(options);
+  if (!program.parse(argc, argv)) return false;
+  if (threads < 0) throw std::invalid_argument("--threads " + std::to_string(threads) + ": use 0 or more");
+  if (!(g_min_seconds >= 0.0)) {
+    throw std::invalid_argument("--min-seconds " + std::to_string(g_min_seconds) + ": use 0 or more");
+  }
+  tessera::set_cpu_threads(threads);
+  return true;
+}
 
-int main(int argc, char** argv) {
-  if (argc > 1) g_min_seconds = std::atof(argv[1]);
+// The benchmark: the triads and every op's row, then the step estimate. Returns the exit status.
+int run(int argc, char** argv) {
+  if (!parse_options(argc, argv)) return 0;
   CpuKernels k;
   std::printf("bench_kernels: GPT L=%lld C=%lld NH=%lld T=%lld B=%lld V=%lld, %d threads\n",
               static_cast<long long>(kL), static_cast<long long>(kC), static_cast<long long>(kNH),
@@ -93,7 +158,17 @@ int main(int argc, char** argv) {
   std::printf("OpenBLAS kernels: %s (if this names an older CPU than the machine's, e.g. Prescott on an\n"
               "AVX-512 machine, set OPENBLAS_CORETYPE, e.g. OPENBLAS_CORETYPE=SkylakeX)\n",
               openblas_get_corename());
-  std::printf("%-26s %-24s %12s %17s\n", "op", "shape", "time", "rate");
+  {
+    // The DRAM reference: three arrays of at least 128 MiB and 4x the last-level cache each.
+    const double llc = static_cast<double>(tessera::benchmarks::last_level_cache_bytes());
+    const double array_bytes = std::max(128.0 * (1 << 20), 4.0 * llc);
+    g_dram_triad_gbs = triad_gbs(3.0 * array_bytes);
+    std::printf("STREAM triad a = b + s*c over 3 x %.0f MiB (last-level cache %.0f MiB): %.1f GB/s (DRAM)\n"
+                "memory-bound rows: GB/s counting every array read or written once, as %% of a triad over the same\n"
+                "working set timed just before the row, and as %% of the DRAM triad\n\n",
+                array_bytes / (1 << 20), llc / (1 << 20), g_dram_triad_gbs);
+  }
+  print_header();
 
   // Plain cblas_sgemm: the ceiling.
   {
@@ -102,7 +177,7 @@ int main(int argc, char** argv) {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1024, 1536, 384, 1.0f, a.get(), 384, b.get(), 1536,
                   0.0f, c.get(), 1536);
     });
-    row("cblas_sgemm", dims(1024, 1536, 384), ms, 2.0 * 1024 * 1536 * 384, 0);
+    gemm_row("cblas_sgemm", dims(1024, 1536, 384), ms, 2.0 * 1024 * 1536 * 384);
   }
 
   // Linear layers of one block and the head: forward and backward.
@@ -124,11 +199,11 @@ int main(int argc, char** argv) {
     float* bias_or_null = l.bias ? bias.get() : nullptr;
     float* dbias_or_null = l.bias ? db.get() : nullptr;
     l.fwd_ms = time_ms([&] { k.linear_forward(out.get(), inp.get(), w.get(), bias_or_null, kN, l.c, l.oc); });
-    row(l.fwd, dims(kN, l.c, l.oc), l.fwd_ms, flops, 0);
+    gemm_row(l.fwd, dims(kN, l.c, l.oc), l.fwd_ms, flops);
     l.bwd_ms = time_ms([&] {
       k.linear_backward(dinp.get(), dw.get(), dbias_or_null, out.get(), inp.get(), w.get(), kN, l.c, l.oc);
     });
-    row(l.bwd, dims(kN, l.c, l.oc), l.bwd_ms, 2.0 * flops, 0);
+    gemm_row(l.bwd, dims(kN, l.c, l.oc), l.bwd_ms, 2.0 * flops);
   }
 
   // Attention (FLOPs counted as the dense products, 4 B T^2 C forward and 8 B T^2 C backward).
@@ -137,10 +212,10 @@ int main(int argc, char** argv) {
     Buffer qkv(kN * 3 * kC), out(kN * kC), probs(kB * kNH * kT * kT), dqkv(kN * 3 * kC), scratch(kB * kNH * kT * kT);
     const double flops = 4.0 * kB * kT * kT * kC;
     attn_fwd_ms = time_ms([&] { k.attention_forward(out.get(), probs.get(), qkv.get(), kB, kT, kC, kNH); });
-    row("attention fwd", "B4 T256 C384 NH6", attn_fwd_ms, flops, 0);
+    gemm_row("attention fwd", "B4 T256 C384 NH6", attn_fwd_ms, flops);
     attn_bwd_ms = time_ms(
         [&] { k.attention_backward(dqkv.get(), scratch.get(), out.get(), qkv.get(), probs.get(), kB, kT, kC, kNH); });
-    row("attention bwd", "B4 T256 C384 NH6", attn_bwd_ms, 2.0 * flops, 0);
+    gemm_row("attention bwd", "B4 T256 C384 NH6", attn_bwd_ms, 2.0 * flops);
   }
 
   // Memory-bound ops.
@@ -148,45 +223,48 @@ int main(int argc, char** argv) {
   {
     Buffer inp(kN * kC), out(kN * kC), mean(kN), rstd(kN), w(kC), b(kC), dinp(kN * kC), dw(kC), db(kC);
     const double bytes = 2.0 * kN * kC * 4;
-    ln_fwd_ms = time_ms(
-        [&] { k.layernorm_forward(out.get(), mean.get(), rstd.get(), inp.get(), w.get(), b.get(), kN, kC, 1e-5f); });
-    row("layernorm fwd", dims(kN, kC), ln_fwd_ms, 0, bytes);
-    ln_bwd_ms = time_ms([&] {
+    ln_fwd_ms = memory_row("layernorm fwd", dims(kN, kC), bytes, [&] {
+      k.layernorm_forward(out.get(), mean.get(), rstd.get(), inp.get(), w.get(), b.get(), kN, kC, 1e-5f);
+    });
+    ln_bwd_ms = memory_row("layernorm bwd", dims(kN, kC), 1.5 * bytes, [&] {
       k.layernorm_backward(dinp.get(), dw.get(), db.get(), out.get(), inp.get(), w.get(), mean.get(), rstd.get(), kN,
                            kC);
     });
-    row("layernorm bwd", dims(kN, kC), ln_bwd_ms, 0, 1.5 * bytes);
-    add_ms = time_ms([&] { k.add(dinp.get(), out.get(), inp.get(), kN * kC); });
-    row("add (residual)", dims(kN, kC), add_ms, 0, 1.5 * bytes);
+    add_ms = memory_row("add (residual)", dims(kN, kC), 1.5 * bytes,
+                        [&] { k.add(dinp.get(), out.get(), inp.get(), kN * kC); });
   }
   {
     const std::int64_t n = kN * 4 * kC;
     Buffer inp(n, -4.0f, 4.0f), out(n), dinp(n);
-    gelu_fwd_ms = time_ms([&] { k.gelu_forward(out.get(), inp.get(), n); });
-    row("gelu fwd", dims(kN, 4 * kC), gelu_fwd_ms, 0, 2.0 * n * 4);
-    gelu_bwd_ms = time_ms([&] { k.gelu_backward(dinp.get(), inp.get(), out.get(), n); });
-    row("gelu bwd", dims(kN, 4 * kC), gelu_bwd_ms, 0, 3.0 * n * 4);
+    gelu_fwd_ms = memory_row("gelu fwd", dims(kN, 4 * kC), 2.0 * n * 4, [&] { k.gelu_forward(out.get(), inp.get(), n); });
+    gelu_bwd_ms = memory_row("gelu bwd", dims(kN, 4 * kC), 3.0 * n * 4,
+                             [&] { k.gelu_backward(dinp.get(), inp.get(), out.get(), n); });
   }
   double emb_fwd_ms = 0, emb_bwd_ms = 0, ce_fwd_ms = 0, ce_bwd_ms = 0;
   {
     std::vector<std::int32_t> tokens(kN);
     for (std::int64_t i = 0; i < kN; ++i) tokens[i] = static_cast<std::int32_t>((i * 7919) % kV);
     Buffer wte(kV * kC), wpe(kT * kC), out(kN * kC), dwte(kV * kC), dwpe(kT * kC);
-    emb_fwd_ms = time_ms([&] { k.embedding_forward(out.get(), tokens.data(), wte.get(), wpe.get(), kB, kT, kC, kV); });
-    row("embedding fwd", dims(kN, kC), emb_fwd_ms, 0, 3.0 * kN * kC * 4);
-    emb_bwd_ms = time_ms([&] { k.embedding_backward(dwte.get(), dwpe.get(), out.get(), tokens.data(), kB, kT, kC, kV); });
-    row("embedding bwd", dims(kN, kC), emb_bwd_ms, 0, 4.0 * kN * kC * 4);
+    emb_fwd_ms = memory_row("embedding fwd", dims(kN, kC), 3.0 * kN * kC * 4, [&] {
+      k.embedding_forward(out.get(), tokens.data(), wte.get(), wpe.get(), kB, kT, kC, kV);
+    });
+    emb_bwd_ms = memory_row("embedding bwd", dims(kN, kC), 4.0 * kN * kC * 4, (2.0 * kN + kT) * kC * 4, [&] {
+      k.embedding_backward(dwte.get(), dwpe.get(), out.get(), tokens.data(), kB, kT, kC, kV);
+    });
 
-    Buffer logits(kN * kV, -5.0f, 5.0f), dlogits(kN * kV), losses(kN), lse(kN);
-    ce_fwd_ms = time_ms([&] { k.cross_entropy_forward(losses.get(), lse.get(), logits.get(), tokens.data(), kN, kV); });
-    row("cross_entropy fwd", dims(kN, kV), ce_fwd_ms, 0, 1.0 * kN * kV * 4);
-    ce_bwd_ms = time_ms(
-        [&] { k.cross_entropy_backward(dlogits.get(), logits.get(), lse.get(), tokens.data(), 1.0f / kN, kN, kV); });
-    row("cross_entropy bwd", dims(kN, kV), ce_bwd_ms, 0, 2.0 * kN * kV * 4);
+    // The backward runs in place over the logits, as the loss module calls it (the values it
+    // leaves cost the same: the exp is branch-free).
+    Buffer logits(kN * kV, -5.0f, 5.0f), losses(kN), lse(kN);
+    ce_fwd_ms = memory_row("cross_entropy fwd", dims(kN, kV), 1.0 * kN * kV * 4, [&] {
+      k.cross_entropy_forward(losses.get(), lse.get(), logits.get(), tokens.data(), kN, kV);
+    });
+    ce_bwd_ms = memory_row("cross_entropy bwd", dims(kN, kV), 2.0 * kN * kV * 4, 1.0 * kN * kV * 4, [&] {
+      k.cross_entropy_backward(logits.get(), logits.get(), lse.get(), tokens.data(), 1.0f / kN, kN, kV);
+    });
   }
   // Whole-model vectors: AdamW, grad norm, overflow check, bf16 cast.
   const std::int64_t params = kV * kC + kT * kC + kL * (12 * kC * kC + 13 * kC) + 2 * kC;
-  double adamw_ms = 0, norm_ms = 0, finite_ms = 0, cast_ms = 0;
+  double adamw_ms = 0, norm_ms = 0, finite_ms = 0;
   {
     Buffer p(params), g(params), m(params), v(params, 0.0f, 1e-4f);
     std::vector<std::uint16_t> bf(static_cast<std::size_t>(params));
@@ -195,9 +273,10 @@ int main(int argc, char** argv) {
     s.weight_decay = 0.1f;
     s.bias_correction1 = 0.5f;
     s.bias_correction2 = 0.1f;
+    s.grad_scale = 0.5f;  // a clip (and loss-scale) factor applied inside the update, as the step does
     const std::string shape = std::to_string(params);
-    adamw_ms = time_ms([&] { k.adamw_update(p.get(), g.get(), m.get(), v.get(), params, s); });
-    row("adamw_update", shape, adamw_ms, 0, 7.0 * params * 4);
+    adamw_ms = memory_row("adamw_update", shape, 7.0 * params * 4, 4.0 * params * 4,
+                          [&] { k.adamw_update(p.get(), g.get(), m.get(), v.get(), params, s); });
     {
       // 8-bit AdamW over the same elements, padded to whole blocks of 2048: reads p, g, both codes
       // and scales, writes p, codes and scales.
@@ -207,27 +286,33 @@ int main(int argc, char** argv) {
       std::vector<std::int8_t> m_codes(static_cast<std::size_t>(padded));
       std::vector<std::uint8_t> v_codes(static_cast<std::size_t>(padded));
       const tessera::ParamSegment all[] = {{0, params, true}};
-      const double ms = time_ms([&] {
+      memory_row("adamw8bit_update", std::to_string(padded), (4.0 + 4.0 + 4.0 + 2.0 + 2.0) * padded,
+                 (4.0 + 4.0 + 2.0) * padded, [&] {
         k.adamw8bit_update(p8.get(), g8.get(), m_codes.data(), m_scale.get(), v_codes.data(), v_scale.get(), padded,
                            kBlock, all, s, s);
       });
-      row("adamw8bit_update", std::to_string(padded), ms, 0, (4.0 + 4.0 + 4.0 + 2.0 + 2.0) * padded);
     }
     double sink = 0.0;
     double norm = 0.0;
     std::int32_t non_finite = 0;
-    norm_ms = time_ms([&] {
+    norm_ms = memory_row("sum_squares", shape, 1.0 * params * 4, [&] {
       k.sum_squares(g.get(), params, &norm);
       sink += norm;
     });
-    row("sum_squares", shape, norm_ms, 0, 1.0 * params * 4);
-    finite_ms = time_ms([&] {
+    // The accumulation of a reduced gradient shard that also yields its sum of squares (ZeRO 2-3).
+    {
+      Buffer shard(params);
+      memory_row("add_sum_squares", shape, 3.0 * params * 4, 2.0 * params * 4, [&] {
+        k.add_sum_squares(shard.get(), shard.get(), g.get(), params, &norm);
+        sink += norm;
+      });
+    }
+    finite_ms = memory_row("has_non_finite", shape, 1.0 * params * 4, [&] {
       k.has_non_finite(g.get(), params, &non_finite);
       sink += non_finite;
     });
-    row("has_non_finite", shape, finite_ms, 0, 1.0 * params * 4);
-    cast_ms = time_ms([&] { k.convert(p.get(), tessera::DType::kF32, bf.data(), tessera::DType::kBF16, params); });
-    row("convert f32->bf16", shape, cast_ms, 0, 6.0 * params);
+    memory_row("convert f32->bf16", shape, 6.0 * params,
+               [&] { k.convert(p.get(), tessera::DType::kF32, bf.data(), tessera::DType::kBF16, params); });
     if (sink < 0) std::printf("%g\n", sink);
   }
 
@@ -253,4 +338,16 @@ int main(int argc, char** argv) {
   std::printf("  total           %9.2f ms   %7.1f GFLOP/s model FLOPs (6 N P + attention)\n", total,
               (gemm_flops + attn_flops) / total * 1e-6);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tessera::reexec_with_better_blas_core(argv);
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_kernels: %s\n", e.what());
+    return 1;
+  }
 }

@@ -19,7 +19,10 @@
 
 namespace tessera {
 
-// One AdamW step's scalars (bias corrections precomputed: 1 - beta^t).
+// One AdamW step's scalars (bias corrections precomputed: 1 - beta^t). The update reads each
+// gradient as grad * grad_scale (f32 product): the loss-scale division and the clipping factor
+// applied inside the update, with the bits a separate scale() pass would give, but no pass of
+// its own.
 struct AdamWScalars {
   float lr = 0.0f;
   float beta1 = 0.9f;
@@ -28,6 +31,7 @@ struct AdamWScalars {
   float weight_decay = 0.0f;
   float bias_correction1 = 1.0f;
   float bias_correction2 = 1.0f;
+  float grad_scale = 1.0f;
 };
 
 // The largest block an 8-bit optimizer kernel quantizes at once.
@@ -123,16 +127,26 @@ class Kernels {
 
   // Reductions write their result into device memory (no host round trip per call; the caller
   // gathers several results and copies them to the host once).
-  // out (1) f64 = sum of squares of x (n) in double, with a reduction order independent of thread
-  // count and of x's alignment. n == 0 writes 0.
   // Sum of x (n) in double, written to out (one double in device memory). The CPU adds in index
   // order (the loss of a batch: n is its rows).
   virtual void sum(const float* x, std::int64_t n, double* out) const = 0;
+  // out (1) f64 = sum of squares of x (n) in double, with a reduction order independent of thread
+  // count and of x's alignment. n == 0 writes 0.
   virtual void sum_squares(const float* x, std::int64_t n, double* out) const = 0;
+  // out (n) = a + b as add(), and sum_squares_out (1) f64 = the sum of squares of the new out, the
+  // bits sum_squares(out, n) would write (a gradient accumulation that also yields the gradient
+  // norm). out may alias a or b. Defined as exactly that composition; a backend overrides it to do
+  // both in one pass over memory (the CPU does).
+  virtual void add_sum_squares(float* out, const float* a, const float* b, std::int64_t n,
+                               double* sum_squares_out) const {
+    add(out, a, b, n);
+    sum_squares(out, n, sum_squares_out);
+  }
   // out (1) i32 = 1 when any element of x (n) is inf or nan, else 0.
   virtual void has_non_finite(const float* x, std::int64_t n, std::int32_t* out) const = 0;
 
-  // AdamW on n elements: param, m, v updated in place from grad (decoupled weight decay).
+  // AdamW on n elements: param, m, v updated in place from grad * s.grad_scale (decoupled weight
+  // decay). Each element's result does not depend on where the range starts.
   virtual void adamw_update(float* param, const float* grad, float* m, float* v, std::int64_t n,
                             const AdamWScalars& s) const = 0;
 

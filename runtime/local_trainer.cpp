@@ -33,12 +33,13 @@ StepResult LocalTrainer::step(const std::vector<MicroBatch>& micro_batches, floa
   }
   StepResult result;
   result.loss = static_cast<float>(loss_sum / static_cast<double>(micro_batches.size()));
-  result.grad_norm = clip_grad_norm(device_, parameters_, grad_clip_);
+  result.grad_norm = std::sqrt(grad_sum_squares(device_, parameters_));
   if (!std::isfinite(result.grad_norm)) {
     result.skipped = true;
     return result;
   }
-  optimizer_.step(device_, lr);
+  // The clip is applied inside the update (no pass over the gradients).
+  optimizer_.step(device_, lr, clip_coefficient(result.grad_norm, grad_clip_));
   return result;
 }
 

@@ -159,7 +159,7 @@ Work FlatParamUnit::start_grad_reduce(Communicator& shard_comm) {
                                    Span(out, static_cast<std::size_t>(S)), wire, ReduceOp::kAvg);
 }
 
-void FlatParamUnit::finish_grad_reduce(Communicator* replicate_comm) {
+void FlatParamUnit::finish_grad_reduce(Communicator* replicate_comm, double* sum_squares_out) {
   const DType wire = precision_.reduce_dtype;
   const FlatRange reduced_range =
       placement_.grad_collective == GradCollective::kAllReduce ? layout_.full() : layout_.shard();
@@ -171,9 +171,17 @@ void FlatParamUnit::finish_grad_reduce(Communicator* replicate_comm) {
   float* target = grad_full_.data_as<float>() + reduced_range.begin;  // f32 result in place in the full buffer
   if (wire != DType::kF32) device_.kernels().convert(reduced.data(), wire, target, DType::kF32, reduced_range.count);
   wire_ = Tensor();
+  sum_squares_kept_in_ = nullptr;
   if (placement_.transient_full_grads) {
-    // Accumulate the micro-step's reduced shard in f32, then drop the full buffer.
-    device_.kernels().add(grad_shard_.data_as<float>(), grad_shard_.data_as<float>(), target, layout_.shard_numel());
+    // Accumulate the micro-step's reduced shard in f32 (with its sum of squares when asked), then
+    // drop the full buffer.
+    float* shard = grad_shard_.data_as<float>();
+    if (sum_squares_out != nullptr) {
+      device_.kernels().add_sum_squares(shard, shard, target, layout_.shard_numel(), sum_squares_out);
+      sum_squares_kept_in_ = sum_squares_out;
+    } else {
+      device_.kernels().add(shard, shard, target, layout_.shard_numel());
+    }
     for (const FlatEntry& e : layout_.entries()) e.parameter->grad = Tensor();
     grad_full_ = Tensor();
     grads_bound_ = false;
@@ -181,26 +189,28 @@ void FlatParamUnit::finish_grad_reduce(Communicator* replicate_comm) {
 }
 
 void FlatParamUnit::zero_grads() {
+  sum_squares_kept_in_ = nullptr;
   if (grad_full_.defined()) grad_full_.zero_();
   if (grad_shard_.defined()) grad_shard_.zero_();
 }
 
-Tensor FlatParamUnit::reduced_grads() const {
+Tensor FlatParamUnit::reduced_grads() {
+  sum_squares_kept_in_ = nullptr;
+  return reduced_grad_range();
+}
+
+Tensor FlatParamUnit::reduced_grad_range() const {
   if (placement_.grad_accumulator == Extent::kShard) return grad_shard_;
   const FlatRange range = optimizer_range();
   return grad_full_.view(range.begin, {range.count});
 }
 
 void FlatParamUnit::grad_sum_squares(const Kernels& kernels, double* out) const {
+  if (out != nullptr && out == sum_squares_kept_in_) return;
   const float* g = placement_.grad_accumulator == Extent::kShard
                        ? grad_shard_.data_as<float>()
                        : grad_full_.data_as<float>() + layout_.shard_begin();
   kernels.sum_squares(g, layout_.shard_numel(), out);
-}
-
-void FlatParamUnit::scale_grads(const Kernels& kernels, float factor) {
-  Tensor g = reduced_grads();
-  kernels.scale(g.data_as<float>(), factor, g.numel());
 }
 
 PlacedTensor FlatParamUnit::published_range() const {
@@ -209,9 +219,9 @@ PlacedTensor FlatParamUnit::published_range() const {
   return PlacedTensor::resident(stored_.tensor().view(range.begin, {range.count}));
 }
 
-void FlatParamUnit::optimizer_step(const Kernels& kernels, float lr, std::int64_t step) {
+void FlatParamUnit::optimizer_step(const Kernels& kernels, float lr, std::int64_t step, float grad_scale) {
   const FlatRange range = optimizer_range();
-  const Tensor grads = reduced_grads();
+  const Tensor grads = reduced_grad_range();
   // Slots of the pass: master, gradients, the rule's state, then (separate master) the stored
   // parameters it publishes into.
   std::vector<StreamSlot> slots{master_.slot(true, true), PlacedTensor::resident(grads).slot(true, false)};
@@ -226,7 +236,7 @@ void FlatParamUnit::optimizer_step(const Kernels& kernels, float lr, std::int64_
                    auto* master = reinterpret_cast<float*>(data[0]);
                    const std::vector<ParamSegment> segments = layout_.segments({range.begin + begin, count});
                    rule_->update(kernels, master, reinterpret_cast<const float*>(data[1]), data.subspan(2, states),
-                                 count, segments, lr, step);
+                                 count, segments, lr, step, grad_scale);
                    if (publish) kernels.convert(master, DType::kF32, data[2 + states], pd, count);
                  });
   published_by_step_ = true;

@@ -75,19 +75,22 @@ class FlatParamUnit {
   // Starts this unit's gradient collective (all-reduce or reduce-scatter, averaging).
   Work start_grad_reduce(Communicator& shard_comm);
   // After the collective: all-reduce across replicas (hybrid groups), widen to f32, accumulate into
-  // the shard and free the transient buffers.
-  void finish_grad_reduce(Communicator* replicate_comm);
+  // the shard and free the transient buffers. With `sum_squares_out` (one double in device memory)
+  // and a shard accumulated by an add (stages 2-3), the add also writes the shard's sum of squares
+  // there (Kernels::add_sum_squares), and grad_sum_squares into the same place then has nothing
+  // left to do: the gradient norm costs no pass of its own.
+  void finish_grad_reduce(Communicator* replicate_comm, double* sum_squares_out = nullptr);
   void zero_grads();
   // Writes the sum of squares of the reduced gradient over this rank's shard (the same range at
-  // every stage) into `out`, one double in device memory.
+  // every stage) into `out`, one double in device memory — unless the last reduce wrote it there
+  // and the gradient has not changed since (the same bits either way).
   void grad_sum_squares(const Kernels& kernels, double* out) const;
-  // Multiplies the reduced gradient over the optimizer range by `factor`.
-  void scale_grads(const Kernels& kernels, float factor);
 
   // --- the optimizer step and publishing
-  // Updates the master and state over the optimizer range and writes the updated parameters into
-  // this rank's part of the stored ones.
-  void optimizer_step(const Kernels& kernels, float lr, std::int64_t step);
+  // Updates the master and state over the optimizer range from the reduced gradient times
+  // `grad_scale` (the loss-scale division and clipping, applied inside the update; the gradient
+  // is not written) and writes the updated parameters into this rank's part of the stored ones.
+  void optimizer_step(const Kernels& kernels, float lr, std::int64_t step, float grad_scale);
   // Writes the master into the stored parameters unless the step just did; stages 1-2 then
   // all-gather them (returned Work), others return a completed Work.
   Work start_publish(Communicator& shard_comm);
@@ -100,8 +103,9 @@ class FlatParamUnit {
   void read_state(std::size_t k, std::int64_t first, std::int64_t count, void* host) const;
   void write_state(std::size_t k, std::int64_t first, std::int64_t count, const void* host);
   void reset_optimizer();
-  // The reduced f32 gradient over the optimizer range (tests).
-  Tensor reduced_grads() const;
+  // The reduced f32 gradient over the optimizer range (tests). The caller may change it, so a sum
+  // of squares kept from the reduce is dropped.
+  Tensor reduced_grads();
 
  private:
   // A zeroed buffer (accumulators, state, padding that must read as zero).
@@ -115,6 +119,7 @@ class FlatParamUnit {
   PlacedTensor& placed_state(std::size_t k) { return k == 0 ? master_ : state_[k - 1]; }
   // This rank's optimizer range inside the stored parameters (what publishing writes).
   PlacedTensor published_range() const;
+  Tensor reduced_grad_range() const;
 
   std::string name_;
   FlatLayout layout_;
@@ -131,6 +136,8 @@ class FlatParamUnit {
   Tensor grad_full_, grad_shard_, wire_;
   bool ready_ = false, gather_in_flight_ = false, grads_bound_ = false;
   bool published_by_step_ = false;
+  // Where the last reduce wrote the sum of squares of the unchanged shard gradient (null: nowhere).
+  double* sum_squares_kept_in_ = nullptr;
 };
 
 }  // namespace tessera

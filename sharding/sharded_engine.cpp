@@ -1,6 +1,7 @@
 // ShardedEngine: units, the gather/reduce schedule around each unit, and the sharded step.
 #include "sharding/sharded_engine.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -62,8 +63,11 @@ ShardedEngine::ShardedEngine(Module& model, Device& device, Communicator& world,
   }
   if (config_.uses_loss_scaling()) scaler_.emplace(config_.loss_scaler);
   in_flight_.configure(InFlightKind::kGather, 0, [this](int u) { units_[static_cast<std::size_t>(u)]->finish_gather(); });
-  in_flight_.configure(InFlightKind::kReduce, static_cast<std::size_t>(config_.max_reduces_in_flight),
-                       [this](int u) { units_[static_cast<std::size_t>(u)]->finish_grad_reduce(groups_.replicate); });
+  // The reduce of the step's last backward also writes the unit's gradient sum of squares.
+  in_flight_.configure(InFlightKind::kReduce, static_cast<std::size_t>(config_.max_reduces_in_flight), [this](int u) {
+    const auto unit = static_cast<std::size_t>(u);
+    units_[unit]->finish_grad_reduce(groups_.replicate, sync_ == GradSync::kReduce ? norm_slot(unit) : nullptr);
+  });
   build_units(model, seed);
 }
 
@@ -188,19 +192,26 @@ void ShardedEngine::zero_grad() {
   for (auto& unit : units_) unit->zero_grads();
 }
 
+double* ShardedEngine::norm_slot(std::size_t u) {
+  if (!norm_slots_) {
+    // Allocated on first use (the first step), not with the model state.
+    norm_slots_ = Storage::allocate(device_, std::max<std::size_t>(units_.size(), 1) * sizeof(double),
+                                    MemoryCategory::kWorkspace);
+  }
+  auto* slots = static_cast<double*>(norm_slots_->data());
+  return slots == nullptr ? nullptr : slots + u;
+}
+
 double ShardedEngine::gradient_norm() {
   if (norm_) return *norm_;
   in_flight_.finish_all(InFlightKind::kReduce);
   const Kernels& kernels = device_.kernels();
-  // Each unit's shard sum of squares into device memory, one copy to the host, summed in unit order.
+  // Each unit's shard sum of squares into its slot (kept there by the last reduce at stages 2-3),
+  // one copy to the host, summed in unit order.
   const std::size_t n = units_.size();
   std::vector<double> parts(n, 0.0);
-  {
-    const auto norms = Storage::allocate(device_, n * sizeof(double), MemoryCategory::kWorkspace);
-    auto* slots = static_cast<double*>(norms->data());
-    for (std::size_t u = 0; u < n; ++u) units_[u]->grad_sum_squares(kernels, slots + u);
-    if (n > 0) device_.copy_to_host(parts.data(), slots, n * sizeof(double));
-  }
+  for (std::size_t u = 0; u < n; ++u) units_[u]->grad_sum_squares(kernels, norm_slot(u));
+  if (n > 0) device_.copy_to_host(parts.data(), norm_slot(0), n * sizeof(double));
   double local = 0.0;
   for (double part : parts) local += part;
   norm_ = std::sqrt(sum_in_rank_order(device_, *groups_.shard, local)) / loss_scale();
@@ -219,14 +230,11 @@ StepResult ShardedEngine::step(float lr) {
     return result;
   }
   if (scaler_) scaler_->update(false);
-  // One pass over the gradients: divide the loss scale out and clip.
+  // The loss-scale division and the clip, applied to the gradients inside the update.
   const Kernels& kernels = device_.kernels();
   const float coefficient = clip_coefficient(result.grad_norm, config_.grad_clip) / loss_scale;
   ++step_count_;
-  for (auto& unit : units_) {
-    if (coefficient != 1.0f) unit->scale_grads(kernels, coefficient);
-    unit->optimizer_step(kernels, lr, step_count_);
-  }
+  for (auto& unit : units_) unit->optimizer_step(kernels, lr, step_count_, coefficient);
   publish_parameters();
   note_phase("step");
   return result;

@@ -13,8 +13,12 @@
 //   backward  per unit: gather again, run, start its gradient collective; at most
 //             max_reduces_in_flight collectives are in flight, the oldest finished first
 //   step      gradient norm from every unit's shard (written to device memory, summed in unit
-//             order, then across ranks in rank order), skip on non-finite, clip, the optimizer
-//             unit by unit, publish the updated parameters
+//             order, then across ranks in rank order), skip on non-finite, the optimizer unit by
+//             unit with the clipping factor and the loss-scale division applied inside the
+//             update, publish the updated parameters
+// Passes over the gradients: at stages 2-3 the last micro-step's accumulation into the shard also
+// yields the shard's sum of squares (Kernels::add_sum_squares), so the norm reads nothing again;
+// no stage scales the gradients in a pass of its own.
 // Driving it: Trainer (training/trainer.hpp) runs forward, loss, backward and step over the
 // micro-batches of one optimizer step; embedding programs may call forward/backward/step directly.
 //
@@ -34,6 +38,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "runtime/storage.hpp"
 #include "runtime/local_trainer.hpp"
 #include "runtime/module.hpp"
 #include "sharding/flat_param_unit.hpp"
@@ -122,6 +127,8 @@ class ShardedEngine : private UnitHooks {
   void issue_gather(int unit);
   void prefetch(std::vector<int>& order, std::size_t& cursor, int unit);
   void release_unit_after_backward(int unit);
+  // Unit u's slot in norm_slots_ (null on a device without data).
+  double* norm_slot(std::size_t u);
 
   Module& model_;
   Device& device_;
@@ -145,6 +152,10 @@ class ShardedEngine : private UnitHooks {
 
   std::int64_t step_count_ = 0;
   std::optional<double> norm_;  // this step's gradient norm, once computed
+  // One double per unit in device memory (workspace, from the first step on): the units' shard
+  // sums of squares, written by the last reduce (stages 2-3) or by gradient_norm(), copied to the
+  // host once. The slots never move, so a unit's record of where it kept its sum stays valid.
+  std::shared_ptr<Storage> norm_slots_;
   std::optional<DynamicLossScaler> scaler_;
   PhaseObserver observer_;
 };

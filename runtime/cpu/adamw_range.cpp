@@ -13,7 +13,8 @@ using FloatVec = stdx::fixed_size_simd<float, 8>;
 
 }  // namespace
 
-void adamw_range(float* param, const float* grad, float* m, float* v, std::int64_t n, const AdamWScalars& s) {
+[[gnu::flatten]] void adamw_range(float* param, const float* grad, float* m, float* v, std::int64_t n,
+                                  const AdamWScalars& s) {
   constexpr auto kWidth = static_cast<std::int64_t>(FloatVec::size());
   const std::int64_t body = n / kWidth * kWidth;
   for (std::int64_t i = 0; i < body; i += kWidth) {

@@ -1,8 +1,10 @@
 // CPU 8-bit AdamW (Dettmers et al. 2021): blocks in parallel (each block is independent, so results
 // do not depend on the thread count). Per block: dequantize m and v (dynamic-map code x the block's
 // absmax), AdamW over each parameter run through the shared element formula eight lanes at a time
-// (adamw_range), then requantize against the block's new absmax (quantize_code).
+// (adamw_range), then requantize against the block's new absmax (quantize_code). Every pass over a
+// block is a vector loop (the table lookups take 32-bit indices; the absmax is an exact max).
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -48,6 +50,7 @@ void CpuKernels::adamw8bit_update(float* param,            // (n) updated
     std::int8_t* mq = m_codes + lo;
     std::uint8_t* vq = v_codes + lo;
     const float ms = m_absmax[b], vs = v_absmax[b];
+#pragma omp simd
     for (std::int64_t i = 0; i < block; ++i) {
       m[i] = dequantize_code(i8_to_signed_code(mq[i]), sm) * ms;
       v[i] = dequantize_code(vq[i], um) * vs;
@@ -55,14 +58,17 @@ void CpuKernels::adamw8bit_update(float* param,            // (n) updated
     for_each_run(segments, lo, lo + block, [&](std::int64_t a, std::int64_t z, bool d) {
       detail::adamw_range(param + a, grad + a, m + (a - lo), v + (a - lo), z - a, d ? decay : no_decay);
     });
-    float m_max = 0.0f, v_max = 0.0f;
+    float m_max = 0.0f, v_max = 0.0f;  // exact, so the vector lanes' order does not matter
+#pragma omp simd reduction(max : m_max, v_max)
     for (std::int64_t i = 0; i < block; ++i) {
-      m_max = std::max(m_max, std::abs(m[i]));
-      v_max = std::max(v_max, v[i]);
+      const float m_abs = std::fabs(m[i]);
+      m_max = m_abs > m_max ? m_abs : m_max;
+      v_max = v[i] > v_max ? v[i] : v_max;
     }
     m_absmax[b] = m_max;
     v_absmax[b] = v_max;
     const float m_inv = m_max > 0.0f ? 1.0f / m_max : 0.0f, v_inv = v_max > 0.0f ? 1.0f / v_max : 0.0f;
+#pragma omp simd
     for (std::int64_t i = 0; i < block; ++i) {
       mq[i] = signed_code_to_i8(quantize_code(m[i] * m_inv, sm));
       vq[i] = quantize_code(v[i] * v_inv, um);

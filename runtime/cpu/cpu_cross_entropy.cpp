@@ -1,7 +1,16 @@
-// CPU fused softmax + cross-entropy, parallel over rows. The forward subtracts the row maximum before
-// exponentiating (no overflow for any finite logits) and keeps logsumexp per row, so the backward
-// recomputes softmax = exp(logit - lse) without a second reduction and can overwrite the logits.
+// CPU fused softmax + cross-entropy, parallel over rows.
+//
+// The forward reads each row once from memory: an online softmax over blocks of kBlock logits
+// (small enough to stay in L1 between the block's max and its exponentials). Per block, the
+// running maximum m grows to the block's maximum (the running sum is rescaled by e^(m_old - m),
+// one scalar exp), then the block's e^(x - m) are summed in kLanes lanes indexed by the position
+// in the block and the lanes added in order. No exponent overflows for any finite logits, and the
+// order of every addition depends on v only: the same bits at any thread count and row address.
+// It keeps logsumexp per row, so the backward recomputes softmax = exp(logit - lse) in one pass
+// that can overwrite the logits.
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -10,6 +19,10 @@
 
 namespace tessera {
 namespace {
+
+constexpr std::int64_t kBlock = 2048;  // logits per online-softmax step (8 KiB, in L1)
+constexpr int kLanes = 16;            // partial sums per block: one 512-bit vector
+static_assert(kBlock % kLanes == 0);
 
 void check_targets(const std::int32_t* targets, std::int64_t n, std::int64_t v, const char* where) {
   for (std::int64_t i = 0; i < n; ++i) {
@@ -21,6 +34,52 @@ void check_targets(const std::int32_t* targets, std::int64_t n, std::int64_t v, 
   }
 }
 
+// The largest of x (n >= 1). Max is exact, so the vector lanes' order does not matter.
+float block_max(const float* x, std::int64_t n) {
+  float m = x[0];
+#pragma omp simd reduction(max : m)
+  for (std::int64_t j = 0; j < n; ++j) m = x[j] > m ? x[j] : m;
+  return m;
+}
+
+// Sum of e^(x - m) over x (n), in kLanes lanes by position (the tail's terms are added to their
+// lanes after the body's), the lanes added in order. While the block is summed from L1, the next
+// block is prefetched (block_max would otherwise wait for memory with the arithmetic units idle);
+// a prefetch past the end of the logits is harmless.
+float block_exp_sum(const float* x, std::int64_t n, float m) {
+  float lanes[kLanes] = {};
+  const auto next = reinterpret_cast<std::uintptr_t>(x) + kBlock * sizeof(float);
+  std::int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    __builtin_prefetch(reinterpret_cast<const void*>(next + static_cast<std::uintptr_t>(j) * sizeof(float)));
+    for (int l = 0; l < kLanes; ++l) lanes[l] += softmax_exp(x[j + l] - m);
+  }
+  float tail[kLanes] = {};
+  for (int l = 0; l < kLanes && j < n; ++j, ++l) tail[l] = softmax_exp(x[j] - m);
+  for (int l = 0; l < kLanes; ++l) lanes[l] += tail[l];
+  float sum = 0.0f;
+  for (int l = 0; l < kLanes; ++l) sum += lanes[l];
+  return sum;
+}
+
+// logsumexp of row (v >= 1) in one pass over memory. Blocks of -inf logits before the first finite
+// one add nothing (e^-inf = 0; x - m would be NaN there).
+float row_logsumexp(const float* row, std::int64_t v) {
+  float m = -std::numeric_limits<float>::infinity();
+  double sum = 0.0;
+  for (std::int64_t b = 0; b < v; b += kBlock) {
+    const std::int64_t len = v - b < kBlock ? v - b : kBlock;
+    const float block_m = block_max(row + b, len);
+    if (block_m > m) {
+      sum *= static_cast<double>(softmax_exp(m - block_m));  // 0 * e^-87 while m is -inf
+      m = block_m;
+    }
+    if (m == -std::numeric_limits<float>::infinity()) continue;
+    sum += static_cast<double>(block_exp_sum(row + b, len, m));
+  }
+  return m + static_cast<float>(std::log(sum));
+}
+
 }  // namespace
 
 void CpuKernels::cross_entropy_forward(float* losses,                // (n)
@@ -29,16 +88,11 @@ void CpuKernels::cross_entropy_forward(float* losses,                // (n)
                                        const std::int32_t* targets,  // (n)
                                        std::int64_t n, std::int64_t v) const {
   check_targets(targets, n, v, "CpuKernels::cross_entropy_forward");
+  if (v < 1) return;
 #pragma omp parallel for schedule(static) if (n * v > (1 << 15))
   for (std::int64_t i = 0; i < n; ++i) {
     const float* row = logits + i * v;
-    float max_val = row[0];
-#pragma omp simd reduction(max : max_val)
-    for (std::int64_t j = 0; j < v; ++j) max_val = row[j] > max_val ? row[j] : max_val;
-    float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-    for (std::int64_t j = 0; j < v; ++j) sum += fast_expf(row[j] - max_val);
-    const float row_lse = max_val + std::log(sum);
+    const float row_lse = row_logsumexp(row, v);
     lse[i] = row_lse;
     losses[i] = row_lse - row[targets[i]];
   }
@@ -56,7 +110,7 @@ void CpuKernels::cross_entropy_backward(float* dlogits,               // (n,v) w
     float* drow = dlogits + i * v;
     const float row_lse = lse[i];
 #pragma omp simd
-    for (std::int64_t j = 0; j < v; ++j) drow[j] = fast_expf(row[j] - row_lse) * dloss;
+    for (std::int64_t j = 0; j < v; ++j) drow[j] = softmax_exp(row[j] - row_lse) * dloss;
     drow[targets[i]] -= dloss;
   }
 }

@@ -51,6 +51,8 @@ class CpuKernels final : public Kernels {
                               float dloss, std::int64_t n, std::int64_t v) const override;
   void sum(const float* x, std::int64_t n, double* out) const override;
   void sum_squares(const float* x, std::int64_t n, double* out) const override;
+  void add_sum_squares(float* out, const float* a, const float* b, std::int64_t n,
+                       double* sum_squares_out) const override;
   void has_non_finite(const float* x, std::int64_t n, std::int32_t* out) const override;
   void adamw_update(float* param, const float* grad, float* m, float* v, std::int64_t n,
                     const AdamWScalars& s) const override;

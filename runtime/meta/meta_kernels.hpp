@@ -44,6 +44,7 @@ class MetaKernels final : public Kernels {
                               std::int64_t) const override {}
   void sum(const float*, std::int64_t, double*) const override {}
   void sum_squares(const float*, std::int64_t, double*) const override {}
+  void add_sum_squares(float*, const float*, const float*, std::int64_t, double*) const override {}
   void has_non_finite(const float*, std::int64_t, std::int32_t*) const override {}
   void adamw_update(float*, const float*, float*, float*, std::int64_t, const AdamWScalars&) const override {}
   void adamw8bit_update(float*, const float*, std::int8_t*, float*, std::uint8_t*, float*, std::int64_t, std::int64_t,

@@ -8,7 +8,7 @@
 
 namespace tessera {
 
-AdamWScalars adamw_scalars(const AdamWConfig& config, std::int64_t step, float lr, bool decay) {
+AdamWScalars adamw_scalars(const AdamWConfig& config, std::int64_t step, float lr, bool decay, float grad_scale) {
   AdamWScalars s;
   s.lr = lr;
   s.beta1 = config.beta1;
@@ -17,13 +17,14 @@ AdamWScalars adamw_scalars(const AdamWConfig& config, std::int64_t step, float l
   s.weight_decay = decay ? config.weight_decay : 0.0f;
   s.bias_correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(config.beta1), step));
   s.bias_correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(config.beta2), step));
+  s.grad_scale = grad_scale;
   return s;
 }
 
 AdamW::AdamW(const AdamWConfig& config, std::vector<Parameter*> parameters)
     : config_(config), parameters_(std::move(parameters)), m_(parameters_.size()), v_(parameters_.size()) {}
 
-void AdamW::step(Device& device, float lr) {
+void AdamW::step(Device& device, float lr, float grad_scale) {
   ++step_;
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
     Parameter& p = *parameters_[i];
@@ -31,7 +32,7 @@ void AdamW::step(Device& device, float lr) {
       m_[i] = Tensor::zeros(device, p.shape, DType::kF32, MemoryCategory::kOptimizerState);
       v_[i] = Tensor::zeros(device, p.shape, DType::kF32, MemoryCategory::kOptimizerState);
     }
-    const AdamWScalars s = adamw_scalars(config_, step_, lr, p.decay);
+    const AdamWScalars s = adamw_scalars(config_, step_, lr, p.decay, grad_scale);
     device.kernels().adamw_update(p.value.data_as<float>(), require_grad(p).data_as<float>(), m_[i].data_as<float>(),
                                   v_[i].data_as<float>(), p.numel(), s);
   }

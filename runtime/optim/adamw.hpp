@@ -20,15 +20,18 @@ struct AdamWConfig {
   float weight_decay = 0.1f;  // applied only to parameters with decay == true
 };
 
-// Scalars for step number `step` (1-based) at learning rate `lr`; weight decay only when `decay`.
-AdamWScalars adamw_scalars(const AdamWConfig& config, std::int64_t step, float lr, bool decay);
+// Scalars for step number `step` (1-based) at learning rate `lr`; weight decay only when `decay`;
+// the gradients multiplied by `grad_scale` inside the update (AdamWScalars::grad_scale).
+AdamWScalars adamw_scalars(const AdamWConfig& config, std::int64_t step, float lr, bool decay,
+                           float grad_scale = 1.0f);
 
 class AdamW {
  public:
   AdamW(const AdamWConfig& config, std::vector<Parameter*> parameters);
 
-  // One update of every parameter from its grad at learning rate `lr`.
-  void step(Device& device, float lr);
+  // One update of every parameter from its grad * grad_scale at learning rate `lr` (the clipping
+  // factor goes here instead of into a pass over the gradients; the grads are not changed).
+  void step(Device& device, float lr, float grad_scale = 1.0f);
 
   std::int64_t step_count() const { return step_; }
   const AdamWConfig& config() const { return config_; }

@@ -19,7 +19,8 @@ class AdamW8bitRule final : public OptimizerRule {
 
   std::vector<StateSpec> specs() const override { return static_specs(block_); }
   void update(const Kernels& kernels, float* master, const float* grads, std::span<std::byte* const> state,
-              std::int64_t count, std::span<const ParamSegment> segments, float lr, std::int64_t step) const override;
+              std::int64_t count, std::span<const ParamSegment> segments, float lr, std::int64_t step,
+              float grad_scale) const override;
 
   // exp_avg_q (i8), exp_avg_absmax (f32, one per block), exp_avg_sq_q (u8), exp_avg_sq_absmax.
   static std::vector<StateSpec> static_specs(std::int64_t block);

@@ -13,7 +13,8 @@ class AdamWRule final : public OptimizerRule {
 
   std::vector<StateSpec> specs() const override { return static_specs(); }
   void update(const Kernels& kernels, float* master, const float* grads, std::span<std::byte* const> state,
-              std::int64_t count, std::span<const ParamSegment> segments, float lr, std::int64_t step) const override;
+              std::int64_t count, std::span<const ParamSegment> segments, float lr, std::int64_t step,
+              float grad_scale) const override;
 
   static std::vector<StateSpec> static_specs();  // exp_avg, exp_avg_sq (f32)
 

@@ -52,10 +52,12 @@ class OptimizerRule {
   // state[k] points at the window's values of specs()[k] (count / elements_per_value of its dtype).
   // `segments` (relative to the window) cover the parameters' elements in it; padding between them
   // is never touched. The window starts at a multiple of optimizer_alignment() and count is one
-  // too (the whole range is). `step` is 1-based.
+  // too (the whole range is). `step` is 1-based. The update reads the gradients as grads *
+  // grad_scale (the loss-scale division and the clipping factor, applied inside the update rather
+  // than by a pass over the gradients; grads are not written).
   virtual void update(const Kernels& kernels, float* master, const float* grads, std::span<std::byte* const> state,
-                      std::int64_t count, std::span<const ParamSegment> segments, float lr,
-                      std::int64_t step) const = 0;
+                      std::int64_t count, std::span<const ParamSegment> segments, float lr, std::int64_t step,
+                      float grad_scale) const = 0;
 };
 
 // Which optimizer the engine runs. AdamW keeps f32 m and v per element (8 bytes); 8-bit AdamW keeps

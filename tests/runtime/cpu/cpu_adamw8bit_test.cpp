@@ -2,7 +2,8 @@
 // (dequantize, AdamW, requantize against the new block absmax), over several steps: parameters agree
 // to f32 rounding and the codes to within one level where a value sits on a threshold. Also: blocks
 // are independent of the thread count, padding is never updated, weight decay only where a
-// segment decays, and an all-zero block stays zero.
+// segment decays, an all-zero block stays zero, and the gradient scale gives the bits of a scale()
+// pass over the gradients first.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -152,6 +153,28 @@ TEST(CpuAdamW8bit, ZeroGradientsOnAZeroStateLeaveItZero) {
   EXPECT_EQ(s.m_absmax[0], 0.0f);
   EXPECT_EQ(s.v_absmax[0], 0.0f);
   EXPECT_EQ(s.param, before) << "a zero gradient with zero moments and no decay moves nothing";
+}
+
+TEST(CpuAdamW8bit, GradScaleGivesTheBitsOfAScalePassFirst) {
+  const CpuKernels k;
+  const std::int64_t block = 2048, n = 4 * block;
+  const std::vector<ParamSegment> segments = {{0, 5000, true}, {5000, n - 5100, false}};
+  State fused(n, block, 13), separate(n, block, 13);
+  for (int step = 1; step <= 3; ++step) {
+    const auto grad = random_floats(static_cast<std::size_t>(n), 70 + static_cast<std::uint32_t>(step), -5.0f, 5.0f);
+    const float factor = 0.125f + 0.3f * static_cast<float>(step);
+    AdamWScalars nd = scalars(step, 1e-3f, 0.0f), d = scalars(step, 1e-3f, 0.1f);
+    auto scaled = grad;
+    k.scale(scaled.data(), factor, n);
+    kernel_step(k, separate, scaled, block, segments, nd, d);
+    nd.grad_scale = d.grad_scale = factor;
+    kernel_step(k, fused, grad, block, segments, nd, d);
+  }
+  test::expect_bit_equal(fused.param, separate.param, "8-bit AdamW params, grad_scale vs a scale pass");
+  EXPECT_EQ(fused.m_codes, separate.m_codes);
+  EXPECT_EQ(fused.v_codes, separate.v_codes);
+  EXPECT_EQ(fused.m_absmax, separate.m_absmax);
+  EXPECT_EQ(fused.v_absmax, separate.v_absmax);
 }
 
 TEST(CpuAdamW8bit, RefusesARangeThatIsNotWholeBlocks) {

@@ -1,9 +1,10 @@
 // CpuKernels::adamw_update: two steps worked by hand (bias correction, decoupled weight decay), a
-// large array against a double reference (parallel path), SIMD body and scalar tail agreeing, and
-// zero learning rate leaving params alone.
+// large array against a double reference (parallel path), SIMD body and scalar tail agreeing, zero
+// learning rate leaving params alone, and the gradient scale giving the bits of a scale() pass.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "runtime/cpu/cpu_kernels.hpp"
@@ -117,6 +118,34 @@ TEST(CpuAdamW, ResultDoesNotDependOnWhereTheRangeStarts) {
     for (std::int64_t i = start; i < n; ++i) {
       ASSERT_EQ(p0[i], p1[i]) << "param " << i << " when the range starts at " << start;
       ASSERT_EQ(v0[i], v1[i]) << "v " << i << " when the range starts at " << start;
+    }
+  }
+}
+
+// grad_scale (the clip and loss-scale factor applied inside the update) gives the bits of
+// scaling the gradients with scale() and updating with grad_scale 1, on 1 and 2 threads.
+TEST(CpuAdamW, GradScaleGivesTheBitsOfAScalePassFirst) {
+  const CpuKernels k;
+  const std::int64_t n = 100003;
+  const auto p0 = random_floats(n, 21);
+  const auto g = random_floats(n, 22, -3.0f, 3.0f);
+  const auto m0 = random_floats(n, 23, -0.1f, 0.1f);
+  const auto v0 = random_floats(n, 24, 0.0f, 0.01f);
+  AdamWScalars s = scalars_at_step(4, 1e-3f, 0.1f);
+  for (float factor : {0.37f, 1.0f / 1024.0f, 3.0f}) {
+    for (int threads : {1, 2}) {
+      auto p1 = p0, m1 = m0, v1 = v0, p2 = p0, m2 = m0, v2 = v0, scaled = g;
+      test::with_threads(threads, [&] {
+        s.grad_scale = factor;
+        k.adamw_update(p1.data(), g.data(), m1.data(), v1.data(), n, s);
+        k.scale(scaled.data(), factor, n);
+        s.grad_scale = 1.0f;
+        k.adamw_update(p2.data(), scaled.data(), m2.data(), v2.data(), n, s);
+      });
+      const std::string what = "grad_scale " + std::to_string(factor) + ", " + std::to_string(threads) + " threads";
+      test::expect_bit_equal(p1, p2, "param, " + what);
+      test::expect_bit_equal(m1, m2, "m, " + what);
+      test::expect_bit_equal(v1, v2, "v, " + what);
     }
   }
 }

@@ -1,6 +1,7 @@
 // CpuKernels reductions: sum_squares against a double sum (and the same bits on 1 and 2 threads for a
-// size split into many chunks), has_non_finite for inf, -inf and NaN at the start, middle and end.
-// Both write their result to memory the caller passes (a double, an i32 flag).
+// size split into many chunks), add_sum_squares giving the bits of add then sum_squares (any length,
+// offset, thread count, in place), has_non_finite for inf, -inf and NaN at the start, middle and
+// end. They write their result to memory the caller passes (a double, an i32 flag).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +9,7 @@
 
 #include <cstring>
 #include <limits>
+#include <string>
 
 #include "runtime/cpu/cpu_kernels.hpp"
 #include "tests/runtime/cpu/kernel_check.hpp"
@@ -51,6 +53,36 @@ TEST(CpuReduce, SumSquaresIsBitIdenticalOnOneAndTwoThreads) {
   test::with_threads(1, [&] { one = sum_squares(k, x.data(), n); });
   test::with_threads(2, [&] { two = sum_squares(k, x.data(), n); });
   EXPECT_EQ(std::memcmp(&one, &two, sizeof one), 0) << "1 thread " << one << " vs 2 threads " << two;
+}
+
+TEST(CpuReduce, AddSumSquaresGivesTheBitsOfAddThenSumSquares) {
+  const CpuKernels k;
+  const std::int64_t total = 3'000'017;  // several chunks and a ragged tail
+  const auto a = random_floats(total, 11, -2.0f, 2.0f);
+  const auto b = random_floats(total, 12, -2.0f, 2.0f);
+  for (int threads : {1, 2}) {
+    for (std::int64_t offset : {0, 1, 3}) {
+      for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{31}, std::int64_t{33},
+                             std::int64_t{16384 + 5}, total - offset}) {
+        const std::string where = "n " + std::to_string(n) + ", offset " + std::to_string(offset) + ", " +
+                                  std::to_string(threads) + " threads";
+        std::vector<float> out(static_cast<std::size_t>(n)), in_place(a.begin() + offset, a.begin() + offset + n),
+            want(static_cast<std::size_t>(n));
+        double fused = -1.0, fused_in_place = -1.0, separate = -2.0;
+        test::with_threads(threads, [&] {
+          k.add_sum_squares(out.data(), a.data() + offset, b.data() + offset, n, &fused);
+          k.add_sum_squares(in_place.data(), in_place.data(), b.data() + offset, n, &fused_in_place);
+          k.add(want.data(), a.data() + offset, b.data() + offset, n);
+          k.sum_squares(want.data(), n, &separate);
+        });
+        test::expect_bit_equal(out, want, "add_sum_squares sum, " + where);
+        test::expect_bit_equal(in_place, want, "add_sum_squares in place, " + where);
+        EXPECT_EQ(std::memcmp(&fused, &separate, sizeof fused), 0)
+            << "sum of squares " << fused << ", add then sum_squares " << separate << ", " << where;
+        EXPECT_EQ(std::memcmp(&fused_in_place, &separate, sizeof fused), 0) << "in place, " << where;
+      }
+    }
+  }
 }
 
 TEST(CpuReduce, HasNonFiniteFindsInfAndNanAnywhere) {

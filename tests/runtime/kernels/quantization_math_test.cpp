@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "runtime/random.hpp"
@@ -64,15 +65,20 @@ TEST(QuantizationMap, CodesAreTheNearestValueTiesToTheLower) {
 }
 
 TEST(QuantizationMap, TheFastCodeIsTheBinarySearchCode) {
-  // Every cell's lower edge, its neighbours in float, every threshold and its neighbours, both signs.
+  // Every cell's lower edge and its neighbours in float, magnitudes below the first cell, every
+  // threshold and its neighbours, both signs.
   for (const QuantizationMap* map : {&kSignedDynamicMap, &kUnsignedDynamicMap}) {
     std::vector<float> probes;
-    for (int c = 0; c < kQuantCells; c += 3) {
-      const float lower = std::bit_cast<float>(static_cast<std::uint32_t>(c) << 17);
+    for (int c = 0; c < kQuantCells; ++c) {
+      const float lower = cell_lower(c);
       for (float x : {lower, std::nextafter(lower, 0.0f), std::nextafter(lower, 2.0f)}) {
         probes.push_back(x);
         probes.push_back(-x);
       }
+    }
+    for (float tiny : {1e-30f, 1e-10f, 3e-8f, 5.9e-8f, std::numeric_limits<float>::denorm_min()}) {
+      probes.push_back(tiny);
+      probes.push_back(-tiny);
     }
     for (float t : map->thresholds) {
       for (float x : {t, std::nextafter(t, -2.0f), std::nextafter(t, 2.0f)}) probes.push_back(x);

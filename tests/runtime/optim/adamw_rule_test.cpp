@@ -1,7 +1,8 @@
 // AdamWRule: over a flat range cut into parameter segments it gives, bit for bit, what AdamW gives
 // each parameter on its own (weight decay only where the segment's parameter decays), whether the
-// range is updated at once or window by window; it declares its state as exp_avg and exp_avg_sq
-// (f32, one element per element of the range).
+// range is updated at once or window by window, and with a gradient scale what AdamW gives after a
+// scale() pass over the gradients; it declares its state as exp_avg and exp_avg_sq (f32, one
+// element per element of the range).
 #include "runtime/optim/adamw_rule.hpp"
 
 #include <gtest/gtest.h>
@@ -48,13 +49,18 @@ TEST(AdamWRule, SegmentsMatchPerParameterAdamWInWindows) {
     std::vector<float> g(9, 0.0f);
     std::copy(gw.begin(), gw.end(), g.begin());
     std::copy(gb.begin(), gb.end(), g.begin() + 6);
+    // Steps 2 and 3 scale the gradients (a clip): the reference by a scale() pass, the rule inside.
+    const float grad_scale = step == 1 ? 1.0f : 0.3f * static_cast<float>(step);
+    device->kernels().scale(p0.grad.data_as<float>(), grad_scale, 5);
+    device->kernels().scale(p1.grad.data_as<float>(), grad_scale, 3);
     reference.step(*device, 1e-2f);
     std::byte* state[] = {reinterpret_cast<std::byte*>(m.data()), reinterpret_cast<std::byte*>(v.data())};
-    rule.update(device->kernels(), master.data(), g.data(), state, 9, segments, 1e-2f, step);
+    rule.update(device->kernels(), master.data(), g.data(), state, 9, segments, 1e-2f, step, grad_scale);
     std::byte* w0_state[] = {reinterpret_cast<std::byte*>(wm.data()), reinterpret_cast<std::byte*>(wv.data())};
-    rule.update(device->kernels(), windowed.data(), g.data(), w0_state, 4, first_window, 1e-2f, step);
+    rule.update(device->kernels(), windowed.data(), g.data(), w0_state, 4, first_window, 1e-2f, step, grad_scale);
     std::byte* w1_state[] = {reinterpret_cast<std::byte*>(wm.data() + 4), reinterpret_cast<std::byte*>(wv.data() + 4)};
-    rule.update(device->kernels(), windowed.data() + 4, g.data() + 4, w1_state, 5, second_window, 1e-2f, step);
+    rule.update(device->kernels(), windowed.data() + 4, g.data() + 4, w1_state, 5, second_window, 1e-2f, step,
+                grad_scale);
   }
   const std::vector<float>& got = master;
   EXPECT_EQ(windowed, master) << "windows of the range differ from the whole range";

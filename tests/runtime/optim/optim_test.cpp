@@ -1,9 +1,11 @@
-// AdamW (bias correction, decoupled decay only where declared), LR schedule and gradient clipping.
+// AdamW (bias correction, decoupled decay only where declared, a gradient scale equal to scaling
+// the gradients first), LR schedule and gradient clipping.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "runtime/device.hpp"
+#include "runtime/kernels.hpp"
 #include "runtime/optim/adamw.hpp"
 #include "runtime/optim/grad_clip.hpp"
 #include "runtime/optim/lr_schedule.hpp"
@@ -32,6 +34,28 @@ TEST(AdamW, FirstStepMovesEachWeightByLrTimesSignAndDecaysOnlyMatrices) {
   EXPECT_FLOAT_EQ(bv[1], -2.0f + 0.01f);
   EXPECT_EQ(device->memory().current(MemoryCategory::kOptimizerState), 4 * 2 * 4);
   EXPECT_FLOAT_EQ(adamw_scalars(config, 2, 1.0f, true).bias_correction2, 1.0f - 0.95f * 0.95f);
+}
+
+TEST(AdamW, GradScaleGivesTheBitsOfScalingTheGradientsFirst) {
+  auto device = make_cpu_device();
+  const std::vector<float> init = {1.0f, -2.0f, 0.25f}, g = {0.5f, -0.25f, 3.0f};
+  Parameter fused("fused", {3}, ParameterInit::zeros(), true), scaled("scaled", {3}, ParameterInit::zeros(), true);
+  for (Parameter* p : {&fused, &scaled}) {
+    p->value = Tensor::from_host(*device, init, {3}, DType::kF32, MemoryCategory::kParameters);
+    p->grad = Tensor::from_host(*device, g, {3}, DType::kF32, MemoryCategory::kGradients);
+  }
+  AdamWConfig config;
+  config.weight_decay = 0.1f;
+  AdamW fused_opt(config, {&fused}), scaled_opt(config, {&scaled});
+  for (float factor : {0.3f, 0.7f}) {
+    fused_opt.step(*device, 0.01f, factor);
+    device->kernels().scale(scaled.grad.data_as<float>(), factor, 3);
+    scaled_opt.step(*device, 0.01f);
+    scaled.grad = Tensor::from_host(*device, g, {3}, DType::kF32, MemoryCategory::kGradients);
+  }
+  EXPECT_EQ(fused.value.to_host_f32(), scaled.value.to_host_f32());
+  EXPECT_EQ(fused_opt.second_moment(0).to_host_f32(), scaled_opt.second_moment(0).to_host_f32());
+  EXPECT_EQ(fused.grad.to_host_f32(), g) << "the scale is applied inside the update, not to the gradient";
 }
 
 TEST(LrSchedule, WarmsUpLinearlyThenFollowsTheCosine) {
