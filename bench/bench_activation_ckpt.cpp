@@ -5,19 +5,19 @@
 // `none`.
 // The policies' steps are interleaved (one step of each in turn), so a background load slows all of
 // them alike.
-// Usage: bench_activation_ckpt [--threads N] [--steps N] [--batch B] [--layers L]
+// Usage: bench_activation_ckpt [--threads N] [--steps N] [--batch B] [--layers L] [--device auto]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "bench_support.hpp"
+#include "flags/device_flag.hpp"
+#include "flags/program_options.hpp"
 #include "runtime/recompute/activation_checkpointing.hpp"
 #include "runtime/cpu/blas_core.hpp"
-#include "runtime/device_factory.hpp"
 #include "runtime/local_trainer.hpp"
 #include "runtime/modules/cross_entropy_loss.hpp"
 #include "runtime/modules/gpt.hpp"
@@ -55,21 +55,29 @@ int main(int argc, char** argv) {
   reexec_with_better_blas_core(argv);
   int threads = 2, steps = 5;
   std::int64_t batch_size = 8;
+  std::string device_flag = "auto";
   GptConfig config;  // the small config: L=6 C=384 NH=6 V=8192 T=256
   config.vocab_size = 8192;
   config.max_seq_len = 256;
   config.layers = 6;
   config.heads = 6;
   config.channels = 384;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--threads")) threads = std::stoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--steps")) steps = std::stoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--batch")) batch_size = std::stoll(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--layers")) config.layers = std::stoll(argv[i + 1]);
-    else {
-      std::fprintf(stderr, "usage: bench_activation_ckpt [--threads N] [--steps N] [--batch B] [--layers L]\n");
-      return 2;
-    }
+  po::options_description options("Options");
+  options.add_options()
+      ("threads", value_with_default(&threads), "CPU threads")
+      ("steps", value_with_default(&steps), "timed steps per policy (after one warm-up step)")
+      ("batch", value_with_default(&batch_size), "sequences per step")
+      ("layers", value_with_default(&config.layers), "transformer blocks of the small GPT");
+  add_device_option(options, &device_flag);
+  ProgramOptions program("bench_activation_ckpt",
+                         "bench_activation_ckpt: peak activation bytes and ms/step of each activation-checkpointing "
+                         "policy on one GPT training step");
+  program.add(options);
+  try {
+    if (!program.parse(argc, argv)) return 0;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "bench_activation_ckpt: %s\n", e.what());
+    return 2;
   }
   if (steps < 1 || batch_size < 1 || config.layers < 1) {
     std::fprintf(stderr, "bench_activation_ckpt: --steps, --batch and --layers must be >= 1\n");
@@ -81,7 +89,8 @@ int main(int argc, char** argv) {
   for (const char* label : {"none", "selective", "every:2", "blocks"}) {
     PolicyRun run;
     run.label = label;
-    run.device = make_device(DeviceChoice::kAuto);
+    run.device = open_device_or_report(device_flag, "bench_activation_ckpt");
+    if (!run.device) return 2;
     run.model = std::make_unique<Gpt>(config);
     apply_activation_checkpointing(*run.model, parse_checkpoint_policy(label));
     materialize_parameters(*run.model, *run.device, 1);
@@ -96,8 +105,9 @@ int main(int argc, char** argv) {
     for (std::size_t p = 0; p < runs.size(); ++p) timed_step(runs[p], batches[p]);
   }
 
-  std::printf("bench_activation_ckpt: GPT %s, B=%lld, %d threads, f32, %s\n", config.to_string().c_str(),
-              static_cast<long long>(batch_size), threads, runs[0].device->name().c_str());
+  std::printf("bench_activation_ckpt: GPT %s, B=%lld, %d threads, f32, %s\n%s\n", config.to_string().c_str(),
+              static_cast<long long>(batch_size), threads, runs[0].device->name().c_str(),
+              device_line(device_flag, *runs[0].device).c_str());
   std::printf("step = forward + cross-entropy + backward + AdamW (LocalTrainer); "
               "median of %d steps after 1 warm-up\n\n",
               steps);

@@ -18,17 +18,20 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "comm/mpi/mpi_communicator.hpp"
+#include "flags/program_options.hpp"
 #include "launch/run_distributed.hpp"
 #include "runtime/cpu/blas_core.hpp"
 #include "precision/float_bits.hpp"
 
 namespace {
 
+namespace po = boost::program_options;
 using tessera::Communicator;
 using tessera::DType;
 using tessera::ReduceOp;
@@ -41,20 +44,21 @@ struct Settings {
   std::size_t segment_kib = 1024;
 };
 
-Settings parse(int argc, char** argv) {
+// nullopt: --help was printed.
+std::optional<Settings> parse(int argc, char** argv, bool print_help) {
   Settings s;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (i + 1 >= argc) throw std::invalid_argument("bench_comm: " + flag + " needs a value");
-    const std::string value = argv[++i];
-    if (flag == "--min-mib") s.min_mib = std::stod(value);
-    else if (flag == "--max-mib") s.max_mib = std::stod(value);
-    else if (flag == "--factor") s.factor = std::stoi(value);
-    else if (flag == "--iters") s.iters = std::stoi(value);
-    else if (flag == "--segment-kib") s.segment_kib = static_cast<std::size_t>(std::stoul(value));
-    else throw std::invalid_argument("bench_comm: unknown flag " + flag +
-                                     " (use --min-mib, --max-mib, --factor, --iters, --segment-kib)");
-  }
+  po::options_description options("Options");
+  options.add_options()
+      ("min-mib", tessera::value_with_default(&s.min_mib), "smallest f32 buffer, MiB")
+      ("max-mib", tessera::value_with_default(&s.max_mib), "largest f32 buffer, MiB")
+      ("factor", tessera::value_with_default(&s.factor), "size ratio between rows (>= 2)")
+      ("iters", tessera::value_with_default(&s.iters), "timed calls per row (0: by size, 5 to 25)")
+      ("segment-kib", tessera::value_with_default(&s.segment_kib), "the MPI backend's pipeline segment, KiB");
+  tessera::ProgramOptions program("bench_comm",
+                                  "bench_comm: the MPI communicator's collectives beside MPI's own\n"
+                                  "Usage: mpirun -np 4 bench_comm [options]");
+  program.add(options);
+  if (!program.parse(argc, argv, print_help)) return std::nullopt;
   if (s.factor < 2 || s.min_mib <= 0 || s.max_mib < s.min_mib) {
     throw std::invalid_argument("bench_comm: need --factor >= 2 and 0 < --min-mib <= --max-mib");
   }
@@ -102,7 +106,9 @@ double memcpy_gbps(std::size_t bytes, bool all_ranks, int rank) {
 }
 
 int run(tessera::DistributedContext& ctx) {
-  const Settings s = parse(ctx.argc(), ctx.argv());
+  const std::optional<Settings> parsed = parse(ctx.argc(), ctx.argv(), ctx.rank() == 0);
+  if (!parsed) return 0;
+  const Settings& s = *parsed;
   tessera::MpiCommunicator comm(MPI_COMM_WORLD, ctx.comm_options(),
                                 tessera::MpiTuning{s.segment_kib * 1024});
   const int n = comm.size();

@@ -2,18 +2,23 @@
 // category, for ZeRO stages 0-3 (one configuration otherwise), on the ranks of an mpirun job.
 // The measured step is the second one (after a warm-up), peaks reset just before it.
 // Usage: mpirun -np 2 bench_memory [--model small] [--micro-batch 1] [--seq-len 0]
-//        [--checkpointing none,blocks] [--param-dtype f32] [--reduce-dtype f32] [--threads 1]
+//        [--checkpointing none,blocks] [--param-dtype f32] [--reduce-dtype f32] [--threads 1] [--device auto]
 #include <cstdio>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "flags/device_flag.hpp"
+#include "flags/program_options.hpp"
 #include "launch/run_distributed.hpp"
 #include "runtime/cpu/blas_core.hpp"
 #include "planning/measured_step.hpp"
 #include "planning/memory_plan.hpp"
 #include "planning/plan_report.hpp"
 #include "runtime/device.hpp"
+#include "runtime/device_factory.hpp"
 
 namespace tessera {
 namespace {
@@ -24,6 +29,7 @@ struct Args {
   std::vector<std::string> policies{"none", "blocks"};
   DType param = DType::kF32, reduce = DType::kF32;
   int threads = 1;
+  std::string device = "auto";
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -33,26 +39,41 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-Args parse(int argc, char** argv) {
+// nullopt: --help was printed.
+std::optional<Args> parse(int argc, char** argv, bool print_help) {
   Args a;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--model") a.model = v;
-    else if (k == "--micro-batch") a.micro = std::stoll(v);
-    else if (k == "--seq-len") a.seq_len = std::stoll(v);
-    else if (k == "--checkpointing") a.policies = split(v);
-    else if (k == "--param-dtype") a.param = parse_dtype(v, "--param-dtype");
-    else if (k == "--reduce-dtype") a.reduce = parse_dtype(v, "--reduce-dtype");
-    else if (k == "--threads") a.threads = std::stoi(v);
-    else throw std::invalid_argument("bench_memory: unknown option " + k);
-  }
+  std::string policies = "none,blocks", param = "f32", reduce = "f32";
+  po::options_description options("Options");
+  options.add_options()
+      ("model", value_with_default(&a.model), "model preset (tessera_plan --help lists them)")
+      ("micro-batch", value_with_default(&a.micro), "sequences per rank per step")
+      ("seq-len", value_with_default(&a.seq_len), "sequence length (0: the preset's)")
+      ("checkpointing", value_with_default(&policies), "comma-separated activation-checkpointing policies")
+      ("param-dtype", value_with_default(&param), "stored parameters: f32, bf16, f16")
+      ("reduce-dtype", value_with_default(&reduce), "gradient collectives: f32, bf16, f16")
+      ("threads", value_with_default(&a.threads), "CPU threads per rank");
+  add_device_option(options, &a.device);
+  ProgramOptions program("bench_memory", "bench_memory: the planner's per-category prediction next to the engine's "
+                                         "measurement, ZeRO stages 0-3\nUsage: mpirun -np 2 bench_memory [options]");
+  program.add(options);
+  if (!program.parse(argc, argv, print_help)) return std::nullopt;
+  a.policies = split(policies);
+  a.param = parse_dtype(param, "--param-dtype");
+  a.reduce = parse_dtype(reduce, "--reduce-dtype");
   return a;
 }
 
 int bench(DistributedContext& ctx) {
-  const Args args = parse(ctx.argc(), ctx.argv());
+  const std::optional<Args> parsed = parse(ctx.argc(), ctx.argv(), ctx.rank() == 0);
+  if (!parsed) return 0;
+  const Args& args = *parsed;
   set_cpu_threads(args.threads);
   Communicator& world = ctx.world();
+  const std::unique_ptr<Device> device = open_device_on_every_rank(args.device, world, "bench_memory");
+  if (!device) return 2;
+  if (ctx.rank() == 0) std::printf("%s\n", device_line(args.device, *device).c_str());
+  MeasureOptions measure;
+  measure.device = parse_device_choice(args.device);
   std::int64_t worst = 0;
   for (const std::string& policy : args.policies) {
     std::vector<PlanComparison> rows;
@@ -67,7 +88,7 @@ int bench(DistributedContext& ctx) {
       c.precision.reduce_dtype = args.reduce;
       c.checkpointing = parse_checkpoint_policy(policy);
       const MemoryPlan plan = plan_memory(c);
-      const MeasuredStep measured = measure_engine_step(c, world);
+      const MeasuredStep measured = measure_engine_step(c, world, measure);
       rows.push_back({"ZeRO-" + std::to_string(st), plan, measured});
       worst = std::max(worst, largest_difference(plan, measured));
     }

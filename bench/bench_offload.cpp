@@ -5,10 +5,9 @@
 // process (each mode runs in a child process of its own, so the peaks do not mix).
 //
 //   bench_offload [--modes none,cpu,nvme] [--offload-path DIR] [--layers ..] [--grad-accum K] [--steps N]
+//                 [--device auto]
 //   bench_offload --model 1.5b      GPT-2 XL shape (1.56B parameters), ZeRO-3, parameters and
 //                                   optimizer state on NVMe; the other modes are only planned
-#include <boost/program_options.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -20,20 +19,19 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "flags/device_flag.hpp"
+#include "flags/program_options.hpp"
 #include "launch/run_distributed.hpp"
 #include "planning/memory_plan.hpp"
 #include "planning/plan_report.hpp"
 #include "runtime/cpu/blas_core.hpp"
 #include "runtime/cpu/host_memory_budget.hpp"
-#include "runtime/device_factory.hpp"
 #include "runtime/modules/gpt.hpp"
 #include "runtime/offload/aligned_buffer.hpp"
 #include "runtime/offload/io_queue.hpp"
 #include "runtime/offload/offload_file.hpp"
 #include "sharding/sharded_engine.hpp"
 #include "training/trainer.hpp"
-
-namespace po = boost::program_options;
 
 namespace tessera {
 namespace {
@@ -46,6 +44,7 @@ struct Options {
   bool offload_params = false;  // ZeRO-3: the parameter shard follows the optimizer state
   std::int64_t disk_test_mib = 1024;
   std::string run_one;  // internal: run this mode and print one result line
+  std::string device = "auto";
 };
 
 struct Result {
@@ -89,7 +88,7 @@ std::int64_t peak_rss_bytes() {
 
 // One mode in this process: a warm-up step, then `steps` timed steps.
 Result run_mode(const Options& o, const std::string& mode, Communicator& world) {
-  auto device = make_device(DeviceChoice::kCpu);
+  auto device = open_device(o.device);
   Gpt model(model_of(o));
   ShardedEngine engine(model, *device, world, sharding_of(o, mode), 1234);
   Trainer trainer(engine);
@@ -205,40 +204,39 @@ double gb(double bytes) { return bytes / 1e9; }
 
 int run(int argc, char** argv) {
   Options o;
-  po::options_description desc("bench_offload options");
-  desc.add_options()("help", "this help")
-      ("model", po::value(&o.model)->default_value(o.model),
+  po::options_description desc("Options");
+  desc.add_options()
+      ("model", value_with_default(&o.model),
        "default (the flags below) or 1.5b (GPT-2 XL shape, ZeRO-3, parameters and optimizer state on NVMe)")
-      ("layers", po::value(&o.layers)->default_value(o.layers), "transformer blocks")
-      ("dim", po::value(&o.dim)->default_value(o.dim), "channels")
-      ("heads", po::value(&o.heads)->default_value(o.heads), "attention heads")
-      ("vocab", po::value(&o.vocab)->default_value(o.vocab), "vocabulary")
-      ("seq-len", po::value(&o.seq_len)->default_value(o.seq_len), "tokens per sequence")
-      ("micro-batch", po::value(&o.micro)->default_value(o.micro), "sequences per forward/backward")
-      ("grad-accum", po::value(&o.accumulation)->default_value(o.accumulation),
+      ("layers", value_with_default(&o.layers), "transformer blocks")
+      ("dim", value_with_default(&o.dim), "channels")
+      ("heads", value_with_default(&o.heads), "attention heads")
+      ("vocab", value_with_default(&o.vocab), "vocabulary")
+      ("seq-len", value_with_default(&o.seq_len), "tokens per sequence")
+      ("micro-batch", value_with_default(&o.micro), "sequences per forward/backward")
+      ("grad-accum", value_with_default(&o.accumulation),
        "micro-batches per optimizer step (the state moves once per optimizer step)")
-      ("zero", po::value(&o.zero)->default_value(o.zero), "ZeRO stage (one rank)")
-      ("param-dtype", po::value(&o.param_dtype)->default_value(o.param_dtype), "stored parameters: f32 or bf16")
+      ("zero", value_with_default(&o.zero), "ZeRO stage (one rank)")
+      ("param-dtype", value_with_default(&o.param_dtype), "stored parameters: f32 or bf16")
       ("offload-params", po::bool_switch(&o.offload_params), "ZeRO-3: offload the parameter shard too")
-      ("steps", po::value(&o.steps)->default_value(o.steps), "timed steps per mode (after one warm-up step)")
-      ("modes", po::value(&o.modes)->default_value(o.modes), "comma-separated: none, cpu, nvme")
-      ("offload-path", po::value(&o.path)->default_value(o.path), "directory of the offload files (on the NVMe)")
-      ("disk-test-mib", po::value(&o.disk_test_mib)->default_value(o.disk_test_mib),
+      ("steps", value_with_default(&o.steps), "timed steps per mode (after one warm-up step)")
+      ("modes", value_with_default(&o.modes), "comma-separated: none, cpu, nvme")
+      ("offload-path", value_with_default(&o.path), "directory of the offload files (on the NVMe)")
+      ("disk-test-mib", value_with_default(&o.disk_test_mib),
        "MiB written and read to measure the disk's sequential O_DIRECT throughput")
-      ("threads", po::value(&o.threads)->default_value(o.threads), "CPU threads (0: all cores)")
+      ("threads", value_with_default(&o.threads), "CPU threads (0: all cores)")
       ("run-one", po::value(&o.run_one), "internal: run one mode and print its result line");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, desc), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  add_device_option(desc, &o.device);
+  ProgramOptions program("bench_offload",
+                         "bench_offload: one GPT with its optimizer state on the device, in pinned host memory and in "
+                         "NVMe files");
+  program.add(desc);
+  if (!program.parse(argc, argv)) return 0;
   std::vector<std::string> args;  // passed on to the children
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
   if (o.model == "1.5b") {
     o.layers = 48, o.dim = 1600, o.heads = 25, o.vocab = 50304, o.micro = 1, o.zero = 3, o.offload_params = true;
-    if (!vm["modes"].defaulted()) throw std::invalid_argument("--model 1.5b runs nvme only");
+    if (program.given("modes")) throw std::invalid_argument("--model 1.5b runs nvme only");
     o.modes = "nvme";
   } else if (o.model != "default") {
     throw std::invalid_argument("--model '" + o.model + "': use default or 1.5b");
@@ -251,7 +249,10 @@ int run(int argc, char** argv) {
     });
   }
 
+  const std::unique_ptr<Device> device = open_device_or_report(o.device, "bench_offload");
+  if (!device) return 2;
   const GptConfig gpt = model_of(o);
+  std::printf("%s\n", device_line(o.device, *device).c_str());
   std::printf("bench_offload: GPT %s, %lld parameters, ZeRO-%d on 1 rank, micro-batch %lld x accumulation %lld, "
               "params %s%s\n",
               gpt.to_string().c_str(), static_cast<long long>(Gpt(gpt).parameter_count()), o.zero,

@@ -68,6 +68,11 @@ std::string describe_checkpoint(const fs::path& path) {
   out << "rng states     " << rng_ranks << " of " << meta.world_size << " ranks\n";
   out << "state          " << format_bytes(state_bytes) << " (" << states << "; padded)\n";
   out << "files          " << format_bytes(file_bytes) << " (meta.h5 + " << meta.layout.shard_ranks << " shards)\n";
+  if (!meta.config.effective_config().empty()) {
+    out << "configuration  the options of the run that saved it:\n";
+    std::istringstream lines(meta.config.effective_config());
+    for (std::string line; std::getline(lines, line);) out << "  " << line << "\n";
+  }
   return out.str();
 }
 

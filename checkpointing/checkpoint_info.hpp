@@ -1,6 +1,7 @@
 // What `tessera_ckpt info` prints about a checkpoint: step, progress, when it was written, the
 // world size and sharding it was written with, precision, optimizer settings, loss scaler, the
-// model and run config, parameter count and sizes (state and files) — and, by verify_checkpoint,
+// model and run config, parameter count and sizes (state and files), the effective configuration
+// of the program that saved it (when recorded: every option and where it came from) — and, by verify_checkpoint,
 // whether every dataset's checksums hold.
 #pragma once
 

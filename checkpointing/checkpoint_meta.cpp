@@ -291,6 +291,9 @@ void write_meta_file(const std::string& path, const CheckpointMeta& meta) {
       const auto& fields = std::string(section) == "model" ? meta.config.model() : meta.config.run();
       for (const auto& [key, value] : fields) w.attribute(group.get(), std::string("config.") + section + ".", key, value);
     }
+    if (!meta.config.effective_config().empty()) {
+      w.attribute(config.get(), "config.", "effective", meta.config.effective_config());
+    }
     if (meta.loss_scaler) {
       H5Id scaler = detail::create_group(f, "loss_scaler", path);
       w.attribute(scaler.get(), "loss_scaler.", "scale", static_cast<double>(meta.loss_scaler->scale));
@@ -398,6 +401,9 @@ CheckpointMeta read_meta_file(const std::string& path) {
         meta.config.set_run(key, value);
       }
     }
+  }
+  if (detail::has_attribute(config.get(), "effective")) {
+    meta.config.set_effective_config(r.text(config.get(), "config.", "effective", path + ":/config"));
   }
   if (detail::link_exists(f, "loss_scaler")) {
     H5Id scaler = detail::open_group(f, "loss_scaler", path);

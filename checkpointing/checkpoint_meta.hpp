@@ -13,6 +13,8 @@
 //                      hybrid_group, zero_stage, param_dtype, reduce_dtype, optimizer ("adamw"),
 //                      adamw_beta1, adamw_beta2, adamw_eps, adamw_weight_decay, grad_clip, created
 //   /config/model, /config/run    one string attribute per RunConfig field
+//   /config            attribute effective: the program's effective configuration (text; only
+//                      when the program recorded one)
 //   /loss_scaler       attributes scale, good_steps, hysteresis_left (only when the run scales)
 //   /rng/rank_RRRRR    (words) u64 per world rank
 //   /shards/file_bytes (shard_ranks) i64

@@ -2,6 +2,7 @@
 #include "checkpointing/checkpoint_saver.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <random>
 
 #include "checkpointing/checkpoint_paths.hpp"
@@ -85,6 +86,7 @@ SaveResult write_and_commit(Communicator& comm, const SaveRequest& request, cons
   const bool root = comm.rank() == 0;
   SaveResult result;
   result.path = final_dir;
+  result.step = request.meta.progress.step;
 
   CheckpointMeta meta = request.meta;
   meta.rng_states = all_gather_words(comm, request.rng_state);
@@ -139,6 +141,8 @@ SaveResult write_and_commit(Communicator& comm, const SaveRequest& request, cons
     result.bytes_written += static_cast<std::int64_t>(fs::file_size(meta_path));
   });
   call_hook(options, SavePhase::kMetaWritten, meta.progress.step);
+  for (const std::int64_t bytes : meta.shard_file_bytes) result.checkpoint_bytes += bytes;
+  result.checkpoint_bytes += broadcast_value<std::int64_t>(comm, root ? result.bytes_written - shard_bytes : 0, 0);
 
   // 4. Commit.
   run_and_agree(comm, [&] {
@@ -165,8 +169,11 @@ SaveResult write_and_commit(Communicator& comm, const SaveRequest& request, cons
 
 SaveResult write_checkpoint(Communicator& comm, const SaveRequest& request, const SaveOptions& options) {
   const fs::path tmp_dir = request.dir / (step_dir_name(request.meta.progress.step) + ".tmp");
+  const auto start = std::chrono::steady_clock::now();
   try {
-    return write_and_commit(comm, request, options, tmp_dir);
+    SaveResult result = write_and_commit(comm, request, options, tmp_dir);
+    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
   } catch (const CheckpointError&) {
     // Every rank agreed on the failure, so none is still writing: free what the save took (a full
     // disk stays as full as before it).

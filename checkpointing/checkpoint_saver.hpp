@@ -62,9 +62,13 @@ struct SaveRequest {
   int world_rank = 0;
 };
 
+// What a committed save wrote, the same on every rank but bytes_written.
 struct SaveResult {
-  std::filesystem::path path;      // DIR/step_N
-  std::int64_t bytes_written = 0;  // by this rank (its shard file, plus meta.h5 on rank 0)
+  std::filesystem::path path;         // DIR/step_N
+  std::int64_t step = 0;
+  std::int64_t bytes_written = 0;     // by this rank (its shard file, plus meta.h5 on rank 0)
+  std::int64_t checkpoint_bytes = 0;  // every file of the save: all shard files and meta.h5
+  double seconds = 0.0;               // write_checkpoint, from its start to the commit
 };
 
 // Not collective. `snapshot` must stay valid until write_checkpoint returns.

@@ -3,7 +3,9 @@
 //    (global sample index + seed: the loader has no other state) and this rank's RNG words.
 //  * RunConfig — the run's settings as key/value strings in two sections. `model` fields must match
 //    when resuming (a differing vocab or layer count refuses the checkpoint, naming the field);
-//    `run` fields (batch plan, LR schedule, data) are recorded and shown by `tessera_ckpt info` only.
+//    `run` fields (batch plan, LR schedule, data) are recorded and shown by `tessera_ckpt info` only;
+//    beside them, the program's effective configuration as text (every option's final value and
+//    where it came from: train_gpt's is an INI file that --config reads back), shown by info.
 // The engine's own settings (ZeRO stage, precision, world size, AdamW, clip, loss scaler) are
 // stored by the checkpoint code itself.
 #pragma once
@@ -12,6 +14,7 @@
 #include <map>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace tessera {
@@ -46,6 +49,10 @@ class RunConfig {
   const std::map<std::string, std::string>& model() const { return model_; }
   const std::map<std::string, std::string>& run() const { return run_; }
 
+  // The program's effective configuration, as text; "" when none was recorded.
+  void set_effective_config(std::string text) { effective_config_ = std::move(text); }
+  const std::string& effective_config() const { return effective_config_; }
+
   // Integers exactly, floating values with 9 significant digits (f32 round-trips).
   template <typename T>
   static std::string format_value(T value) {
@@ -59,6 +66,7 @@ class RunConfig {
 
  private:
   std::map<std::string, std::string> model_, run_;
+  std::string effective_config_;
 };
 
 // Model fields of a GPT: vocab_size, max_seq_len, layers, heads, channels.

@@ -133,8 +133,11 @@ void TrainingCheckpointer::save(const TrainingProgress& progress, StateHealth he
   const auto t0 = std::chrono::steady_clock::now();
   last_saved_step_ = progress.step;
   if (options_.mode == SaveMode::kSync) {
-    last_saved_ = save_checkpoint(engine_, *save_comm_, options_.dir, progress, config_, save_options).path;
+    SaveResult result = save_checkpoint(engine_, *save_comm_, options_.dir, progress, config_, save_options);
+    last_saved_ = result.path;
     last_stall_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::lock_guard lock(committed_mutex_);
+    committed_.push_back(std::move(result));
     return;
   }
   SaveRequest request =
@@ -142,7 +145,9 @@ void TrainingCheckpointer::save(const TrainingProgress& progress, StateHealth he
   pending_path_ = request.dir / step_dir_name(progress.step);
   writer_ = std::thread([this, request = std::move(request), save_options]() {
     try {
-      write_checkpoint(*save_comm_, request, save_options);
+      SaveResult result = write_checkpoint(*save_comm_, request, save_options);
+      std::lock_guard lock(committed_mutex_);
+      committed_.push_back(std::move(result));
     } catch (...) {
       writer_error_ = std::current_exception();
     }
@@ -159,6 +164,11 @@ void TrainingCheckpointer::finish() {
   }
   last_saved_ = pending_path_;
   pending_path_.reset();
+}
+
+std::vector<SaveResult> TrainingCheckpointer::take_committed_saves() {
+  std::lock_guard lock(committed_mutex_);
+  return std::exchange(committed_, {});
 }
 
 std::optional<TrainingProgress> TrainingCheckpointer::reload_last_healthy() {

@@ -2,6 +2,10 @@
 # Sources under */cuda/ and */nccl/ are compiled only here; a backend that is not built is not registered.
 include(CheckLanguage)
 
+# GPU architectures: TESSERA_CUDA_ARCHITECTURES (A100 and H100 by default), unless the user sets
+# CMAKE_CUDA_ARCHITECTURES (or the CUDAARCHS environment variable), which wins.
+set(TESSERA_CUDA_ARCHITECTURES "80;90" CACHE STRING "CUDA architectures of the CUDA backend (CMAKE_CUDA_ARCHITECTURES, when given, wins)")
+
 set(TESSERA_HAVE_CUDA OFF)
 if(NOT TESSERA_CUDA STREQUAL "OFF")
   if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
@@ -9,8 +13,26 @@ if(NOT TESSERA_CUDA STREQUAL "OFF")
   endif()
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
+    # enable_language caches the compiler's default architectures when none were given: remember
+    # that value, so a later configure can tell it from one the user chose.
+    set(tessera_arch_given_before OFF)
+    if(DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(tessera_arch_given_before ON)
+    endif()
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
+    if(NOT DEFINED CMAKE_CUDA20_STANDARD_COMPILE_OPTION)  # CMake < 3.26 knows nvcc only up to C++17
+      set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    endif()
+    if(NOT tessera_arch_given_before AND NOT DEFINED ENV{CUDAARCHS})
+      set(TESSERA_CUDA_COMPILER_DEFAULT_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}" CACHE INTERNAL "")
+    endif()
+    if(NOT DEFINED ENV{CUDAARCHS} AND
+       (NOT tessera_arch_given_before OR CMAKE_CUDA_ARCHITECTURES STREQUAL TESSERA_CUDA_COMPILER_DEFAULT_ARCHITECTURES))
+      set(CMAKE_CUDA_ARCHITECTURES ${TESSERA_CUDA_ARCHITECTURES})  # targets created from here on
+    endif()
+    message(STATUS "Tessera CUDA architectures: ${CMAKE_CUDA_ARCHITECTURES}")
     set(TESSERA_HAVE_CUDA ON)
   elseif(TESSERA_CUDA STREQUAL "ON")
     message(FATAL_ERROR "TESSERA_CUDA=ON but nvcc was not found; install the CUDA toolkit or use -DTESSERA_CUDA=AUTO")
@@ -22,11 +44,13 @@ function(tessera_add_cuda_backend target)
   if(NOT TESSERA_HAVE_CUDA)
     return()
   endif()
-  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "52")
-    set(CMAKE_CUDA_ARCHITECTURES 80 90 PARENT_SCOPE)
-    set_property(TARGET ${target} PROPERTY CUDA_ARCHITECTURES 80 90)
-  endif()
+  set_property(TARGET ${target} PROPERTY CUDA_ARCHITECTURES ${CMAKE_CUDA_ARCHITECTURES})
   set_property(TARGET ${target} PROPERTY CUDA_STANDARD 20)
+  # Kernels: optimised in every build type, with line info for profilers and sanitizers; constexpr
+  # host functions (std::array, std::bit_cast in runtime/kernels/*_math.hpp) callable on the device;
+  # the host compiler's warnings as for the C++ sources.
+  target_compile_options(${target} PRIVATE
+    "$<$<COMPILE_LANGUAGE:CUDA>:-O3;-lineinfo;--expt-relaxed-constexpr;-Xcompiler=-Wall,-Wextra>")
   file(GLOB_RECURSE cuda_sources CONFIGURE_DEPENDS
     ${PROJECT_SOURCE_DIR}/runtime/cuda/*.cpp ${PROJECT_SOURCE_DIR}/runtime/cuda/*.cu
     ${PROJECT_SOURCE_DIR}/comm/nccl/*.cpp ${PROJECT_SOURCE_DIR}/comm/nccl/*.cu)

@@ -10,8 +10,6 @@
 // DIR is a checkpoint directory (DIR/step_0000500) or a run directory (its `latest`). Exit status:
 // 0 on success, 1 when the checkpoint is missing, truncated, corrupted or of an unknown format (the
 // message names the file and dataset), 2 on a usage error.
-#include <boost/program_options.hpp>
-
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -23,12 +21,13 @@
 #include "checkpointing/checkpoint_info.hpp"
 #include "checkpointing/meta_digests.hpp"
 #include "core/setting_error.hpp"
+#include "flags/program_options.hpp"
 #include "precision/dtype.hpp"
 #include "runtime/memory_tracker.hpp"
 
-namespace po = boost::program_options;
-
 namespace {
+
+namespace po = boost::program_options;
 
 constexpr const char* kUsage =
     "usage: tessera_ckpt info DIR\n"
@@ -45,34 +44,31 @@ int run(int argc, char** argv) {
   std::vector<std::string> args;
   std::string format = "hdf5", dtype = "f32";
   std::int64_t vocab = 0;
-  po::options_description options("Options");
+  po::options_description options("Export options");
   options.add_options()
-      ("format", po::value(&format)->default_value(format),
+      ("format", tessera::value_with_default(&format),
        "export: hdf5 (Tessera's names, .h5), safetensors (Hugging Face GPT-2 names and layouts, .safetensors, "
        "config.json beside it) or torch-names (Hugging Face names and layouts in HDF5, .h5)")
-      ("dtype", po::value(&dtype)->default_value(dtype), "export: f32 or bf16")
-      ("vocab", po::value(&vocab)->default_value(vocab),
+      ("dtype", tessera::value_with_default(&dtype), "export: f32 or bf16")
+      ("vocab", tessera::value_with_default(&vocab),
        "export, Hugging Face names: token-embedding rows to keep (0: the tokenizer's vocabulary recorded by "
-       "train_gpt, else every row)")
-      ("help,h", "print this help");
-  po::options_description all;
-  all.add(options).add_options()("args", po::value(&args));
+       "train_gpt, else every row)");
+  po::options_description hidden;
+  hidden.add_options()("args", po::value(&args)->multitoken(), "command and its arguments");
   po::positional_options_description positional;
   positional.add("args", -1);
-  po::variables_map vm;
+  tessera::ProgramOptions program("tessera_ckpt", std::string("tessera_ckpt: look at, check and export sharded checkpoints\n") + kUsage);
+  program.add(options);
+  program.add_hidden(hidden);
+  program.set_positional(positional);
   try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
+    if (!program.parse(argc, argv)) return 0;
+  } catch (const std::invalid_argument& e) {
     return usage_error(e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << kUsage << options << "\n";
-    return 0;
   }
   if (args.empty()) return usage_error("no command");
   const std::string& command = args[0];
-  const bool export_options = !vm["format"].defaulted() || !vm["dtype"].defaulted() || !vm["vocab"].defaulted();
+  const bool export_options = program.given("format") || program.given("dtype") || program.given("vocab");
   if (command != "export" && export_options) return usage_error("--format, --dtype and --vocab are options of export");
   if (command == "info" && args.size() == 2) {
     std::printf("%s", tessera::describe_checkpoint(args[1]).c_str());

@@ -1,7 +1,7 @@
 // tessera_eval: the validation loss of a saved model on a token file, the same on any rank count,
 // and its logits for a token sequence.
 //
-//   tessera_eval MODEL --data val.bin [--eval-batches 4] [--micro-batch 8] [--zero 0]
+//   tessera_eval MODEL --data val.bin [--eval-batches 4] [--micro-batch 8] [--zero 0] [--device auto]
 //   tessera_eval MODEL --tokens 72,101,108,108,111 --print-logits
 //   mpirun -np 4 tessera_eval run/ --data data/corpus_val.bin
 //
@@ -12,8 +12,6 @@
 // Hugging Face names has no padding rows, so its loss is over the real vocabulary only.
 // --print-logits prints {"tokens": [...], "logits": [[...] per position]} as JSON on rank 0, one
 // value per real token of the vocabulary (for comparing with another implementation).
-#include <boost/program_options.hpp>
-
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -23,15 +21,14 @@
 
 #include "checkpointing/model_source.hpp"
 #include "core/setting_error.hpp"
+#include "flags/device_flag.hpp"
+#include "flags/program_options.hpp"
 #include "launch/run_distributed.hpp"
 #include "runtime/data/sample_loader.hpp"
 #include "runtime/data/token_dataset.hpp"
-#include "runtime/device_factory.hpp"
 #include "sharding/sharded_engine.hpp"
 #include "training/trainer.hpp"
 #include "training/validation_loss.hpp"
-
-namespace po = boost::program_options;
 
 namespace tessera {
 namespace {
@@ -41,36 +38,31 @@ struct EvalOptions {
   std::int64_t eval_batches = 4, micro_batch = 8, seq_len = 0;
   int zero = 0;
   bool print_logits = false;
+  std::string device = "auto";
 };
 
 std::optional<EvalOptions> parse_options(int argc, char** argv, bool print_help) {
   EvalOptions o;
-  po::options_description options("tessera_eval: validation loss and logits of a checkpoint or export\n"
-                                  "Usage: tessera_eval MODEL [options]");
+  po::options_description options("Options");
   options.add_options()
       ("data", po::value(&o.data), "validation token file (llm.c format, tessera_prepare)")
-      ("eval-batches", po::value(&o.eval_batches)->default_value(o.eval_batches), "micro-batches in the validation set")
-      ("micro-batch", po::value(&o.micro_batch)->default_value(o.micro_batch), "windows per micro-batch")
-      ("seq-len", po::value(&o.seq_len)->default_value(o.seq_len), "tokens per window (0: the model's context)")
-      ("zero", po::value(&o.zero)->default_value(o.zero), "ZeRO stage of the evaluating engine (0-3)")
+      ("eval-batches", value_with_default(&o.eval_batches), "micro-batches in the validation set")
+      ("micro-batch", value_with_default(&o.micro_batch), "windows per micro-batch")
+      ("seq-len", value_with_default(&o.seq_len), "tokens per window (0: the model's context)")
+      ("zero", value_with_default(&o.zero), "ZeRO stage of the evaluating engine (0-3)")
       ("tokens", po::value(&o.tokens), "comma-separated token ids for --print-logits")
-      ("print-logits", po::bool_switch(&o.print_logits), "print the logits of --tokens as JSON")
-      ("help,h", "print this help");
-  po::options_description all;
-  all.add(options).add_options()("model", po::value(&o.model));
+      ("print-logits", po::bool_switch(&o.print_logits), "print the logits of --tokens as JSON");
+  add_device_option(options, &o.device);
+  po::options_description hidden;
+  hidden.add_options()("model", po::value(&o.model), "checkpoint, run directory or export");
   po::positional_options_description positional;
   positional.add("model", 1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw std::invalid_argument(std::string(e.what()) + " (see tessera_eval --help)");
-  }
-  if (vm.count("help")) {
-    if (print_help) std::cout << options << "\n";
-    return std::nullopt;
-  }
+  ProgramOptions program("tessera_eval", "tessera_eval: validation loss and logits of a checkpoint or export\n"
+                                         "Usage: tessera_eval MODEL [options]");
+  program.add(options);
+  program.add_hidden(hidden);
+  program.set_positional(positional);
+  if (!program.parse(argc, argv, print_help)) return std::nullopt;
   if (o.model.empty()) throw std::invalid_argument("name the MODEL: a checkpoint directory, run directory or export file");
   if (o.data.empty() && !o.print_logits) throw std::invalid_argument("give --data (validation loss) or --print-logits");
   if (o.print_logits && o.tokens.empty()) throw std::invalid_argument("--print-logits needs --tokens, e.g. --tokens 1,2,3");
@@ -112,8 +104,9 @@ int evaluate(DistributedContext& dist) {
   if (!parsed) return 0;
   const EvalOptions& o = *parsed;
   Communicator& world = dist.world();
+  const std::unique_ptr<Device> device = open_device_on_every_rank(o.device, world, "tessera_eval");
+  if (!device) return 2;
   const ModelSource source = open_model_source(o.model);
-  auto device = make_device(DeviceChoice::kAuto);
   Gpt model(source.config);
   ShardingConfig sharding;
   sharding.stage = parse_zero_stage(o.zero);
@@ -122,8 +115,8 @@ int evaluate(DistributedContext& dist) {
   Trainer trainer(engine);
   const bool root = world.rank() == 0;
   if (root) {
-    std::fprintf(stderr, "tessera_eval: GPT %s from %s, %d rank(s)\n", source.config.to_string().c_str(),
-                 source.path.c_str(), world.size());
+    std::fprintf(stderr, "tessera_eval: GPT %s from %s, %d rank(s); %s\n", source.config.to_string().c_str(),
+                 source.path.c_str(), world.size(), device_line(o.device, *device).c_str());
   }
   if (!o.data.empty()) {
     const std::int64_t seq_len = o.seq_len > 0 ? o.seq_len : source.config.max_seq_len;

@@ -1,7 +1,7 @@
 // tessera_generate: continues a prompt with a trained GPT.
 //
 //   [mpirun -np N] tessera_generate SOURCE [--prompt TEXT] [--length N] [--temperature T] [--top-k K]
-//                                          [--seed S] [--zero STAGE] [--tokenizer DIR|bytes]
+//                                          [--seed S] [--zero STAGE] [--tokenizer DIR|bytes] [--device auto]
 //
 // SOURCE is a checkpoint directory (step_NNNNNNN), a run directory (its latest checkpoint) or a
 // file written by `tessera_ckpt export` (any format). The model's shape comes from the stored config; the
@@ -11,8 +11,6 @@
 // train_gpt; --tokenizer overrides it, and is needed for GPT-2 data, whose vocabulary files the
 // user supplies). Progress goes to stderr. The same seed gives the same text on any number of
 // ranks and at any ZeRO stage; --top-k 1 (or --temperature 0) is greedy.
-#include <boost/program_options.hpp>
-
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -25,17 +23,16 @@
 #include "checkpointing/checkpoint_loader.hpp"
 #include "checkpointing/model_source.hpp"
 #include "checkpointing/tokenizer_fields.hpp"
+#include "flags/device_flag.hpp"
+#include "flags/program_options.hpp"
 #include "launch/run_distributed.hpp"
 #include "runtime/cpu/blas_core.hpp"
-#include "runtime/device_factory.hpp"
 #include "runtime/modules/gpt.hpp"
 #include "runtime/modules/gpt_sampling.hpp"
 #include "runtime/random.hpp"
 #include "runtime/tokenizer/printable_text.hpp"
 #include "runtime/tokenizer/tokenizer_spec.hpp"
 #include "sharding/sharded_engine.hpp"
-
-namespace po = boost::program_options;
 
 namespace tessera {
 namespace {
@@ -50,39 +47,34 @@ struct GenerateOptions {
   int zero = 0;
   int threads = 0;
   std::string tokenizer;
+  std::string device = "auto";
 };
 
 std::optional<GenerateOptions> parse_options(int argc, char** argv, bool print_help) {
   GenerateOptions o;
-  po::options_description visible(
-      "tessera_generate SOURCE [options]: continue a prompt with a trained GPT\n"
-      "SOURCE: a checkpoint directory, a run directory (its latest) or a `tessera_ckpt export` file\n\nOptions");
+  po::options_description visible("Options");
   visible.add_options()
-      ("help,h", "print this help")
-      ("prompt", po::value(&o.prompt)->default_value(o.prompt), "text to continue (empty: start at end-of-text)")
-      ("length", po::value(&o.length)->default_value(o.length), "tokens to generate")
-      ("temperature", po::value(&o.temperature)->default_value(o.temperature), "sampling temperature (0: greedy)")
-      ("top-k", po::value(&o.top_k)->default_value(o.top_k), "sample among the K most likely tokens (0: all; 1: greedy)")
-      ("seed", po::value(&o.seed)->default_value(o.seed), "sampling seed")
-      ("zero", po::value(&o.zero)->default_value(o.zero), "ZeRO stage the weights are held at (3: sharded)")
-      ("threads", po::value(&o.threads)->default_value(o.threads), "CPU threads per process (0: cores / ranks)")
+      ("prompt", value_with_default(&o.prompt), "text to continue (empty: start at end-of-text)")
+      ("length", value_with_default(&o.length), "tokens to generate")
+      ("temperature", value_with_default(&o.temperature), "sampling temperature (0: greedy)")
+      ("top-k", value_with_default(&o.top_k), "sample among the K most likely tokens (0: all; 1: greedy)")
+      ("seed", value_with_default(&o.seed), "sampling seed")
+      ("zero", value_with_default(&o.zero), "ZeRO stage the weights are held at (3: sharded)")
+      ("threads", value_with_default(&o.threads), "CPU threads per process (0: cores / ranks)")
       ("tokenizer", po::value(&o.tokenizer),
        "bytes, or a directory of GPT-2-format vocab.json and merges.txt (default: the run's tokenizer)");
-  po::options_description all;
-  all.add(visible).add_options()("source", po::value(&o.source), "checkpoint or export");
+  add_device_option(visible, &o.device);
+  po::options_description hidden;
+  hidden.add_options()("source", po::value(&o.source), "checkpoint or export");
   po::positional_options_description positional;
   positional.add("source", 1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw std::invalid_argument(std::string(e.what()) + " (see tessera_generate --help)");
-  }
-  if (vm.count("help") != 0) {
-    if (print_help) std::cout << visible << "\n";
-    return std::nullopt;
-  }
+  ProgramOptions program("tessera_generate",
+                         "tessera_generate SOURCE [options]: continue a prompt with a trained GPT\n"
+                         "SOURCE: a checkpoint directory, a run directory (its latest) or a `tessera_ckpt export` file");
+  program.add(visible);
+  program.add_hidden(hidden);
+  program.set_positional(positional);
+  if (!program.parse(argc, argv, print_help)) return std::nullopt;
   if (o.source.empty()) throw std::invalid_argument("name a checkpoint or export to generate from (see --help)");
   if (o.length < 0) throw std::invalid_argument("--length must be >= 0, got " + std::to_string(o.length));
   if (o.top_k < 0) throw std::invalid_argument("--top-k must be >= 0, got " + std::to_string(o.top_k));
@@ -111,6 +103,8 @@ int generate(DistributedContext& dist) {
   const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   set_cpu_threads(o.threads > 0 ? o.threads : std::max(1, hardware / local_ranks));
 
+  const std::unique_ptr<Device> device = open_device_on_every_rank(o.device, world, "tessera_generate");
+  if (!device) return 2;
   const ModelSource source = open_model_source(o.source);
   const GptConfig& gpt = source.config;
   const TokenizerSpec spec = run_tokenizer(source, gpt, o.tokenizer);
@@ -125,16 +119,15 @@ int generate(DistributedContext& dist) {
                                 "; pass the tokenizer the model was trained with");
   }
 
-  auto device = make_device(DeviceChoice::kAuto);
   Gpt model(gpt);
   ShardingConfig sharding;
   sharding.stage = parse_zero_stage(o.zero);
   ShardedEngine engine(model, *device, world, sharding, o.seed);
   load_model_weights(engine, world, source);
   if (root) {
-    std::fprintf(stderr, "tessera_generate: GPT %s from %s on %d rank(s), ZeRO %d; tokenizer %s\n", gpt.to_string().c_str(),
-                 source.path.c_str(), world.size(), o.zero,
-                 spec.describe().c_str());
+    std::fprintf(stderr, "tessera_generate: GPT %s from %s on %d rank(s), ZeRO %d; tokenizer %s; %s\n",
+                 gpt.to_string().c_str(), source.path.c_str(), world.size(), o.zero, spec.describe().c_str(),
+                 device_line(o.device, *device).c_str());
   }
 
   std::vector<std::int32_t> prompt = tokenizer->encode(o.prompt);

@@ -8,8 +8,6 @@
 //
 // Exit status: 0 when the plan fits (or no device memory was given), 2 when it does not, 1 on a
 // bad option.
-#include <boost/program_options.hpp>
-
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -17,6 +15,7 @@
 #include <vector>
 
 #include "core/setting_error.hpp"
+#include "flags/program_options.hpp"
 #include "flags/train_gpt_flags.hpp"
 #include "training/batch_plan.hpp"
 #include "planning/memory_plan.hpp"
@@ -26,8 +25,6 @@
 
 namespace tessera {
 namespace {
-
-namespace po = boost::program_options;
 
 struct Options {
   PlanConfig config;
@@ -45,10 +42,8 @@ std::optional<Options> parse(int argc, char** argv) {
   std::string checkpointing = "none", offload = "none", device_memory, reserve = "0";
   std::optional<std::int64_t> layers, heads, dim, vocab, seq_len;
   int zero = 0;
-  po::options_description desc(
-      "tessera_plan: per-rank memory of a training step, predicted from the architecture (GB = 10^9 bytes)");
+  po::options_description desc("Options");
   auto opt = desc.add_options();
-  opt("help", "print this help");
   opt("model", po::value(&model), "preset: tiny, small, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1.5b, "
                                   "llama-7b-shaped, llama-13b-shaped (the fields below override it)");
   opt("layers", po::value<std::int64_t>(), "transformer blocks L");
@@ -58,46 +53,49 @@ std::optional<Options> parse(int argc, char** argv) {
   opt("seq-len", po::value<std::int64_t>(), "sequence length T");
   opt("params", po::value(&params), "a raw parameter count instead of an architecture (7B, 124M, 1.5e9): "
                                     "model state only");
-  opt("param-dtype", po::value(&param_dtype)->default_value(param_dtype), "stored parameters: f32, bf16, f16");
-  opt("reduce-dtype", po::value(&reduce_dtype)->default_value(reduce_dtype), "gradient collectives: f32, bf16, f16");
-  opt("grad-dtype", po::value(&grad_dtype)->default_value(grad_dtype),
+  opt("param-dtype", value_with_default(&param_dtype), "stored parameters: f32, bf16, f16");
+  opt("reduce-dtype", value_with_default(&reduce_dtype), "gradient collectives: f32, bf16, f16");
+  opt("grad-dtype", value_with_default(&grad_dtype),
       "gradient accumulation (the engine uses f32; bf16/f16 is the ZeRO paper's what-if)");
-  opt("optimizer", po::value(&optimizer)->default_value(optimizer),
+  opt("optimizer", value_with_default(&optimizer),
       "adamw (f32 m, v: 8 bytes per parameter) or adamw8bit (8-bit m, v with a scale per block: about 2)");
-  opt("optimizer-block", po::value(&o.config.optimizer.block_size)->default_value(o.config.optimizer.block_size),
+  opt("optimizer-block", value_with_default(&o.config.optimizer.block_size),
       "adamw8bit: elements per quantization block, 256 or 2048");
-  opt("zero", po::value(&zero)->default_value(zero), "ZeRO stage 0-3");
-  opt("ranks", po::value(&o.config.ranks)->default_value(1), "data-parallel ranks");
-  opt("hybrid-group", po::value(&o.config.hybrid_group)->default_value(0), "shard within groups of this many ranks");
-  opt("prefetch", po::value(&o.config.prefetch_units)->default_value(1), "stage 3: units gathered ahead");
+  opt("zero", value_with_default(&zero), "ZeRO stage 0-3");
+  opt("ranks", value_with_default(&o.config.ranks), "data-parallel ranks");
+  opt("hybrid-group", value_with_default(&o.config.hybrid_group), "shard within groups of this many ranks");
+  opt("prefetch", value_with_default(&o.config.prefetch_units), "stage 3: units gathered ahead");
   opt("keep-params-after-forward", po::bool_switch(), "stage 3: do not free gathered units after forward");
   opt("global-batch", po::value<std::int64_t>(), "target sequences per optimizer step, all ranks");
   opt("micro-batch", po::value<std::int64_t>(), "sequences per rank per forward/backward (default 1)");
   opt("grad-accum", po::value<std::int64_t>(), "micro-batches per optimizer step");
   opt("global-batch-tokens", po::value<std::int64_t>(),
       "target tokens per optimizer step, all ranks (instead of --global-batch: micro x ranks x accumulation x seq-len)");
-  opt("activation-checkpointing", po::value(&checkpointing)->default_value(checkpointing),
+  opt("activation-checkpointing", value_with_default(&checkpointing),
       "none, blocks, every:K or selective");
-  opt("offload", po::value(&offload)->default_value(offload),
+  opt("offload", value_with_default(&offload),
       "none, or optimizer[:cpu|:nvme] and/or params[:cpu|:nvme] (modelled; params needs --zero 3)");
   opt("device-memory", po::value(&device_memory), "memory per rank: 80GB, 24GiB, ...");
-  opt("reserve", po::value(&reserve)->default_value(reserve), "memory per rank held back for the runtime");
+  opt("reserve", value_with_default(&reserve), "memory per rank held back for the runtime");
   opt("recommend", po::bool_switch(&o.recommend), "choose precision, micro-batch, checkpointing, offload and "
                                                    "accumulation that fit (needs --device-memory)");
-  opt("max-micro-batch", po::value(&o.max_micro)->default_value(o.max_micro), "--recommend: largest micro-batch tried");
-  opt("target", po::value(&o.target)->default_value(o.target),
+  opt("max-micro-batch", value_with_default(&o.max_micro), "--recommend: largest micro-batch tried");
+  opt("target", value_with_default(&o.target),
       "--recommend: the device the run will use, gpu or cpu (offload is recommended only where the engine runs it: "
       "the CPU device)");
   opt("svg", po::value(&o.svg), "write a stacked bar chart of stages 0-3 (and the recommendation) to this file");
   opt("timeline", po::bool_switch(&o.timeline), "print the predicted phases of the step");
   opt("detail", po::bool_switch(&o.detail), "print the activations each unit keeps for backward");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, desc), vm);
-  po::notify(vm);
-  if (vm.count("help") || argc == 1) {
-    std::cout << desc << "\n";
+  ProgramOptions program("tessera_plan",
+                         "tessera_plan: per-rank memory of a training step, predicted from the architecture (GB = 10^9 "
+                         "bytes)");
+  program.add(desc);
+  if (argc == 1) {
+    std::cout << program.help();
     return std::nullopt;
   }
+  if (!program.parse(argc, argv)) return std::nullopt;
+  const po::variables_map& vm = program.values();
   auto get = [&](const char* name) -> std::optional<std::int64_t> {
     if (!vm.count(name)) return std::nullopt;
     return vm[name].as<std::int64_t>();

@@ -12,8 +12,6 @@
 // 0.1) go to FILE with "_val" before the extension (data/corpus_val.bin), the rest to FILE (default
 // data/corpus.bin), both in the llm.c token file format. Files are written under a temporary name
 // and renamed when complete.
-#include <boost/program_options.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -27,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "core/warning.hpp"
+#include "flags/program_options.hpp"
 #include "runtime/data/byte_tokenizer.hpp"
 #include "runtime/data/default_corpus.hpp"
 #include "runtime/data/token_file.hpp"
@@ -163,7 +163,7 @@ int run(const Options& options) {
                               chosen.record);
     std::cout << "wrote " << val_out << ": " << val << " tokens (validation, the last " << options.val_fraction * 100
               << "%)\n";
-    if (val == 0) std::cerr << "tessera_prepare: warning: the validation file is empty; use more text or a larger --val-fraction\n";
+    if (val == 0) tessera::warn(0, "tessera_prepare: the validation file is empty; use more text or a larger --val-fraction");
   }
   tessera::TokenizerSpec shown = chosen.record;  // "." is the token file's directory
   if (shown.dir == ".") shown.dir = fs::path(options.out).has_parent_path() ? fs::path(options.out).parent_path().string() : ".";
@@ -176,37 +176,36 @@ int run(const Options& options) {
 
 int main(int argc, char** argv) {
   Options options;
-  po::options_description visible("tessera_prepare [--out FILE] [--val-fraction F] [--bpe-vocab N | --tokenizer DIR] "
-                                  "[inputs...]\n\n"
-                                  "Tokenizes text files (one document per file, documents separated by\n"
-                                  "end-of-text) into llm.c-format token files that record their tokenizer.\n"
-                                  "With no inputs, uses the texts under /usr/share/common-licenses.\n\nOptions");
+  po::options_description visible("Options");
   visible.add_options()
-      ("help,h", "print this help")
-      ("out,o", po::value(&options.out)->default_value(options.out), "training token file to write")
-      ("val-fraction", po::value(&options.val_fraction)->default_value(options.val_fraction, "0.1"),
+      ("out,o", tessera::value_with_default(&options.out), "training token file to write")
+      ("val-fraction", tessera::value_with_default(&options.val_fraction),
        "fraction of the tokens (the tail) written to OUT with _val before the extension; 0 for none")
-      ("bpe-vocab", po::value(&options.bpe_vocab)->default_value(0),
+      ("bpe-vocab", tessera::value_with_default(&options.bpe_vocab),
        "learn a byte-level BPE of N tokens from the inputs (vocab.json and merges.txt beside OUT); 0: bytes")
       ("tokenizer", po::value(&options.tokenizer_dir),
        "tokenize with the GPT-2-format vocab.json and merges.txt in DIR (e.g. GPT-2's own)");
-  po::options_description all;
-  all.add(visible).add_options()("inputs", po::value(&options.inputs), "input text files");
+  po::options_description hidden;
+  hidden.add_options()("inputs", po::value(&options.inputs)->multitoken(), "input text files");
   po::positional_options_description positional;
   positional.add("inputs", -1);
-
+  tessera::ProgramOptions program("tessera_prepare",
+                                  "tessera_prepare [--out FILE] [--val-fraction F] [--bpe-vocab N | --tokenizer DIR] "
+                                  "[inputs...]\n\n"
+                                  "Tokenizes text files (one document per file, documents separated by\n"
+                                  "end-of-text) into llm.c-format token files that record their tokenizer.\n"
+                                  "With no inputs, uses the texts under /usr/share/common-licenses.");
+  program.add(visible);
+  program.add_hidden(hidden);
+  program.set_positional(positional);
   try {
-    po::variables_map vm;
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
-    if (vm.count("help") != 0) {
-      std::cout << visible << "\n";
-      return 0;
-    }
-    po::notify(vm);
-    return run(options);
-  } catch (const po::error& e) {
-    std::cerr << "tessera_prepare: " << e.what() << "\n" << visible << "\n";
+    if (!program.parse(argc, argv)) return 0;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "tessera_prepare: " << e.what() << "\n";
     return 2;
+  }
+  try {
+    return run(options);
   } catch (const std::exception& e) {
     std::cerr << "tessera_prepare: error: " << e.what() << "\n";
     return 1;

@@ -1,9 +1,13 @@
 // EnvLookup implementations and integer parsing of environment variables.
 #include "launch/environment.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <stdexcept>
+
+#include <unistd.h>  // environ
 
 namespace tessera {
 
@@ -13,6 +17,16 @@ EnvLookup process_environment() {
     if (value == nullptr) return std::nullopt;
     return std::string(value);
   };
+}
+
+EnvLookup environment_snapshot() {
+  std::map<std::string, std::string> vars;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    const std::size_t equals = text.find('=');
+    if (equals != std::string::npos) vars.emplace(text.substr(0, equals), text.substr(equals + 1));
+  }
+  return fixed_environment(std::move(vars));
 }
 
 EnvLookup fixed_environment(std::map<std::string, std::string> vars) {
@@ -34,6 +48,17 @@ std::optional<int> env_int(const EnvLookup& env, const std::string& name) {
                                 "\" is not an integer; unset it or give a whole number");
   }
   return value;
+}
+
+std::optional<bool> env_switch(const EnvLookup& env, const std::string& name, const std::string& meaning) {
+  const std::optional<std::string> text = env(name);
+  if (!text || text->empty()) return std::nullopt;
+  std::string value = *text;
+  std::transform(value.begin(), value.end(), value.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (value == "1" || value == "true" || value == "yes" || value == "on") return true;
+  if (value == "0" || value == "false" || value == "no" || value == "off") return false;
+  throw std::invalid_argument("environment variable " + name + "=\"" + *text + "\" is not understood; set it to 1 (" +
+                              meaning + ") or 0, or unset it");
 }
 
 }  // namespace tessera

@@ -1,5 +1,7 @@
-// read_launcher_env: Open MPI, then Slurm, then PMIx, then PMI variables.
+// read_launcher_env: Open MPI, then an srun step, then PMIx, then PMI variables.
 #include "launch/launcher_env.hpp"
+
+#include "launch/slurm_env.hpp"
 
 namespace tessera {
 
@@ -30,18 +32,13 @@ LauncherEnv read_launcher_env(const EnvLookup& env) {
     out.local_size = or_unknown(env_int(env, "OMPI_COMM_WORLD_LOCAL_SIZE"));
     return out;
   }
-  if (const auto rank = env_int(env, "SLURM_PROCID")) {
+  if (const SlurmEnv slurm = read_slurm_env(env); slurm.place == SlurmPlace::kStep && slurm.task >= 0) {
     out.launcher = Launcher::kSlurm;
-    out.rank = *rank;
-    auto size = env_int(env, "SLURM_STEP_NUM_TASKS");
-    if (!size) size = env_int(env, "SLURM_NTASKS");
-    if (!size) size = env_int(env, "SLURM_NPROCS");
-    out.size = or_unknown(size);
-    out.local_rank = or_unknown(env_int(env, "SLURM_LOCALID"));
-    out.node_id = or_unknown(env_int(env, "SLURM_NODEID"));
-    auto nodes = env_int(env, "SLURM_STEP_NUM_NODES");
-    if (!nodes) nodes = env_int(env, "SLURM_NNODES");
-    out.num_nodes = or_unknown(nodes);
+    out.rank = slurm.task;
+    out.size = slurm.tasks;
+    out.local_rank = slurm.local_task;
+    out.node_id = slurm.node;
+    out.num_nodes = slurm.nodes;
     return out;
   }
   if (const auto rank = env_int(env, "PMIX_RANK")) {

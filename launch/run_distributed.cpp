@@ -13,6 +13,7 @@
 #include "comm/job_abort.hpp"
 #include "comm/mpi/mpi_communicator.hpp"
 #include "launch/comm_env.hpp"
+#include "launch/launch_check.hpp"
 #include "launch/launcher_env.hpp"
 #include "launch/mpi_session.hpp"
 #include "launch/rank_info.hpp"
@@ -59,12 +60,20 @@ int fail_rank(const std::string& message) {
   return 1;
 }
 
+// The command's name for messages: argv[0] without its directory.
+std::string program_name(int argc, char** argv) {
+  if (argc < 1 || argv == nullptr || argv[0] == nullptr) return "the program";
+  const std::string path = argv[0];
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
 }  // namespace
 
 int run_distributed(int argc, char** argv, const DistributedBody& body) {
-  // The launcher's variables are read before MPI_Init, which may add its own (a singleton sets
+  // The environment as it was before MPI_Init, which may add variables of its own (a singleton sets
   // PMIX_RANK); a malformed value is reported once MPI is up, like every other failure.
-  const EnvLookup env = process_environment();
+  const EnvLookup env = environment_snapshot();
   LauncherEnv launcher;
   std::string launcher_error;
   try {
@@ -79,9 +88,15 @@ int run_distributed(int argc, char** argv, const DistributedBody& body) {
   std::unique_ptr<DistributedContext> context;
   try {
     if (!launcher_error.empty()) throw std::invalid_argument(launcher_error);
+    check_launch(env, world_size_or_one(), program_name(argc, argv));  // before any work
     const CommOptions options = comm_options_from_env(env);
+    const bool show_ranks = env_switch(env, "TESSERA_SHOW_RANKS", "print each rank's place at start").value_or(false);
     world = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, options);
     RankInfo info = discover_rank_info(*world, launcher);
+    if (show_ranks) {
+      std::printf("%s\n", info.describe().c_str());
+      std::fflush(stdout);
+    }
     context = std::make_unique<DistributedContext>(std::move(world), std::move(info), options, argc, argv);
     return body(*context);
   } catch (const std::exception& error) {

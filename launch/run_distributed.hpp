@@ -9,10 +9,13 @@
 //
 // Works under mpirun, srun, any PMI/PMIx launcher, and as a lone process (world of 1). It
 //  1. initialises MPI with MPI_THREAD_MULTIPLE (checked: a lower level fails with a message),
-//  2. reads the launcher's variables and TESSERA_DEBUG_COLLECTIVES / TESSERA_COLLECTIVE_TIMEOUT,
-//  3. builds the world communicator (MPI), discovers RankInfo and the node groups,
-//  4. runs body and returns its exit code (ranks may return different codes),
-//  5. destroys the communicators and finalises MPI (if it initialised MPI).
+//  2. stops (check_launch, launch_check.hpp) when the launcher's variables say several processes
+//     were started but MPI reports a world of 1, unless TESSERA_ALLOW_SINGLETON=1,
+//  3. reads the launcher's variables and TESSERA_DEBUG_COLLECTIVES / TESSERA_COLLECTIVE_TIMEOUT,
+//  4. builds the world communicator (MPI), discovers RankInfo and the node groups; with
+//     TESSERA_SHOW_RANKS=1 every rank prints RankInfo::describe() to stdout,
+//  5. runs body and returns its exit code (ranks may return different codes),
+//  6. destroys the communicators and finalises MPI (if it initialised MPI).
 // An exception escaping body (or the steps before it) on any rank prints
 //   rank R/N (host H): <message>
 // to stderr and, when N > 1, calls MPI_Abort so the other ranks do not wait for it forever; with

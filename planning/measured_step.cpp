@@ -39,7 +39,7 @@ MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, 
     throw std::invalid_argument("the plan is for " + std::to_string(config.ranks) + " ranks but " +
                                 std::to_string(world.size()) + " are running: set the ranks to the job size");
   }
-  auto device = make_device(DeviceChoice::kAuto);
+  auto device = make_device(options.device);
   Gpt model(*config.model.gpt);
   apply_activation_checkpointing(model, config.checkpointing);
   ShardedEngine engine(model, *device, world, config.sharding_config(), options.seed);

@@ -1,5 +1,6 @@
-// measure_engine_step: runs the real ShardedEngine on the CPU device for the configuration a
-// MemoryPlan was made for and reads its MemoryTracker — the measurement a plan is checked against.
+// measure_engine_step: runs the real ShardedEngine (on the device MeasureOptions names: by default
+// a usable GPU, else the CPU) for the configuration a MemoryPlan was made for and reads its
+// MemoryTracker — the measurement a plan is checked against.
 // Builds the GPT, applies the checkpointing policy before the engine wraps units (as train_gpt
 // does), runs one warm-up step on a one-token batch (it records the unit order prefetching
 // follows), resets the peaks and runs the measured step. Collective: every rank of `world` must
@@ -11,6 +12,7 @@
 
 #include "comm/communicator.hpp"
 #include "planning/plan_config.hpp"
+#include "runtime/device_factory.hpp"
 #include "runtime/memory_profiler.hpp"
 
 namespace tessera {
@@ -27,6 +29,7 @@ struct MeasureOptions {
   // Also sample the step with a MemoryProfiler through the engine's phase observer. The peaks in
   // `step` then come from the profiler (the same values; the tracker's own peaks are per phase).
   bool profile = false;
+  DeviceChoice device = DeviceChoice::kAuto;  // the device the engine runs on (make_device)
 };
 
 // Throws std::invalid_argument for what the engine cannot run: a model without an architecture, or

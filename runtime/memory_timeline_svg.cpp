@@ -1,9 +1,8 @@
-// The stacked-area memory timeline chart and the shared SVG helpers.
+// The stacked-area memory timeline chart and the bytes axis of the memory charts.
 #include "runtime/memory_timeline_svg.hpp"
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <stdexcept>
 
 namespace tessera {
@@ -17,30 +16,6 @@ const char* memory_category_color(MemoryCategory category) {
     case MemoryCategory::kWorkspace: return "#9c755f";
   }
   return "#888888";
-}
-
-std::string svg_escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-std::int64_t svg_tick_step(std::int64_t max_bytes, int ticks) {
-  const std::int64_t target = std::max<std::int64_t>(1, max_bytes / std::max(1, ticks));
-  std::int64_t power = 1;
-  while (power * 10 <= target) power *= 10;
-  for (std::int64_t m : {1, 2, 5, 10}) {
-    if (power * m >= target) return power * m;
-  }
-  return power * 10;
 }
 
 std::string svg_bytes_label(std::int64_t bytes) {
@@ -60,25 +35,9 @@ SvgByteAxis svg_byte_axis(double left, double top, double plot_w, double plot_h,
 }
 
 std::string svg_chart_open(double width, double height, const SvgByteAxis& a, const std::string& title) {
-  std::string svg = svg_printf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                               "font-family=\"sans-serif\" font-size=\"12\">\n", width, height);
-  svg += svg_printf("<rect width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", width, height);
-  svg += svg_printf("<text x=\"%.0f\" y=\"24\" font-size=\"15\" font-weight=\"bold\">", a.left) + svg_escape(title) +
-         "</text>\n";
-  for (std::int64_t t = 0; t <= a.y_max; t += a.step) {
-    svg += svg_printf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#dddddd\"/>\n", a.left, a.y(t),
-                      a.left + a.plot_w, a.y(t));
-    svg += svg_printf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", a.left - 6, a.y(t) + 4) +
-           svg_bytes_label(t) + "</text>\n";
-  }
-  return svg;
-}
-
-void write_text_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write " + path + ": check that its directory exists and is writable");
-  out << text;
-  if (!out) throw std::runtime_error("writing " + path + " failed");
+  std::vector<SvgGridLine> grid;
+  for (std::int64_t t = 0; t <= a.y_max; t += a.step) grid.push_back({a.y(t), svg_bytes_label(t)});
+  return svg_frame_open(width, height, a.left, a.plot_w, title, grid);
 }
 
 std::string memory_timeline_svg(const std::vector<MemorySample>& samples, const std::string& title) {

@@ -1,6 +1,7 @@
 // SVG charts of memory by category, readable in any browser without other tools: the stacked-area
 // timeline of one profiled step (MemoryProfiler samples, like PyTorch's memory viewer) and the
-// shared pieces the planner's bar chart uses (category colours, axis ticks, escaping).
+// pieces the planner's bar chart shares with it (category colours, the bytes axis on the common
+// frame of svg_frame.hpp).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "runtime/memory_profiler.hpp"
+#include "runtime/svg_frame.hpp"
 
 namespace tessera {
 
@@ -22,18 +24,8 @@ void write_memory_timeline_svg(const std::string& path, const std::vector<Memory
 
 // Fill colour of a category (the same in every Tessera chart).
 const char* memory_category_color(MemoryCategory category);
-// Escapes &, <, >, " for SVG text and attributes.
-std::string svg_escape(std::string_view text);
-// A round tick step (1, 2 or 5 x 10^k bytes) giving at most about `ticks` ticks up to `max_bytes`.
-std::int64_t svg_tick_step(std::int64_t max_bytes, int ticks);
 // A short axis label in powers of 10: "1.5 GB", "200 MB".
 std::string svg_bytes_label(std::int64_t bytes);
-// snprintf into a std::string (SVG fragments are short; at most 255 characters).
-std::string svg_printf(const char* format, auto... args) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, format, args...);
-  return buf;
-}
 
 // The y axis both memory charts share: bytes 0 .. y_max (rounded up to a tick) over plot_h pixels
 // below `top`, ticks every `step` bytes.
@@ -46,10 +38,7 @@ struct SvgByteAxis {
   }
 };
 SvgByteAxis svg_byte_axis(double left, double top, double plot_w, double plot_h, std::int64_t max_bytes);
-// The chart's opening: <svg> header, white background, title, and the axis's grid lines and labels.
+// The chart's opening (svg_frame_open) with the axis's grid lines labelled in bytes.
 std::string svg_chart_open(double width, double height, const SvgByteAxis& axis, const std::string& title);
-
-// Writes `svg` to `path`; throws std::runtime_error naming the path when it cannot.
-void write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace tessera

@@ -83,6 +83,11 @@ LogWriter::~LogWriter() {
 
 void LogWriter::post(std::string line) {
   if (line.empty() || line.back() != '\n') line += '\n';
+  post_text(std::move(line));
+}
+
+void LogWriter::post_text(std::string text) {
+  if (text.empty()) return;
   std::lock_guard lock(state_->mutex);
   if (state_->capacity == 0) {
     ++state_->dropped;
@@ -93,7 +98,7 @@ void LogWriter::post(std::string line) {
     ++state_->dropped;
     ++state_->unreported_drops;
   }
-  state_->lines.push_back(std::move(line));
+  state_->lines.push_back(std::move(text));
   state_->changed.notify_all();
 }
 

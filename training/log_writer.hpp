@@ -29,6 +29,8 @@ class LogWriter {
 
   // Queues `line` (a trailing newline is added when missing). Never blocks on the descriptor.
   void post(std::string line);
+  // Queues `text` as it is, no newline added (a terminal line rewritten in place with "\r").
+  void post_text(std::string text);
   // printf-style post.
   void printf(const char* format, ...) __attribute__((format(printf, 2, 3)));
   // Waits until every queued line was written, or `limit` passed; true when everything was written.

@@ -1,7 +1,8 @@
 // train_gpt: trains a GPT-2-style model on a token file, on one process or data-parallel across
-// the ranks of an mpirun/srun job with ZeRO stages 0-3. Rank 0 logs loss, learning rate, gradient
-// norm, tokens/s, MFU (against the GEMM ceiling measured at start) and peak memory per rank, and
-// prints a text sample at the end.
+// the ranks of an mpirun/srun job with ZeRO stages 0-3. Rank 0 prints the effective configuration,
+// shows the progress (a live line on a terminal; loss, learning rate, gradient norm, tokens/s, MFU
+// against the GEMM ceiling measured at start and peak memory per rank every --log-every steps:
+// step_reporter.hpp), writes --metrics, and prints a text sample at the end.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -12,8 +13,6 @@
 #include <vector>
 
 #include "checkpointing/training_checkpointer.hpp"
-#include "comm/host_collectives.hpp"
-#include "planning/preflight.hpp"
 #include "training/batch_plan.hpp"
 #include "launch/run_distributed.hpp"
 #include "runtime/recompute/activation_checkpointing.hpp"
@@ -23,7 +22,6 @@
 #include "runtime/data/sample_loader.hpp"
 #include "runtime/tokenizer/printable_text.hpp"
 #include "runtime/data/token_dataset.hpp"
-#include "runtime/device_factory.hpp"
 #include "runtime/gemm_ceiling.hpp"
 #include "runtime/memory_profiler.hpp"
 #include "runtime/out_of_memory.hpp"
@@ -34,10 +32,14 @@
 #include "sharding/sharded_engine.hpp"
 #include "training/trainer.hpp"
 #include "training/skipped_steps.hpp"
-#include "training/log_writer.hpp"
 #include "runtime/data/token_id_check.hpp"
 #include "training/validation_loss.hpp"
+#include "core/warning.hpp"
+#include "flags/device_flag.hpp"
 #include "flags/train_gpt_flags.hpp"
+#include "run_settings.hpp"
+#include "step_reporter.hpp"
+#include "stop_report.hpp"
 #include "train_options.hpp"
 
 namespace tessera {
@@ -66,92 +68,6 @@ MicroBatch load_batch(Device& device, const SampleLoader& loader, std::int64_t f
           Tensor::from_host_i32(device, targets, {count, t}, MemoryCategory::kWorkspace)};
 }
 
-// Largest value of `x` over all ranks (for per-rank memory and step times).
-float max_over_ranks(Communicator& world, float x) {
-  world.all_reduce(Span(&x, 1), DType::kF32, ReduceOp::kMax).wait();
-  return x;
-}
-
-ShardingConfig sharding_config(const TrainOptions& o) {
-  ShardingConfig c;
-  c.stage = parse_zero_stage(o.zero);
-  c.precision.param_dtype = parse_dtype(o.param_dtype, "--param-dtype");
-  c.precision.reduce_dtype = parse_dtype(o.reduce_dtype, "--reduce-dtype");
-  c.hybrid_group = o.hybrid_group;
-  c.prefetch_units = o.prefetch;
-  c.reshard_after_forward = o.reshard_after_forward;
-  c.grad_clip = static_cast<float>(o.grad_clip);
-  c.optimizer.adamw.beta1 = static_cast<float>(o.beta1);
-  c.optimizer.adamw.beta2 = static_cast<float>(o.beta2);
-  c.optimizer.adamw.weight_decay = static_cast<float>(o.weight_decay);
-  c.optimizer.kind = parse_optimizer_kind(o.optimizer);
-  c.optimizer.block_size = o.optimizer_block;
-  c.offload.optimizer = parse_offload_target(o.offload_optimizer, "sharding.offload.optimizer");
-  c.offload.parameters = parse_offload_target(o.offload_params, "sharding.offload.parameters");
-  c.offload.nvme = o.nvme;
-  c.offload.nvme.io = parse_offload_io(o.offload_io);
-  return c;
-}
-
-// The planner's view of this run, for the pre-flight memory check.
-PlanConfig plan_config_of(const GptConfig& gpt, const ShardingConfig& s, const BatchPlan& plan,
-                          const CheckpointPolicy& checkpointing) {
-  PlanConfig c;
-  c.model = ModelSpec{"train_gpt", gpt, 0};
-  c.seq_len = plan.seq_len;
-  c.precision = s.precision;
-  c.optimizer = s.optimizer;
-  c.stage = s.stage;
-  c.ranks = plan.ranks;
-  c.hybrid_group = s.hybrid_group;
-  c.micro_batch = plan.micro;
-  c.accumulation = plan.accumulation;
-  c.checkpointing = checkpointing;
-  c.offload = s.offload;
-  c.prefetch_units = s.prefetch_units;
-  c.reshard_after_forward = s.reshard_after_forward;
-  return c;
-}
-
-// Before anything is allocated: does this rank's predicted peak fit its device? Every rank checks;
-// the first that does not prints the prediction and the advisor's suggestion. Returns false when any
-// rank does not fit.
-bool memory_fits(const PlanConfig& config, Device& device, int local_ranks, Communicator& world) {
-  const bool host = device.memory_space() == MemorySpace::kHost;
-  PreflightOptions options;
-  options.sharers = local_ranks;
-  options.host_memory = host;
-  options.offload_to = host ? OffloadTarget::kNvme : OffloadTarget::kNone;
-  const PreflightCheck check = preflight_memory_check(config, device.memory_budget(), options);
-  const std::vector<int> fits = all_gather_values(world, check.fits ? 1 : 0);
-  const auto first_failing = std::find(fits.begin(), fits.end(), 0);
-  if (first_failing == fits.end()) {
-    if (world.rank() == 0) std::printf("memory check: %s\n", check.summary().c_str());
-    return true;
-  }
-  if (world.rank() == static_cast<int>(first_failing - fits.begin())) {
-    std::fprintf(stderr, "rank %d: %s", world.rank(), check.report().c_str());
-    if (check.recommendation && check.recommendation->fits) {
-      std::fprintf(stderr, "try: %s (with your other options)\n", train_gpt_command(check.recommendation->config).c_str());
-    }
-    std::fflush(stderr);
-  }
-  return false;
-}
-
-CheckpointOptions checkpoint_options(const TrainOptions& o) {
-  CheckpointOptions c;
-  c.dir = o.checkpoint_dir;
-  c.save_every = o.save_every;
-  c.keep_last = o.keep_last;
-  c.mode = o.async_checkpoint ? SaveMode::kAsync : SaveMode::kSync;
-  c.compression = parse_checkpoint_compression(o.checkpoint_compression);
-  c.resume = o.resume;
-  c.init_from = o.init_from;
-  c.existing = o.overwrite ? ExistingCheckpoints::kOverwrite : ExistingCheckpoints::kRefuse;
-  return c;
-}
-
 constexpr int kMaxReloads = 3;  // checkpoint reloads before a run that keeps diverging stops
 
 // Why a run stopped after --max-skipped-steps skips in a row, and what to change.
@@ -173,17 +89,17 @@ std::string diverged_message(const TrainOptions& o, std::int64_t step, const Ski
   return text;
 }
 
-int train(DistributedContext& dist) {
-  const std::optional<TrainOptions> parsed = parse_train_options(dist.argc(), dist.argv(), dist.rank() == 0);
-  if (!parsed) return 0;
-  const TrainOptions& o = *parsed;
+int run(DistributedContext& dist, const TrainOptions& o) {
   Communicator& world = dist.world();
   const bool root = dist.rank() == 0;
 
   const int local_ranks = std::max(1, dist.rank_info().local_size);
   const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   set_cpu_threads(o.threads > 0 ? o.threads : std::max(1, hardware / local_ranks));
-  auto device = make_device(DeviceChoice::kAuto);
+  const std::unique_ptr<Device> device = open_device_on_every_rank(o.device, world, "train_gpt");
+  if (!device) return 2;
+  const std::string effective_config = effective_config_text("train_gpt", o.settings);
+  if (root) std::printf("%s%s\n", effective_config.c_str(), device_line(o.device, *device).c_str());
 
   BatchRequest request;
   request.global = o.global_batch;
@@ -238,7 +154,7 @@ int train(DistributedContext& dist) {
   SkippedSteps skipped(o.max_skipped_steps);
   int reloads = 0;  // times the run went back to its latest checkpoint after a streak of skipped steps
   if (const NvmeStore* store = engine.nvme_store()) {
-    for (const std::string& notice : store->notices()) std::printf("rank %d: %s\n", world.rank(), notice.c_str());
+    for (const std::string& notice : store->notices()) print_rank_notice(world.rank(), notice);
   }
   std::optional<MemoryProfiler> profiler;  // --memory-profile: samples every train step's phases
   if (!o.memory_profile.empty()) profiler.emplace(device->memory());
@@ -249,16 +165,16 @@ int train(DistributedContext& dist) {
   add_batch_plan(run_config, plan);
   add_lr_schedule(run_config, schedule);
   add_tokenizer(run_config, tokenizer_spec);  // run.tokenizer_vocab: the rows an export keeps
+  run_config.set_effective_config(effective_config);
   TrainingCheckpointer checkpointer(checkpoint_options(o), engine, world, run_config);
   TrainingProgress progress = checkpointer.resume();  // step 0 unless --resume found a checkpoint
   if (checkpointer.resumed_from() && progress.data_seed != o.seed && root) {
-    std::fprintf(stderr,
-                 "warning: --seed %llu differs from the seed %llu of the checkpoint being resumed. The weights and "
-                 "optimizer state come from the checkpoint either way; the seed still picks the data order from "
-                 "here on (this epoch's windows may be read twice or not at all) and the text sampled at the end. "
-                 "Pass --seed %llu to continue the run exactly.\n",
-                 static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(progress.data_seed),
-                 static_cast<unsigned long long>(progress.data_seed));
+    const auto seed = [](std::uint64_t s) { return std::to_string(s); };
+    warn(world.rank(), "--seed " + seed(o.seed) + " differs from the seed " + seed(progress.data_seed) +
+                           " of the checkpoint being resumed. The weights and optimizer state come from the checkpoint "
+                           "either way; the seed still picks the data order from here on (this epoch's windows may be "
+                           "read twice or not at all) and the text sampled at the end. Pass --seed " +
+                           seed(progress.data_seed) + " to continue the run exactly.");
   }
   progress.data_seed = o.seed;
   TrainingProgress resumed = progress;  // the loader continues at resumed.samples_seen
@@ -292,15 +208,23 @@ int train(DistributedContext& dist) {
     }
   }
   std::fflush(stdout);
-  LogWriter log;  // the loop's lines: written by a thread, so a stalled stdout never stalls training
-  if (val_loader) {
-    const float val = validation_loss(trainer, *val_loader, val_set);
-    if (root) log.printf("step %5lld | val loss %.4f\n", static_cast<long long>(progress.step), val);
-  }
+  StepReporterConfig report;
+  report.total_steps = o.steps;
+  report.log_every = o.log_every;
+  report.tokens_per_step = plan.global_tokens();
+  report.flops_per_token = flops_per_token;
+  report.ceiling_gflops = ceiling.gflops;
+  report.metrics_path = o.metrics;
+  if (checkpointer.resumed_from()) report.resumed_at = progress.step;
+  report.style = progress_style(o.progress, dist.rank_info());
+  StepReporter reporter(report, world, *device, profiler ? &*profiler : nullptr);
+  if (val_loader) reporter.validation(progress.step, validation_loss(trainer, *val_loader, val_set));
 
-  double window_seconds = 0.0;
-  std::int64_t window_steps = 0;
   bool stopped = false;
+  StateHealth last_health = StateHealth::kHealthy;  // of the last step taken, for a save after the loop
+  // A stop signal that arrived after the last step's check (during the last validation, the summary
+  // or the sample) saves the last step and stops, so a requeued job resumes at the end.
+  const auto stop_after_last_step = [&] { return checkpointer.after_step(progress, last_health); };
   for (std::int64_t step = progress.step; step < o.steps && !stopped; ++step) {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<MicroBatch> batches;
@@ -316,8 +240,7 @@ int train(DistributedContext& dist) {
     }
     const StepResult r = trainer.train_step(batches, lr);
     engine.set_phase_observer({});
-    window_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    ++window_steps;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     progress.step = step + 1;
     progress.samples_seen += plan.global;
     progress.tokens_seen += plan.global_tokens();
@@ -325,27 +248,23 @@ int train(DistributedContext& dist) {
     // spike) marks the saved state unhealthy, and retention keeps the newest healthy checkpoint.
     const StateHealth health = r.skipped && !r.spike ? StateHealth::kNonFinite : StateHealth::kHealthy;
     stopped = checkpointer.after_step(progress, health);
-    if (stopped && root) {
-      if (o.checkpoint_dir.empty()) {
-        log.printf("stop signal: stopping after step %lld; nothing was saved (no --checkpoint-dir)\n",
-                   static_cast<long long>(step + 1));
-      } else {
-        log.printf("stop signal: saved step %lld to %s, stopping\n", static_cast<long long>(step + 1),
-                   o.checkpoint_dir.c_str());
-      }
-    }
+    reporter.saves(checkpointer.take_committed_saves(), o.async_checkpoint);
+    last_health = health;
+    if (stopped) reporter.line(stop_signal_line(o.checkpoint_dir, progress.step, o.steps));
     skipped.record(r);
-    if (root && skipped.report_now()) {
-      log.printf("step %5lld skipped: %s (%lld in a row, %lld in this run)\n", static_cast<long long>(step + 1),
-                 skip_reason(r, spike_detector ? spike_detector->last_reason() : "").c_str(),
-                 static_cast<long long>(skipped.consecutive()), static_cast<long long>(skipped.total()));
+    if (skipped.report_now()) {
+      char text[64];
+      std::snprintf(text, sizeof text, "step %5lld skipped: ", static_cast<long long>(step + 1));
+      reporter.line(text + skip_reason(r, spike_detector ? spike_detector->last_reason() : "") + " (" +
+                    std::to_string(skipped.consecutive()) + " in a row, " + std::to_string(skipped.total()) +
+                    " in this run)");
     }
     if (!stopped && skipped.exhausted()) {
       const std::optional<TrainingProgress> back =
           o.spike_guard && reloads < kMaxReloads ? checkpointer.reload_last_healthy() : std::nullopt;
       if (!back) {
+        reporter.finish();
         if (root) {
-          log.flush();
           std::fprintf(stderr, "%s", diverged_message(o, step + 1, skipped, reloads).c_str());
           std::fflush(stderr);
         }
@@ -361,40 +280,33 @@ int train(DistributedContext& dist) {
       progress.tokens_seen = tokens_now;
       progress.data_seed = o.seed;
       resumed = progress;
-      if (root) {
-        log.printf("step %5lld: %lld steps in a row skipped; reloaded the checkpoint of step %lld and moved the data "
-                   "past the skipped batches (to sample %lld)\n",
-                   static_cast<long long>(step + 1), static_cast<long long>(skipped.consecutive()),
-                   static_cast<long long>(back->step), static_cast<long long>(samples_now));
-      }
+      char text[192];
+      std::snprintf(text, sizeof text,
+                    "step %5lld: %lld steps in a row skipped; reloaded the checkpoint of step %lld and moved the data "
+                    "past the skipped batches (to sample %lld)",
+                    static_cast<long long>(step + 1), static_cast<long long>(skipped.consecutive()),
+                    static_cast<long long>(back->step), static_cast<long long>(samples_now));
+      reporter.line(text);
+      reporter.went_back(back->step);
       skipped.reset_streak();
       step = back->step - 1;  // the loop's ++step runs the checkpoint's next step
-      window_seconds = 0.0;
-      window_steps = 0;
       continue;
     }
-    if ((step + 1) % o.log_every == 0 || step == 0 || step + 1 == o.steps) {
-      const float seconds = max_over_ranks(world, static_cast<float>(window_seconds));
-      const std::int64_t peak = profiler ? profiler->overall_peaks().peak_total : device->memory().peak_total();
-      const float peak_mib = max_over_ranks(world, static_cast<float>(peak) / 1048576.0f);
-      const double tokens_per_s = static_cast<double>(plan.global_tokens() * window_steps) / seconds;
-      const double mfu = 100.0 * tokens_per_s * flops_per_token / (world.size() * ceiling.gflops * 1e9);
-      if (root) {
-        log.printf("step %5lld/%lld | loss %.4f | lr %.2e | grad norm %.3f%s | %7.0f tok/s | MFU %4.1f%% | "
-                   "peak/rank %.1f MiB\n",
-                   static_cast<long long>(step + 1), static_cast<long long>(o.steps), r.loss, lr, r.grad_norm,
-                   r.skipped ? " (skipped)" : "", tokens_per_s, mfu, peak_mib);
-      }
-      window_seconds = 0.0;
-      window_steps = 0;
-    }
-    if (val_loader && o.eval_every > 0 && ((step + 1) % o.eval_every == 0 || step + 1 == o.steps)) {
-      const float val = validation_loss(trainer, *val_loader, val_set);
-      if (root) log.printf("step %5lld | val loss %.4f\n", static_cast<long long>(step + 1), val);
+    reporter.step_done(step + 1, r, lr, seconds, skipped.total());
+    if (!stopped && val_loader && o.eval_every > 0 && ((step + 1) % o.eval_every == 0 || step + 1 == o.steps)) {
+      reporter.validation(step + 1, validation_loss(trainer, *val_loader, val_set));
     }
   }
+  if (!stopped && stop_after_last_step()) {
+    stopped = true;
+    reporter.line(stop_signal_line(o.checkpoint_dir, progress.step, o.steps));
+  }
   checkpointer.finish();
-  log.flush();
+  reporter.saves(checkpointer.take_committed_saves(), o.async_checkpoint);
+  const std::vector<std::string> plots = reporter.finish();
+  if (root && !plots.empty()) {
+    std::printf("metrics: %s; plots: %s, %s\n", o.metrics.c_str(), plots[0].c_str(), plots[1].c_str());
+  }
   if (stopped) return 0;
   if (root) {
     std::printf("\nmemory of rank 0:\n%s",
@@ -403,9 +315,7 @@ int train(DistributedContext& dist) {
   if (profiler) {
     // Step 1 (the second) is the first steady-state step: compare the last one with it.
     const std::int64_t first = std::min<std::int64_t>(1, o.steps - 1), last = o.steps - 1;
-    for (const MemoryLeak& leak : profiler->check_leaks(first, last)) {
-      std::fprintf(stderr, "rank %d: memory leak? %s\n", dist.rank(), leak.message().c_str());
-    }
+    for (const MemoryLeak& leak : profiler->check_leaks(first, last)) warn(dist.rank(), "memory leak? " + leak.message());
     const auto files = write_memory_profile(*profiler, o.memory_profile, dist.rank(), first);
     if (root) std::printf("memory profile: %s (and the other ranks' files beside it)\n", files.front().c_str());
   }
@@ -431,7 +341,22 @@ int train(DistributedContext& dist) {
                   ids.c_str());
     }
   }
+  std::fflush(stdout);
+  if (stop_after_last_step() && root) {
+    std::printf("%s\n", stop_signal_line(o.checkpoint_dir, progress.step, o.steps).c_str());
+    std::fflush(stdout);
+  }
   return 0;
+}
+
+// Parses the options; errors of the run name the flag (SettingNames) and, for a value from the
+// --config file, its file and line.
+int train(DistributedContext& dist) {
+  const std::optional<TrainOptions> parsed = parse_train_options(dist.argc(), dist.argv(), dist.rank() == 0);
+  if (!parsed) return 0;
+  return locate_config_errors(parsed->settings, [&] {
+    return reword_setting_errors(train_gpt_setting_names(), [&] { return run(dist, *parsed); });
+  });
 }
 
 }  // namespace
@@ -439,7 +364,5 @@ int train(DistributedContext& dist) {
 
 int main(int argc, char** argv) {
   tessera::reexec_with_better_blas_core(argv);
-  return tessera::run_distributed(argc, argv, [](tessera::DistributedContext& dist) {
-    return tessera::reword_setting_errors(tessera::train_gpt_setting_names(), [&] { return tessera::train(dist); });
-  });
+  return tessera::run_distributed(argc, argv, tessera::train);
 }

@@ -1,4 +1,4 @@
-// train_gpt option parsing and validation.
+// train_gpt option parsing (command line and --config file) and validation.
 #include "train_options.hpp"
 
 #include <boost/program_options.hpp>
@@ -8,7 +8,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "checkpoint_flags.hpp"
 #include "checkpointing/shard_file_writer.hpp"
+#include "flags/device_flag.hpp"
 #include "runtime/data/data_format.hpp"
 #include "runtime/recompute/activation_checkpointing.hpp"
 
@@ -63,138 +65,8 @@ void validate_training_numbers(const TrainOptions& o) {
   if (o.spike_window < 2) refuse("spike-window", o.spike_window, "must be at least 2 steps, e.g. 100");
 }
 
-}  // namespace
-
-std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool print_help) {
-  TrainOptions o;
-  po::options_description data("Data");
-  data.add_options()
-      ("data", po::value(&o.data)->multitoken()->default_value(o.data, "data/corpus.bin"),
-       "training token files or glob patterns (llm.c format; make one with tessera_prepare)")
-      ("val-data", po::value(&o.val_data), "validation token file (default: <data>_val.bin if present)")
-      ("data-format", po::value(&o.data_format)->default_value(o.data_format),
-       "detect (by the header: tessera_prepare's files record their tokenizer, others are llm.c GPT-2 shards), "
-       "tessera, llmc, or nanogpt (headerless uint16 GPT-2 tokens)")
-      ("tokenizer", po::value(&o.tokenizer),
-       "decode samples with: bytes, or a directory of GPT-2-format vocab.json and merges.txt (needed for GPT-2 "
-       "data: llm.c and nanoGPT files do not ship them)");
-  po::options_description model("Model (GPT-2 layout)");
-  model.add_options()
-      ("layers", po::value(&o.layers)->default_value(o.layers), "transformer blocks L")
-      ("heads", po::value(&o.heads)->default_value(o.heads), "attention heads NH")
-      ("dim", po::value(&o.dim)->default_value(o.dim), "channels C (divisible by heads)")
-      ("seq-len", po::value(&o.seq_len)->default_value(o.seq_len), "sequence length T")
-      ("vocab", po::value(&o.vocab)->default_value(o.vocab),
-       "vocabulary size V (0: the data's tokenizer's, padded to a multiple of 64)");
-  po::options_description batch("Batch (global = micro x ranks x accumulation; give any two, or one)");
-  batch.add_options()
-      ("global-batch", po::value<std::int64_t>(), "sequences per optimizer step, over all ranks")
-      ("micro-batch", po::value<std::int64_t>(), "sequences per forward/backward on one rank (default 8)")
-      ("grad-accum", po::value<std::int64_t>(), "micro-batches accumulated per step")
-      ("global-batch-tokens", po::value<std::int64_t>(),
-       "tokens per optimizer step, over all ranks (instead of --global-batch: micro x ranks x accumulation x "
-       "seq-len)");
-  po::options_description sharding("Sharding and precision");
-  sharding.add_options()
-      ("zero", po::value(&o.zero)->default_value(o.zero),
-       "ZeRO stage: 0 replicate (DDP), 1 shard optimizer state, 2 + gradients, 3 + parameters")
-      ("hybrid-group", po::value(&o.hybrid_group)->default_value(o.hybrid_group),
-       "shard within groups of this many ranks, replicate across groups (0: all ranks one group)")
-      ("param-dtype", po::value(&o.param_dtype)->default_value(o.param_dtype), "stored/gathered parameters: f32, bf16, f16")
-      ("reduce-dtype", po::value(&o.reduce_dtype)->default_value(o.reduce_dtype), "gradient collectives: f32, bf16, f16")
-      ("prefetch", po::value(&o.prefetch)->default_value(o.prefetch), "ZeRO-3: parameter gathers issued ahead")
-      ("offload-optimizer", po::value(&o.offload_optimizer)->default_value(o.offload_optimizer),
-       "where the f32 master and optimizer state live: none (the device), cpu (pinned host memory) or nvme "
-       "(files under --offload-path, streamed through the step)")
-      ("offload-params", po::value(&o.offload_params)->default_value(o.offload_params),
-       "ZeRO-3: where the parameter shard lives: none, cpu or nvme")
-      ("offload-path", po::value(&o.nvme.path), "nvme offload: directory of the offload files (one per rank)")
-      ("offload-block", po::value(&o.nvme.block_elements)->default_value(o.nvme.block_elements),
-       "nvme offload: elements streamed per block")
-      ("offload-buffers", po::value(&o.nvme.buffers)->default_value(o.nvme.buffers),
-       "nvme offload: blocks in flight (reads, updates and writes overlap with 3 or more)")
-      ("offload-queue-depth", po::value(&o.nvme.queue_depth)->default_value(o.nvme.queue_depth),
-       "nvme offload: io_uring queue entries")
-      ("offload-io", po::value(&o.offload_io)->default_value(o.offload_io),
-       "nvme offload: auto (io_uring with O_DIRECT where possible) or buffered (pread/pwrite)")
-      ("reshard-after-forward", po::value(&o.reshard_after_forward)->default_value(o.reshard_after_forward),
-       "ZeRO-3: free gathered parameters after each unit's forward (true|false)");
-  po::options_description train("Training");
-  train.add_options()
-      ("steps", po::value(&o.steps)->default_value(o.steps), "optimizer steps")
-      ("lr", po::value(&o.lr)->default_value(o.lr), "peak learning rate")
-      ("warmup", po::value(&o.warmup)->default_value(o.warmup), "linear warmup steps")
-      ("min-lr-ratio", po::value(&o.min_lr_ratio)->default_value(o.min_lr_ratio), "cosine floor, as a fraction of --lr")
-      ("weight-decay", po::value(&o.weight_decay)->default_value(o.weight_decay), "AdamW decoupled weight decay")
-      ("beta1", po::value(&o.beta1)->default_value(o.beta1), "AdamW beta1")
-      ("beta2", po::value(&o.beta2)->default_value(o.beta2), "AdamW beta2")
-      ("grad-clip", po::value(&o.grad_clip)->default_value(o.grad_clip), "global gradient-norm clip (0: off)")
-      ("optimizer", po::value(&o.optimizer)->default_value(o.optimizer),
-       "adamw (f32 moments, 8 bytes per parameter) or adamw8bit (moments block-quantized to 8 bits, about 2)")
-      ("optimizer-block", po::value(&o.optimizer_block)->default_value(o.optimizer_block),
-       "adamw8bit: elements per quantization block, 256 or 2048")
-      ("seed", po::value(&o.seed)->default_value(o.seed), "seed for initialisation, data order and sampling")
-      ("threads", po::value(&o.threads)->default_value(o.threads),
-       "CPU threads per process (0: this node's cores divided by its ranks)")
-      ("activation-checkpointing", po::value(&o.activation_checkpointing)->default_value(o.activation_checkpointing),
-       "recompute activations in backward to save memory: none, blocks (every transformer block), every:K "
-       "(blocks 0, K, 2K, ...) or selective (only layernorm, GELU and softmax outputs)");
-  po::options_description checkpoints("Checkpoints (sharded HDF5, docs/CHECKPOINTS.md)");
-  checkpoints.add_options()
-      ("checkpoint-dir", po::value(&o.checkpoint_dir), "run directory for step_NNNNNNN/ checkpoints and `latest`")
-      ("save-every", po::value(&o.save_every)->default_value(o.save_every),
-       "save after every N steps (0: only on SIGTERM/SIGUSR1, which save at the next step and stop)")
-      ("keep-last", po::value(&o.keep_last)->default_value(o.keep_last), "keep the newest K checkpoints (0: all)")
-      ("async-checkpoint", po::bool_switch(&o.async_checkpoint),
-       "copy the shards to host buffers and write them in the background while training goes on")
-      ("checkpoint-compression", po::value(&o.checkpoint_compression)->default_value(o.checkpoint_compression),
-       "none or deflate")
-      ("resume", po::value(&o.resume),
-       "continue from a checkpoint: a step_NNNNNNN directory, a run directory (its latest), or auto "
-       "(--checkpoint-dir's latest when there is one); any rank count, ZeRO stage or hybrid group")
-      ("init-from", po::value(&o.init_from), "start from weights exported by `tessera_ckpt export` (fine-tuning)")
-      ("overwrite", po::bool_switch(&o.overwrite),
-       "start a fresh run (no --resume) in a --checkpoint-dir that holds checkpoints, deleting them first");
-  po::options_description output("Output");
-  output.add_options()
-      ("log-every", po::value(&o.log_every)->default_value(o.log_every), "steps between log lines")
-      ("eval-every", po::value(&o.eval_every)->default_value(o.eval_every), "steps between validation losses (0: off)")
-      ("eval-batches", po::value(&o.eval_batches)->default_value(o.eval_batches),
-       "micro-batches per validation: the first eval-batches x micro-batch (8 when not given) windows of the "
-       "validation file, the same loss on any rank count")
-      ("sample-tokens", po::value(&o.sample_tokens)->default_value(o.sample_tokens), "tokens sampled at the end (0: none)")
-      ("temperature", po::value(&o.temperature)->default_value(o.temperature), "sampling temperature")
-      ("memory-profile", po::value(&o.memory_profile),
-       "write each rank's memory by category at every phase of every step to DIR (CSV) with an SVG chart of "
-       "the second step, and warn when memory grows between steps")
-      ("no-memory-check", po::bool_switch(&o.no_memory_check),
-       "start without the pre-flight check that the predicted peak memory fits")
-      ("help,h", "print this help");
-  po::options_description divergence("Divergence");
-  divergence.add_options()
-      ("max-skipped-steps", po::value(&o.max_skipped_steps)->default_value(o.max_skipped_steps),
-       "stop with an error after this many consecutive skipped steps (non-finite gradients or spikes; 0: never)")
-      ("spike-guard", po::bool_switch(&o.spike_guard),
-       "skip, on every rank, a step whose loss or gradient norm is more than --spike-z standard deviations above "
-       "the last --spike-window steps; after --max-skipped-steps in a row, reload the latest checkpoint of "
-       "--checkpoint-dir past the bad batches (or stop)")
-      ("spike-z", po::value(&o.spike_z)->default_value(o.spike_z), "spike guard: standard deviations that make a spike")
-      ("spike-window", po::value(&o.spike_window)->default_value(o.spike_window),
-       "spike guard: accepted steps the mean and spread are measured over");
-  po::options_description all("train_gpt: train a GPT on a token file\nUsage: train_gpt [options]");
-  all.add(data).add(model).add(batch).add(train).add(sharding).add(checkpoints).add(output).add(divergence);
-
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw std::invalid_argument(std::string(e.what()) + " (see train_gpt --help)");
-  }
-  if (vm.count("help")) {
-    if (print_help) std::cout << all << "\n";
-    return std::nullopt;
-  }
+// The checks after parsing: values no run can use, refused with the flag that set them.
+TrainOptions validate(TrainOptions o, const po::variables_map& vm) {
   if (vm.count("global-batch")) o.global_batch = vm["global-batch"].as<std::int64_t>();
   if (vm.count("micro-batch")) o.micro_batch = vm["micro-batch"].as<std::int64_t>();
   if (vm.count("grad-accum")) o.grad_accum = vm["grad-accum"].as<std::int64_t>();
@@ -209,6 +81,10 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
   if (o.lr <= 0) throw std::invalid_argument("--lr must be positive, got " + std::to_string(o.lr));
   if (o.warmup < 0) throw std::invalid_argument("--warmup must be >= 0");
   validate_training_numbers(o);
+  check_checkpoint_flags(o);
+  if (o.progress != "auto" && o.progress != "live" && o.progress != "plain") {
+    throw std::invalid_argument("--progress " + o.progress + ": use auto, live or plain");
+  }
   parse_checkpoint_compression(o.checkpoint_compression);
   parse_data_format(o.data_format, "--data-format");
   try {
@@ -221,6 +97,145 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
                                 std::to_string(o.heads) + "; pick a dim that is a multiple of heads");
   }
   return o;
+}
+
+}  // namespace
+
+std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool print_help) {
+  TrainOptions o;
+  po::options_description data("Data");
+  data.add_options()
+      ("data", po::value(&o.data)->multitoken()->default_value(o.data, "data/corpus.bin"),
+       "training token files or glob patterns (llm.c format; make one with tessera_prepare)")
+      ("val-data", po::value(&o.val_data), "validation token file (default: <data>_val.bin if present)")
+      ("data-format", value_with_default(&o.data_format),
+       "detect (by the header: tessera_prepare's files record their tokenizer, others are llm.c GPT-2 shards), "
+       "tessera, llmc, or nanogpt (headerless uint16 GPT-2 tokens)")
+      ("tokenizer", po::value(&o.tokenizer),
+       "decode samples with: bytes, or a directory of GPT-2-format vocab.json and merges.txt (needed for GPT-2 "
+       "data: llm.c and nanoGPT files do not ship them)");
+  po::options_description model("Model (GPT-2 layout)");
+  model.add_options()
+      ("layers", value_with_default(&o.layers), "transformer blocks L")
+      ("heads", value_with_default(&o.heads), "attention heads NH")
+      ("dim", value_with_default(&o.dim), "channels C (divisible by heads)")
+      ("seq-len", value_with_default(&o.seq_len), "sequence length T")
+      ("vocab", value_with_default(&o.vocab),
+       "vocabulary size V (0: the data's tokenizer's, padded to a multiple of 64)");
+  po::options_description batch("Batch (global = micro x ranks x accumulation; give any two, or one)");
+  batch.add_options()
+      ("global-batch", po::value<std::int64_t>(), "sequences per optimizer step, over all ranks")
+      ("micro-batch", po::value<std::int64_t>(), "sequences per forward/backward on one rank (default 8)")
+      ("grad-accum", po::value<std::int64_t>(), "micro-batches accumulated per step")
+      ("global-batch-tokens", po::value<std::int64_t>(),
+       "tokens per optimizer step, over all ranks (instead of --global-batch: micro x ranks x accumulation x "
+       "seq-len)");
+  po::options_description sharding("Sharding and precision");
+  sharding.add_options()
+      ("zero", value_with_default(&o.zero),
+       "ZeRO stage: 0 replicate (DDP), 1 shard optimizer state, 2 + gradients, 3 + parameters")
+      ("hybrid-group", value_with_default(&o.hybrid_group),
+       "shard within groups of this many ranks, replicate across groups (0: all ranks one group)")
+      ("param-dtype", value_with_default(&o.param_dtype), "stored/gathered parameters: f32, bf16, f16")
+      ("reduce-dtype", value_with_default(&o.reduce_dtype), "gradient collectives: f32, bf16, f16")
+      ("prefetch", value_with_default(&o.prefetch), "ZeRO-3: parameter gathers issued ahead")
+      ("offload-optimizer", value_with_default(&o.offload_optimizer),
+       "where the f32 master and optimizer state live: none (the device), cpu (pinned host memory) or nvme "
+       "(files under --offload-path, streamed through the step)")
+      ("offload-params", value_with_default(&o.offload_params),
+       "ZeRO-3: where the parameter shard lives: none, cpu or nvme")
+      ("offload-path", po::value(&o.nvme.path), "nvme offload: directory of the offload files (one per rank)")
+      ("offload-block", value_with_default(&o.nvme.block_elements),
+       "nvme offload: elements streamed per block")
+      ("offload-buffers", value_with_default(&o.nvme.buffers),
+       "nvme offload: blocks in flight (reads, updates and writes overlap with 3 or more)")
+      ("offload-queue-depth", value_with_default(&o.nvme.queue_depth),
+       "nvme offload: io_uring queue entries")
+      ("offload-io", value_with_default(&o.offload_io),
+       "nvme offload: auto (io_uring with O_DIRECT where possible) or buffered (pread/pwrite)")
+      ("reshard-after-forward", value_with_default(&o.reshard_after_forward),
+       "ZeRO-3: free gathered parameters after each unit's forward (true|false)");
+  po::options_description train("Training");
+  train.add_options()
+      ("steps", value_with_default(&o.steps), "optimizer steps")
+      ("lr", value_with_default(&o.lr), "peak learning rate")
+      ("warmup", value_with_default(&o.warmup), "linear warmup steps")
+      ("min-lr-ratio", value_with_default(&o.min_lr_ratio), "cosine floor, as a fraction of --lr")
+      ("weight-decay", value_with_default(&o.weight_decay), "AdamW decoupled weight decay")
+      ("beta1", value_with_default(&o.beta1), "AdamW beta1")
+      ("beta2", value_with_default(&o.beta2), "AdamW beta2")
+      ("grad-clip", value_with_default(&o.grad_clip), "global gradient-norm clip (0: off)")
+      ("optimizer", value_with_default(&o.optimizer),
+       "adamw (f32 moments, 8 bytes per parameter) or adamw8bit (moments block-quantized to 8 bits, about 2)")
+      ("optimizer-block", value_with_default(&o.optimizer_block),
+       "adamw8bit: elements per quantization block, 256 or 2048")
+      ("seed", value_with_default(&o.seed), "seed for initialisation, data order and sampling")
+      ("threads", value_with_default(&o.threads),
+       "CPU threads per process (0: this node's cores divided by its ranks)")
+      ("activation-checkpointing", value_with_default(&o.activation_checkpointing),
+       "recompute activations in backward to save memory: none, blocks (every transformer block), every:K "
+       "(blocks 0, K, 2K, ...) or selective (only layernorm, GELU and softmax outputs)");
+  add_device_option(train, &o.device);
+  po::options_description checkpoints("Checkpoints (sharded HDF5, docs/CHECKPOINTS.md)");
+  checkpoints.add_options()
+      ("checkpoint-dir", po::value(&o.checkpoint_dir),
+       ("run directory for step_NNNNNNN/ checkpoints and `latest`; needed by --save-every, --resume auto and runs "
+        "of more than " + std::to_string(kLongRunSteps) + " steps (see --allow-no-checkpoint-dir)").c_str())
+      ("save-every", value_with_default(&o.save_every),
+       "save after every N steps (0: only on SIGTERM/SIGUSR1, which save at the next step and stop)")
+      ("keep-last", value_with_default(&o.keep_last), "keep the newest K checkpoints (0: all)")
+      ("async-checkpoint", po::bool_switch(&o.async_checkpoint),
+       "copy the shards to host buffers and write them in the background while training goes on")
+      ("checkpoint-compression", value_with_default(&o.checkpoint_compression),
+       "none or deflate")
+      ("resume", po::value(&o.resume),
+       "continue from a checkpoint: a step_NNNNNNN directory, a run directory (its latest), or auto "
+       "(--checkpoint-dir's latest when there is one); any rank count, ZeRO stage or hybrid group")
+      ("init-from", po::value(&o.init_from), "start from weights exported by `tessera_ckpt export` (fine-tuning)")
+      ("overwrite", po::bool_switch(&o.overwrite),
+       "start a fresh run (no --resume) in a --checkpoint-dir that holds checkpoints, deleting them first")
+      ("allow-no-checkpoint-dir", po::bool_switch(&o.allow_no_checkpoint_dir),
+       ("run more than " + std::to_string(kLongRunSteps) + " steps without --checkpoint-dir (refused otherwise: a "
+        "crash or a stop signal would lose the whole run)").c_str());
+  po::options_description output("Output");
+  output.add_options()
+      ("log-every", value_with_default(&o.log_every), "steps between log lines")
+      ("progress", value_with_default(&o.progress),
+       "auto (a live line rewritten in place when stdout is a terminal, but not under mpirun, which gives every "
+       "rank a pseudo-terminal even when its output goes to a file), live, or plain (one time-stamped line per "
+       "logged step)")
+      ("eval-every", value_with_default(&o.eval_every), "steps between validation losses (0: off)")
+      ("eval-batches", value_with_default(&o.eval_batches),
+       "micro-batches per validation: the first eval-batches x micro-batch (8 when not given) windows of the "
+       "validation file, the same loss on any rank count")
+      ("sample-tokens", value_with_default(&o.sample_tokens), "tokens sampled at the end (0: none)")
+      ("temperature", value_with_default(&o.temperature), "sampling temperature")
+      ("memory-profile", po::value(&o.memory_profile),
+       "write each rank's memory by category at every phase of every step to DIR (CSV) with an SVG chart of "
+       "the second step, and warn when memory grows between steps")
+      ("no-memory-check", po::bool_switch(&o.no_memory_check),
+       "start without the pre-flight check that the predicted peak memory fits")
+      ("metrics", po::value(&o.metrics)->value_name("FILE"),
+       "append one JSON object per logged step (and per validation) to FILE (docs/METRICS.md), and draw "
+       "FILE.loss.svg and FILE.throughput.svg at the end of the run");
+  po::options_description divergence("Divergence");
+  divergence.add_options()
+      ("max-skipped-steps", value_with_default(&o.max_skipped_steps),
+       "stop with an error after this many consecutive skipped steps (non-finite gradients or spikes; 0: never)")
+      ("spike-guard", po::bool_switch(&o.spike_guard),
+       "skip, on every rank, a step whose loss or gradient norm is more than --spike-z standard deviations above "
+       "the last --spike-window steps; after --max-skipped-steps in a row, reload the latest checkpoint of "
+       "--checkpoint-dir past the bad batches (or stop)")
+      ("spike-z", value_with_default(&o.spike_z), "spike guard: standard deviations that make a spike")
+      ("spike-window", value_with_default(&o.spike_window),
+       "spike guard: accepted steps the mean and spread are measured over");
+  ProgramOptions program("train_gpt", "train_gpt: train a GPT on a token file\nUsage: train_gpt [options]");
+  for (const po::options_description* group : {&data, &model, &batch, &train, &sharding, &checkpoints, &output, &divergence}) {
+    program.add(*group);
+  }
+  if (!program.parse(argc, argv, print_help)) return std::nullopt;
+  o.settings = program.settings();
+  return locate_config_errors(o.settings, [&] { return validate(o, program.values()); });
 }
 
 }  // namespace tessera

@@ -1,4 +1,5 @@
-// TrainOptions: every train_gpt command-line option, parsed with Boost.Program_options.
+// TrainOptions: every train_gpt option, parsed with Boost.Program_options from the command line and a
+// --config file (flags/program_options.hpp).
 #pragma once
 
 #include <cstdint>
@@ -6,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "flags/program_options.hpp"
 #include "runtime/offload/nvme_settings.hpp"
 
 namespace tessera {
@@ -26,6 +28,7 @@ struct TrainOptions {
   double lr = 1e-3, min_lr_ratio = 0.1, weight_decay = 0.1, grad_clip = 1.0, beta1 = 0.9, beta2 = 0.95;
   std::uint64_t seed = 1337;
   int threads = 0;  // 0: this node's cores divided by its ranks
+  std::string device = "auto";  // cpu | cuda | auto
   std::string activation_checkpointing = "none";  // none | blocks | every:K | selective
   std::string optimizer = "adamw";                // adamw | adamw8bit
   std::int64_t optimizer_block = 2048;            // adamw8bit: elements per quantization block
@@ -42,20 +45,28 @@ struct TrainOptions {
   int keep_last = 0;
   bool async_checkpoint = false;
   bool overwrite = false;  // a fresh run may delete the checkpoints already in --checkpoint-dir
+  bool allow_no_checkpoint_dir = false;  // a long run without --checkpoint-dir (checkpoint_flags.hpp)
   // output
   std::int64_t log_every = 20, eval_every = 200, eval_batches = 4, sample_tokens = 300;
+  std::string progress = "auto";  // auto | live | plain (training/progress_display.hpp)
   double temperature = 0.8;
   std::string memory_profile;  // directory for the per-rank memory timeline; empty: off
   bool no_memory_check = false;  // skip the pre-flight memory check
+  std::string metrics;           // JSON-lines metrics file (training/metrics_log.hpp); empty: none
   // divergence (training/skipped_steps.hpp, training/spike_detector.hpp)
   std::int64_t max_skipped_steps = 20;  // consecutive skipped steps before the run gives up (0: never)
   bool spike_guard = false;             // skip steps whose loss or gradient norm is an outlier
   double spike_z = 6.0;                 // standard deviations above the window's mean that make a spike
   int spike_window = 100;               // accepted steps the mean and spread are taken over
+
+  // Every option's final value and where it came from (default, config file and line, command
+  // line): printed at start and stored in each checkpoint.
+  std::vector<OptionSetting> settings;
 };
 
-// Parses argv. Returns std::nullopt when --help was asked for (printed when `print_help`). Throws
-// std::invalid_argument with a message naming the option and what to change on bad input.
+// Parses argv and the --config file it names. Returns std::nullopt when --help was asked for (printed
+// when `print_help`). Throws std::invalid_argument with a message naming the option (and for a
+// value from the config file, the file and line) and what to change on bad input.
 std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool print_help = true);
 
 }  // namespace tessera

@@ -4,9 +4,10 @@
 #include <cblas.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include "core/warning.hpp"
 
 namespace tessera {
 
@@ -37,9 +38,9 @@ void reexec_with_better_blas_core(char** argv) {
   if (core.empty()) return;
   setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
   execv("/proc/self/exe", argv);
-  std::fprintf(stderr, "warning: OpenBLAS uses its generic '%s' kernels on this CPU; re-running with "
-                       "OPENBLAS_CORETYPE=%s failed (%s). Set it yourself for ~10x faster GEMMs.\n",
-               blas_core_name().c_str(), core.c_str(), std::strerror(errno));
+  warn(kLauncherRank, "OpenBLAS uses its generic '" + blas_core_name() + "' kernels on this CPU; re-running with "
+                      "OPENBLAS_CORETYPE=" + core + " failed (" + std::strerror(errno) +
+                      "). Set it yourself for ~10x faster GEMMs.");
 }
 
 }  // namespace tessera

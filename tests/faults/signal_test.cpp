@@ -1,7 +1,10 @@
 // Stop signals end to end: SIGTERM or SIGUSR1 to one rank of a 2-rank train_gpt job, SIGUSR1 to
 // mpirun (which forwards it), and SIGTERM to mpirun started with the documented
 // `--mca odls_base_sigkill_timeout` (docs/LAUNCH.md) each leave a committed checkpoint that a
-// second run resumes from; without --checkpoint-dir the run stops and says nothing was saved.
+// second run resumes from; without --checkpoint-dir the run stops and says nothing was saved, also
+// when the signal reaches a non-zero rank. A signal during the last step, or during the last
+// validation (after the last step's own check), saves the last step and stops before the summary
+// and the sample, so a requeued job resumes at the end.
 // tessera-test-timeout: 400
 #include <gtest/gtest.h>
 
@@ -30,19 +33,22 @@ class StopSignals : public ::testing::Test {
     write_token_file(data_, random_tokens(20000, 40));
   }
 
-  // Starts `mpirun <mpirun_flags> -np 2 train_gpt ...` in the background, waits for step 20, sends
-  // `signal` to `target` ("mpirun" or "rank": the first rank process), and waits for the job.
-  // Returns the job's log followed by "job exit N".
-  std::string interrupted_job(const std::string& signal, const std::string& target, const std::string& extra,
-                              const std::string& mpirun_flags = "") {
+  // Starts `mpirun <mpirun_flags> -np 2 train_gpt <flags> <extra>` in the background, waits for
+  // `wait_for` in its log, sends `signal` to `target` ("mpirun", "rank": the first rank process
+  // found, or "rank1": the rank whose OMPI_COMM_WORLD_RANK is 1), and waits for the job. Returns the
+  // job's log followed by "job exit N".
+  std::string signalled_job(const std::string& signal, const std::string& target, const std::string& flags,
+                            const std::string& wait_for, const std::string& mpirun_flags = "") {
     const std::string log = (dir_ / "job.log").string();
-    std::string flags = tiny_run(data_);
-    flags.replace(flags.find("--log-every 1 "), 14, "--log-every 20 ");
-    const std::string job = "mpirun --oversubscribe " + mpirun_flags + " -np 2 " + train_gpt_ + flags +
-                            " --steps 1000000 " + extra;
-    const std::string pid = target == "mpirun" ? "$M" : "$(pgrep -P $M -f train_gpt | head -1)";
+    const std::string job = "mpirun --oversubscribe " + mpirun_flags + " -np 2 " + train_gpt_ + flags;
+    std::string pid = "$M";
+    if (target == "rank") pid = "$(pgrep -P $M -f train_gpt | head -1)";
+    if (target == "rank1") {
+      pid = "$(for p in $(pgrep -P $M -f train_gpt); do tr \"\\0\" \"\\n\" < /proc/$p/environ | "
+            "grep -qx OMPI_COMM_WORLD_RANK=1 && echo $p; done)";
+    }
     const std::string script = job + " > " + log + " 2>&1 & M=$!; "
-                               "for i in $(seq 600); do grep -q \"step    20/\" " + log + " && break; kill -0 $M || break; "
+                               "for i in $(seq 600); do grep -q \"" + wait_for + "\" " + log + " && break; kill -0 $M || break; "
                                "sleep 0.1; done; "
                                "kill -" + signal + " " + pid + "; wait $M; echo job exit $? >> " + log;
     const auto r = run_bounded("bash -c '" + script + "'", 150);
@@ -55,6 +61,30 @@ class StopSignals : public ::testing::Test {
       std::fclose(f);
     }
     return out;
+  }
+
+  // A run of a million steps (logging every 20th), signalled once step 20 is logged.
+  std::string interrupted_job(const std::string& signal, const std::string& target, const std::string& extra,
+                              const std::string& mpirun_flags = "") {
+    std::string flags = tiny_run(data_);
+    flags.replace(flags.find("--log-every 1 "), 14, "--log-every 20 ");
+    return signalled_job(signal, target, flags + " --steps 1000000 " + extra, "step    20/", mpirun_flags);
+  }
+
+  // A 3-step run whose validation (first, and after step 3) takes seconds, signalled on rank 1 once
+  // step 3 is logged: while the last validation runs.
+  std::string signalled_in_last_validation(const std::string& extra) {
+    write_token_file((dir_ / "tokens_val.bin").string(), random_tokens(5000, 40, 7));
+    std::string flags = tiny_run(data_);
+    flags.replace(flags.find("--eval-every 0"), 14, "--eval-every 3 --eval-batches 4000");
+    flags.replace(flags.find("--sample-tokens 0"), 17, "--sample-tokens 20");
+    return signalled_job("USR1", "rank1", flags + " --steps 3 " + extra, "step     3/3");
+  }
+
+  // True when the run printed its text sample ("sample:" with a tokenizer, "sample (token ids ..."
+  // without); the effective configuration's "sample-tokens = N" line does not count.
+  static bool printed_a_sample(const std::string& out) {
+    return out.find("\nsample:") != std::string::npos || out.find("\nsample (") != std::string::npos;
   }
 
   // The step of the newest checkpoint in run_dir, or -1.
@@ -115,9 +145,61 @@ TEST_F(StopSignals, SigtermToMpirunWithTheDocumentedDelaySaves) {
 }
 
 TEST_F(StopSignals, WithoutACheckpointDirectoryTheMessageSaysNothingWasSaved) {
-  const std::string out = interrupted_job("USR1", "rank", "");
+  const std::string out = interrupted_job("USR1", "rank", "--allow-no-checkpoint-dir");
   EXPECT_NE(out.find("job exit 0"), std::string::npos) << out;
   EXPECT_NE(out.find("nothing was saved (no --checkpoint-dir)"), std::string::npos) << out;
+}
+
+TEST_F(StopSignals, OnANonZeroRankWithoutACheckpointDirectoryRankZeroSaysNothingWasSaved) {
+  const std::string out = interrupted_job("USR1", "rank1", "--allow-no-checkpoint-dir");
+  EXPECT_NE(out.find("job exit 0"), std::string::npos) << out;
+  const std::regex line(R"(stop signal: stopping after step ([0-9]+); nothing was saved \(no --checkpoint-dir\))");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m, line)) << out;
+  EXPECT_GE(std::stoll(m[1]), 20) << out;
+}
+
+TEST_F(StopSignals, DuringTheLastStepItIsSavedAndTheRunStops) {
+  // One step of a model large enough that it takes seconds; the signal goes to rank 1 once the run
+  // has started (the GEMM ceiling is measured just before the step).
+  const std::filesystem::path run_dir = dir_ / "last_step";
+  const std::string flags = " --data " + data_ + " --layers 4 --dim 256 --heads 4 --seq-len 16 --vocab 64 "
+                            "--micro-batch 128 --sample-tokens 20 --eval-every 0 --log-every 1 --threads 1 "
+                            "--no-memory-check --steps 1 --checkpoint-dir " + run_dir.string();
+  const std::string out = signalled_job("USR1", "rank1", flags, "GEMM ceiling");
+  EXPECT_NE(out.find("job exit 0"), std::string::npos) << out;
+  EXPECT_NE(out.find("stop signal (after the last step): saved step 1 to " + run_dir.string() + ", stopping"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("memory of rank 0"), std::string::npos) << "it went on after the stop:\n" << out;
+  EXPECT_EQ(saved_step(run_dir), 1) << out;
+}
+
+TEST_F(StopSignals, DuringTheLastValidationWithoutACheckpointDirectory) {
+  const std::string out = signalled_in_last_validation("");
+  EXPECT_NE(out.find("job exit 0"), std::string::npos) << out;
+  EXPECT_NE(out.find("stop signal (after the last step): stopping after step 3; nothing was saved "
+                     "(no --checkpoint-dir)"),
+            std::string::npos)
+      << out;
+  EXPECT_FALSE(printed_a_sample(out)) << "it went on to the sample:\n" << out;
+}
+
+TEST_F(StopSignals, DuringTheLastValidationTheLastStepIsSavedAndResumesAtTheEnd) {
+  const std::filesystem::path run_dir = dir_ / "last_validation";
+  const std::string out = signalled_in_last_validation("--checkpoint-dir " + run_dir.string());
+  EXPECT_NE(out.find("job exit 0"), std::string::npos) << out;
+  EXPECT_NE(out.find("stop signal (after the last step): saved step 3 to " + run_dir.string() + ", stopping"),
+            std::string::npos)
+      << out;
+  EXPECT_FALSE(printed_a_sample(out)) << "it went on to the sample:\n" << out;
+  EXPECT_EQ(saved_step(run_dir), 3) << out;
+  // A requeued job with the same flags has nothing left to train.
+  const auto again = run_bounded(train_gpt_ + tiny_run(data_) + " --steps 3 --checkpoint-dir " + run_dir.string() +
+                                 " --resume auto");
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("at step 3"), std::string::npos) << again.output;
+  EXPECT_EQ(again.output.find("| loss"), std::string::npos) << "it trained again:\n" << again.output;
 }
 
 }  // namespace

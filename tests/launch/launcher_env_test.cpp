@@ -1,5 +1,6 @@
-// read_launcher_env: the variables of mpirun, srun, PMIx and PMI launchers, their precedence, and a
-// message naming the variable when a value is malformed.
+// read_launcher_env: the variables of mpirun, srun, PMIx and PMI launchers, their precedence, a
+// batch script's Slurm values not taken for an srun launch, and a message naming the variable when a
+// value is malformed.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -32,7 +33,9 @@ TEST(LauncherEnv, OpenMpi) {
 }
 
 TEST(LauncherEnv, Slurm) {
-  const LauncherEnv env = read_launcher_env(fixed_environment({{"SLURM_PROCID", "6"},
+  const LauncherEnv env = read_launcher_env(fixed_environment({{"SLURM_JOB_ID", "12"},
+                                                               {"SLURM_STEP_ID", "0"},
+                                                               {"SLURM_PROCID", "6"},
                                                                {"SLURM_NTASKS", "8"},
                                                                {"SLURM_LOCALID", "2"},
                                                                {"SLURM_NODEID", "1"},
@@ -47,10 +50,29 @@ TEST(LauncherEnv, Slurm) {
 
 TEST(LauncherEnv, SlurmStepValuesWinOverTheAllocation) {
   const LauncherEnv env = read_launcher_env(fixed_environment(
-      {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "16"}, {"SLURM_STEP_NUM_TASKS", "4"}, {"SLURM_NNODES", "4"},
+      {{"SLURM_STEP_ID", "1"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "16"}, {"SLURM_STEP_NUM_TASKS", "4"},
+       {"SLURM_NNODES", "4"},
        {"SLURM_STEP_NUM_NODES", "1"}}));
   EXPECT_EQ(env.size, 4);
   EXPECT_EQ(env.num_nodes, 1);
+}
+
+TEST(LauncherEnv, TheBatchScriptIsNoSrunLaunch) {
+  // What a batch script of `sbatch -n 2` sees (Slurm 22.05): the batch step's SLURM_PROCID=0 and the
+  // job's SLURM_NTASKS, but no SLURM_STEP_ID. A program it runs directly was launched by nobody.
+  const LauncherEnv env = read_launcher_env(fixed_environment({{"SLURM_JOB_ID", "12"},
+                                                               {"SLURM_PROCID", "0"},
+                                                               {"SLURM_NTASKS", "2"},
+                                                               {"SLURM_LOCALID", "0"},
+                                                               {"SLURM_NODEID", "0"}}));
+  EXPECT_EQ(env.launcher, Launcher::kNone);
+  EXPECT_EQ(env.rank, -1);
+  // ... so an MPICH mpiexec in that script is described by its PMI variables.
+  const LauncherEnv pmi = read_launcher_env(fixed_environment(
+      {{"SLURM_JOB_ID", "12"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"PMI_RANK", "3"}, {"PMI_SIZE", "4"}}));
+  EXPECT_EQ(pmi.launcher, Launcher::kPmi);
+  EXPECT_EQ(pmi.rank, 3);
+  EXPECT_EQ(pmi.size, 4);
 }
 
 TEST(LauncherEnv, MpirunInsideASlurmJobIsMpirun) {
@@ -77,7 +99,7 @@ TEST(LauncherEnv, PmixAndPmi) {
 
 TEST(LauncherEnv, MalformedValueNamesTheVariable) {
   try {
-    read_launcher_env(fixed_environment({{"SLURM_PROCID", "zero"}}));
+    read_launcher_env(fixed_environment({{"SLURM_STEP_ID", "0"}, {"SLURM_PROCID", "zero"}}));
     FAIL() << "expected std::invalid_argument";
   } catch (const std::invalid_argument& error) {
     EXPECT_NE(std::string(error.what()).find("SLURM_PROCID"), std::string::npos) << error.what();

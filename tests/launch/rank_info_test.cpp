@@ -35,7 +35,9 @@ TEST(RankInfo, FromThisMpirun) {
 
 // Two ranks per simulated node, with sparse Slurm node ids 3, 13, 23, ...
 LauncherEnv simulated_slurm(int rank, int size) {
-  return read_launcher_env(fixed_environment({{"SLURM_PROCID", std::to_string(rank)},
+  return read_launcher_env(fixed_environment({{"SLURM_JOB_ID", "77"},
+                                              {"SLURM_STEP_ID", "0"},
+                                              {"SLURM_PROCID", std::to_string(rank)},
                                               {"SLURM_NTASKS", std::to_string(size)},
                                               {"SLURM_LOCALID", std::to_string(rank % 2)},
                                               {"SLURM_NODEID", std::to_string(3 + 10 * (rank / 2))}}));
@@ -71,9 +73,13 @@ TEST(RankInfo, SlurmNodeIdsGroupRanksIntoNodes) {
 
 TEST(RankInfo, LauncherValuesThatDisagreeWithMpiAreIgnored) {
   MpiCommunicator world(MPI_COMM_WORLD);
-  // What every rank sees when a batch script's SLURM_PROCID=0 leaks into another launcher's job.
-  const LauncherEnv stale = read_launcher_env(
-      fixed_environment({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}, {"SLURM_NODEID", std::to_string(world.rank())}}));
+  // What every rank sees when the ranks were started by a launcher whose daemons srun started as a
+  // one-task step: that step's SLURM_PROCID=0 on every rank.
+  const LauncherEnv stale = read_launcher_env(fixed_environment({{"SLURM_JOB_ID", "77"},
+                                                                 {"SLURM_STEP_ID", "3"},
+                                                                 {"SLURM_PROCID", "0"},
+                                                                 {"SLURM_STEP_NUM_TASKS", "1"},
+                                                                 {"SLURM_NODEID", std::to_string(world.rank())}}));
   const RankInfo info = discover_rank_info(world, stale);
   EXPECT_EQ(info.rank, world.rank());
   if (world.size() > 1) {
@@ -83,6 +89,18 @@ TEST(RankInfo, LauncherValuesThatDisagreeWithMpiAreIgnored) {
     EXPECT_EQ(info.launcher, Launcher::kSlurm) << "one rank: the values agree with MPI";
   }
   EXPECT_EQ(info.local_rank, world.rank());
+}
+
+TEST(RankInfo, ABatchScriptsSlurmValuesDescribeNoLaunch) {
+  MpiCommunicator world(MPI_COMM_WORLD);
+  // The batch script's own SLURM_PROCID=0 (no SLURM_STEP_ID), seen by ranks that mpiexec started.
+  const LauncherEnv batch = read_launcher_env(fixed_environment(
+      {{"SLURM_JOB_ID", "77"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_NODEID", "0"}}));
+  EXPECT_EQ(batch.launcher, Launcher::kNone);
+  const RankInfo info = discover_rank_info(world, batch);
+  EXPECT_EQ(info.launcher, Launcher::kNone);
+  EXPECT_EQ(info.rank, world.rank());
+  EXPECT_EQ(info.local_rank, world.rank()) << "grouped by host name";
 }
 
 TEST(RankInfo, DeviceIndexFollowsTheLocalRank) {

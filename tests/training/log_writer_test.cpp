@@ -1,6 +1,7 @@
-// LogWriter: lines reach the descriptor in order; when nobody reads it (a full pipe), post() still
-// returns at once, the oldest lines are dropped and counted, flush() gives up after its limit, and
-// a "[N log lines dropped ...]" line follows once the reader comes back.
+// LogWriter: lines (and text without a newline, for a live line) reach the descriptor in order;
+// when nobody reads it (a full pipe), post() still returns at once, the oldest lines are dropped and
+// counted, flush() gives up after its limit, and a "[N log lines dropped ...]" line follows once
+// the reader comes back.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -37,6 +38,21 @@ TEST(LogWriter, WritesLinesInOrder) {
   }
   ::close(fds[1]);
   EXPECT_EQ(read_available(fds[0]), "first\nstep 2 | loss 1.50\n");
+  ::close(fds[0]);
+}
+
+TEST(LogWriter, TextGoesOutAsItIs) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  {
+    LogWriter log(fds[1]);
+    log.post_text("\r\033[Kstep 1/2");
+    log.post_text("\r\033[Kstep 2/2");
+    log.post_text("");
+    log.post("done");
+  }
+  ::close(fds[1]);
+  EXPECT_EQ(read_available(fds[0]), "\r\033[Kstep 1/2\r\033[Kstep 2/2done\n") << "no newline added to text";
   ::close(fds[0]);
 }
 

@@ -1,0 +1,99 @@
+// train_gpt's options as library settings, and the pre-flight memory check.
+#include "run_settings.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstdio>
+#include <vector>
+
+#include "checkpointing/shard_file_writer.hpp"
+#include "comm/host_collectives.hpp"
+#include "flags/train_gpt_flags.hpp"
+#include "planning/preflight.hpp"
+
+namespace tessera {
+
+ShardingConfig sharding_config(const TrainOptions& o) {
+  ShardingConfig c;
+  c.stage = parse_zero_stage(o.zero);
+  c.precision.param_dtype = parse_dtype(o.param_dtype, "--param-dtype");
+  c.precision.reduce_dtype = parse_dtype(o.reduce_dtype, "--reduce-dtype");
+  c.hybrid_group = o.hybrid_group;
+  c.prefetch_units = o.prefetch;
+  c.reshard_after_forward = o.reshard_after_forward;
+  c.grad_clip = static_cast<float>(o.grad_clip);
+  c.optimizer.adamw.beta1 = static_cast<float>(o.beta1);
+  c.optimizer.adamw.beta2 = static_cast<float>(o.beta2);
+  c.optimizer.adamw.weight_decay = static_cast<float>(o.weight_decay);
+  c.optimizer.kind = parse_optimizer_kind(o.optimizer);
+  c.optimizer.block_size = o.optimizer_block;
+  c.offload.optimizer = parse_offload_target(o.offload_optimizer, "sharding.offload.optimizer");
+  c.offload.parameters = parse_offload_target(o.offload_params, "sharding.offload.parameters");
+  c.offload.nvme = o.nvme;
+  c.offload.nvme.io = parse_offload_io(o.offload_io);
+  return c;
+}
+
+PlanConfig plan_config_of(const GptConfig& gpt, const ShardingConfig& s, const BatchPlan& plan,
+                          const CheckpointPolicy& checkpointing) {
+  PlanConfig c;
+  c.model = ModelSpec{"train_gpt", gpt, 0};
+  c.seq_len = plan.seq_len;
+  c.precision = s.precision;
+  c.optimizer = s.optimizer;
+  c.stage = s.stage;
+  c.ranks = plan.ranks;
+  c.hybrid_group = s.hybrid_group;
+  c.micro_batch = plan.micro;
+  c.accumulation = plan.accumulation;
+  c.checkpointing = checkpointing;
+  c.offload = s.offload;
+  c.prefetch_units = s.prefetch_units;
+  c.reshard_after_forward = s.reshard_after_forward;
+  return c;
+}
+
+bool memory_fits(const PlanConfig& config, Device& device, int local_ranks, Communicator& world) {
+  const bool host = device.memory_space() == MemorySpace::kHost;
+  PreflightOptions options;
+  options.sharers = local_ranks;
+  options.host_memory = host;
+  options.offload_to = host ? OffloadTarget::kNvme : OffloadTarget::kNone;
+  const PreflightCheck check = preflight_memory_check(config, device.memory_budget(), options);
+  const std::vector<int> fits = all_gather_values(world, check.fits ? 1 : 0);
+  const auto first_failing = std::find(fits.begin(), fits.end(), 0);
+  if (first_failing == fits.end()) {
+    if (world.rank() == 0) std::printf("memory check: %s\n", check.summary().c_str());
+    return true;
+  }
+  if (world.rank() == static_cast<int>(first_failing - fits.begin())) {
+    std::fprintf(stderr, "rank %d: %s", world.rank(), check.report().c_str());
+    if (check.recommendation && check.recommendation->fits) {
+      std::fprintf(stderr, "try: %s (with your other options)\n", train_gpt_command(check.recommendation->config).c_str());
+    }
+    std::fflush(stderr);
+  }
+  return false;
+}
+
+CheckpointOptions checkpoint_options(const TrainOptions& o) {
+  CheckpointOptions c;
+  c.dir = o.checkpoint_dir;
+  c.save_every = o.save_every;
+  c.keep_last = o.keep_last;
+  c.mode = o.async_checkpoint ? SaveMode::kAsync : SaveMode::kSync;
+  c.compression = parse_checkpoint_compression(o.checkpoint_compression);
+  c.resume = o.resume;
+  c.init_from = o.init_from;
+  c.existing = o.overwrite ? ExistingCheckpoints::kOverwrite : ExistingCheckpoints::kRefuse;
+  return c;
+}
+
+ProgressStyle progress_style(const std::string& flag, const RankInfo& rank_info) {
+  if (flag == "live") return ProgressStyle::kLive;
+  if (flag == "plain") return ProgressStyle::kPlain;
+  const bool mpirun = rank_info.launcher == Launcher::kOpenMpi || std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
+  return mpirun ? ProgressStyle::kPlain : progress_style_of(1);
+}
+
+}  // namespace tessera

@@ -1,0 +1,36 @@
+// train_gpt's options as the library's settings — the engine's ShardingConfig, the checkpointer's
+// CheckpointOptions, the planner's PlanConfig, the progress style — and the pre-flight memory check.
+#pragma once
+
+#include "checkpointing/training_checkpointer.hpp"
+#include "comm/communicator.hpp"
+#include "launch/rank_info.hpp"
+#include "planning/plan_config.hpp"
+#include "runtime/device.hpp"
+#include "runtime/modules/gpt.hpp"
+#include "runtime/recompute/activation_checkpointing.hpp"
+#include "sharding/sharding_config.hpp"
+#include "train_options.hpp"
+#include "training/batch_plan.hpp"
+#include "training/progress_display.hpp"
+
+namespace tessera {
+
+ShardingConfig sharding_config(const TrainOptions& o);
+CheckpointOptions checkpoint_options(const TrainOptions& o);
+
+// The planner's view of this run, for the pre-flight memory check.
+PlanConfig plan_config_of(const GptConfig& gpt, const ShardingConfig& s, const BatchPlan& plan,
+                          const CheckpointPolicy& checkpointing);
+
+// Before anything is allocated: does this rank's predicted peak fit its device? Collective: every
+// rank checks; the first that does not prints the prediction and the advisor's suggestion (as a
+// train_gpt command line). Returns false when any rank does not fit.
+bool memory_fits(const PlanConfig& config, Device& device, int local_ranks, Communicator& world);
+
+// --progress: live or plain, or for auto, live when stdout is a terminal and the job was not
+// started by mpirun (Open MPI hands every rank a pseudo-terminal for stdout, also when mpirun's own
+// output goes to a file or pipe, so isatty says nothing there).
+ProgressStyle progress_style(const std::string& flag, const RankInfo& rank_info);
+
+}  // namespace tessera

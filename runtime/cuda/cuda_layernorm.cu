@@ -1,0 +1,137 @@
+// CUDA LayerNorm over the last dimension, one warp per row (the row's sums by warp butterflies,
+// fixed order). Forward keeps mean and rstd (f32). Backward, with xhat = (x - mean) * rstd and
+// g = weight * dout:
+//   dinp = rstd * (g - mean(g) - xhat * mean(g * xhat));  dweight += dout * xhat;  dbias += dout
+// dweight and dbias are deterministic column sums (column_sum.cuh) queued before the row kernel,
+// so dinp may alias dout, as on the CPU.
+#include "runtime/cuda/column_sum.cuh"
+#include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/cuda_launch.cuh"
+#include "runtime/cuda/cuda_ops.hpp"
+
+namespace tessera::detail {
+namespace {
+
+constexpr int kRowsPerBlock = kThreads / kWarp;
+
+template <typename T>
+__global__ void layernorm_forward_kernel(T* out, float* mean, float* rstd, const T* inp, const T* weight,
+                                         const T* bias, std::int64_t n, std::int64_t c, float eps) {
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarp;
+  if (row >= n) return;  // the whole warp
+  const int lane = threadIdx.x % kWarp;
+  const T* x = inp + row * c;
+  const float inv_c = 1.0f / static_cast<float>(c);
+  float sum = 0.0f;
+  for (std::int64_t j = lane; j < c; j += kWarp) sum += to_f32(x[j]);
+  const float mu = warp_sum(sum) * inv_c;
+  float var = 0.0f;
+  for (std::int64_t j = lane; j < c; j += kWarp) {
+    const float d = to_f32(x[j]) - mu;
+    var += d * d;
+  }
+  const float rs = 1.0f / sqrtf(warp_sum(var) * inv_c + eps);
+  T* o = out + row * c;
+  for (std::int64_t j = lane; j < c; j += kWarp) {
+    o[j] = from_f32<T>((to_f32(x[j]) - mu) * rs * to_f32(weight[j]) + to_f32(bias[j]));
+  }
+  if (lane == 0) {
+    mean[row] = mu;
+    rstd[row] = rs;
+  }
+}
+
+// (dout * xhat, dout) at (i, j): the terms of dweight and dbias.
+template <typename T>
+struct NormGradValues {
+  const T* dout;
+  const T* inp;
+  const float* mean;
+  const float* rstd;
+  std::int64_t c;
+  __device__ void operator()(std::int64_t i, std::int64_t j, float (&v)[2]) const {
+    const float d = to_f32(dout[i * c + j]);
+    v[0] = d * ((to_f32(inp[i * c + j]) - mean[i]) * rstd[i]);
+    v[1] = d;
+  }
+};
+
+template <typename T>
+__global__ void layernorm_backward_kernel(T* dinp, const T* dout, const T* inp, const T* weight, const float* mean,
+                                          const float* rstd, std::int64_t n, std::int64_t c) {
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarp;
+  if (row >= n) return;
+  const int lane = threadIdx.x % kWarp;
+  const T* x = inp + row * c;
+  const T* d = dout + row * c;
+  const float mu = mean[row];
+  const float rs = rstd[row];
+  float g_sum = 0.0f;
+  float gx_sum = 0.0f;
+  for (std::int64_t j = lane; j < c; j += kWarp) {
+    const float g = to_f32(weight[j]) * to_f32(d[j]);
+    g_sum += g;
+    gx_sum += g * (to_f32(x[j]) - mu) * rs;
+  }
+  const float inv_c = 1.0f / static_cast<float>(c);
+  const float g_mean = warp_sum(g_sum) * inv_c;
+  const float gx_mean = warp_sum(gx_sum) * inv_c;
+  T* dx = dinp + row * c;
+  for (std::int64_t j = lane; j < c; j += kWarp) {  // each element read, then written, by one lane
+    const float xhat = (to_f32(x[j]) - mu) * rs;
+    dx[j] = from_f32<T>(rs * (to_f32(weight[j]) * to_f32(d[j]) - g_mean - xhat * gx_mean));
+  }
+}
+
+unsigned row_blocks(std::int64_t n) { return static_cast<unsigned>((n + kRowsPerBlock - 1) / kRowsPerBlock); }
+
+}  // namespace
+
+std::size_t column_sum_scratch_floats(std::int64_t n, std::int64_t c, int outputs) {
+  std::int64_t groups = (n + kRowsPerGroup - 1) / kRowsPerGroup;
+  groups = groups < kMaxRowGroups ? groups : kMaxRowGroups;
+  groups = groups > 1 ? groups : 1;
+  return static_cast<std::size_t>(groups * c * outputs);
+}
+
+template <typename T>
+void launch_layernorm_forward(T* out,           // (n,c)
+                              float* mean,      // (n)
+                              float* rstd,      // (n)
+                              const T* inp,     // (n,c)
+                              const T* weight,  // (c)
+                              const T* bias,    // (c)
+                              std::int64_t n, std::int64_t c, float eps, cudaStream_t stream) {
+  if (n == 0) return;
+  layernorm_forward_kernel<T><<<row_blocks(n), kThreads, 0, stream>>>(out, mean, rstd, inp, weight, bias, n, c, eps);
+  TESSERA_CUDA_CHECK_LAUNCH("layernorm_forward_kernel");
+}
+
+template <typename T>
+void launch_layernorm_backward(T* dinp,            // (n,c) written; may alias dout
+                               T* dweight,         // (c) accumulated
+                               T* dbias,           // (c) accumulated
+                               const T* dout,      // (n,c)
+                               const T* inp,       // (n,c)
+                               const T* weight,    // (c)
+                               const float* mean,  // (n)
+                               const float* rstd,  // (n)
+                               std::int64_t n, std::int64_t c, float* scratch, std::size_t scratch_floats,
+                               cudaStream_t stream) {
+  if (n == 0) return;
+  column_sums<2, T>(ColumnOutputs<2, T>{{dweight, dbias}}, NormGradValues<T>{dout, inp, mean, rstd, c}, n, c, scratch,
+                    scratch_floats, stream);
+  layernorm_backward_kernel<T><<<row_blocks(n), kThreads, 0, stream>>>(dinp, dout, inp, weight, mean, rstd, n, c);
+  TESSERA_CUDA_CHECK_LAUNCH("layernorm_backward_kernel");
+}
+
+#define TESSERA_INSTANTIATE_LAYERNORM(T)                                                                            \
+  template void launch_layernorm_forward<T>(T*, float*, float*, const T*, const T*, const T*, std::int64_t,         \
+                                            std::int64_t, float, cudaStream_t);                                     \
+  template void launch_layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const float*, const float*,  \
+                                             std::int64_t, std::int64_t, float*, std::size_t, cudaStream_t);
+TESSERA_INSTANTIATE_LAYERNORM(float)
+TESSERA_INSTANTIATE_LAYERNORM(__nv_bfloat16)
+#undef TESSERA_INSTANTIATE_LAYERNORM
+
+}  // namespace tessera::detail

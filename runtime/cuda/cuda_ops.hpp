@@ -1,0 +1,148 @@
+// The typed launchers behind CudaKernels: each op of the Kernels table as a function templated on
+// its element type T, instantiated for float and __nv_bfloat16 (f32 accumulation in both), that
+// queues its kernels on a stream and returns. CudaKernels calls the float versions; tests (and later
+// a bf16 compute path) call the bf16 ones directly. Plain C++ declarations: includable from .cpp.
+//
+// Shapes and semantics are those of runtime/kernels.hpp unless a comment says otherwise. Pointers
+// are device pointers; statistics kept for backward (mean, rstd, lse, losses) are f32 for every T.
+// Launchers whose comment names `scratch` use that device memory as workspace; CudaKernels passes
+// its CublasContext's workspace. None of them synchronizes the host unless its comment says so.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "precision/dtype.hpp"
+#include "runtime/cuda/gemm_math.hpp"
+#include "runtime/kernels.hpp"
+#include "runtime/param_segment.hpp"
+
+namespace tessera {
+
+class CublasContext;
+
+namespace detail {
+
+// ---- GEMM and linear (cuda_gemm.cu), on blas.stream() ----------------------------------------------
+// Row-major c (m,n) = alpha op(a) op(b) + beta c, as Kernels::gemm. f32 tensors use `math`; bf16
+// tensors always use the bf16 tensor cores with f32 accumulation (math is ignored).
+template <typename T>
+void launch_gemm(const CublasContext& blas, GemmMath math, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+                 std::int64_t k, float alpha, const T* a, std::int64_t lda, const T* b, std::int64_t ldb, float beta,
+                 T* c, std::int64_t ldc);
+// The same for `batch` independent products, matrix i at a + i*stride_a, b + i*stride_b, c + i*stride_c.
+template <typename T>
+void launch_gemm_batched(const CublasContext& blas, GemmMath math, bool trans_a, bool trans_b, std::int64_t m,
+                         std::int64_t n, std::int64_t k, float alpha, const T* a, std::int64_t lda,
+                         std::int64_t stride_a, const T* b, std::int64_t ldb, std::int64_t stride_b, float beta, T* c,
+                         std::int64_t ldc, std::int64_t stride_c, std::int64_t batch);
+// out (n,oc) = inp (n,c) @ weight (oc,c)^T + bias (oc); bias through the cuBLASLt epilogue.
+template <typename T>
+void launch_linear_forward(const CublasContext& blas, GemmMath math, T* out, const T* inp, const T* weight,
+                           const T* bias, std::int64_t n, std::int64_t c, std::int64_t oc);
+// dinp (n,c) = dout @ weight; dweight (oc,c) += dout^T @ inp; dbias (oc) += column sums of dout, by a
+// column-sum kernel whose partials live in blas.workspace(). dinp, dbias may be null.
+template <typename T>
+void launch_linear_backward(const CublasContext& blas, GemmMath math, T* dinp, T* dweight, T* dbias, const T* dout,
+                            const T* inp, const T* weight, std::int64_t n, std::int64_t c, std::int64_t oc);
+
+// ---- embedding (cuda_embedding.cu) -----------------------------------------------------------------
+// Tokens are not checked here (see TokenRangeCheck); every token must lie in [0, v).
+template <typename T>
+void launch_embedding_forward(T* out, const std::int32_t* tokens, const T* wte, const T* wpe, std::int64_t b,
+                              std::int64_t t, std::int64_t c, cudaStream_t stream);
+// dwte and dwpe accumulated; each vocabulary row gets its dout rows added in (b,t) order, in one
+// thread block, without atomics: the same bits every run (and the CPU's bits for f32).
+template <typename T>
+void launch_embedding_backward(T* dwte, T* dwpe, const T* dout, const std::int32_t* tokens, std::int64_t b,
+                               std::int64_t t, std::int64_t c, cudaStream_t stream);
+// Writes to *first_bad (device) the smallest (index << 32 | token bits) over tokens (n) outside
+// [0, v), or leaves it untouched; the caller presets it to all ones.
+void launch_find_bad_token(const std::int32_t* tokens, std::int64_t n, std::int64_t v,
+                           unsigned long long* first_bad, cudaStream_t stream);
+
+// ---- layernorm (cuda_layernorm.cu) -----------------------------------------------------------------
+template <typename T>
+void launch_layernorm_forward(T* out, float* mean, float* rstd, const T* inp, const T* weight, const T* bias,
+                              std::int64_t n, std::int64_t c, float eps, cudaStream_t stream);
+// scratch: column_sum_scratch_floats(n, c, 2) floats.
+template <typename T>
+void launch_layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp, const T* weight,
+                               const float* mean, const float* rstd, std::int64_t n, std::int64_t c, float* scratch,
+                               std::size_t scratch_floats, cudaStream_t stream);
+// Floats of scratch a column sum of `outputs` vectors over (n,c) needs (at most what fits in
+// scratch_floats: fewer row groups are used when less is given; the result depends only on n, c
+// and the capacity, which is fixed per CudaKernels).
+std::size_t column_sum_scratch_floats(std::int64_t n, std::int64_t c, int outputs);
+
+// ---- attention (cuda_attention.cu), on blas.stream() -----------------------------------------------
+template <typename T>
+void launch_attention_forward(const CublasContext& blas, GemmMath math, T* out, T* probs, const T* qkv,
+                              std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh);
+template <typename T>
+void launch_attention_backward(const CublasContext& blas, GemmMath math, T* dqkv, T* scratch, const T* dout,
+                               const T* qkv, const T* probs, std::int64_t b, std::int64_t t, std::int64_t c,
+                               std::int64_t nh);
+
+// ---- element-wise (cuda_elementwise.cu) ------------------------------------------------------------
+template <typename T>
+void launch_gelu_forward(T* out, const T* inp, std::int64_t n, cudaStream_t stream);
+template <typename T>
+void launch_gelu_backward(T* dinp, const T* inp, const T* dout, std::int64_t n, cudaStream_t stream);
+template <typename T>
+void launch_add(T* out, const T* a, const T* b, std::int64_t n, cudaStream_t stream);
+template <typename T>
+void launch_scale(T* x, float s, std::int64_t n, cudaStream_t stream);
+
+// ---- cross-entropy (cuda_cross_entropy.cu) ---------------------------------------------------------
+// A target outside [0, v) reads nothing out of range: its loss (forward) and its dlogits row
+// (backward) become NaN, which the trainer's non-finite checks report (the CPU throws instead; a
+// throw here would cost a host synchronization per call).
+template <typename T>
+void launch_cross_entropy_forward(float* losses, float* lse, const T* logits, const std::int32_t* targets,
+                                  std::int64_t n, std::int64_t v, cudaStream_t stream);
+template <typename T>
+void launch_cross_entropy_backward(T* dlogits, const T* logits, const float* lse, const std::int32_t* targets,
+                                   float dloss, std::int64_t n, std::int64_t v, cudaStream_t stream);
+
+// ---- reductions (cuda_reduce.cu) -------------------------------------------------------------------
+// Two passes in double: chunks of kReduceChunk elements (by position, so alignment does not matter)
+// each summed by one block in a fixed order, then the chunk sums by one block in a fixed order.
+// scratch: reduce_scratch_doubles(n) doubles. n == 0 writes 0.
+inline constexpr std::int64_t kReduceChunk = 1 << 14;
+std::size_t reduce_scratch_doubles(std::int64_t n);
+template <typename T>
+void launch_sum(const T* x, std::int64_t n, double* out, double* scratch, cudaStream_t stream);
+template <typename T>
+void launch_sum_squares(const T* x, std::int64_t n, double* out, double* scratch, cudaStream_t stream);
+template <typename T>
+void launch_has_non_finite(const T* x, std::int64_t n, std::int32_t* out, cudaStream_t stream);
+
+// ---- optimizers (cuda_adamw.cu, cuda_adamw8bit.cu) -------------------------------------------------
+// param, m, v (n) f32 updated in place from grad (n) T; when param_copy is not null the updated
+// parameter is also written there as T (the bf16 write-back of an f32 master).
+template <typename T>
+void launch_adamw(float* param, const T* grad, float* m, float* v, T* param_copy, std::int64_t n,
+                  const AdamWScalars& s, cudaStream_t stream);
+// As Kernels::adamw8bit_update, one thread block per quantization block; `segments` (segment_count)
+// is a device copy of the sorted segment table; param_copy as in launch_adamw.
+template <typename T>
+void launch_adamw8bit(float* param, const T* grad, std::int8_t* m_codes, float* m_absmax, std::uint8_t* v_codes,
+                      float* v_absmax, T* param_copy, std::int64_t n, std::int64_t block, const ParamSegment* segments,
+                      std::int64_t segment_count, const AdamWScalars& no_decay, const AdamWScalars& decay,
+                      cudaStream_t stream);
+
+// Copies the host segment table into device memory dst (segments.size() entries) by value through
+// kernel parameters: nothing waits, and the host table may change once this returns.
+void launch_store_segments(ParamSegment* dst, std::span<const ParamSegment> segments, cudaStream_t stream);
+
+// ---- dtype conversion (cuda_convert.cu) ------------------------------------------------------------
+// Between different floating dtypes (f32, bf16, f16), the bits of precision/float_bits.hpp.
+void launch_convert(const void* src, DType from, void* dst, DType to, std::int64_t n, cudaStream_t stream);
+
+}  // namespace detail
+}  // namespace tessera

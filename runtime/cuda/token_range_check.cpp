@@ -1,0 +1,53 @@
+// TokenRangeCheck: find the first bad token on the device, copy it back, throw on the host.
+#include "runtime/cuda/token_range_check.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/cuda_device_guard.hpp"
+#include "runtime/cuda/cuda_ops.hpp"
+
+namespace tessera {
+namespace {
+constexpr unsigned long long kNoBadToken = ~0ull;
+}
+
+TokenRangeCheck::TokenRangeCheck(int device) : device_(device) {
+  const CudaDeviceGuard guard(device);
+  TESSERA_CUDA_CHECK(cudaMalloc(&device_slot_, sizeof *device_slot_));
+  if (const cudaError_t error = cudaMallocHost(&host_slot_, sizeof *host_slot_); error != cudaSuccess) {
+    cudaFree(device_slot_);
+    TESSERA_CUDA_CHECK(error);
+  }
+}
+
+TokenRangeCheck::~TokenRangeCheck() {
+  int previous = -1;
+  if (cudaGetDevice(&previous) == cudaSuccess && previous != device_) cudaSetDevice(device_);
+  cudaFreeHost(host_slot_);
+  cudaFree(device_slot_);
+  if (previous >= 0 && previous != device_) cudaSetDevice(previous);
+}
+
+void TokenRangeCheck::check(const std::int32_t* tokens, std::int64_t n, std::int64_t v, cudaStream_t stream,
+                            const char* where) const {
+  if (n == 0) return;
+  if (n > 0xffffffffll) {
+    throw std::invalid_argument(std::string(where) + ": " + std::to_string(n) +
+                                " tokens in one call; the token check handles at most 2^32 - 1");
+  }
+  TESSERA_CUDA_CHECK(cudaMemsetAsync(device_slot_, 0xff, sizeof *device_slot_, stream));
+  detail::launch_find_bad_token(tokens, n, v, device_slot_, stream);
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(host_slot_, device_slot_, sizeof *host_slot_, cudaMemcpyDeviceToHost, stream));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));  // the one host synchronization
+  const unsigned long long found = *host_slot_;
+  if (found == kNoBadToken) return;
+  const auto index = static_cast<std::int64_t>(found >> 32);
+  const auto token = static_cast<std::int32_t>(static_cast<std::uint32_t>(found & 0xffffffffull));
+  throw std::out_of_range(std::string(where) + ": token[" + std::to_string(index) + "] = " + std::to_string(token) +
+                          " is outside the embedding table [0, " + std::to_string(v) +
+                          "); check the data's token ids against the model's vocab size");
+}
+
+}  // namespace tessera

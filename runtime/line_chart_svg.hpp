@@ -1,0 +1,28 @@
+// A line chart of numeric series on the shared SVG frame (svg_frame.hpp), readable in any browser:
+// one <polyline> per series with one point per value, a legend, round ticks on both axes. Used for
+// the training metrics' plots (training/metrics_plots.hpp): loss and tokens/s over steps.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tessera {
+
+struct LineSeries {
+  std::string name;   // in the legend and the polyline's <title>
+  std::string color;  // "#4e79a7"
+  std::vector<double> x, y;  // the same length; non-finite values are left out of the line
+};
+
+struct LineChart {
+  std::string title, x_label, y_label;
+  std::vector<LineSeries> series;  // series with no points are listed in the legend only
+  bool whole_x = false;            // x values are whole numbers (steps): ticks on whole numbers only
+};
+
+// Throws std::invalid_argument when a series' x and y differ in length.
+std::string line_chart_svg(const LineChart& chart);
+// Writes it to `path`; throws std::runtime_error naming the path when it cannot.
+void write_line_chart_svg(const std::string& path, const LineChart& chart);
+
+}  // namespace tessera

@@ -1,0 +1,193 @@
+// train_gpt's progress and metrics, end to end. Without a terminal (a pipe, as in a Slurm log) the
+// log has exactly one ISO-8601-stamped line per logged step and no live line; so has a run under
+// mpirun (whose ranks write to a pseudo-terminal), unless --progress live asks for the live line. --metrics writes one
+// JSON record per logged step with the documented fields and one per validation, and the loss and
+// throughput plots beside it, well-formed SVG with one polyline per series and one point per
+// record, also when a stop signal ends the run. A resumed run keeps the records up to its checkpoint and appends after them (the records
+// the first run wrote past the checkpoint are dropped); the checkpoint holds the effective
+// configuration, which tessera_ckpt info prints.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/svg_check.hpp"
+#include "tests/support/train_gpt_process.hpp"
+
+namespace tessera {
+namespace {
+
+using Json = nlohmann::json;
+using testing::random_tokens;
+using testing::run_bounded;
+using testing::ScratchDir;
+using testing::tiny_run;
+using testing::train_gpt_binary;
+
+class TrainGptMetrics : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    train_gpt_ = train_gpt_binary();
+    if (train_gpt_.empty()) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
+    data_ = (dir_ / "tokens.bin").string();
+    write_token_file(data_, random_tokens(5000, 40));
+  }
+  // The tiny run, logging every `log_every` steps and validating on the training file every 3.
+  std::string run(int log_every) const {
+    std::string flags = tiny_run(data_);
+    flags.replace(flags.find("--log-every 1 "), 14, "--log-every " + std::to_string(log_every) + " ");
+    flags.replace(flags.find("--eval-every 0 "), 15, "--eval-every 3 --eval-batches 1 --val-data " + data_ + " ");
+    return train_gpt_ + flags;
+  }
+
+  ScratchDir dir_{"train_gpt_metrics"};
+  std::string train_gpt_, data_;
+};
+
+std::vector<Json> records(const std::string& path) {
+  std::vector<Json> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) out.push_back(Json::parse(line));  // throws if a line is not JSON
+  return out;
+}
+
+std::vector<std::int64_t> steps_of(const std::vector<Json>& rs, const std::string& kind) {
+  std::vector<std::int64_t> out;
+  for (const Json& r : rs) {
+    if (r.at("kind") == kind) out.push_back(r.at("step").get<std::int64_t>());
+  }
+  return out;
+}
+
+TEST_F(TrainGptMetrics, OneTimeStampedLinePerLoggedStepWithoutATerminal) {
+  const auto r = run_bounded(run(3) + " --steps 7", 60);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::regex logged(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d step +(\d+)/7 \| loss [0-9.]+ \|.* \| ETA .*)");
+  const std::regex any_step_line(R"(.*step +\d+/7 \|.*)");
+  std::vector<std::string> steps;
+  int step_lines = 0;
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, logged)) steps.push_back(m[1]);
+    if (std::regex_match(line, any_step_line)) ++step_lines;
+  }
+  EXPECT_EQ(steps, (std::vector<std::string>{"1", "3", "6", "7"})) << "the first, every 3rd and the last\n" << r.output;
+  EXPECT_EQ(step_lines, 4) << "no other step lines\n" << r.output;
+  EXPECT_EQ(r.output.find('\r'), std::string::npos) << "no live line in a pipe";
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(\d\d:\d\d[+-]\d\d:\d\d step +3 \| val loss [0-9.]+\n)"))) << r.output;
+}
+
+TEST_F(TrainGptMetrics, UnderMpirunAutoIsPlainAndLiveCanBeAsked) {
+  // mpirun gives rank 0 a pseudo-terminal even though its output goes to this test's pipe.
+  const auto launched = run_bounded("mpirun --oversubscribe -np 1 " + run(2) + " --steps 2", 60);
+  ASSERT_EQ(launched.exit_code, 0) << launched.output;
+  EXPECT_EQ(launched.output.find('\r'), std::string::npos) << launched.output;
+  EXPECT_TRUE(std::regex_search(launched.output, std::regex(R"(\d\d:\d\d[+-]\d\d:\d\d step +2/2 \| loss)")))
+      << launched.output;
+  const auto live = run_bounded(run(2) + " --steps 2 --progress live", 60);
+  ASSERT_EQ(live.exit_code, 0) << live.output;
+  EXPECT_NE(live.output.find("\r\033[Kstep 2/2 | loss "), std::string::npos) << "the live line, asked for";
+  const auto bad = run_bounded(run(2) + " --steps 2 --progress fancy", 60);
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("--progress fancy: use auto, live or plain"), std::string::npos) << bad.output;
+}
+
+TEST_F(TrainGptMetrics, MetricsFileAndPlots) {
+  const std::string metrics = (dir_ / "run.jsonl").string();
+  const auto r = run_bounded(run(3) + " --steps 7 --metrics " + metrics, 60);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::vector<Json> rs = records(metrics);
+  EXPECT_EQ(steps_of(rs, "train"), (std::vector<std::int64_t>{1, 3, 6, 7})) << "one record per logged step";
+  EXPECT_EQ(steps_of(rs, "val"), (std::vector<std::int64_t>{0, 3, 6, 7})) << "one per validation";
+  double elapsed = 0.0;
+  for (const Json& rec : rs) {
+    if (rec.at("kind") == "val") {
+      EXPECT_TRUE(rec.at("val_loss").is_number()) << rec;
+      continue;
+    }
+    for (const char* field : {"loss", "lr", "grad_norm", "tokens_per_s", "mfu", "elapsed_s"}) {
+      EXPECT_TRUE(rec.at(field).is_number()) << field << " in " << rec;
+    }
+    EXPECT_TRUE(rec.at("skipped").is_boolean()) << rec;
+    EXPECT_EQ(rec.at("skipped_steps"), 0) << rec;
+    EXPECT_GT(rec.at("tokens_per_s").get<double>(), 0.0) << rec;
+    EXPECT_GE(rec.at("elapsed_s").get<double>(), elapsed) << rec;
+    elapsed = rec.at("elapsed_s").get<double>();
+    for (const char* category : {"parameters", "gradients", "optimizer_state", "activations", "comm_buffers",
+                                 "workspace", "total"}) {
+      EXPECT_TRUE(rec.at("memory").at(category).at("current").is_number_integer()) << category << " in " << rec;
+      EXPECT_TRUE(rec.at("memory").at(category).at("peak").is_number_integer()) << category << " in " << rec;
+    }
+    EXPECT_GT(rec.at("memory").at("parameters").at("current").get<std::int64_t>(), 0) << rec;
+  }
+  // The loss printed for step 7 is the recorded one.
+  const std::string printed = std::to_string(rs[rs.size() - 2].at("loss").get<double>()).substr(0, 5);
+  EXPECT_NE(r.output.find("step     7/7 | loss " + printed), std::string::npos) << printed << "\n" << r.output;
+
+  const auto loss = testing::read_svg_series((dir_ / "run.loss.svg").string());
+  if (!loss) GTEST_SKIP() << "python3 is not installed: the SVG cannot be parsed here (scripts/setup installs it)";
+  ASSERT_TRUE(loss->parsed) << loss->error;
+  EXPECT_EQ(loss->points, (std::map<std::string, int>{{"training_loss", 4}, {"validation_loss", 4}}));
+  const auto throughput = testing::read_svg_series((dir_ / "run.throughput.svg").string());
+  ASSERT_TRUE(throughput && throughput->parsed) << (throughput ? throughput->error : "");
+  EXPECT_EQ(throughput->points, (std::map<std::string, int>{{"tokens/s", 4}}));
+}
+
+TEST_F(TrainGptMetrics, AStopSignalStillWritesThePlots) {
+  const std::string metrics = (dir_ / "stopped.jsonl").string(), log = (dir_ / "stopped.log").string();
+  const std::string job = run(5) + " --steps 1000000 --allow-no-checkpoint-dir --metrics " + metrics;
+  const std::string script = job + " > " + log + " 2>&1 & P=$!; "
+                             "for i in $(seq 600); do grep -q \"step    20/\" " + log + " && break; kill -0 $P || break; "
+                             "sleep 0.1; done; kill -TERM $P; wait $P; echo job exit $? >> " + log;
+  run_bounded("bash -c '" + script + "'", 120);
+  std::ifstream in(log);
+  const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(out.find("stop signal: stopping after step"), std::string::npos) << out;
+  EXPECT_NE(out.find("job exit 0"), std::string::npos) << out;
+  EXPECT_GE(steps_of(records(metrics), "train").size(), 5u) << out;
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "stopped.loss.svg")) << out;
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "stopped.throughput.svg")) << out;
+}
+
+TEST_F(TrainGptMetrics, AResumedRunAppendsAfterItsCheckpointAndTheCheckpointHoldsTheConfiguration) {
+  const std::string metrics = (dir_ / "run.jsonl").string(), ckpt = (dir_ / "ckpt").string();
+  const std::string flags = run(1) + " --metrics " + metrics + " --checkpoint-dir " + ckpt;
+  const auto first = run_bounded(flags + " --steps 6 --save-every 4", 60);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_TRUE(std::regex_search(first.output, std::regex("checkpoint: saved step 4 to " + ckpt +
+                                                         R"(/step_0000004 \([0-9.]+ [KM]iB in [0-9.]+ s\))")))
+      << first.output;
+  EXPECT_EQ(steps_of(records(metrics), "train"), (std::vector<std::int64_t>{1, 2, 3, 4, 5, 6}));
+  const std::vector<Json> before = records(metrics);
+
+  const auto resumed = run_bounded(flags + " --steps 8 --save-every 4 --resume auto", 60);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  const std::vector<Json> after = records(metrics);
+  EXPECT_EQ(steps_of(after, "train"), (std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 7, 8}))
+      << "steps 5 and 6 of the first run were dropped and written again by the resumed one";
+  EXPECT_EQ(steps_of(after, "val"), (std::vector<std::int64_t>{0, 3, 4, 6, 8}))
+      << "validations up to step 3 kept, step 4 measured again at the resume, then 6 and 8";
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(after[i], before[i]) << "kept as written";
+  EXPECT_GE(after.back().at("elapsed_s").get<double>(), before[5].at("elapsed_s").get<double>())
+      << "elapsed goes on from the records kept";
+
+  const std::string ckpt_tool = std::string(std::getenv("TESSERA_BIN_DIR")) + "/tessera_ckpt";
+  const auto info = run_bounded(ckpt_tool + " info " + ckpt, 60);
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_NE(info.output.find("configuration  the options of the run that saved it:"), std::string::npos) << info.output;
+  for (const std::string& line : std::vector<std::string>{"  steps = 8 +# command line", "  resume = auto +# command line",
+                                  "  lr = 0.001 +# default", "  metrics = " + metrics + " +# command line"}) {
+    EXPECT_TRUE(std::regex_search(info.output, std::regex(line))) << "no line matching '" << line << "' in\n" << info.output;
+  }
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,234 @@
+// SlurmCluster: a one-node Slurm brought up inside a test's scratch directory -- munged with a
+// generated key and its own socket, slurmctld and slurmd with a generated slurm.conf (this host as
+// the only node, 127.0.0.1, no cgroups: proctrack/linuxproc, task/none; SlurmUser root; two free
+// ports of its own; state, spool, pid files and logs in the directory), so it cannot meet a
+// system Slurm. Every client command (sbatch, srun, scontrol, ...) the test runs through command()
+// reads that slurm.conf through SLURM_CONF, and the jobs it submits inherit it.
+//
+// The daemons run in the foreground under `timeout`, so they end within kLifetimeSeconds even when
+// the test process is killed; the destructor cancels the jobs and shuts them down (also when the
+// test failed). start() returns "" once the node is idle and `srun --mpi=pmix` runs on it, else why
+// not -- not root, a package missing, a daemon that did not start, with the lines of its log -- for
+// the test to skip with.
+#pragma once
+
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/train_gpt_process.hpp"
+
+namespace tessera::testing {
+
+class SlurmCluster {
+ public:
+  static constexpr int kLifetimeSeconds = 900;
+
+  explicit SlurmCluster(std::filesystem::path root) : root_(std::move(root)) {}
+  ~SlurmCluster() { stop(); }
+  SlurmCluster(const SlurmCluster&) = delete;
+  SlurmCluster& operator=(const SlurmCluster&) = delete;
+
+  std::string start() {
+    if (::geteuid() != 0) {
+      return "slurmd must run as root to start jobs (SlurmdUser=root); this test runs as uid " +
+             std::to_string(::geteuid());
+    }
+    for (const char* program : {"munged", "slurmctld", "slurmd", "sbatch", "srun", "scontrol", "scancel", "sinfo"}) {
+      const ProcessResult found = run_bounded(std::string("sh -c 'PATH=$PATH:/usr/sbin:/sbin command -v ") + program + "'", 10);
+      if (found.exit_code != 0 || found.output.empty()) {
+        return std::string(program) + " is not installed (scripts/setup installs slurmctld, slurmd, slurm-client "
+                                      "and munge)";
+      }
+      paths_[program] = found.output.substr(0, found.output.find('\n'));
+    }
+    namespace fs = std::filesystem;
+    // munged wants every directory above its socket searchable by all, and its key private.
+    fs::permissions(root_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                               fs::perms::others_read | fs::perms::others_exec);
+    for (const char* dir : {"munge", "run", "state", "spool", "log", "tmp"}) fs::create_directories(root_ / dir);
+    fs::permissions(root_ / "munge", fs::perms::owner_all);
+    if (const std::string error = write_munge_key(); !error.empty()) return error;
+
+    const std::string socket = (root_ / "run" / "munge.socket").string();
+    munged_ = start_daemon(paths_["munged"] + " -F --key-file=" + (root_ / "munge" / "munge.key").string() + " --socket=" + socket +
+                               " --pid-file=" + (root_ / "run" / "munged.pid").string() +
+                               " --log-file=" + (root_ / "munge" / "munged.log").string() +
+                               " --seed-file=" + (root_ / "munge" / "munged.seed").string(),
+                           root_ / "log" / "munged.out");
+    if (!wait_for([&] { return fs::exists(socket) || !alive(munged_); }, 15) || !fs::exists(socket)) {
+      return "munged did not start:\n" + tail(root_ / "munge" / "munged.log") + tail(root_ / "log" / "munged.out");
+    }
+    write_config(socket);
+    slurmctld_ = start_daemon(paths_["slurmctld"] + " -D -c -f " + conf(), root_ / "log" / "slurmctld.out");
+    slurmd_ = start_daemon(paths_["slurmd"] + " -D -f " + conf(), root_ / "log" / "slurmd.out");
+    std::string state;
+    const bool idle = wait_for([&] {
+      state = command("sinfo -h -N -o %T", 10).output;
+      return state.find("idle") != std::string::npos || !alive(slurmctld_) || !alive(slurmd_);
+    }, 60);
+    if (!idle || state.find("idle") == std::string::npos) {
+      return "the Slurm node did not come up (sinfo: " + state + "):\n" + logs();
+    }
+    const ProcessResult probe = command("srun --mpi=pmix -n 2 -t 1 true", 60);
+    if (probe.exit_code != 0) {
+      return "srun --mpi=pmix -n 2 does not run on this node (exit " + std::to_string(probe.exit_code) + "):\n" +
+             probe.output + logs();
+    }
+    return "";
+  }
+
+  // `line` with SLURM_CONF pointing at this cluster, under a time bound.
+  ProcessResult command(const std::string& line, int seconds = 60) const {
+    return run_bounded("env SLURM_CONF=" + conf() + " " + line, seconds);
+  }
+
+  // Field `name` of `scontrol show job -o <job>` ("JobState", "Restarts", ...), or "" when absent.
+  std::string job_field(const std::string& job, const std::string& name) const {
+    const std::string text = command("scontrol show job -o " + job, 20).output;
+    const std::size_t at = text.find(" " + name + "=");
+    if (at == std::string::npos) return "";
+    const std::size_t begin = at + name.size() + 2;
+    return text.substr(begin, text.find_first_of(" \n", begin) - begin);
+  }
+
+  // Polls `done` every 100 ms for up to `seconds`; true once it holds.
+  static bool wait_for(const std::function<bool()>& done, int seconds) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > until) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return true;
+  }
+
+  // The last lines of every daemon's log, for failure messages.
+  std::string logs() const {
+    std::string text;
+    for (const char* log : {"log/slurmctld.log", "log/slurmd.log", "log/slurmctld.out", "log/slurmd.out",
+                            "munge/munged.log"}) {
+      text += tail(root_ / log);
+    }
+    return text;
+  }
+
+  std::string conf() const { return (root_ / "slurm.conf").string(); }
+
+ private:
+  static bool alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0; }
+
+  // Runs `command` in the background under `timeout`; returns timeout's pid (it passes TERM on).
+  pid_t start_daemon(const std::string& command, const std::filesystem::path& log) {
+    const ProcessResult r = run_bounded("sh -c 'env SLURM_CONF=" + conf() + " timeout -k 10 " +
+                                            std::to_string(kLifetimeSeconds) + " " + command + " > " + log.string() +
+                                            " 2>&1 < /dev/null & echo $!'",
+                                        10);
+    try {
+      return static_cast<pid_t>(std::stol(r.output));
+    } catch (...) {
+      return -1;
+    }
+  }
+
+  static void end(pid_t pid) {
+    if (!alive(pid)) return;
+    ::kill(pid, SIGTERM);
+    if (!wait_for([&] { return !alive(pid); }, 15)) ::kill(pid, SIGKILL);
+  }
+
+  void stop() {
+    if (alive(slurmctld_)) {
+      command("scancel --full --user=root", 20);
+      wait_for([&] { return command("squeue -h", 10).output.empty(); }, 30);
+      command("scontrol shutdown", 20);
+      wait_for([&] { return !alive(slurmctld_) && !alive(slurmd_); }, 20);
+    }
+    end(slurmd_);
+    end(slurmctld_);
+    end(munged_);
+    slurmd_ = slurmctld_ = munged_ = -1;
+  }
+
+  std::string write_munge_key() {
+    const std::filesystem::path key = root_ / "munge" / "munge.key";
+    std::ifstream random("/dev/urandom", std::ios::binary);
+    std::string bytes(1024, '\0');
+    if (!random.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) return "cannot read /dev/urandom";
+    std::ofstream(key, std::ios::binary) << bytes;
+    std::filesystem::permissions(key, std::filesystem::perms::owner_read);
+    return "";
+  }
+
+  // A TCP port nobody listens on now (the kernel's pick for port 0).
+  static int free_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    int port = -1;
+    if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+      port = ntohs(address.sin_port);
+    }
+    if (fd >= 0) ::close(fd);
+    return port;
+  }
+
+  void write_config(const std::string& munge_socket) {
+    char name[256] = {};
+    ::gethostname(name, sizeof name - 1);
+    std::string host = name;
+    host = host.substr(0, host.find('.'));
+    const int controller_port = free_port();
+    int node_port = free_port();
+    while (node_port == controller_port) node_port = free_port();
+    const std::string dir = root_.string();
+    std::ofstream(root_ / "slurm.conf")
+        << "# One-node test cluster (tests/support/slurm_cluster.hpp)\n"
+        << "ClusterName=tessera-test\n"
+        << "SlurmctldHost=" << host << "(127.0.0.1)\n"
+        << "SlurmctldPort=" << controller_port << "\n"
+        << "SlurmdPort=" << node_port << "\n"
+        // cred_expire: also how long a requeued job waits before it may start again (default 120 s).
+        << "AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=" << munge_socket << ",cred_expire=10\n"
+        << "SlurmUser=root\nSlurmdUser=root\n"
+        << "StateSaveLocation=" << dir << "/state\nSlurmdSpoolDir=" << dir << "/spool\nTmpFS=" << dir << "/tmp\n"
+        // Job ids of their own: srun --mpi=pmix names its directories after them.
+        << "FirstJobId=" << 1000 + ::getpid() % 1000000 << "\n"
+        << "SlurmctldPidFile=" << dir << "/run/slurmctld.pid\nSlurmdPidFile=" << dir << "/run/slurmd.pid\n"
+        << "SlurmctldLogFile=" << dir << "/log/slurmctld.log\nSlurmdLogFile=" << dir << "/log/slurmd.log\n"
+        << "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\n"
+        << "AccountingStorageType=accounting_storage/none\nJobCompType=jobcomp/none\nSwitchType=switch/none\n"
+        << "MpiDefault=none\nSelectType=select/cons_tres\nSelectTypeParameters=CR_Core\n"
+        // The main scheduling pass, which starts a requeued job once it is eligible: every 2 s, not 60.
+        << "SchedulerType=sched/builtin\nSchedulerParameters=sched_interval=2\n"
+        << "SlurmdParameters=config_overrides\nReturnToService=2\nKillWait=10\nMinJobAge=600\n"
+        // Jobs are not requeued unless they ask for it (#SBATCH --requeue), as on many clusters.
+        << "JobRequeue=0\n"
+        << "NodeName=" << host << " NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN\n"
+        << "PartitionName=test Nodes=" << host << " Default=YES MaxTime=INFINITE State=UP\n";
+  }
+
+  static std::string tail(const std::filesystem::path& file, int lines = 15) {
+    if (!std::filesystem::exists(file)) return "";
+    return "--- " + file.filename().string() + ":\n" +
+           run_bounded("tail -n " + std::to_string(lines) + " " + file.string(), 10).output;
+  }
+
+  std::filesystem::path root_;
+  std::map<std::string, std::string> paths_;  // program -> its path
+  pid_t munged_ = -1, slurmctld_ = -1, slurmd_ = -1;
+};
+
+}  // namespace tessera::testing

@@ -1,0 +1,57 @@
+// The plots of a metrics file: well-formed SVG (read by an XML parser), one polyline per series
+// with one point per record — training and validation loss in FILE.loss.svg, tokens/s in
+// FILE.throughput.svg — beside the metrics file.
+#include "training/metrics_plots.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/svg_check.hpp"
+#include "training/metrics_log.hpp"
+
+namespace tessera {
+namespace {
+
+TEST(MetricsPlots, NamesBesideTheFile) {
+  EXPECT_EQ(metrics_plot_files("run/metrics.jsonl").loss, "run/metrics.loss.svg");
+  EXPECT_EQ(metrics_plot_files("run/metrics.jsonl").throughput, "run/metrics.throughput.svg");
+  EXPECT_EQ(metrics_plot_files("metrics").loss, "metrics.loss.svg");
+}
+
+TEST(MetricsPlots, OneSeriesPerQuantityWithOnePointPerRecord) {
+  testing::ScratchDir dir("metrics_plots");
+  const std::string path = (dir / "run.jsonl").string();
+  {
+    MetricsLog log(path, std::nullopt);
+    for (int s = 1; s <= 7; ++s) {
+      TrainRecord r;
+      r.step = s;
+      r.loss = 4.0f / static_cast<float>(s);
+      r.tokens_per_s = 1000.0 + s;
+      log.append(r);
+      if (s % 3 == 0) log.append(ValidationRecord{s, 3.0f / static_cast<float>(s), 0.0});
+    }
+  }
+  const MetricsPlotFiles files = write_metrics_plots(path);
+  EXPECT_EQ(files.loss, (dir / "run.loss.svg").string());
+  const auto loss = testing::read_svg_series(files.loss);
+  if (!loss) GTEST_SKIP() << "python3 is not installed: the SVG cannot be parsed here (scripts/setup installs it)";
+  ASSERT_TRUE(loss->parsed) << files.loss << ": " << loss->error;
+  EXPECT_EQ(loss->polylines, 2);
+  EXPECT_EQ(loss->points, (std::map<std::string, int>{{"training_loss", 7}, {"validation_loss", 2}}));
+  const auto throughput = testing::read_svg_series(files.throughput);
+  ASSERT_TRUE(throughput && throughput->parsed) << files.throughput;
+  EXPECT_EQ(throughput->points, (std::map<std::string, int>{{"tokens/s", 7}}));
+}
+
+TEST(MetricsPlots, AMissingFileIsNamed) {
+  try {
+    write_metrics_plots("/nonexistent_dir/run.jsonl");
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent_dir/run.jsonl"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,31 @@
+// Loss and throughput charts of a metrics file.
+#include "training/metrics_plots.hpp"
+
+#include <filesystem>
+
+#include "runtime/line_chart_svg.hpp"
+#include "training/metrics_log.hpp"
+
+namespace tessera {
+
+MetricsPlotFiles metrics_plot_files(const std::string& metrics_path) {
+  const std::filesystem::path p(metrics_path);
+  return {std::filesystem::path(p).replace_extension(".loss.svg").string(),
+          std::filesystem::path(p).replace_extension(".throughput.svg").string()};
+}
+
+MetricsPlotFiles write_metrics_plots(const std::string& metrics_path) {
+  const MetricsSeries s = read_metrics_file(metrics_path);
+  const MetricsPlotFiles files = metrics_plot_files(metrics_path);
+  const std::string name = std::filesystem::path(metrics_path).filename().string();
+  LineChart loss{"loss: " + name, "step", "loss", {}, true};
+  loss.series.push_back({"training loss", "#4e79a7", s.train_step, s.train_loss});
+  loss.series.push_back({"validation loss", "#e15759", s.val_step, s.val_loss});
+  write_line_chart_svg(files.loss, loss);
+  LineChart throughput{"throughput: " + name, "step", "tokens/s (all ranks)", {}, true};
+  throughput.series.push_back({"tokens/s", "#59a14f", s.train_step, s.tokens_per_s});
+  write_line_chart_svg(files.throughput, throughput);
+  return files;
+}
+
+}  // namespace tessera
