@@ -1,6 +1,6 @@
 // reduce_in_order and reduce_wire_in_order: blocked loops (an L1-sized f32 accumulator per block)
-// that the compiler vectorises; one pass per source per block, sources visited in order 0, 1, ...,
-// N-1.
+// that the compiler vectorises (bf16 and f16 through the branch-free codecs of comm/wire_codec.hpp);
+// one pass per source per block, sources visited in order 0, 1, ..., N-1.
 #include "comm/host_reduce.hpp"
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "comm/wire_codec.hpp"
 #include "precision/float_codec.hpp"
 
 namespace tessera {
@@ -114,8 +115,8 @@ void reduce_wire_in_order(std::span<const WireSource> sources, float* dst, std::
   if (sources.empty()) throw std::invalid_argument("reduce_wire_in_order: no sources to reduce");
   switch (wire) {
     case DType::kF32: return reduce_wire<F32Codec>(sources, dst, count, op);
-    case DType::kBF16: return reduce_wire<BF16Codec>(sources, dst, count, op);
-    case DType::kF16: return reduce_wire<F16Codec>(sources, dst, count, op);
+    case DType::kBF16: return reduce_wire<detail::WireBf16Codec>(sources, dst, count, op);
+    case DType::kF16: return reduce_wire<detail::WireF16Codec>(sources, dst, count, op);
     case DType::kI32:
     case DType::kI8:
     case DType::kU8: break;
@@ -133,8 +134,8 @@ void reduce_in_order(std::span<const void* const> sources, void* dst, std::size_
   }
   switch (dtype) {
     case DType::kF32: return reduce_floating<F32Codec>(sources, dst, count, op);
-    case DType::kBF16: return reduce_floating<BF16Codec>(sources, dst, count, op);
-    case DType::kF16: return reduce_floating<F16Codec>(sources, dst, count, op);
+    case DType::kBF16: return reduce_floating<detail::WireBf16Codec>(sources, dst, count, op);
+    case DType::kF16: return reduce_floating<detail::WireF16Codec>(sources, dst, count, op);
     case DType::kI32: return reduce_i32(sources, dst, count, op);
     case DType::kI8:
     case DType::kU8: break;

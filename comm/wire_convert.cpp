@@ -1,11 +1,12 @@
-// narrow_to_wire / widen_from_wire: one loop per codec.
+// narrow_to_wire / widen_from_wire: one loop per codec (comm/wire_codec.hpp: branch-free, so they
+// vectorise).
 #include "comm/wire_convert.hpp"
 
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
-#include "precision/float_codec.hpp"
+#include "comm/wire_codec.hpp"
 
 namespace tessera {
 namespace {
@@ -32,8 +33,8 @@ void widen(const void* src_void, float* dst, std::size_t count) {
 void narrow_to_wire(const float* src, void* dst, std::size_t count, DType wire) {
   switch (wire) {
     case DType::kF32: std::memcpy(dst, src, count * sizeof(float)); return;
-    case DType::kBF16: return narrow<BF16Codec>(src, dst, count);
-    case DType::kF16: return narrow<F16Codec>(src, dst, count);
+    case DType::kBF16: return narrow<detail::WireBf16Codec>(src, dst, count);
+    case DType::kF16: return narrow<detail::WireF16Codec>(src, dst, count);
     case DType::kI32:
     case DType::kI8:
     case DType::kU8: break;
@@ -44,8 +45,8 @@ void narrow_to_wire(const float* src, void* dst, std::size_t count, DType wire) 
 void widen_from_wire(const void* src, float* dst, std::size_t count, DType wire) {
   switch (wire) {
     case DType::kF32: std::memcpy(dst, src, count * sizeof(float)); return;
-    case DType::kBF16: return widen<BF16Codec>(src, dst, count);
-    case DType::kF16: return widen<F16Codec>(src, dst, count);
+    case DType::kBF16: return widen<detail::WireBf16Codec>(src, dst, count);
+    case DType::kF16: return widen<detail::WireF16Codec>(src, dst, count);
     case DType::kI32:
     case DType::kI8:
     case DType::kU8: break;

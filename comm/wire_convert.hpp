@@ -1,5 +1,5 @@
 // narrow_to_wire / widen_from_wire: f32 values into and out of the dtype they travel in between
-// ranks (bf16, f16; f32 copies), round to nearest even as precision/float_codec.hpp rounds. The
+// ranks (bf16, f16; f32 copies), round to nearest even, bit for bit as precision/float_codec.hpp. The
 // loops a host-memory backend runs while it packs one segment of a message and unpacks one: single
 // threaded (they run on a communicator's progress thread, beside the compute threads) and
 // vectorised by the compiler.
