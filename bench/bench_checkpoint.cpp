@@ -9,13 +9,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <boost/program_options.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <iostream>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -30,6 +27,7 @@
 #include "checkpointing/training_checkpointer.hpp"
 #include "comm/host_collectives.hpp"
 #include "comm/mpi/mpi_communicator.hpp"
+#include "flags/program_options.hpp"
 #include "launch/run_distributed.hpp"
 #include "runtime/cpu/blas_core.hpp"
 #include "runtime/device_factory.hpp"
@@ -37,7 +35,6 @@
 #include "sharding/sharded_engine.hpp"
 
 namespace fs = std::filesystem;
-namespace po = boost::program_options;
 
 namespace tessera {
 namespace {
@@ -57,38 +54,39 @@ struct Args {
 // Throws std::invalid_argument naming the flag; returns false after printing --help.
 bool parse(int argc, char** argv, Args& a) {
   std::string ranks = "1,2,4";
-  po::options_description desc("bench_checkpoint options");
-  desc.add_options()("help", "this help")
-      ("dir", po::value(&a.dir)->default_value(a.dir), "directory the checkpoints are written to (removed after)")
-      ("reps", po::value(&a.reps)->default_value(a.reps), "saves and loads per rank count (medians reported)")
-      ("layers", po::value(&a.layers)->default_value(a.layers), "transformer blocks of the GPT")
-      ("dim", po::value(&a.dim)->default_value(a.dim), "channels of the GPT")
-      ("threads", po::value(&a.threads)->default_value(a.threads), "CPU threads per rank (0: cores / ranks)")
-      ("ranks", po::value(&ranks)->default_value(ranks), "comma-separated rank counts (sub-groups of the job)")
+  po::options_description options("Options");
+  options.add_options()
+      ("dir", value_with_default(&a.dir), "directory the checkpoints are written to (removed after)")
+      ("reps", value_with_default(&a.reps), "saves and loads per rank count (medians reported)")
+      ("layers", value_with_default(&a.layers), "transformer blocks of the GPT")
+      ("dim", value_with_default(&a.dim), "channels of the GPT")
+      ("threads", value_with_default(&a.threads), "CPU threads per rank (0: cores / ranks)")
+      ("ranks", value_with_default(&ranks), "comma-separated rank counts (sub-groups of the job)")
       ("keep", po::bool_switch(&a.keep), "keep the written checkpoints");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, desc), vm);
-  if (vm.count("help")) {
-    std::cout << "mpirun -np N bench_checkpoint [options]\n" << desc << "\n";
-    return false;
-  }
-  po::notify(vm);
-  a.ranks.clear();
-  std::stringstream in(ranks);
-  for (std::string item; std::getline(in, item, ',');) {
-    const bool digits = !item.empty() && item.find_first_not_of("0123456789") == std::string::npos && item.size() < 6;
-    if (!digits || std::stoi(item) < 1) {
-      throw std::invalid_argument("--ranks '" + ranks + "': '" + item + "' is not a rank count >= 1");
+  ProgramOptions program("bench_checkpoint",
+                         "bench_checkpoint: sharded checkpoint save and load beside the disk's own speed\n"
+                         "Usage: mpirun -np 4 bench_checkpoint [options]");
+  program.add(options);
+  if (!program.parse(argc, argv)) return false;
+  // The program's own checks, located in a --config file when it set the value.
+  program.locate_errors([&] {
+    a.ranks.clear();
+    std::stringstream in(ranks);
+    for (std::string item; std::getline(in, item, ',');) {
+      const bool digits = !item.empty() && item.find_first_not_of("0123456789") == std::string::npos && item.size() < 6;
+      if (!digits || std::stoi(item) < 1) {
+        throw std::invalid_argument("--ranks '" + ranks + "': '" + item + "' is not a rank count >= 1");
+      }
+      a.ranks.push_back(std::stoi(item));
     }
-    a.ranks.push_back(std::stoi(item));
-  }
-  if (a.ranks.empty()) throw std::invalid_argument("--ranks '" + ranks + "': name at least one rank count");
-  if (a.reps < 1) throw std::invalid_argument("--reps " + std::to_string(a.reps) + ": must be >= 1");
-  if (a.layers < 1 || a.dim < 16 || a.dim % 16 != 0) {
-    throw std::invalid_argument("--layers " + std::to_string(a.layers) + " --dim " + std::to_string(a.dim) +
-                                ": use layers >= 1 and a dim that is a multiple of 16 (16 heads)");
-  }
-  if (a.threads < 0) throw std::invalid_argument("--threads " + std::to_string(a.threads) + ": must be >= 0");
+    if (a.ranks.empty()) throw std::invalid_argument("--ranks '" + ranks + "': name at least one rank count");
+    if (a.reps < 1) throw std::invalid_argument("--reps " + std::to_string(a.reps) + ": must be >= 1");
+    if (a.layers < 1 || a.dim < 16 || a.dim % 16 != 0) {
+      throw std::invalid_argument("--layers " + std::to_string(a.layers) + " --dim " + std::to_string(a.dim) +
+                                  ": use layers >= 1 and a dim that is a multiple of 16 (16 heads)");
+    }
+    if (a.threads < 0) throw std::invalid_argument("--threads " + std::to_string(a.threads) + ": must be >= 0");
+  });
   return true;
 }
 
@@ -331,7 +329,7 @@ int main(int argc, char** argv) {
   try {
     if (!tessera::parse(argc, argv, args)) return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_checkpoint: %s (see --help)\n", e.what());
+    std::fprintf(stderr, "bench_checkpoint: %s\n", e.what());
     return 1;
   }
   tessera::reexec_with_better_blas_core(argv);

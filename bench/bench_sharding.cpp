@@ -11,26 +11,22 @@
 //
 // Usage: mpirun -np 2 bench_sharding [--reduce-dtype f32,bf16] [--stages 0,1,2,3] [--steps 5]
 //        [--micro-batch 4] [--threads 1] [--prefetch 1]
-#include <boost/program_options.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <iostream>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "bench_support.hpp"
+#include "flags/program_options.hpp"
 #include "launch/run_distributed.hpp"
 #include "runtime/cpu/blas_core.hpp"
 #include "runtime/device_factory.hpp"
 #include "runtime/modules/gpt.hpp"
 #include "sharding/sharded_engine.hpp"
 #include "training/trainer.hpp"
-
-namespace po = boost::program_options;
 
 namespace tessera {
 namespace {
@@ -58,40 +54,41 @@ std::vector<std::string> split_list(const std::string& text) {
 // Throws std::invalid_argument naming the flag; returns false after printing --help.
 bool parse(int argc, char** argv, Options& o) {
   std::string reduce = "f32,bf16", stages = "0,1,2,3";
-  po::options_description desc("bench_sharding options");
-  desc.add_options()("help", "this help")
-      ("reduce-dtype", po::value(&reduce)->default_value(reduce),
+  po::options_description options("Options");
+  options.add_options()
+      ("reduce-dtype", value_with_default(&reduce),
        "comma-separated dtypes the gradients travel in (f32, bf16, f16); each gets a row per stage")
-      ("stages", po::value(&stages)->default_value(stages), "comma-separated ZeRO stages (0-3)")
-      ("steps", po::value(&o.steps)->default_value(o.steps), "timed steps per configuration (median), after one warm-up")
-      ("micro-batch", po::value(&o.micro)->default_value(o.micro), "sequences per rank and step")
-      ("threads", po::value(&o.threads)->default_value(o.threads), "CPU threads per rank")
-      ("prefetch", po::value(&o.prefetch)->default_value(o.prefetch), "units gathered ahead (ZeRO-3)");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, desc), vm);
-  if (vm.count("help")) {
-    std::cout << "mpirun -np N bench_sharding [options]\n" << desc << "\n";
-    return false;
-  }
-  po::notify(vm);
-  o.reduce.clear();
-  for (const std::string& d : split_list(reduce)) {
-    const DType dtype = parse_dtype(d, "--reduce-dtype");
-    if (!is_floating(dtype)) throw std::invalid_argument("--reduce-dtype " + d + ": use f32, bf16 or f16");
-    o.reduce.push_back(dtype);
-  }
-  o.stages.clear();
-  for (const std::string& s : split_list(stages)) {
-    const bool digit = s.size() == 1 && s[0] >= '0' && s[0] <= '9';
-    const int stage = digit ? s[0] - '0' : -1;
-    if (stage < 0 || stage > 3) throw std::invalid_argument("--stages " + s + ": ZeRO stages are 0, 1, 2 and 3");
-    o.stages.push_back(stage);
-  }
-  if (o.reduce.empty()) throw std::invalid_argument("--reduce-dtype '" + reduce + "': name at least one dtype");
-  if (o.stages.empty()) throw std::invalid_argument("--stages '" + stages + "': name at least one stage");
-  if (o.steps < 1) throw std::invalid_argument("--steps " + std::to_string(o.steps) + ": must be >= 1");
-  if (o.micro < 1) throw std::invalid_argument("--micro-batch " + std::to_string(o.micro) + ": must be >= 1");
-  if (o.threads < 1) throw std::invalid_argument("--threads " + std::to_string(o.threads) + ": must be >= 1");
+      ("stages", value_with_default(&stages), "comma-separated ZeRO stages (0-3)")
+      ("steps", value_with_default(&o.steps), "timed steps per configuration (median), after one warm-up")
+      ("micro-batch", value_with_default(&o.micro), "sequences per rank and step")
+      ("threads", value_with_default(&o.threads), "CPU threads per rank")
+      ("prefetch", value_with_default(&o.prefetch), "units gathered ahead (ZeRO-3)");
+  ProgramOptions program("bench_sharding",
+                         "bench_sharding: ZeRO stages 0-3 x gradient reduce dtypes, interleaved step by step\n"
+                         "Usage: mpirun -np 2 bench_sharding [options]");
+  program.add(options);
+  if (!program.parse(argc, argv)) return false;
+  // The program's own checks, located in a --config file when it set the value.
+  program.locate_errors([&] {
+    o.reduce.clear();
+    for (const std::string& d : split_list(reduce)) {
+      const DType dtype = parse_dtype(d, "--reduce-dtype");
+      if (!is_floating(dtype)) throw std::invalid_argument("--reduce-dtype " + d + ": use f32, bf16 or f16");
+      o.reduce.push_back(dtype);
+    }
+    o.stages.clear();
+    for (const std::string& s : split_list(stages)) {
+      const bool digit = s.size() == 1 && s[0] >= '0' && s[0] <= '9';
+      const int stage = digit ? s[0] - '0' : -1;
+      if (stage < 0 || stage > 3) throw std::invalid_argument("--stages " + s + ": ZeRO stages are 0, 1, 2 and 3");
+      o.stages.push_back(stage);
+    }
+    if (o.reduce.empty()) throw std::invalid_argument("--reduce-dtype '" + reduce + "': name at least one dtype");
+    if (o.stages.empty()) throw std::invalid_argument("--stages '" + stages + "': name at least one stage");
+    if (o.steps < 1) throw std::invalid_argument("--steps " + std::to_string(o.steps) + ": must be >= 1");
+    if (o.micro < 1) throw std::invalid_argument("--micro-batch " + std::to_string(o.micro) + ": must be >= 1");
+    if (o.threads < 1) throw std::invalid_argument("--threads " + std::to_string(o.threads) + ": must be >= 1");
+  });
   return true;
 }
 
@@ -226,7 +223,7 @@ int main(int argc, char** argv) {
   try {
     if (!tessera::parse(argc, argv, options)) return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_sharding: %s (see --help)\n", e.what());
+    std::fprintf(stderr, "bench_sharding: %s\n", e.what());
     return 1;
   }
   tessera::reexec_with_better_blas_core(argv);
