@@ -51,26 +51,13 @@ std::vector<ElementRange> ranges_of(const DatasetRead& r, const StateSpec& spec,
 }
 
 // Opens every shard file in order, checks it belongs to the save `meta` describes, and calls
-// `each(reader, file index)`. With `prefetch`, each file's chunks are fetched from the disk in the
-// background one file ahead of `each`.
-void for_each_file(const fs::path& dir, const FileReads& files, const std::vector<StateSpec>& states,
-                   const CheckpointMeta& meta, const std::string& meta_path, bool prefetch,
-                   const std::function<void(ShardFileReader&, std::size_t)>& each) {
-  const std::size_t n = files.shards.size();
-  std::vector<std::unique_ptr<ShardFileReader>> readers(n);
-  auto open = [&](std::size_t f) {
-    readers[f] = std::make_unique<ShardFileReader>((dir / shard_file_name(files.shards[f])).string(), files.shards[f]);
-    check_same_save(*readers[f], meta, meta_path);
-    if (!prefetch) return;
-    for (const DatasetRead& r : files.reads[f]) {
-      readers[f]->prefetch(*r.old_unit, states[r.state].name, ranges_of(r, states[r.state], nullptr));
-    }
-  };
-  for (std::size_t f = 0; f < n; ++f) {
-    if (!readers[f]) open(f);
-    if (prefetch && f + 1 < n) open(f + 1);
-    each(*readers[f], f);
-    readers[f].reset();  // stops its readahead, closes the file
+// `each(reader, file index)`.
+void for_each_file(const fs::path& dir, const FileReads& files, const CheckpointMeta& meta,
+                   const std::string& meta_path, const std::function<void(ShardFileReader&, std::size_t)>& each) {
+  for (std::size_t f = 0; f < files.shards.size(); ++f) {
+    ShardFileReader reader((dir / shard_file_name(files.shards[f])).string(), files.shards[f]);
+    check_same_save(reader, meta, meta_path);
+    each(reader, f);
   }
 }
 
@@ -133,8 +120,8 @@ LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const fs:
   };
 
   // Pass 1: everything is checked, and every chunk this rank needs is read from the disk and its
-  // checksum verified (through one reused buffer: nothing is kept but what the disk leaves in the
-  // page cache), before any rank changes its engine.
+  // checksum verified (through one reused buffer per thread: nothing is kept but what the disk
+  // leaves in the page cache), before any rank changes its engine.
   run_and_agree(world, [&] {
     std::error_code ec;
     if (!fs::is_directory(path, ec)) {
@@ -171,7 +158,7 @@ LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const fs:
         }
       }
     }
-    for_each_file(path, files, current.states, meta, meta_path.string(), true, [&](ShardFileReader& reader, std::size_t f) {
+    for_each_file(path, files, meta, meta_path.string(), [&](ShardFileReader& reader, std::size_t f) {
       for (const DatasetRead& r : files.reads[f]) {
         const StateSpec& spec = current.states[r.state];
         reader.verify(*r.old_unit, spec.name, spec.dtype, ranges_of(r, spec, nullptr));
@@ -204,7 +191,7 @@ LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const fs:
         base[u].push_back(b);
       }
     }
-    for_each_file(path, files, current.states, result.meta, meta_path.string(), false, [&](ShardFileReader& reader, std::size_t f) {
+    for_each_file(path, files, result.meta, meta_path.string(), [&](ShardFileReader& reader, std::size_t f) {
       for (const DatasetRead& r : files.reads[f]) {
         const StateSpec& spec = current.states[r.state];
         reader.read(*r.old_unit, spec.name, spec.dtype,

@@ -11,8 +11,8 @@
 // and all ranks agree (rank_agreement) before a single engine tensor is written. On failure every
 // rank throws the same CheckpointError and the engine is untouched.
 //
-// Two passes over the chunks a rank needs: the first reads them from the disk (fetched ahead in
-// the background) and verifies them through one small reused buffer; once every rank agreed, the
+// Two passes over the chunks a rank needs: the first reads them from the disk (several requests in
+// flight) and verifies them through small reused buffers; once every rank agreed, the
 // second reads them again — from the page cache — straight into the engine's state tensors (host
 // memory; other memory through host buffers) and checks the checksums once more. No host copy of
 // the whole state is ever made: memory the process never touched costs more to fault in than a

@@ -1,5 +1,5 @@
-// Chunk-aligned range reads with checksum verification (pread of whole unfiltered chunks, or HDF5
-// hyperslab reads), and the prefetch of the chunks they need.
+// Chunk-aligned range reads with checksum verification: pread of whole unfiltered chunks, or HDF5
+// hyperslab reads.
 #include "checkpointing/shard_file_reader.hpp"
 
 #include <fcntl.h>
@@ -163,24 +163,7 @@ ShardFileReader::ShardFileReader(std::string path, int shard) : path_(std::move(
 }
 
 ShardFileReader::~ShardFileReader() {
-  readahead_.reset();
   if (raw_fd_ >= 0) ::close(raw_fd_);
-}
-
-void ShardFileReader::prefetch(const std::string& unit, const std::string& dataset,
-                               const std::vector<ElementRange>& ranges) {
-  try {
-    detail::Hdf5Guard guard;
-    const StateDataset d = open_state_dataset(file_.get(), path_, unit, dataset);
-    if (d.chunk <= 0) return;
-    if (!readahead_) readahead_ = std::make_unique<FileReadahead>(path_);
-    for (std::int64_t c : needed_chunks(ranges, d)) {
-      const std::optional<ChunkStorage> stored = chunk_storage(d, c);
-      if (stored) readahead_->add(stored->address, stored->bytes);  // none: never written, nothing on the disk
-    }
-  } catch (const CheckpointError&) {
-    // read() of the same dataset reports it.
-  }
 }
 
 void ShardFileReader::read(const std::string& unit, const std::string& dataset, DType dtype,

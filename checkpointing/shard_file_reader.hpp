@@ -6,19 +6,16 @@
 // Speed: chunks stored without filters (the default, no compression) are read whole with pread at
 // the addresses HDF5 gives, straight into the destination when one range holds the chunk, several
 // at once over the OpenMP threads and outside the HDF5 lock, each hashed right after it arrived
-// (chunk_pread.hpp): one copy out of the page cache and one pass of the hash. Compressed chunks go
-// through HDF5 in runs of a few chunks, each verified as soon as it is read. A reader that calls
-// prefetch() for its reads first has the disk fetch those chunks in the background
-// (FileReadahead), many large requests in flight, while the reads consume what has arrived.
+// (chunk_pread.hpp): one copy out of the page cache and one pass of the hash, several requests in
+// flight for the disk. Compressed chunks go through HDF5 in runs of a few chunks, each verified as
+// soon as it is read.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "checkpointing/file_readahead.hpp"
 #include "checkpointing/hdf5_util.hpp"
 #include "precision/dtype.hpp"
 
@@ -52,11 +49,6 @@ class ShardFileReader {
   // Reads and verifies the same chunks as read() without keeping them (ranges' `out` is not used):
   // a check of everything before anything is written, through one reused buffer.
   void verify(const std::string& unit, const std::string& dataset, DType dtype, const std::vector<ElementRange>& ranges);
-  // Starts fetching from the disk, in the background, the chunks that read() of the same dataset
-  // and ranges will need (ranges' `out` is not used). Call it for every read ahead of the reads,
-  // in the order they will be made. Only a hint: a dataset it cannot find is left to read() to
-  // report.
-  void prefetch(const std::string& unit, const std::string& dataset, const std::vector<ElementRange>& ranges);
   // Bytes of dataset elements read so far (whole chunks), by read() and verify().
   std::int64_t bytes_read() const { return bytes_read_; }
 
@@ -73,7 +65,6 @@ class ShardFileReader {
   std::int64_t bytes_read_ = 0;
   int raw_fd_ = -1;  // the file for pread of unfiltered chunks (-1: HDF5 reads everything)
   std::vector<std::byte> buffer_;
-  std::unique_ptr<FileReadahead> readahead_;  // from the first prefetch() on
 };
 
 }  // namespace tessera

@@ -1,22 +1,18 @@
 // ShardFileReader: ranges that split chunks, cover them whole or overlap read the stored values,
 // from uncompressed chunks (pread) and compressed ones (HDF5); verify() checks without writing; a
-// flipped byte and a truncated file are refused naming the dataset; prefetch() brings exactly the
-// chunks a read will need into the page cache (from a shard file whose pages were dropped) and
-// ignores datasets that are not there. The prefetch test skips where the page cache cannot be
-// dropped (e.g. a tmpfs temporary directory).
+// flipped byte and a truncated file are refused naming the dataset.
 #include "checkpointing/shard_file_reader.hpp"
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "checkpointing/checkpoint_error.hpp"
 #include "checkpointing/shard_file_writer.hpp"
-#include "tests/checkpointing/page_cache_support.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace tessera::testing {
@@ -118,44 +114,6 @@ TEST(ShardFileReader, AFlippedByteAndATruncatedFileAreRefused) {
   EXPECT_NE(cut.find("reading chunk 7 of " + path + ":/units/h.0/master: the file ends after 10 of 4096 bytes"),
             std::string::npos)
       << cut;
-}
-
-TEST(ShardFileReader, PrefetchFetchesTheChunksAReadWillNeed) {
-  ScratchDir dir("shard_prefetch");
-  const std::string path = (dir / "shard_00000.h5").string();
-  const std::int64_t n = 5 * (kMiB / 4);  // five 1 MiB chunks of f32
-  std::vector<float> master(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) master[static_cast<std::size_t>(i)] = static_cast<float>(i) * 0.5f;
-  ShardSnapshot snapshot;
-  snapshot.units.push_back({"h.0", n, n, 0, {{"master", DType::kF32, 1, master.data()}}});
-  ShardWriteOptions options;
-  options.chunk_elements = kMiB / 4;
-  write_shard_file(path, snapshot, 0, 1, 7, 0x1234, options);
-  drop_pages(path);
-  const Residency before = residency(path, 0, static_cast<std::int64_t>(std::filesystem::file_size(path)));
-  if (before.resident * 2 > before.pages) GTEST_SKIP() << "the page cache cannot be dropped here";
-
-  ShardFileReader reader(path, 0);
-  reader.prefetch("h.0", "no_such_dataset", {{0, 10, nullptr}});  // ignored: read() would report it
-  reader.prefetch("no_such_unit", "master", {{0, 10, nullptr}});
-  // Elements of chunks 1 and 2 only.
-  const std::int64_t begin = kMiB / 4 + 100, count = kMiB / 4;
-  reader.prefetch("h.0", "master", {{begin, count, nullptr}});
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  Residency now = residency(path, 0, static_cast<std::int64_t>(std::filesystem::file_size(path)));
-  while (now.resident - before.resident < 2 * kMiB / 4096 && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    now = residency(path, 0, static_cast<std::int64_t>(std::filesystem::file_size(path)));
-  }
-  EXPECT_GE(now.resident - before.resident, 2 * kMiB / 4096)
-      << "pages of the file brought in by prefetching two 1 MiB chunks: " << now.resident - before.resident;
-  EXPECT_LT(now.resident - before.resident, 4 * kMiB / 4096) << "more than the two chunks were fetched";
-
-  std::vector<float> out(static_cast<std::size_t>(count));
-  reader.read("h.0", "master", DType::kF32, {{begin, count, out.data()}});
-  for (std::int64_t i = 0; i < count; ++i) {
-    ASSERT_EQ(out[static_cast<std::size_t>(i)], master[static_cast<std::size_t>(begin + i)]) << "element " << begin + i;
-  }
 }
 
 }  // namespace
