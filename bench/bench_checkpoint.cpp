@@ -2,9 +2,10 @@
 // + Adam m, v), saved and loaded by 1, 2 and 4 ranks (sub-groups of one mpirun job), next to the
 // disk's sequential write and read throughput measured in the same run (one process, 64 MiB
 // writes + fsync; read after dropping the file from the page cache). Also the training-visible
-// stall of an async save (the copy to host buffers) against the synchronous save time.
+// stall of an async save (the copy to host buffers) against the synchronous save time. Ranks outside
+// a row wait without spinning, so a row of n ranks has the machine's cores to itself.
 // Usage: mpirun -np 4 bench_checkpoint [--dir /tmp/tessera_bench_checkpoint] [--reps 3]
-//        [--layers 7] [--dim 1024] [--threads 0] [--ranks 1,2,4] [--keep 1]
+//        [--layers 7] [--dim 1024] [--threads 0] [--ranks 1,2,4] [--keep]
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,6 +27,7 @@
 #include "checkpointing/training_checkpointer.hpp"
 #include "comm/host_collectives.hpp"
 #include "comm/mpi/mpi_communicator.hpp"
+#include "flags/program_options.hpp"
 #include "launch/run_distributed.hpp"
 #include "runtime/cpu/blas_core.hpp"
 #include "runtime/device_factory.hpp"
@@ -48,27 +51,43 @@ struct Args {
   std::vector<int> ranks{1, 2, 4};
 };
 
-Args parse(int argc, char** argv) {
-  Args a;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--dir") a.dir = v;
-    else if (k == "--reps") a.reps = std::stoi(v);
-    else if (k == "--layers") a.layers = std::stoll(v);
-    else if (k == "--dim") a.dim = std::stoll(v);
-    else if (k == "--threads") a.threads = std::stoi(v);
-    else if (k == "--keep") a.keep = v == "1";
-    else if (k == "--ranks") {
-      a.ranks.clear();
-      for (std::size_t at = 0; at < v.size();) {
-        const std::size_t comma = std::min(v.find(',', at), v.size());
-        a.ranks.push_back(std::stoi(v.substr(at, comma - at)));
-        at = comma + 1;
+// Throws std::invalid_argument naming the flag; returns false after printing --help.
+bool parse(int argc, char** argv, Args& a) {
+  std::string ranks = "1,2,4";
+  po::options_description options("Options");
+  options.add_options()
+      ("dir", value_with_default(&a.dir), "directory the checkpoints are written to (removed after)")
+      ("reps", value_with_default(&a.reps), "saves and loads per rank count (medians reported)")
+      ("layers", value_with_default(&a.layers), "transformer blocks of the GPT")
+      ("dim", value_with_default(&a.dim), "channels of the GPT")
+      ("threads", value_with_default(&a.threads), "CPU threads per rank (0: cores / ranks)")
+      ("ranks", value_with_default(&ranks), "comma-separated rank counts (sub-groups of the job)")
+      ("keep", po::bool_switch(&a.keep), "keep the written checkpoints");
+  ProgramOptions program("bench_checkpoint",
+                         "bench_checkpoint: sharded checkpoint save and load beside the disk's own speed\n"
+                         "Usage: mpirun -np 4 bench_checkpoint [options]");
+  program.add(options);
+  if (!program.parse(argc, argv)) return false;
+  // The program's own checks, located in a --config file when it set the value.
+  program.locate_errors([&] {
+    a.ranks.clear();
+    std::stringstream in(ranks);
+    for (std::string item; std::getline(in, item, ',');) {
+      const bool digits = !item.empty() && item.find_first_not_of("0123456789") == std::string::npos && item.size() < 6;
+      if (!digits || std::stoi(item) < 1) {
+        throw std::invalid_argument("--ranks '" + ranks + "': '" + item + "' is not a rank count >= 1");
       }
+      a.ranks.push_back(std::stoi(item));
     }
-    else throw std::invalid_argument("bench_checkpoint: unknown option " + k);
-  }
-  return a;
+    if (a.ranks.empty()) throw std::invalid_argument("--ranks '" + ranks + "': name at least one rank count");
+    if (a.reps < 1) throw std::invalid_argument("--reps " + std::to_string(a.reps) + ": must be >= 1");
+    if (a.layers < 1 || a.dim < 16 || a.dim % 16 != 0) {
+      throw std::invalid_argument("--layers " + std::to_string(a.layers) + " --dim " + std::to_string(a.dim) +
+                                  ": use layers >= 1 and a dim that is a multiple of 16 (16 heads)");
+    }
+    if (a.threads < 0) throw std::invalid_argument("--threads " + std::to_string(a.threads) + ": must be >= 0");
+  });
+  return true;
 }
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -121,6 +140,18 @@ DiskSpeed measure_disk(const fs::path& file, std::int64_t bytes) {
     best.read_gbs = std::max(best.read_gbs, static_cast<double>(bytes) / seconds_since(t0) / 1e9);
   }
   return best;
+}
+
+// MPI_Barrier over every rank, waited for without spinning: the ranks outside a row sleep here while
+// the row runs, instead of taking cores from it (Open MPI's barrier polls at full speed).
+void idle_barrier(MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Ibarrier(comm, &request);
+  for (int done = 0;;) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
 }
 
 std::unique_ptr<Communicator> first_ranks(int ranks) {
@@ -259,8 +290,7 @@ Row bench_ranks(Communicator& comm, const Args& args, const GptConfig& gpt) {
   return row;
 }
 
-int bench(DistributedContext& ctx) {
-  const Args args = parse(ctx.argc(), ctx.argv());
+int bench(DistributedContext& ctx, const Args& args) {
   const int world = ctx.world_size();
   const GptConfig gpt{8192, 64, args.layers, 16, args.dim};
   std::vector<Row> rows;
@@ -271,7 +301,7 @@ int bench(DistributedContext& ctx) {
       const Row row = bench_ranks(*comm, args, gpt);
       if (comm->rank() == 0) rows.push_back(row);
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    idle_barrier(MPI_COMM_WORLD);
   }
   if (ctx.rank() != 0) return 0;
   std::printf("bench_checkpoint: GPT %s, ZeRO-3, f32 master + Adam m, v; dir %s; medians of %d repetitions\n",
@@ -295,6 +325,13 @@ int bench(DistributedContext& ctx) {
 }  // namespace tessera
 
 int main(int argc, char** argv) {
+  tessera::Args args;
+  try {
+    if (!tessera::parse(argc, argv, args)) return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_checkpoint: %s\n", e.what());
+    return 1;
+  }
   tessera::reexec_with_better_blas_core(argv);
-  return tessera::run_distributed(argc, argv, tessera::bench);
+  return tessera::run_distributed(argc, argv, [&](tessera::DistributedContext& ctx) { return tessera::bench(ctx, args); });
 }

@@ -1,7 +1,10 @@
-// Validation, the resharding read plan, and applying the state once every rank agreed.
+// Validation, the resharding read plan, the verifying pass over every chunk, and the pass that
+// reads the state into the engine once every rank agreed.
 #include "checkpointing/checkpoint_loader.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -19,12 +22,44 @@ namespace fs = std::filesystem;
 namespace tessera {
 namespace {
 
-// Host copies of every state tensor over a unit's optimizer range, in the tensors' dtypes (one
-// value per elements_per_value elements). Not zero-filled: the reads cover the unit's parameters
-// (or whole blocks); only what lies beyond is zeroed.
-struct Staging {
-  std::vector<std::unique_ptr<std::byte[]>> data;  // per state tensor
+// One dataset this rank reads from a shard file: state `state` of the old unit `old_unit`, into
+// the element runs `requests` (targets in the new units' optimizer ranges, in elements).
+struct DatasetRead {
+  const std::string* old_unit;
+  std::size_t state;
+  const std::vector<StateRequest>* requests;
 };
+
+// Per shard file this rank needs (ascending), the datasets it reads there in reading order.
+struct FileReads {
+  std::vector<int> shards;
+  std::vector<std::vector<DatasetRead>> reads;
+};
+
+// The element ranges of one dataset read; `base(unit)` is where the new unit's values of the state
+// begin (null: nothing is kept).
+std::vector<ElementRange> ranges_of(const DatasetRead& r, const StateSpec& spec,
+                                    const std::function<std::byte*(std::size_t unit)>& base) {
+  const std::int64_t per = spec.elements_per_value;
+  std::vector<ElementRange> ranges;
+  for (const StateRequest& q : *r.requests) {
+    std::byte* b = base ? base(q.unit) : nullptr;
+    ranges.push_back({q.begin / per, q.count / per,
+                      b == nullptr ? nullptr : b + static_cast<std::size_t>(q.target / per) * dtype_size(spec.dtype)});
+  }
+  return ranges;
+}
+
+// Opens every shard file in order, checks it belongs to the save `meta` describes, and calls
+// `each(reader, file index)`.
+void for_each_file(const fs::path& dir, const FileReads& files, const CheckpointMeta& meta,
+                   const std::string& meta_path, const std::function<void(ShardFileReader&, std::size_t)>& each) {
+  for (std::size_t f = 0; f < files.shards.size(); ++f) {
+    ShardFileReader reader((dir / shard_file_name(files.shards[f])).string(), files.shards[f]);
+    check_same_save(reader, meta, meta_path);
+    each(reader, f);
+  }
+}
 
 }  // namespace
 
@@ -76,9 +111,18 @@ LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const fs:
                            const RunConfig& expected) {
   LoadResult result;
   const auto& units = engine.units();
-  std::vector<Staging> staging(units.size());
+  const fs::path meta_path = path / kMetaFileName;
+  CheckpointLayout current;
+  StateReadPlan by_parameter, by_position;
+  FileReads files;
+  auto plan_of = [&](std::size_t k) -> const StateReadPlan& {
+    return k == 0 || current.state_alignment == 1 ? by_parameter : by_position;  // k 0: the f32 master, element-wise
+  };
+
+  // Pass 1: everything is checked, and every chunk this rank needs is read from the disk and its
+  // checksum verified (through one reused buffer per thread: nothing is kept but what the disk
+  // leaves in the page cache), before any rank changes its engine.
   run_and_agree(world, [&] {
-    const fs::path meta_path = path / kMetaFileName;
     std::error_code ec;
     if (!fs::is_directory(path, ec)) {
       throw CheckpointError(CheckpointErrorKind::kMissingFile, "checkpoint directory " + path.string() + " does not exist");
@@ -90,66 +134,78 @@ LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const fs:
     result.meta = read_meta_file(meta_path.string());
     const CheckpointMeta& meta = result.meta;
     check_model_fields(meta.config, expected, meta_path.string());
-    const CheckpointLayout current = CheckpointLayout::of_engine(engine);
+    current = CheckpointLayout::of_engine(engine);
     check_same_parameters(meta.layout, current, meta_path.string());
     check_same_states(meta.layout, current, meta_path.string());
     check_shard_files(meta, path);
 
     // Element-wise state by parameter name; block-quantized state by position (same units).
     const std::int64_t alignment = current.state_alignment;
-    const StateReadPlan by_parameter = plan_reads_by_parameter(meta.layout, units);
-    const StateReadPlan by_position = alignment > 1 ? plan_reads_by_position(meta.layout, units, alignment,
-                                                                             meta_path.string())
-                                                    : StateReadPlan{};
-    auto plan_of = [&](std::size_t k) -> const StateReadPlan& {
-      return k == 0 || alignment == 1 ? by_parameter : by_position;  // k 0: the f32 master, element-wise
-    };
-    for (std::size_t u = 0; u < units.size(); ++u) {
-      const std::int64_t count = units[u]->optimizer_range().count;
-      for (std::size_t k = 0; k < current.states.size(); ++k) {
-        const StateSpec& spec = current.states[k];
-        const std::size_t size = dtype_size(spec.dtype);
-        const auto values = static_cast<std::size_t>(count / spec.elements_per_value);
-        const auto covered = static_cast<std::size_t>(plan_of(k).covered[u] / spec.elements_per_value);
-        auto& d = staging[u].data.emplace_back(new std::byte[values * size]);
-        std::fill(d.get() + covered * size, d.get() + values * size, std::byte{0});
-      }
-    }
+    by_parameter = plan_reads_by_parameter(meta.layout, units);
+    if (alignment > 1) by_position = plan_reads_by_position(meta.layout, units, alignment, meta_path.string());
     std::set<int> shards;
     for (const StateReadPlan* p : {&by_parameter, &by_position}) {
       for (const auto& entry : p->reads) shards.insert(entry.first);
     }
-    for (int shard : shards) {
-      ShardFileReader reader((path / shard_file_name(shard)).string(), shard);
-      check_same_save(reader, meta, meta_path.string());
+    files.shards.assign(shards.begin(), shards.end());
+    for (int shard : files.shards) {
+      auto& reads = files.reads.emplace_back();
       for (std::size_t k = 0; k < current.states.size(); ++k) {
-        const StateSpec& spec = current.states[k];
         const auto found = plan_of(k).reads.find(shard);
         if (found == plan_of(k).reads.end()) continue;
-        const std::int64_t per = spec.elements_per_value;
         for (const auto& [old_unit, requests] : found->second) {
-          std::vector<ElementRange> ranges;
-          for (const StateRequest& r : requests) {
-            std::byte* base = staging[r.unit].data[k].get();
-            ranges.push_back({r.begin / per, r.count / per, base + static_cast<std::size_t>(r.target / per) * dtype_size(spec.dtype)});
-          }
-          reader.read(meta.layout.units[static_cast<std::size_t>(old_unit)].name, spec.name, spec.dtype,
-                      std::move(ranges));
+          reads.push_back({&meta.layout.units[static_cast<std::size_t>(old_unit)].name, k, &requests});
         }
       }
+    }
+    for_each_file(path, files, meta, meta_path.string(), [&](ShardFileReader& reader, std::size_t f) {
+      for (const DatasetRead& r : files.reads[f]) {
+        const StateSpec& spec = current.states[r.state];
+        reader.verify(*r.old_unit, spec.name, spec.dtype, ranges_of(r, spec, nullptr));
+      }
       result.bytes_read += reader.bytes_read();
+    });
+  });
+
+  // Pass 2: every rank verified its part; now the engine changes. The same chunks (from the page
+  // cache, unless evicted) go straight into the state tensors when they are host memory, else
+  // through host buffers and write_state; their checksums are checked again, so a file changed
+  // since pass 1 is still refused (on every rank — but the engine then holds part of it).
+  run_and_agree(world, [&] {
+    std::vector<std::vector<std::byte*>> base(units.size());           // [unit][state]
+    std::vector<std::vector<std::unique_ptr<std::byte[]>>> staging(units.size());
+    for (std::size_t u = 0; u < units.size(); ++u) {
+      std::vector<StateTensor> state = units[u]->state();
+      const std::int64_t count = units[u]->optimizer_range().count;
+      for (std::size_t k = 0; k < state.size(); ++k) {
+        const StateSpec& spec = current.states[k];
+        const std::size_t size = dtype_size(spec.dtype);
+        const auto values = static_cast<std::size_t>(count / spec.elements_per_value);
+        const auto covered = static_cast<std::size_t>(plan_of(k).covered[u] / spec.elements_per_value);
+        Tensor& t = state[k].tensor;
+        const bool host = t.defined() && t.device().memory_space() == MemorySpace::kHost;
+        staging[u].emplace_back(host ? nullptr : new std::byte[values * size]);
+        std::byte* b = host ? static_cast<std::byte*>(t.data()) : staging[u].back().get();
+        // The reads cover the unit's parameters (or whole blocks); what lies beyond is zero.
+        std::memset(b + covered * size, 0, (values - covered) * size);
+        base[u].push_back(b);
+      }
+    }
+    for_each_file(path, files, result.meta, meta_path.string(), [&](ShardFileReader& reader, std::size_t f) {
+      for (const DatasetRead& r : files.reads[f]) {
+        const StateSpec& spec = current.states[r.state];
+        reader.read(*r.old_unit, spec.name, spec.dtype,
+                    ranges_of(r, spec, [&](std::size_t u) { return base[u][r.state]; }));
+      }
+    });
+    for (std::size_t u = 0; u < units.size(); ++u) {
+      const std::int64_t count = units[u]->optimizer_range().count;
+      for (std::size_t k = 0; k < staging[u].size(); ++k) {
+        if (staging[u][k]) units[u]->write_state(k, 0, count / current.states[k].elements_per_value, staging[u][k].get());
+      }
     }
   });
 
-  // Every rank validated and read its part: now change the engine.
-  for (std::size_t u = 0; u < units.size(); ++u) {
-    FlatParamUnit& unit = *units[u];
-    const std::vector<StateTensor> state = unit.state();
-    const std::int64_t range = unit.optimizer_range().count;
-    for (std::size_t k = 0; k < state.size(); ++k) {
-      unit.write_state(k, 0, range / state[k].elements_per_value, staging[u].data[k].get());
-    }
-  }
   engine.set_optimizer_steps(result.meta.optimizer_steps);
   if (DynamicLossScaler* scaler = engine.loss_scaler(); scaler != nullptr && result.meta.loss_scaler) {
     scaler->set_state(*result.meta.loss_scaler);

@@ -10,6 +10,15 @@
 // parameter's name and shape, every shard file's presence and size, and every checksum are checked
 // and all ranks agree (rank_agreement) before a single engine tensor is written. On failure every
 // rank throws the same CheckpointError and the engine is untouched.
+//
+// Two passes over the chunks a rank needs: the first reads them from the disk (several requests in
+// flight) and verifies them through small reused buffers; once every rank agreed, the
+// second reads them again — from the page cache — straight into the engine's state tensors (host
+// memory; other memory through host buffers) and checks the checksums once more. No host copy of
+// the whole state is ever made: memory the process never touched costs more to fault in than a
+// second copy out of the page cache. A file changed between the passes (another process writing
+// into the checkpoint while it loads) is still refused on every rank, but then after part of it
+// was loaded.
 #pragma once
 
 #include <filesystem>

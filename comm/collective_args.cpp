@@ -48,7 +48,40 @@ void check_overlap(const GroupShape& group, const char* collective, const void* 
   }
 }
 
+void check_reduce_scatter_shape(const GroupShape& group, const char* collective, ConstSpan in, Span out,
+                                DType dtype, ReduceOp op) {
+  check_buffer(group, collective, "in", in.data, in.count);
+  check_buffer(group, collective, "out", out.data, out.count);
+  check_reduction(group, collective, dtype, op);
+  const std::size_t expected = out.count * static_cast<std::size_t>(group.size);
+  if (in.count != expected) {
+    fail(group, collective,
+         "in has " + std::to_string(in.count) + " elements but out.count * size() = " +
+             std::to_string(out.count) + " * " + std::to_string(group.size) + " = " +
+             std::to_string(expected) + "; out.count is the per-rank count (NCCL semantics), so "
+             "pass an input of out.count * size() elements (pad it if needed)");
+  }
+  check_overlap(group, collective, in.data, in.count, out.data, out.count, dtype);
+}
+
+void check_wire(const GroupShape& group, const char* collective, DType wire) {
+  if (is_floating(wire)) return;
+  fail(group, collective, std::string("the wire dtype must be f32, bf16 or f16, got ") + dtype_name(wire) +
+                              "; the buffers are f32 and travel as one of those");
+}
+
 }  // namespace
+
+void check_all_reduce_f32_args(const GroupShape& group, Span buf, DType wire, ReduceOp op) {
+  check_buffer(group, "all_reduce_f32", "buf", buf.data, buf.count);
+  check_reduction(group, "all_reduce_f32", DType::kF32, op);
+  check_wire(group, "all_reduce_f32", wire);
+}
+
+void check_reduce_scatter_f32_args(const GroupShape& group, ConstSpan in, Span out, DType wire, ReduceOp op) {
+  check_wire(group, "reduce_scatter_f32", wire);
+  check_reduce_scatter_shape(group, "reduce_scatter_f32", in, out, DType::kF32, op);
+}
 
 void check_all_reduce_args(const GroupShape& group, Span buf, DType dtype, ReduceOp op) {
   check_buffer(group, "all_reduce", "buf", buf.data, buf.count);
@@ -57,18 +90,7 @@ void check_all_reduce_args(const GroupShape& group, Span buf, DType dtype, Reduc
 
 void check_reduce_scatter_args(const GroupShape& group, ConstSpan in, Span out, DType dtype,
                                ReduceOp op) {
-  check_buffer(group, "reduce_scatter", "in", in.data, in.count);
-  check_buffer(group, "reduce_scatter", "out", out.data, out.count);
-  check_reduction(group, "reduce_scatter", dtype, op);
-  const std::size_t expected = out.count * static_cast<std::size_t>(group.size);
-  if (in.count != expected) {
-    fail(group, "reduce_scatter",
-         "in has " + std::to_string(in.count) + " elements but out.count * size() = " +
-             std::to_string(out.count) + " * " + std::to_string(group.size) + " = " +
-             std::to_string(expected) + "; out.count is the per-rank count (NCCL semantics), so "
-             "pass an input of out.count * size() elements (pad it if needed)");
-  }
-  check_overlap(group, "reduce_scatter", in.data, in.count, out.data, out.count, dtype);
+  check_reduce_scatter_shape(group, "reduce_scatter", in, out, dtype, op);
 }
 
 void check_all_gather_args(const GroupShape& group, ConstSpan in, Span out, DType dtype) {

@@ -13,6 +13,8 @@ const char* collective_name(CollectiveKind kind) {
     case CollectiveKind::kBroadcast: return "broadcast";
     case CollectiveKind::kBarrier: return "barrier";
     case CollectiveKind::kSplit: return "split";
+    case CollectiveKind::kAllReduceF32: return "all_reduce_f32";
+    case CollectiveKind::kReduceScatterF32: return "reduce_scatter_f32";
   }
   return "unknown-collective";
 }
@@ -24,7 +26,8 @@ bool has_payload(CollectiveKind kind) {
 }
 
 bool has_op(CollectiveKind kind) {
-  return kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduceScatter;
+  return kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduceScatter ||
+         kind == CollectiveKind::kAllReduceF32 || kind == CollectiveKind::kReduceScatterF32;
 }
 
 }  // namespace
@@ -47,7 +50,8 @@ std::string describe(const CollectiveCall& call) {
   std::ostringstream out;
   out << '#' << call.sequence << ' ' << collective_name(call.kind) << '(';
   if (has_payload(call.kind)) {
-    out << "count=" << call.count << ", " << dtype_name(call.dtype);
+    const bool f32_buffers = call.kind == CollectiveKind::kAllReduceF32 || call.kind == CollectiveKind::kReduceScatterF32;
+    out << "count=" << call.count << ", " << (f32_buffers ? "wire " : "") << dtype_name(call.dtype);
     if (has_op(call.kind)) out << ", " << reduce_op_name(call.op);
     if (call.kind == CollectiveKind::kBroadcast) out << ", root=" << call.root;
   }

@@ -21,18 +21,22 @@ enum class CollectiveKind : std::uint8_t {
   kBroadcast,
   kBarrier,
   kSplit,
+  kAllReduceF32,      // dtype: the wire dtype
+  kReduceScatterF32,  // dtype: the wire dtype
 };
 
 const char* collective_name(CollectiveKind kind);  // "all_reduce", "reduce_scatter", ...
 
 struct CollectiveCall {
   std::uint64_t sequence = 0;  // 1 for the first collective on a communicator, then 2, 3, ...
-  std::uint64_t count = 0;     // all_reduce, broadcast: buffer count; reduce_scatter: out.count
-                               // (per rank); all_gather: in.count (per rank); barrier, split: 0
+  std::uint64_t count = 0;     // all_reduce(_f32), broadcast: buffer count; reduce_scatter(_f32):
+                               // out.count (per rank); all_gather: in.count (per rank); barrier,
+                               // split: 0
   std::int32_t root = -1;      // broadcast only
   CollectiveKind kind = CollectiveKind::kBarrier;
-  DType dtype = DType::kF32;   // ignored (kept kF32) by barrier and split
-  ReduceOp op = ReduceOp::kSum;  // ignored (kept kSum) by all but all_reduce and reduce_scatter
+  DType dtype = DType::kF32;   // the _f32 collectives: the wire dtype; ignored (kept kF32) by
+                               // barrier and split
+  ReduceOp op = ReduceOp::kSum;  // ignored (kept kSum) by all but the reducing collectives
   std::uint8_t padding = 0;
 
   bool operator==(const CollectiveCall&) const = default;
@@ -43,7 +47,8 @@ struct CollectiveCall {
 CollectiveCall make_collective_call(CollectiveKind kind, std::uint64_t sequence, std::uint64_t count,
                                     DType dtype, ReduceOp op, int root);
 
-// "#5 all_reduce(count=1024, bf16, sum)", "#6 broadcast(count=8, f32, root=0)", "#7 barrier()".
+// "#5 all_reduce(count=1024, bf16, sum)", "#6 broadcast(count=8, f32, root=0)", "#7 barrier()",
+// "#8 reduce_scatter_f32(count=512, wire bf16, avg)".
 std::string describe(const CollectiveCall& call);
 
 // Thrown on every rank when debug mode finds that the ranks called different collectives.

@@ -21,7 +21,8 @@
 // element of all_reduce and reduce_scatter is x_0 + x_1 + ... + x_{N-1} evaluated left to right in
 // rank order, in f32 for floating dtypes (bf16/f16 are widened, summed in f32 and rounded once);
 // avg then divides that sum by N. So reduce_scatter followed by all_gather produces exactly the
-// values all_reduce produces, for every dtype, whatever the counts.
+// values all_reduce produces, for every dtype, whatever the counts; all_reduce_f32 and
+// reduce_scatter_f32 produce exactly what the same collectives in their wire dtype produce.
 #pragma once
 
 #include <cstdint>
@@ -67,6 +68,18 @@ class Communicator {
   // elements [r * out.count, (r + 1) * out.count) of every rank's `in`. out.count may be any
   // value (0 included). In place is allowed when out.data == in.data + rank() * out.count elements.
   virtual Work reduce_scatter(ConstSpan in, Span out, DType dtype, ReduceOp op) = 0;
+
+  // all_reduce and reduce_scatter of f32 buffers whose values travel between ranks as `wire` (f32,
+  // bf16 or f16): gradients kept in f32 and sent in half the bytes. Each rank's input counts as its
+  // values rounded to `wire`; the result is what all_reduce / reduce_scatter in `wire` gives on
+  // them (rank order, f32 accumulation, rounded to `wire` once), widened back to f32. So it equals,
+  // bit for bit, converting the input to `wire`, the collective in `wire`, and widening the output;
+  // and reduce_scatter_f32 followed by all_gather in `wire` (widened) equals all_reduce_f32. The
+  // backend converts as it packs messages and unpacks them (MPI), or on its stream (NCCL): no
+  // separate conversion pass over the caller's buffers. wire = f32 is the collective in f32.
+  // Buffers as all_reduce (buf) and reduce_scatter (in, out; in place allowed), f32 elements.
+  virtual Work all_reduce_f32(Span buf, DType wire, ReduceOp op) = 0;
+  virtual Work reduce_scatter_f32(ConstSpan in, Span out, DType wire, ReduceOp op) = 0;
 
   // NCCL semantics: out has in.count * size() elements; rank r's `in` lands at
   // [r * in.count, (r + 1) * in.count) of every rank's out. In place is allowed when

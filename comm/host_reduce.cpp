@@ -1,5 +1,6 @@
-// reduce_in_order: blocked loops (an L1-sized f32 accumulator per block) that the compiler
-// vectorises; one pass per source per block, sources visited in order 0, 1, ..., N-1.
+// reduce_in_order and reduce_wire_in_order: blocked loops (an L1-sized f32 accumulator per block)
+// that the compiler vectorises (bf16 and f16 through the branch-free codecs of comm/wire_codec.hpp);
+// one pass per source per block, sources visited in order 0, 1, ..., N-1.
 #include "comm/host_reduce.hpp"
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "comm/wire_codec.hpp"
 #include "precision/float_codec.hpp"
 
 namespace tessera {
@@ -66,7 +68,62 @@ void reduce_i32(std::span<const void* const> sources, void* dst_void, std::size_
   }
 }
 
+// reduce_floating over wire values and rounded f32 values (f32 sources are read as
+// Codec::load(Codec::store(x)), exactly what narrowing them first would give), into f32.
+template <class Codec>
+void reduce_wire(std::span<const WireSource> sources, float* dst, std::size_t count, ReduceOp op) {
+  using T = typename Codec::Storage;
+  const float divisor = static_cast<float>(sources.size());
+  float acc[kBlock];
+  for (std::size_t begin = 0; begin < count; begin += kBlock) {
+    const std::size_t n = std::min(kBlock, count - begin);
+    for (std::size_t q = 0; q < sources.size(); ++q) {
+      const WireSource& s = sources[q];
+      const bool first = q == 0, max = op == ReduceOp::kMax;
+      if (s.f32) {
+        const float* src = static_cast<const float*>(s.data) + begin;
+        if (first) {
+          for (std::size_t i = 0; i < n; ++i) acc[i] = Codec::load(Codec::store(src[i]));
+        } else if (max) {
+          for (std::size_t i = 0; i < n; ++i) acc[i] = max_keep_nan(acc[i], Codec::load(Codec::store(src[i])));
+        } else {
+          for (std::size_t i = 0; i < n; ++i) acc[i] += Codec::load(Codec::store(src[i]));
+        }
+      } else {
+        const T* src = static_cast<const T*>(s.data) + begin;
+        if (first) {
+          for (std::size_t i = 0; i < n; ++i) acc[i] = Codec::load(src[i]);
+        } else if (max) {
+          for (std::size_t i = 0; i < n; ++i) acc[i] = max_keep_nan(acc[i], Codec::load(src[i]));
+        } else {
+          for (std::size_t i = 0; i < n; ++i) acc[i] += Codec::load(src[i]);
+        }
+      }
+    }
+    if (op == ReduceOp::kAvg) {
+      for (std::size_t i = 0; i < n; ++i) acc[i] /= divisor;
+    }
+    float* out = dst + begin;
+    for (std::size_t i = 0; i < n; ++i) out[i] = Codec::load(Codec::store(acc[i]));
+  }
+}
+
 }  // namespace
+
+void reduce_wire_in_order(std::span<const WireSource> sources, float* dst, std::size_t count, DType wire,
+                          ReduceOp op) {
+  if (sources.empty()) throw std::invalid_argument("reduce_wire_in_order: no sources to reduce");
+  switch (wire) {
+    case DType::kF32: return reduce_wire<F32Codec>(sources, dst, count, op);
+    case DType::kBF16: return reduce_wire<detail::WireBf16Codec>(sources, dst, count, op);
+    case DType::kF16: return reduce_wire<detail::WireF16Codec>(sources, dst, count, op);
+    case DType::kI32:
+    case DType::kI8:
+    case DType::kU8: break;
+  }
+  throw std::invalid_argument(std::string("reduce_wire_in_order: the wire dtype must be f32, bf16 or f16, got ") +
+                              dtype_name(wire));
+}
 
 void reduce_in_order(std::span<const void* const> sources, void* dst, std::size_t count,
                      DType dtype, ReduceOp op) {
@@ -77,8 +134,8 @@ void reduce_in_order(std::span<const void* const> sources, void* dst, std::size_
   }
   switch (dtype) {
     case DType::kF32: return reduce_floating<F32Codec>(sources, dst, count, op);
-    case DType::kBF16: return reduce_floating<BF16Codec>(sources, dst, count, op);
-    case DType::kF16: return reduce_floating<F16Codec>(sources, dst, count, op);
+    case DType::kBF16: return reduce_floating<detail::WireBf16Codec>(sources, dst, count, op);
+    case DType::kF16: return reduce_floating<detail::WireF16Codec>(sources, dst, count, op);
     case DType::kI32: return reduce_i32(sources, dst, count, op);
     case DType::kI8:
     case DType::kU8: break;

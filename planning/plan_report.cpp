@@ -43,7 +43,6 @@ std::string category_note(const MemoryPlan& plan, MemoryCategory c) {
       std::string s;
       if (p.gather_for_compute) s = "gathered units";
       if (k.precision.param_dtype != DType::kF32) s += std::string(s.empty() ? "" : ", ") + "f32 compute copies";
-      if (k.precision.reduce_dtype != k.grad_dtype) s += std::string(s.empty() ? "" : ", ") + "reduce staging";
       return s.empty() ? "none at this configuration" : s;
     }
     case MemoryCategory::kWorkspace: return plan.has_step ? "micro-batches, kernel scratch" : "needs an architecture";

@@ -143,55 +143,54 @@ void FlatParamUnit::prepare_grads() {
 Work FlatParamUnit::start_grad_reduce(Communicator& shard_comm) {
   prepare_grads();  // a unit no module touched this micro-step reduces zeros
   const std::int64_t P = layout_.padded_numel(), S = layout_.shard_numel();
-  const DType wire = precision_.reduce_dtype;
-  void* buffer = grad_full_.data();
-  if (wire != DType::kF32) {
-    wire_ = allocate_overwritten(P, wire, MemoryCategory::kCommBuffers);
-    device_.kernels().convert(grad_full_.data(), DType::kF32, wire_.data(), wire, P);
-    buffer = wire_.data();
-  }
+  const DType wire = precision_.reduce_dtype;  // f32 gradients travel as this; the communicator converts
+  float* grads = grad_full_.data_as<float>();
   if (placement_.grad_collective == GradCollective::kAllReduce) {
-    return shard_comm.all_reduce(Span(buffer, static_cast<std::size_t>(P)), wire, ReduceOp::kAvg);
+    reduced_into_shard_ = false;
+    return shard_comm.all_reduce_f32(Span(grads, static_cast<std::size_t>(P)), wire, ReduceOp::kAvg);
   }
-  // In place: this rank's slice of the buffer receives the reduced shard.
-  char* out = static_cast<char*>(buffer) + static_cast<std::size_t>(layout_.shard_begin()) * dtype_size(wire);
-  return shard_comm.reduce_scatter(ConstSpan(buffer, static_cast<std::size_t>(P)),
-                                   Span(out, static_cast<std::size_t>(S)), wire, ReduceOp::kAvg);
+  // The first reduction after zero_grads lands straight in the shard accumulator (stages 2-3);
+  // otherwise in place, in this rank's slice of the full buffer (added to the shard when finished).
+  reduced_into_shard_ = placement_.transient_full_grads && shard_is_zero_;
+  float* out = reduced_into_shard_ ? grad_shard_.data_as<float>() : grads + layout_.shard_begin();
+  if (reduced_into_shard_) shard_is_zero_ = false;
+  return shard_comm.reduce_scatter_f32(ConstSpan(grads, static_cast<std::size_t>(P)),
+                                       Span(out, static_cast<std::size_t>(S)), wire, ReduceOp::kAvg);
 }
 
 void FlatParamUnit::finish_grad_reduce(Communicator* replicate_comm, double* sum_squares_out) {
-  const DType wire = precision_.reduce_dtype;
-  const FlatRange reduced_range =
+  const FlatRange range =
       placement_.grad_collective == GradCollective::kAllReduce ? layout_.full() : layout_.shard();
-  Tensor reduced = (wire == DType::kF32 ? grad_full_ : wire_).view(reduced_range.begin, {reduced_range.count});
+  float* reduced = reduced_into_shard_ ? grad_shard_.data_as<float>() : grad_full_.data_as<float>() + range.begin;
   if (replicate_comm != nullptr) {
-    replicate_comm->all_reduce(Span(reduced.data(), static_cast<std::size_t>(reduced_range.count)), wire,
-                               ReduceOp::kAvg).wait();
+    replicate_comm->all_reduce_f32(Span(reduced, static_cast<std::size_t>(range.count)), precision_.reduce_dtype,
+                                   ReduceOp::kAvg).wait();
   }
-  float* target = grad_full_.data_as<float>() + reduced_range.begin;  // f32 result in place in the full buffer
-  if (wire != DType::kF32) device_.kernels().convert(reduced.data(), wire, target, DType::kF32, reduced_range.count);
-  wire_ = Tensor();
   sum_squares_kept_in_ = nullptr;
   if (placement_.transient_full_grads) {
-    // Accumulate the micro-step's reduced shard in f32 (with its sum of squares when asked), then
-    // drop the full buffer.
+    // Accumulate the micro-step's reduced shard in f32 (unless it landed there), with its sum of
+    // squares when asked, then drop the full buffer.
     float* shard = grad_shard_.data_as<float>();
-    if (sum_squares_out != nullptr) {
-      device_.kernels().add_sum_squares(shard, shard, target, layout_.shard_numel(), sum_squares_out);
+    if (reduced_into_shard_) {
+      // Nothing to add; grad_sum_squares reads the shard itself.
+    } else if (sum_squares_out != nullptr) {
+      device_.kernels().add_sum_squares(shard, shard, reduced, layout_.shard_numel(), sum_squares_out);
       sum_squares_kept_in_ = sum_squares_out;
     } else {
-      device_.kernels().add(shard, shard, target, layout_.shard_numel());
+      device_.kernels().add(shard, shard, reduced, layout_.shard_numel());
     }
     for (const FlatEntry& e : layout_.entries()) e.parameter->grad = Tensor();
     grad_full_ = Tensor();
     grads_bound_ = false;
   }
+  reduced_into_shard_ = false;
 }
 
 void FlatParamUnit::zero_grads() {
   sum_squares_kept_in_ = nullptr;
   if (grad_full_.defined()) grad_full_.zero_();
   if (grad_shard_.defined()) grad_shard_.zero_();
+  shard_is_zero_ = true;
 }
 
 Tensor FlatParamUnit::reduced_grads() {

@@ -18,7 +18,9 @@
 //   state_       (range / per) each     kOptimizerState  the rule's state tensors (placed)
 //   grad_full_   (P) f32                kGradients       where backward accumulates
 //   grad_shard_  (S) f32                kGradients       the accumulated reduced shard (stages 2-3)
-//   wire_        (P) reduce dtype       kCommBuffers     staging of a non-f32 gradient collective
+// Gradient collectives run on the f32 buffers in the reduce dtype (Communicator::all_reduce_f32,
+// reduce_scatter_f32: the communicator converts as it sends and receives, so no wire copy exists
+// here); the first reduction of a step at stages 2-3 lands straight in grad_shard_.
 // Padding is zero and never updated. The optimizer step is one pass over the range (streamed in
 // blocks when some of it is in the NVMe store) that updates the master and state and writes the
 // updated parameters into the stored ones.
@@ -72,13 +74,14 @@ class FlatParamUnit {
   // --- gradients
   // Binds every Parameter's grad into the full f32 gradient buffer (allocated zeroed when transient).
   void prepare_grads();
-  // Starts this unit's gradient collective (all-reduce or reduce-scatter, averaging).
+  // Starts this unit's gradient collective (all-reduce or reduce-scatter, averaging, in the reduce
+  // dtype).
   Work start_grad_reduce(Communicator& shard_comm);
-  // After the collective: all-reduce across replicas (hybrid groups), widen to f32, accumulate into
-  // the shard and free the transient buffers. With `sum_squares_out` (one double in device memory)
-  // and a shard accumulated by an add (stages 2-3), the add also writes the shard's sum of squares
-  // there (Kernels::add_sum_squares), and grad_sum_squares into the same place then has nothing
-  // left to do: the gradient norm costs no pass of its own.
+  // After the collective: all-reduce across replicas (hybrid groups), accumulate into the shard
+  // (unless the collective wrote it there) and free the transient buffers. With `sum_squares_out`
+  // (one double in device memory) and a shard accumulated by an add (stages 2-3), the add also
+  // writes the shard's sum of squares there (Kernels::add_sum_squares), and grad_sum_squares into
+  // the same place then has nothing left to do: the gradient norm costs no pass of its own.
   void finish_grad_reduce(Communicator* replicate_comm, double* sum_squares_out = nullptr);
   void zero_grads();
   // Writes the sum of squares of the reduced gradient over this rank's shard (the same range at
@@ -133,8 +136,10 @@ class FlatParamUnit {
   std::vector<PlacedTensor> state_;
   AlignedBuffer staged_;
   Tensor compute_, gathered_;
-  Tensor grad_full_, grad_shard_, wire_;
+  Tensor grad_full_, grad_shard_;
   bool ready_ = false, gather_in_flight_ = false, grads_bound_ = false;
+  bool shard_is_zero_ = true;        // grad_shard_ holds zeros (constructed, or zero_grads since)
+  bool reduced_into_shard_ = false;  // the collective in flight writes grad_shard_ itself
   bool published_by_step_ = false;
   // Where the last reduce wrote the sum of squares of the unchanged shard gradient (null: nowhere).
   double* sum_squares_kept_in_ = nullptr;

@@ -28,6 +28,16 @@ Work LoopbackCommunicator::reduce_scatter(ConstSpan in, Span out, DType dtype, R
   return Work();
 }
 
+Work LoopbackCommunicator::all_reduce_f32(Span buf, DType wire, ReduceOp op) {
+  detail::check_all_reduce_f32_args(group_shape(), buf, wire, op);
+  return Work();
+}
+
+Work LoopbackCommunicator::reduce_scatter_f32(ConstSpan in, Span out, DType wire, ReduceOp op) {
+  detail::check_reduce_scatter_f32_args(group_shape(), in, out, wire, op);
+  return Work();
+}
+
 Work LoopbackCommunicator::all_gather(ConstSpan in, Span out, DType dtype) {
   detail::check_all_gather_args(group_shape(), in, out, dtype);
   return Work();

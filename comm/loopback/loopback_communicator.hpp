@@ -26,6 +26,8 @@ class LoopbackCommunicator final : public CommunicatorBase {
 
   Work all_reduce(Span buf, DType dtype, ReduceOp op) override;
   Work reduce_scatter(ConstSpan in, Span out, DType dtype, ReduceOp op) override;
+  Work all_reduce_f32(Span buf, DType wire, ReduceOp op) override;
+  Work reduce_scatter_f32(ConstSpan in, Span out, DType wire, ReduceOp op) override;
   Work all_gather(ConstSpan in, Span out, DType dtype) override;
   Work broadcast(Span buf, DType dtype, int root) override;
   Work barrier() override;

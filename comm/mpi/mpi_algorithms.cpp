@@ -1,5 +1,6 @@
 // MpiAlgorithms: direct (all-to-all) reduce-scatter with a double-buffered segment pipeline, direct
-// all-gather, all_reduce as the two, and MPI's own broadcast and barrier.
+// all-gather (segment-pipelined when it narrows to a wire dtype), all_reduce as the two, and MPI's
+// own broadcast and barrier.
 #include "comm/mpi/mpi_algorithms.hpp"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "comm/collective_call.hpp"
 #include "comm/host_reduce.hpp"
 #include "comm/mpi/mpi_check.hpp"
+#include "comm/wire_convert.hpp"
 
 namespace tessera::detail {
 namespace {
@@ -99,21 +101,34 @@ void MpiAlgorithms::agree_on_count(const char* collective, std::size_t count, DT
   throw CollectiveMismatchError(text);
 }
 
-void MpiAlgorithms::reduce_scatter_phase(const std::byte* in, std::byte* out,
-                                         const ChunkLayout& layout, DType dtype, ReduceOp op) {
-  const std::size_t element = dtype_size(dtype);
+void MpiAlgorithms::reserve_scratch(std::size_t receive_bytes, std::size_t send_bytes) {
+  if (scratch_.size() < receive_bytes) scratch_.resize(receive_bytes);
+  if (send_scratch_.size() < send_bytes) send_scratch_.resize(send_bytes);
+}
+
+void MpiAlgorithms::reduce_scatter_phase(const std::byte* in, std::byte* out, const ChunkLayout& layout,
+                                         Encoding encoding, ReduceOp op) {
+  const std::size_t element = dtype_size(encoding.buffer);     // in the caller's buffers
+  const std::size_t wire_element = dtype_size(encoding.wire);  // in messages
+  const bool converts = encoding.converts();
   const int n = size_;
   const int r = rank_;
   const std::byte* own = in + layout.offset[r] * element;
   if (n == 1) {
-    // One source: sum, avg (x / 1) and max are all the identity, exactly.
-    if (out != own) std::memcpy(out, own, layout.count[r] * element);
+    // One source: sum, avg (x / 1) and max are all the identity, exactly — of the value as it
+    // would travel.
+    if (converts) {
+      const WireSource source{own, true};
+      reduce_wire_in_order({&source, 1}, reinterpret_cast<float*>(out), layout.count[r], encoding.wire, op);
+    } else if (out != own) {
+      std::memcpy(out, own, layout.count[r] * element);
+    }
     return;
   }
-  const std::size_t segment = std::max<std::size_t>(1, segment_bytes_ / element);  // elements
+  const std::size_t segment = std::max<std::size_t>(1, segment_bytes_ / wire_element);  // elements
   const std::size_t peers = static_cast<std::size_t>(n - 1);
-  const std::size_t slot_bytes = peers * segment * element;
-  if (scratch_.size() < 2 * slot_bytes) scratch_.resize(2 * slot_bytes);
+  const std::size_t slot_bytes = peers * segment * wire_element;
+  reserve_scratch(2 * slot_bytes, converts ? 2 * slot_bytes : 0);
 
   auto segments_of = [&](int p) { return ceil_div(layout.count[p], segment); };
   auto segment_length = [&](int p, std::size_t k) {
@@ -122,27 +137,37 @@ void MpiAlgorithms::reduce_scatter_phase(const std::byte* in, std::byte* out,
   std::size_t total_segments = 0;
   for (int p = 0; p < n; ++p) total_segments = std::max(total_segments, segments_of(p));
 
-  // Receive slot j (of a segment) holds the contribution of peer (r + 1 + j) % n.
+  // Receive slot j (of a segment) holds the contribution of peer (r + 1 + j) % n; send slot j the
+  // narrowed segment for peer (r + n - 1 - j) % n.
   auto post_segment = [&](std::size_t k, std::vector<MPI_Request>& requests) {
     std::byte* slot = scratch_.data() + (k % 2) * slot_bytes;
     if (k < segments_of(r)) {
-      const std::size_t bytes = segment_length(r, k) * element;
+      const std::size_t bytes = segment_length(r, k) * wire_element;
       for (std::size_t j = 0; j < peers; ++j) {
         const int peer = static_cast<int>((r + 1 + j) % n);
-        post_recv(slot + j * segment * element, bytes, peer, kTagReduceScatter, comm_, requests);
+        post_recv(slot + j * segment * wire_element, bytes, peer, kTagReduceScatter, comm_, requests);
       }
     }
     for (std::size_t j = 0; j < peers; ++j) {
       const int peer = static_cast<int>((r + n - 1 - j) % n);
       if (k >= segments_of(peer)) continue;
+      const std::size_t length = segment_length(peer, k);
       const std::byte* data = in + (layout.offset[peer] + k * segment) * element;
-      post_send(data, segment_length(peer, k) * element, peer, kTagReduceScatter, comm_, requests);
+      if (converts) {
+        // Slot (k % 2) was last sent from by segment k - 2, which completed before segment k - 1
+        // was reduced.
+        std::byte* packed = send_scratch_.data() + (k % 2) * slot_bytes + j * segment * wire_element;
+        narrow_to_wire(reinterpret_cast<const float*>(data), packed, length, encoding.wire);
+        data = packed;
+      }
+      post_send(data, length * wire_element, peer, kTagReduceScatter, comm_, requests);
     }
   };
 
   std::vector<MPI_Request> current;
   std::vector<MPI_Request> next;
   std::vector<const void*> sources(static_cast<std::size_t>(n));
+  std::vector<WireSource> wire_sources(static_cast<std::size_t>(n));
   post_segment(0, current);
   for (std::size_t k = 0; k < total_segments; ++k) {
     if (k + 1 < total_segments) post_segment(k + 1, next);
@@ -151,9 +176,15 @@ void MpiAlgorithms::reduce_scatter_phase(const std::byte* in, std::byte* out,
       const std::byte* slot = scratch_.data() + (k % 2) * slot_bytes;
       for (int q = 0; q < n; ++q) {
         const std::size_t j = static_cast<std::size_t>((q - r - 1 + 2 * n) % n);
-        sources[q] = q == r ? own + k * segment * element : slot + j * segment * element;
+        sources[q] = q == r ? own + k * segment * element : slot + j * segment * wire_element;
+        wire_sources[q] = {sources[q], q == r};
       }
-      reduce_in_order(sources, out + k * segment * element, segment_length(r, k), dtype, op);
+      std::byte* target = out + k * segment * element;
+      if (converts) {
+        reduce_wire_in_order(wire_sources, reinterpret_cast<float*>(target), segment_length(r, k), encoding.wire, op);
+      } else {
+        reduce_in_order(sources, target, segment_length(r, k), encoding.buffer, op);
+      }
     }
     current.swap(next);
   }
@@ -180,20 +211,96 @@ void MpiAlgorithms::all_gather_phase(const std::byte* mine, std::byte* out, cons
   wait_all(requests);
 }
 
+void MpiAlgorithms::all_gather_phase_narrowed(const float* mine, float* out, const ChunkLayout& layout, DType wire) {
+  const std::size_t wire_element = dtype_size(wire);
+  const int n = size_;
+  const int r = rank_;
+  if (n == 1) return;  // mine is already in place
+  const std::size_t segment = std::max<std::size_t>(1, segment_bytes_ / wire_element);  // elements
+  const std::size_t peers = static_cast<std::size_t>(n - 1);
+  const std::size_t receive_slot_bytes = peers * segment * wire_element;
+  const std::size_t send_slot_bytes = segment * wire_element;
+  reserve_scratch(2 * receive_slot_bytes, 2 * send_slot_bytes);
+
+  auto segments_of = [&](int p) { return ceil_div(layout.count[p], segment); };
+  auto segment_length = [&](int p, std::size_t k) {
+    return std::min(segment, layout.count[p] - k * segment);
+  };
+  std::size_t total_segments = 0;
+  for (int p = 0; p < n; ++p) total_segments = std::max(total_segments, segments_of(p));
+
+  // Receive slot j holds segment k of peer (r + 1 + j) % n; the send slot, segment k of this
+  // rank's chunk narrowed once for every peer.
+  auto post_segment = [&](std::size_t k, std::vector<MPI_Request>& requests) {
+    std::byte* slot = scratch_.data() + (k % 2) * receive_slot_bytes;
+    for (std::size_t j = 0; j < peers; ++j) {
+      const int from = static_cast<int>((r + 1 + j) % n);
+      if (k >= segments_of(from)) continue;
+      post_recv(slot + j * segment * wire_element, segment_length(from, k) * wire_element, from, kTagAllGather,
+                comm_, requests);
+    }
+    if (k >= segments_of(r)) return;
+    std::byte* packed = send_scratch_.data() + (k % 2) * send_slot_bytes;
+    const std::size_t length = segment_length(r, k);
+    narrow_to_wire(mine + k * segment, packed, length, wire);
+    for (std::size_t j = 0; j < peers; ++j) {
+      const int to = static_cast<int>((r + n - 1 - j) % n);
+      post_send(packed, length * wire_element, to, kTagAllGather, comm_, requests);
+    }
+  };
+
+  std::vector<MPI_Request> current;
+  std::vector<MPI_Request> next;
+  post_segment(0, current);
+  for (std::size_t k = 0; k < total_segments; ++k) {
+    if (k + 1 < total_segments) post_segment(k + 1, next);
+    wait_all(current);
+    const std::byte* slot = scratch_.data() + (k % 2) * receive_slot_bytes;
+    for (std::size_t j = 0; j < peers; ++j) {
+      const int from = static_cast<int>((r + 1 + j) % n);
+      if (k >= segments_of(from)) continue;
+      widen_from_wire(slot + j * segment * wire_element, out + layout.offset[from] + k * segment,
+                      segment_length(from, k), wire);
+    }
+    current.swap(next);
+  }
+}
+
 void MpiAlgorithms::all_reduce(void* buf, std::size_t count, DType dtype, ReduceOp op) {
   agree_on_count("all_reduce", count, dtype);
   const ChunkLayout layout = balanced_chunks(count, size_);
   auto* bytes = static_cast<std::byte*>(buf);
   std::byte* own = bytes + layout.offset[rank_] * dtype_size(dtype);
-  reduce_scatter_phase(bytes, own, layout, dtype, op);
+  reduce_scatter_phase(bytes, own, layout, Encoding{dtype, dtype}, op);
   all_gather_phase(own, bytes, layout, dtype);
+}
+
+void MpiAlgorithms::all_reduce_f32(float* buf, std::size_t count, DType wire, ReduceOp op) {
+  agree_on_count("all_reduce_f32", count, wire);
+  const ChunkLayout layout = balanced_chunks(count, size_);
+  float* own = buf + layout.offset[rank_];
+  const Encoding encoding{DType::kF32, wire};
+  reduce_scatter_phase(reinterpret_cast<const std::byte*>(buf), reinterpret_cast<std::byte*>(own), layout, encoding,
+                       op);
+  if (encoding.converts()) {
+    all_gather_phase_narrowed(own, buf, layout, wire);
+  } else {
+    all_gather_phase(reinterpret_cast<const std::byte*>(own), reinterpret_cast<std::byte*>(buf), layout, wire);
+  }
+}
+
+void MpiAlgorithms::reduce_scatter_f32(const float* in, float* out, std::size_t count_per_rank, DType wire,
+                                       ReduceOp op) {
+  agree_on_count("reduce_scatter_f32", count_per_rank, wire);
+  reduce_scatter_phase(reinterpret_cast<const std::byte*>(in), reinterpret_cast<std::byte*>(out),
+                       equal_chunks(count_per_rank, size_), Encoding{DType::kF32, wire}, op);
 }
 
 void MpiAlgorithms::reduce_scatter(const void* in, void* out, std::size_t count_per_rank, DType dtype,
                                    ReduceOp op) {
   agree_on_count("reduce_scatter", count_per_rank, dtype);
   reduce_scatter_phase(static_cast<const std::byte*>(in), static_cast<std::byte*>(out),
-                       equal_chunks(count_per_rank, size_), dtype, op);
+                       equal_chunks(count_per_rank, size_), Encoding{dtype, dtype}, op);
 }
 
 void MpiAlgorithms::all_gather(const void* in, void* out, std::size_t count_per_rank, DType dtype) {

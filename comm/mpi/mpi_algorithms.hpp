@@ -10,6 +10,14 @@
 // all_reduce = reduce-scatter phase + all-gather phase over near-equal chunks, so its values are
 // bit-identical to reduce_scatter followed by all_gather.
 //
+// f32 buffers on a narrower wire (all_reduce_f32, reduce_scatter_f32): the same phases, with the
+// conversions fused into the pipeline instead of passes over the buffer. A segment is narrowed to
+// the wire dtype into a send slot just before it is posted; the owner reduces its own f32 values
+// (rounded as they are read) with the peers' wire values straight into the f32 output
+// (reduce_wire_in_order); the all-gather phase narrows each segment of the reduced chunk once for
+// all peers and widens what arrives into the output. Values are exactly those of the collective in
+// the wire dtype, widened.
+//
 // Count agreement: before any data moves, every rank sends its (count, dtype) to every peer (16
 // bytes each, one message latency) and compares what it receives. Ranks that called the same
 // collective with different counts all throw CollectiveMismatchError naming the counts, instead
@@ -27,6 +35,14 @@
 
 namespace tessera::detail {
 
+// The dtype of the caller's buffers and the dtype elements travel in: the same for the plain
+// collectives; f32 buffers and a bf16/f16 wire for the _f32 ones.
+struct Encoding {
+  DType buffer = DType::kF32;
+  DType wire = DType::kF32;
+  bool converts() const { return buffer != wire; }
+};
+
 class MpiAlgorithms {
  public:
   // `comm` is borrowed; segment_bytes must be the same on every rank.
@@ -37,17 +53,25 @@ class MpiAlgorithms {
                       ReduceOp op);  // in (count_per_rank * size), out (count_per_rank)
   void all_gather(const void* in, void* out, std::size_t count_per_rank,
                   DType dtype);  // in (count_per_rank), out (count_per_rank * size)
+  void all_reduce_f32(float* buf, std::size_t count, DType wire, ReduceOp op);  // (count) f32
+  void reduce_scatter_f32(const float* in, float* out, std::size_t count_per_rank, DType wire,
+                          ReduceOp op);  // in (count_per_rank * size) f32, out (count_per_rank) f32
   void broadcast(void* buf, std::size_t count, DType dtype, int root);
   void barrier();
 
  private:
-  // Rank r reduces chunk r of every rank's `in` into `out` (layout.count[r] elements; `out` may be
-  // exactly in + layout.offset[r]).
+  // Rank r reduces chunk r of every rank's `in` into `out` (layout.count[r] elements of
+  // encoding.buffer; `out` may be exactly in + layout.offset[r]).
   void reduce_scatter_phase(const std::byte* in, std::byte* out, const ChunkLayout& layout,
-                            DType dtype, ReduceOp op);
+                            Encoding encoding, ReduceOp op);
   // `mine` (layout.count[r] elements) lands at out + layout.offset[r] on every rank.
   void all_gather_phase(const std::byte* mine, std::byte* out, const ChunkLayout& layout,
                         DType dtype);
+  // The same for f32 values that are exactly representable in `wire` (a reduced chunk), sent as
+  // `wire` segment by segment; `mine` is exactly out + layout.offset[r].
+  void all_gather_phase_narrowed(const float* mine, float* out, const ChunkLayout& layout, DType wire);
+  // Grows scratch_ (receive slots) and send_scratch_ (narrowed send slots) to at least these bytes.
+  void reserve_scratch(std::size_t receive_bytes, std::size_t send_bytes);
 
   // Exchanges (count, dtype) with every peer; throws CollectiveMismatchError on every rank when any
   // two differ. `collective` names the call in the message.
@@ -57,7 +81,8 @@ class MpiAlgorithms {
   int rank_;
   int size_;
   std::size_t segment_bytes_;
-  std::vector<std::byte> scratch_;  // receive slots of the reduce-scatter pipeline, kept between calls
+  std::vector<std::byte> scratch_;       // receive slots of the pipelines, kept between calls
+  std::vector<std::byte> send_scratch_;  // narrowed send slots (converting collectives only)
 };
 
 }  // namespace tessera::detail

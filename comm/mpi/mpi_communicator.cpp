@@ -160,6 +160,23 @@ Work MpiCommunicator::reduce_scatter(ConstSpan in, Span out, DType dtype, Reduce
   });
 }
 
+Work MpiCommunicator::all_reduce_f32(Span buf, DType wire, ReduceOp op) {
+  detail::check_all_reduce_f32_args(group_shape(), buf, wire, op);
+  const auto call = make_collective_call(CollectiveKind::kAllReduceF32, 0, buf.count, wire, op, -1);
+  return enqueue(call, [this, buf, wire, op] {
+    algorithms_->all_reduce_f32(static_cast<float*>(buf.data), buf.count, wire, op);
+  });
+}
+
+Work MpiCommunicator::reduce_scatter_f32(ConstSpan in, Span out, DType wire, ReduceOp op) {
+  detail::check_reduce_scatter_f32_args(group_shape(), in, out, wire, op);
+  const auto call = make_collective_call(CollectiveKind::kReduceScatterF32, 0, out.count, wire, op, -1);
+  return enqueue(call, [this, in, out, wire, op] {
+    algorithms_->reduce_scatter_f32(static_cast<const float*>(in.data), static_cast<float*>(out.data), out.count,
+                                    wire, op);
+  });
+}
+
 Work MpiCommunicator::all_gather(ConstSpan in, Span out, DType dtype) {
   detail::check_all_gather_args(group_shape(), in, out, dtype);
   const auto call = make_collective_call(CollectiveKind::kAllGather, 0, in.count, dtype, ReduceOp::kSum, -1);

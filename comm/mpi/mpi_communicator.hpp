@@ -2,7 +2,8 @@
 // Each communicator owns a private duplicate of its MPI_Comm, a progress thread that runs its
 // collectives in issue order (so they overlap the caller's compute), and a watchdog.
 // Algorithms: comm/mpi/mpi_algorithms.hpp (direct reduce-scatter / all-gather; bf16 and f16 travel
-// as 2 bytes per element and are summed in f32, rounded once).
+// as 2 bytes per element and are summed in f32, rounded once; the _f32 collectives convert f32
+// buffers to and from their wire dtype segment by segment on the progress thread).
 //
 // MPI thread level: the progress thread calls MPI while the application thread may call MPI too, so
 // MPI must be initialised with MPI_THREAD_MULTIPLE (kRequiredMpiThreadLevel);
@@ -55,6 +56,8 @@ class MpiCommunicator final : public CommunicatorBase {
 
   Work all_reduce(Span buf, DType dtype, ReduceOp op) override;
   Work reduce_scatter(ConstSpan in, Span out, DType dtype, ReduceOp op) override;
+  Work all_reduce_f32(Span buf, DType wire, ReduceOp op) override;
+  Work reduce_scatter_f32(ConstSpan in, Span out, DType wire, ReduceOp op) override;
   Work all_gather(ConstSpan in, Span out, DType dtype) override;
   Work broadcast(Span buf, DType dtype, int root) override;
   Work barrier() override;

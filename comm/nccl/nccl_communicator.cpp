@@ -6,12 +6,14 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
 #include "comm/collective_args.hpp"
 #include "comm/job_abort.hpp"
+#include "comm/nccl/device_wire_convert.hpp"
 #include "comm/nccl/nccl_check.hpp"
 #include "comm/nccl/nccl_work.hpp"
 #include "comm/watchdog.hpp"
@@ -185,6 +187,45 @@ Work NcclCommunicator::reduce_scatter(ConstSpan in, Span out, DType dtype, Reduc
   detail::check_reduce_scatter_args(group_shape(), in, out, dtype, op);
   return launch(make_collective_call(CollectiveKind::kReduceScatter, 0, out.count, dtype, op, -1), [&](cudaStream_t s) {
     TESSERA_NCCL_CHECK(ncclReduceScatter(in.data, out.data, out.count, nccl_dtype(dtype), nccl_op(op), comm_, s));
+  });
+}
+
+Work NcclCommunicator::all_reduce_f32(Span buf, DType wire, ReduceOp op) {
+  detail::check_all_reduce_f32_args(group_shape(), buf, wire, op);
+  auto* data = static_cast<float*>(buf.data);
+  return launch(make_collective_call(CollectiveKind::kAllReduceF32, 0, buf.count, wire, op, -1), [&](cudaStream_t s) {
+    if (wire == DType::kF32) {
+      TESSERA_NCCL_CHECK(ncclAllReduce(data, data, buf.count, ncclFloat32, nccl_op(op), comm_, s));
+      return;
+    }
+    void* packed = nullptr;
+    TESSERA_CUDA_CHECK(cudaMallocAsync(&packed, std::max<std::size_t>(1, buf.count) * dtype_size(wire), s));
+    detail::narrow_to_wire_on_stream(data, packed, buf.count, wire, s);
+    TESSERA_NCCL_CHECK(ncclAllReduce(packed, packed, buf.count, nccl_dtype(wire), nccl_op(op), comm_, s));
+    detail::widen_from_wire_on_stream(packed, data, buf.count, wire, s);
+    TESSERA_CUDA_CHECK(cudaFreeAsync(packed, s));
+  });
+}
+
+Work NcclCommunicator::reduce_scatter_f32(ConstSpan in, Span out, DType wire, ReduceOp op) {
+  detail::check_reduce_scatter_f32_args(group_shape(), in, out, wire, op);
+  const auto* input = static_cast<const float*>(in.data);
+  auto* output = static_cast<float*>(out.data);
+  return launch(make_collective_call(CollectiveKind::kReduceScatterF32, 0, out.count, wire, op, -1), [&](cudaStream_t s) {
+    if (wire == DType::kF32) {
+      TESSERA_NCCL_CHECK(ncclReduceScatter(input, output, out.count, ncclFloat32, nccl_op(op), comm_, s));
+      return;
+    }
+    // The wire buffer holds the narrowed input; this rank's slice of it receives the reduction
+    // (NCCL's in-place layout), which is widened into `out`.
+    const std::size_t element = dtype_size(wire);
+    void* packed = nullptr;
+    TESSERA_CUDA_CHECK(cudaMallocAsync(&packed, std::max<std::size_t>(1, in.count) * element, s));
+    auto* mine = static_cast<std::byte*>(packed) + static_cast<std::size_t>(rank()) * out.count * element;
+    detail::narrow_to_wire_on_stream(input, packed, in.count, wire, s);
+    TESSERA_NCCL_CHECK(ncclReduceScatter(packed, mine, out.count, nccl_dtype(wire), nccl_op(op), comm_, s));
+    detail::widen_from_wire_on_stream(mine, output, out.count, wire, s);
+    TESSERA_CUDA_CHECK(cudaFreeAsync(packed, s));
   });
 }
 

@@ -47,6 +47,11 @@ class NcclCommunicator final : public CommunicatorBase {
 
   Work all_reduce(Span buf, DType dtype, ReduceOp op) override;
   Work reduce_scatter(ConstSpan in, Span out, DType dtype, ReduceOp op) override;
+  // With a bf16/f16 wire: narrows the f32 input into a wire buffer from the stream-ordered pool
+  // (2 bytes per input element, freed on the stream after), NCCL reduces in the wire dtype, the
+  // result is widened into the f32 output — all on the communication stream.
+  Work all_reduce_f32(Span buf, DType wire, ReduceOp op) override;
+  Work reduce_scatter_f32(ConstSpan in, Span out, DType wire, ReduceOp op) override;
   Work all_gather(ConstSpan in, Span out, DType dtype) override;
   Work broadcast(Span buf, DType dtype, int root) override;
   Work barrier() override;

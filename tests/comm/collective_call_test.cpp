@@ -25,6 +25,8 @@ TEST(CollectiveCall, Describe) {
             "#6 broadcast(count=8, f32, root=0)");
   EXPECT_EQ(describe(make_collective_call(CollectiveKind::kBarrier, 7, 0, DType::kF32, ReduceOp::kSum, -1)),
             "#7 barrier()");
+  EXPECT_EQ(describe(make_collective_call(CollectiveKind::kReduceScatterF32, 8, 512, DType::kBF16, ReduceOp::kAvg, -1)),
+            "#8 reduce_scatter_f32(count=512, wire bf16, avg)");
 }
 
 TEST(CollectiveCall, MismatchNamesBothCalls) {

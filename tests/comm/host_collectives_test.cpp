@@ -28,6 +28,10 @@ class GpuStandIn final : public CommunicatorBase {
   MemorySpace memory_space() const override { return MemorySpace::kGpu; }
   Work all_reduce(Span, DType, ReduceOp) override { throw std::logic_error("all_reduce reached"); }
   Work reduce_scatter(ConstSpan, Span, DType, ReduceOp) override { throw std::logic_error("reduce_scatter reached"); }
+  Work all_reduce_f32(Span, DType, ReduceOp) override { throw std::logic_error("all_reduce_f32 reached"); }
+  Work reduce_scatter_f32(ConstSpan, Span, DType, ReduceOp) override {
+    throw std::logic_error("reduce_scatter_f32 reached");
+  }
   Work all_gather(ConstSpan, Span, DType) override { throw std::logic_error("all_gather reached"); }
   Work broadcast(Span, DType, int) override { throw std::logic_error("broadcast reached"); }
   Work barrier() override { throw std::logic_error("barrier reached"); }

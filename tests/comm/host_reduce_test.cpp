@@ -1,5 +1,6 @@
 // reduce_in_order: rank-ordered f32 accumulation, one rounding for bf16/f16, NaN-propagating max,
-// wrapping i32 sums, in-place output, and blocks of uneven length.
+// wrapping i32 sums, in-place output, and blocks of uneven length. reduce_wire_in_order: bit for bit
+// narrowing its f32 sources, reduce_in_order in the wire dtype and widening, in place too.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "comm/host_reduce.hpp"
+#include "comm/wire_convert.hpp"
 #include "precision/float_bits.hpp"
 
 namespace tessera {
@@ -72,6 +74,65 @@ TEST(HostReduce, InPlaceIntoASource) {
   const void* sources[] = {a.data(), b.data()};
   reduce_in_order(sources, b.data(), count, DType::kF32, ReduceOp::kSum);
   for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(b[i], static_cast<float>(i) + 0.5f) << "index " << i;
+}
+
+// Full-mantissa values with specials mixed in: NaN, infinities, zeros of both signs, f16 subnormals
+// and overflow, bf16 ties.
+std::vector<float> wire_test_values(std::size_t count, int source) {
+  std::vector<float> v(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint32_t h = static_cast<std::uint32_t>(i * 2654435761u + static_cast<std::size_t>(source) * 40503u);
+    switch ((i + static_cast<std::size_t>(source)) % 37) {
+      case 1: v[i] = std::numeric_limits<float>::quiet_NaN(); break;
+      case 5: v[i] = -std::numeric_limits<float>::infinity(); break;
+      case 9: v[i] = -0.0f; break;
+      case 13: v[i] = 65520.0f; break;           // rounds to inf in f16
+      case 17: v[i] = 1.0e-7f * static_cast<float>(source + 1); break;  // f16 subnormal
+      case 21: v[i] = 1.0f + 1.0f / 256.0f; break;  // bf16 tie
+      default: v[i] = static_cast<float>(static_cast<double>(h) / 4294967296.0 * 6.0 - 3.0); break;
+    }
+  }
+  return v;
+}
+
+TEST(HostReduce, WireReductionEqualsNarrowReduceWiden) {
+  const std::size_t count = 4999;  // more than two blocks, uneven
+  for (DType wire : {DType::kBF16, DType::kF16, DType::kF32}) {
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax}) {
+      for (std::size_t own = 0; own < 3; ++own) {
+        // Three sources; `own` is given as f32, the others as wire values.
+        std::vector<std::vector<float>> f32(3);
+        std::vector<std::vector<std::byte>> narrow(3, std::vector<std::byte>(count * dtype_size(wire)));
+        for (int q = 0; q < 3; ++q) {
+          f32[q] = wire_test_values(count, q);
+          narrow_to_wire(f32[q].data(), narrow[q].data(), count, wire);
+        }
+        const void* wire_sources[] = {narrow[0].data(), narrow[1].data(), narrow[2].data()};
+        std::vector<std::byte> reduced(count * dtype_size(wire));
+        reduce_in_order(wire_sources, reduced.data(), count, wire, op);
+        std::vector<float> expected(count), actual(count);
+        widen_from_wire(reduced.data(), expected.data(), count, wire);
+        std::vector<WireSource> sources;
+        for (std::size_t q = 0; q < 3; ++q) sources.push_back(q == own ? WireSource{f32[q].data(), true} : WireSource{narrow[q].data(), false});
+        reduce_wire_in_order(sources, actual.data(), count, wire, op);
+        // In place into the f32 source gives the same.
+        reduce_wire_in_order(sources, f32[own].data(), count, wire, op);
+        for (std::size_t i = 0; i < count; ++i) {
+          ASSERT_EQ(f32_bits(actual[i]), f32_bits(expected[i]))
+              << "wire " << dtype_name(wire) << ", " << reduce_op_name(op) << ", f32 source " << own << ", index " << i
+              << ": expected " << expected[i] << " actual " << actual[i];
+          ASSERT_EQ(f32_bits(f32[own][i]), f32_bits(expected[i])) << "in place, index " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(HostReduce, WireReductionRefusesANonFloatingWire) {
+  std::vector<float> a(4), out(4);
+  const WireSource sources[] = {{a.data(), true}};
+  EXPECT_THROW(reduce_wire_in_order(sources, out.data(), 4, DType::kI32, ReduceOp::kSum), std::invalid_argument);
+  EXPECT_THROW(reduce_wire_in_order({}, out.data(), 4, DType::kBF16, ReduceOp::kSum), std::invalid_argument);
 }
 
 }  // namespace

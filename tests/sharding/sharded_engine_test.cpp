@@ -138,6 +138,21 @@ TEST(ShardedEngine, Bf16ReduceSendsBf16AndStaysCloseToF32) {
   for (DType d : f32.reduce_dtypes) EXPECT_EQ(d, DType::kF32);
 }
 
+// The gradients travel in half precision but are reduced as the collective in that dtype reduces
+// them (rank order, f32 sums, one rounding) at every stage, so stages 1-3 reproduce stage 0 exactly.
+TEST(ShardedEngine, HalfPrecisionReduceStagesAreBitIdenticalToStage0) {
+  for (DType wire : {DType::kBF16, DType::kF16}) {
+    MixedPrecision precision;
+    precision.reduce_dtype = wire;
+    const ShardedRun stage0 = sharded_run(ZeroStage::kStage0, 1, precision);
+    for (ZeroStage stage : {ZeroStage::kStage1, ZeroStage::kStage2, ZeroStage::kStage3}) {
+      const ShardedRun run = sharded_run(stage, 1, precision);
+      expect_identical(run.result, stage0.result, std::string(dtype_name(wire)) + " reduce, stage " +
+                                                      std::to_string(zero_stage_number(stage)) + " vs stage 0");
+    }
+  }
+}
+
 TEST(ShardedEngine, HybridGroupsMatchOneProcess) {
   if (world_size() != 4) GTEST_SKIP() << "hybrid 2 x 2 needs 4 ranks";
   const RunResult reference = reference_run(kSteps, kGlobal);
@@ -145,6 +160,13 @@ TEST(ShardedEngine, HybridGroupsMatchOneProcess) {
     const ShardedRun run = sharded_run(stage, 1, {}, 2);
     expect_close(run.result, reference, 1e-6, "hybrid 2x2 stage " + std::to_string(zero_stage_number(stage)));
   }
+  // bf16 on the wire within the shard groups and across them.
+  MixedPrecision bf16_reduce;
+  bf16_reduce.reduce_dtype = DType::kBF16;
+  const ShardedRun bf16 = sharded_run(ZeroStage::kStage3, 1, bf16_reduce, 2);
+  for (DType d : bf16.reduce_dtypes) EXPECT_EQ(d, DType::kBF16) << "gradient collective dtype";
+  expect_close(RunResult{{}, {}, bf16.result.params}, RunResult{{}, {}, reference.params}, 5e-3,
+               "hybrid 2x2 stage 3, bf16 reduce, params");
 }
 
 TEST(ShardedEngine, Fp16LossScalerSkipsAStepWhenOneRankOverflows) {

@@ -74,7 +74,8 @@ inline RunResult reference_run(int steps, std::int64_t global) {
   return out;
 }
 
-// Forwards every call to an inner communicator and records the dtype of each reduce collective.
+// Forwards every call to an inner communicator and records the dtype of each reduce collective (the
+// wire dtype of the _f32 ones).
 class RecordingCommunicator final : public Communicator {
  public:
   explicit RecordingCommunicator(std::unique_ptr<Communicator> inner) : inner_(std::move(inner)) {}
@@ -91,6 +92,14 @@ class RecordingCommunicator final : public Communicator {
     reduce_dtypes.push_back(dtype);
     return inner_->reduce_scatter(in, out, dtype, op);
   }
+  Work all_reduce_f32(Span buf, DType wire, ReduceOp op) override {
+    if (buf.count > 1) reduce_dtypes.push_back(wire);
+    return inner_->all_reduce_f32(buf, wire, op);
+  }
+  Work reduce_scatter_f32(ConstSpan in, Span out, DType wire, ReduceOp op) override {
+    reduce_dtypes.push_back(wire);
+    return inner_->reduce_scatter_f32(in, out, wire, op);
+  }
   Work all_gather(ConstSpan in, Span out, DType dtype) override { return inner_->all_gather(in, out, dtype); }
   Work broadcast(Span buf, DType dtype, int root) override { return inner_->broadcast(buf, dtype, root); }
   Work barrier() override { return inner_->barrier(); }
@@ -101,7 +110,7 @@ class RecordingCommunicator final : public Communicator {
   void set_collective_check(CollectiveCheck check) override { inner_->set_collective_check(check); }
   CollectiveCheck collective_check() const override { return inner_->collective_check(); }
 
-  std::vector<DType> reduce_dtypes;  // gradient collectives seen (scalars excluded)
+  std::vector<DType> reduce_dtypes;  // gradient collectives seen (scalars excluded), as they travel
 
  private:
   std::unique_ptr<Communicator> inner_;

@@ -88,6 +88,18 @@ TEST(LoopbackCommunicator, ArgumentErrorsAreThrownAsByTheOtherBackends) {
       [&] { comm.all_gather(ConstSpan(full.data() + 1, 3), Span(full.data(), 12), DType::kF32); });
   EXPECT_NE(overlap.find("overlap"), std::string::npos) << overlap;
   EXPECT_NO_THROW(comm.all_gather(ConstSpan(full.data() + 6, 3), Span(full.data(), 12), DType::kF32));
+
+  // The _f32 collectives: the same shape checks, and a floating wire dtype.
+  const std::string scatter_f32 = thrown_message<std::invalid_argument>(
+      [&] { comm.reduce_scatter_f32(ConstSpan(in.data(), 12), Span(out.data(), 4), DType::kBF16, ReduceOp::kAvg); });
+  EXPECT_NE(scatter_f32.find("reduce_scatter_f32 on communicator 'loopback' (rank 2/4)"), std::string::npos)
+      << scatter_f32;
+  EXPECT_NE(scatter_f32.find("out.count * size() = 4 * 4 = 16"), std::string::npos) << scatter_f32;
+  const std::string wire = thrown_message<std::invalid_argument>(
+      [&] { comm.all_reduce_f32(Span(in.data(), 12), DType::kI32, ReduceOp::kSum); });
+  EXPECT_NE(wire.find("the wire dtype must be f32, bf16 or f16, got i32"), std::string::npos) << wire;
+  EXPECT_NO_THROW(comm.reduce_scatter_f32(ConstSpan(full.data(), 12), Span(full.data() + 6, 3), DType::kF16,
+                                          ReduceOp::kAvg));
 }
 
 TEST(LoopbackCommunicator, NullSpansWithValidCountsAreAccepted) {
@@ -96,6 +108,8 @@ TEST(LoopbackCommunicator, NullSpansWithValidCountsAreAccepted) {
       comm.all_reduce(Span(nullptr, 100), DType::kBF16, ReduceOp::kAvg),
       comm.reduce_scatter(ConstSpan(nullptr, 400), Span(nullptr, 100), DType::kF32, ReduceOp::kSum),
       comm.all_gather(ConstSpan(nullptr, 100), Span(nullptr, 400), DType::kF16),
+      comm.all_reduce_f32(Span(nullptr, 100), DType::kBF16, ReduceOp::kAvg),
+      comm.reduce_scatter_f32(ConstSpan(nullptr, 400), Span(nullptr, 100), DType::kBF16, ReduceOp::kAvg),
       comm.broadcast(Span(nullptr, 7), DType::kI32, 3),
       comm.barrier(),
   };
@@ -116,6 +130,13 @@ TEST(LoopbackCommunicator, CollectivesLeaveBuffersUntouched) {
   comm.reduce_scatter(ConstSpan(a.data(), 12), Span(b.data(), 3), DType::kF32, ReduceOp::kSum).wait();
   EXPECT_EQ(changed(a, "reduce_scatter in"), "");
   EXPECT_EQ(changed(b, "reduce_scatter out"), "");
+
+  comm.all_reduce_f32(Span(a.data(), a.size()), DType::kBF16, ReduceOp::kAvg).wait();
+  EXPECT_EQ(changed(a, "all_reduce_f32 buf"), "");
+
+  comm.reduce_scatter_f32(ConstSpan(a.data(), 12), Span(b.data(), 3), DType::kBF16, ReduceOp::kAvg).wait();
+  EXPECT_EQ(changed(a, "reduce_scatter_f32 in"), "");
+  EXPECT_EQ(changed(b, "reduce_scatter_f32 out"), "");
 
   comm.all_gather(ConstSpan(b.data(), 3), Span(a.data(), 12), DType::kF32).wait();
   EXPECT_EQ(changed(a, "all_gather out"), "");

@@ -1,6 +1,6 @@
 // The NCCL communicator on device buffers (compiled only with CUDA): every collective with
-// rank-derived small-integer inputs (exact in f32, bf16 and f16), split, and the debug-mode
-// mismatch check. Skips cleanly when no GPU is present or there are fewer GPUs than ranks on the node.
+// rank-derived small-integer inputs (exact in f32, bf16 and f16), the _f32 collectives on their
+// wire dtypes, split, and the debug-mode mismatch check. Skips cleanly when no GPU is present or there are fewer GPUs than ranks on the node.
 // tessera-test-ranks: 1 2
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -140,6 +140,50 @@ TEST_F(Nccl, ReduceScatterAllGatherAndBroadcast) {
   d_value.download(value);
   error = compare_exact(value, expected, "nccl broadcast");
   EXPECT_TRUE(error.empty()) << error;
+}
+
+// f32 buffers travelling as bf16/f16: every input k + 2^-12 (k a non-zero small integer) is rounded
+// to k on those wires and kept on an f32 wire, so the results show the rounding and are exact.
+TEST_F(Nccl, F32CollectivesTravelInTheWireDType) {
+  const float fraction = 1.0f / 4096.0f;
+  auto value = [](int seed, int rank, std::size_t i) {
+    const int k = small_int(seed, rank, i);
+    return static_cast<float>(k == 0 ? 1 : k);
+  };
+  for (DType wire : {DType::kF32, DType::kBF16, DType::kF16}) {
+    const float kept = wire == DType::kF32 ? fraction : 0.0f;
+    const std::size_t per_rank = 513;
+    const std::size_t total = per_rank * static_cast<std::size_t>(n_);
+    DTypeBuffer in(DType::kF32, total), reduced(DType::kF32, total), shard(DType::kF32, per_rank);
+    DTypeBuffer expected(DType::kF32, total), expected_shard(DType::kF32, per_rank);
+    for (std::size_t i = 0; i < total; ++i) {
+      in.set(i, value(4, r_, i) + fraction);
+      float sum = 0.0f;
+      for (int p = 0; p < n_; ++p) sum += value(4, p, i) + kept;
+      expected.set(i, sum);
+    }
+    for (std::size_t i = 0; i < per_rank; ++i) expected_shard.set(i, expected.get(static_cast<std::size_t>(r_) * per_rank + i));
+    DeviceBuffer d_buf(total * 4), d_in(total * 4), d_shard(per_rank * 4);
+    d_buf.upload(in);
+    d_in.upload(in);
+    comm_->all_reduce_f32(Span(d_buf.data(), total), wire, ReduceOp::kSum).wait();
+    comm_->reduce_scatter_f32(ConstSpan(d_in.data(), total), Span(d_shard.data(), per_rank), wire, ReduceOp::kSum).wait();
+    // In place: this rank's slice of the input receives its shard.
+    comm_->reduce_scatter_f32(ConstSpan(d_in.data(), total), Span(d_in.at(static_cast<std::size_t>(r_) * per_rank * 4), per_rank),
+                              wire, ReduceOp::kSum).wait();
+    sync();
+    d_buf.download(reduced);
+    d_shard.download(shard);
+    std::string error = compare_exact(reduced, expected, std::string("nccl all_reduce_f32, wire ") + dtype_name(wire));
+    EXPECT_TRUE(error.empty()) << error;
+    error = compare_exact(shard, expected_shard, std::string("nccl reduce_scatter_f32, wire ") + dtype_name(wire));
+    EXPECT_TRUE(error.empty()) << error;
+    DTypeBuffer in_place(DType::kF32, total), got(DType::kF32, per_rank);
+    d_in.download(in_place);
+    for (std::size_t i = 0; i < per_rank; ++i) got.set(i, in_place.get(static_cast<std::size_t>(r_) * per_rank + i));
+    error = compare_exact(got, expected_shard, std::string("nccl in-place reduce_scatter_f32, wire ") + dtype_name(wire));
+    EXPECT_TRUE(error.empty()) << error;
+  }
 }
 
 TEST_F(Nccl, SplitAndMismatchCheck) {

@@ -30,6 +30,10 @@ class GatherCounting final : public Communicator {
   Work reduce_scatter(ConstSpan in, Span out, DType dtype, ReduceOp op) override {
     return inner_->reduce_scatter(in, out, dtype, op);
   }
+  Work all_reduce_f32(Span buf, DType wire, ReduceOp op) override { return inner_->all_reduce_f32(buf, wire, op); }
+  Work reduce_scatter_f32(ConstSpan in, Span out, DType wire, ReduceOp op) override {
+    return inner_->reduce_scatter_f32(in, out, wire, op);
+  }
   Work all_gather(ConstSpan in, Span out, DType dtype) override {
     ++all_gathers;
     return inner_->all_gather(in, out, dtype);

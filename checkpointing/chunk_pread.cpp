@@ -1,0 +1,61 @@
+// pread_chunks: one OpenMP loop over the chunks (dynamic, one chunk at a time), each read whole
+// (pread until done), hashed, and handed to the caller's function.
+#include "checkpointing/chunk_pread.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "checkpointing/checksum.hpp"
+
+namespace tessera {
+namespace {
+
+// "" when all `bytes` were read, else what went wrong.
+std::string read_whole(int fd, std::byte* data, std::int64_t bytes, std::int64_t offset) {
+  std::int64_t done = 0;
+  while (done < bytes) {
+    const ssize_t n = ::pread(fd, data + done, static_cast<std::size_t>(bytes - done), static_cast<off_t>(offset + done));
+    if (n > 0) {
+      done += n;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) {
+      return "the file ends after " + std::to_string(done) + " of " + std::to_string(bytes) + " bytes at offset " +
+             std::to_string(offset);
+    }
+    return std::string("reading ") + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
+           " failed: " + std::strerror(errno);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<ChunkResult> pread_chunks(int fd, std::span<const ChunkPread> chunks,
+                                      const std::function<void(std::size_t, const std::byte*, const ChunkResult&)>& use) {
+  std::vector<ChunkResult> results(chunks.size());
+  const auto n = static_cast<std::int64_t>(chunks.size());
+#pragma omp parallel
+  {
+    std::vector<std::byte> scratch;
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const ChunkPread& c = chunks[static_cast<std::size_t>(i)];
+      ChunkResult& r = results[static_cast<std::size_t>(i)];
+      std::byte* data = c.target;
+      if (data == nullptr) {
+        if (scratch.size() < static_cast<std::size_t>(c.bytes)) scratch.resize(static_cast<std::size_t>(c.bytes));
+        data = scratch.data();
+      }
+      r.error = read_whole(fd, data, c.bytes, c.offset);
+      if (r.error.empty()) r.xxh64 = xxh64(data, static_cast<std::size_t>(c.bytes));
+      use(static_cast<std::size_t>(i), data, r);
+    }
+  }
+  return results;
+}
+
+}  // namespace tessera
