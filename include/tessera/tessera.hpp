@@ -1,7 +1,7 @@
 // Umbrella header for programs that embed Tessera: #include <tessera/tessera.hpp> brings the
 // distributed context, devices (a rank's own GPU: make_rank_device, and its communicator:
-// make_device_world), tensors and modules, the sharded engine, the trainer and the training
-// checkpointer. Finer headers keep the source layout, e.g. "runtime/modules/linear.hpp".
+// make_device_world), tensors and modules (the GPT among them), the sharded engine, the trainer
+// and the training checkpointer. Finer headers keep the source layout, e.g. "runtime/modules/linear.hpp".
 #pragma once
 
 #include "comm/device_communicator.hpp"
@@ -13,6 +13,7 @@
 #include "runtime/tensor.hpp"
 #include "runtime/module.hpp"
 #include "runtime/modules/embedding.hpp"
+#include "runtime/modules/gpt.hpp"
 #include "runtime/modules/linear.hpp"
 #include "runtime/modules/mlp.hpp"
 #include "runtime/modules/layer_norm.hpp"
