@@ -1,13 +1,13 @@
 // CPU LayerNorm over the last dimension. Rows are independent (parallel over rows); the weight and
 // bias gradients are column sums over rows, parallelised over column blocks with each column summed
 // in row order, so they are the same bits for every thread count. The loop bodies (and the
-// backward formula) are in layernorm_rows.hpp. The column sums run first, so dinp may alias dout.
+// backward formula) are in layernorm_rows.hpp; the backward is the residual one
+// (cpu_residual_layernorm.cpp) with no residual gradient. The column sums run first, so dinp may
+// alias dout.
 #include "runtime/cpu/cpu_kernels.hpp"
 #include "runtime/cpu/layernorm_rows.hpp"
 
 namespace tessera {
-
-using detail::kLayerNormColumnBlock;
 
 void CpuKernels::layernorm_forward(float* out,           // (n,c)
                                    float* mean,          // (n)
@@ -31,18 +31,7 @@ void CpuKernels::layernorm_backward(float* dinp,          // (n,c) written
                                     const float* mean,    // (n)
                                     const float* rstd,    // (n)
                                     std::int64_t n, std::int64_t c) const {
-  // Column sums (dweight, dbias) first: dout is still intact when dinp overwrites it.
-  const std::int64_t blocks = (c + kLayerNormColumnBlock - 1) / kLayerNormColumnBlock;
-#pragma omp parallel for schedule(static) if (n * c > (1 << 14))
-  for (std::int64_t blk = 0; blk < blocks; ++blk) {
-    const std::int64_t j0 = blk * kLayerNormColumnBlock;
-    const std::int64_t width = c - j0 < kLayerNormColumnBlock ? c - j0 : kLayerNormColumnBlock;
-    detail::layernorm_param_grads_block(dweight, dbias, dout, inp, mean, rstd, n, c, j0, width);
-  }
-#pragma omp parallel for schedule(static) if (n * c > (1 << 14))
-  for (std::int64_t i = 0; i < n; ++i) {
-    detail::layernorm_backward_row(dinp + i * c, dout + i * c, inp + i * c, weight, mean[i], rstd[i], c, nullptr);
-  }
+  CpuKernels::residual_layernorm_backward(dinp, dweight, dbias, dout, nullptr, inp, weight, mean, rstd, n, c);
 }
 
 }  // namespace tessera

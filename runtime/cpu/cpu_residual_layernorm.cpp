@@ -34,7 +34,7 @@ void CpuKernels::residual_layernorm_backward(float* dinp,             // (n,c) w
                                              float* dweight,          // (c) accumulated
                                              float* dbias,            // (c) accumulated
                                              const float* dout,       // (n,c)
-                                             const float* dresidual,  // (n,c)
+                                             const float* dresidual,  // (n,c), or null: nothing added
                                              const float* inp,        // (n,c)
                                              const float* weight,     // (c)
                                              const float* mean,       // (n)
@@ -51,7 +51,7 @@ void CpuKernels::residual_layernorm_backward(float* dinp,             // (n,c) w
 #pragma omp parallel for schedule(static) if (n * c > (1 << 14))
   for (std::int64_t i = 0; i < n; ++i) {
     detail::layernorm_backward_row(dinp + i * c, dout + i * c, inp + i * c, weight, mean[i], rstd[i], c,
-                                   dresidual + i * c);
+                                   dresidual == nullptr ? nullptr : dresidual + i * c);
   }
 }
 

@@ -65,7 +65,7 @@ struct NormGradValues {
   }
 };
 
-template <typename T, bool kResidual>
+template <typename T>
 __global__ void layernorm_backward_kernel(T* dinp, const T* dout, const T* dresidual, const T* inp, const T* weight,
                                           const float* mean, const float* rstd, std::int64_t n, std::int64_t c) {
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarp;
@@ -89,11 +89,7 @@ __global__ void layernorm_backward_kernel(T* dinp, const T* dout, const T* dresi
   for (std::int64_t j = lane; j < c; j += kWarp) {  // each element read, then written, by one lane
     const float xhat = (to_f32(x[j]) - mu) * rs;
     const T g = from_f32<T>(rs * (to_f32(weight[j]) * to_f32(d[j]) - g_mean - xhat * gx_mean));
-    if constexpr (kResidual) {
-      dx[j] = from_f32<T>(to_f32(dresidual[row * c + j]) + to_f32(g));
-    } else {
-      dx[j] = g;
-    }
+    dx[j] = dresidual == nullptr ? g : from_f32<T>(to_f32(dresidual[row * c + j]) + to_f32(g));
   }
 }
 
@@ -139,6 +135,26 @@ void launch_residual_layernorm_forward(T* sum,          // (n,c) = a + b
 }
 
 template <typename T>
+void launch_residual_layernorm_backward(T* dinp,             // (n,c) written; may alias dout, not dresidual
+                                        T* dweight,          // (c) accumulated
+                                        T* dbias,            // (c) accumulated
+                                        const T* dout,       // (n,c)
+                                        const T* dresidual,  // (n,c) added to dinp, or null
+                                        const T* inp,        // (n,c)
+                                        const T* weight,     // (c)
+                                        const float* mean,   // (n)
+                                        const float* rstd,   // (n)
+                                        std::int64_t n, std::int64_t c, float* scratch, std::size_t scratch_floats,
+                                        cudaStream_t stream) {
+  if (n == 0) return;
+  column_sums<2, T>(ColumnOutputs<2, T>{{dweight, dbias}}, NormGradValues<T>{dout, inp, mean, rstd, c}, n, c, scratch,
+                    scratch_floats, stream);
+  layernorm_backward_kernel<T><<<row_blocks(n), kThreads, 0, stream>>>(dinp, dout, dresidual, inp, weight, mean, rstd,
+                                                                       n, c);
+  TESSERA_CUDA_CHECK_LAUNCH("layernorm_backward_kernel");
+}
+
+template <typename T>
 void launch_layernorm_backward(T* dinp,            // (n,c) written; may alias dout
                                T* dweight,         // (c) accumulated
                                T* dbias,           // (c) accumulated
@@ -149,32 +165,8 @@ void launch_layernorm_backward(T* dinp,            // (n,c) written; may alias d
                                const float* rstd,  // (n)
                                std::int64_t n, std::int64_t c, float* scratch, std::size_t scratch_floats,
                                cudaStream_t stream) {
-  if (n == 0) return;
-  column_sums<2, T>(ColumnOutputs<2, T>{{dweight, dbias}}, NormGradValues<T>{dout, inp, mean, rstd, c}, n, c, scratch,
-                    scratch_floats, stream);
-  layernorm_backward_kernel<T, false>
-      <<<row_blocks(n), kThreads, 0, stream>>>(dinp, dout, nullptr, inp, weight, mean, rstd, n, c);
-  TESSERA_CUDA_CHECK_LAUNCH("layernorm_backward_kernel");
-}
-
-template <typename T>
-void launch_residual_layernorm_backward(T* dinp,             // (n,c) written; may alias dout, not dresidual
-                                        T* dweight,          // (c) accumulated
-                                        T* dbias,            // (c) accumulated
-                                        const T* dout,       // (n,c)
-                                        const T* dresidual,  // (n,c) added to dinp
-                                        const T* inp,        // (n,c)
-                                        const T* weight,     // (c)
-                                        const float* mean,   // (n)
-                                        const float* rstd,   // (n)
-                                        std::int64_t n, std::int64_t c, float* scratch, std::size_t scratch_floats,
-                                        cudaStream_t stream) {
-  if (n == 0) return;
-  column_sums<2, T>(ColumnOutputs<2, T>{{dweight, dbias}}, NormGradValues<T>{dout, inp, mean, rstd, c}, n, c, scratch,
-                    scratch_floats, stream);
-  layernorm_backward_kernel<T, true>
-      <<<row_blocks(n), kThreads, 0, stream>>>(dinp, dout, dresidual, inp, weight, mean, rstd, n, c);
-  TESSERA_CUDA_CHECK_LAUNCH("residual_layernorm_backward_kernel");
+  launch_residual_layernorm_backward<T>(dinp, dweight, dbias, dout, nullptr, inp, weight, mean, rstd, n, c, scratch,
+                                        scratch_floats, stream);
 }
 
 #define TESSERA_INSTANTIATE_LAYERNORM(T)                                                                            \

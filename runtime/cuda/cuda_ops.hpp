@@ -79,7 +79,8 @@ template <typename T>
 void launch_residual_layernorm_forward(T* sum, T* out, float* mean, float* rstd, const T* a, const T* b,
                                        const T* weight, const T* bias, std::int64_t n, std::int64_t c, float eps,
                                        cudaStream_t stream);
-// As launch_layernorm_backward, with dresidual (n,c) added to dinp; dinp may alias dout, not dresidual.
+// As launch_layernorm_backward, with dresidual (n,c) added to dinp (null: nothing added); dinp may
+// alias dout, not dresidual.
 template <typename T>
 void launch_residual_layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* dresidual,
                                         const T* inp, const T* weight, const float* mean, const float* rstd,

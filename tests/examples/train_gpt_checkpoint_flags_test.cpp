@@ -17,6 +17,7 @@ namespace {
 using testing::random_tokens;
 using testing::run_bounded;
 using testing::ScratchDir;
+using testing::set_flag;
 using testing::tiny_run;
 using testing::train_gpt_binary;
 
@@ -31,9 +32,7 @@ class CheckpointFlags : public ::testing::Test {
 
   // The tiny run logging only every `log_every` steps.
   std::string quiet(int log_every) const {
-    std::string flags = tiny_run(data_);
-    flags.replace(flags.find("--log-every 1 "), 14, "--log-every " + std::to_string(log_every) + " ");
-    return flags;
+    return set_flag(tiny_run(data_), "--log-every", std::to_string(log_every));
   }
 
   ScratchDir dir_{"checkpoint_flags"};

@@ -28,6 +28,7 @@ using Json = nlohmann::json;
 using testing::random_tokens;
 using testing::run_bounded;
 using testing::ScratchDir;
+using testing::set_flag;
 using testing::tiny_run;
 using testing::train_gpt_binary;
 
@@ -41,9 +42,8 @@ class TrainGptMetrics : public ::testing::Test {
   }
   // The tiny run, logging every `log_every` steps and validating on the training file every 3.
   std::string run(int log_every) const {
-    std::string flags = tiny_run(data_);
-    flags.replace(flags.find("--log-every 1 "), 14, "--log-every " + std::to_string(log_every) + " ");
-    flags.replace(flags.find("--eval-every 0 "), 15, "--eval-every 3 --eval-batches 1 --val-data " + data_ + " ");
+    std::string flags = set_flag(tiny_run(data_), "--log-every", std::to_string(log_every));
+    flags = set_flag(flags, "--eval-every", "3 --eval-batches 1 --val-data " + data_);
     return train_gpt_ + flags;
   }
 

@@ -21,6 +21,7 @@ namespace {
 using testing::random_tokens;
 using testing::run_bounded;
 using testing::ScratchDir;
+using testing::set_flag;
 using testing::tiny_run;
 using testing::train_gpt_binary;
 
@@ -66,8 +67,7 @@ class StopSignals : public ::testing::Test {
   // A run of a million steps (logging every 20th), signalled once step 20 is logged.
   std::string interrupted_job(const std::string& signal, const std::string& target, const std::string& extra,
                               const std::string& mpirun_flags = "") {
-    std::string flags = tiny_run(data_);
-    flags.replace(flags.find("--log-every 1 "), 14, "--log-every 20 ");
+    const std::string flags = set_flag(tiny_run(data_), "--log-every", "20");
     return signalled_job(signal, target, flags + " --steps 1000000 " + extra, "step    20/", mpirun_flags);
   }
 
@@ -76,8 +76,8 @@ class StopSignals : public ::testing::Test {
   std::string signalled_in_last_validation(const std::string& extra) {
     write_token_file((dir_ / "tokens_val.bin").string(), random_tokens(5000, 40, 7));
     std::string flags = tiny_run(data_);
-    flags.replace(flags.find("--eval-every 0"), 14, "--eval-every 3 --eval-batches 4000");
-    flags.replace(flags.find("--sample-tokens 0"), 17, "--sample-tokens 20");
+    flags = set_flag(flags, "--eval-every", "3 --eval-batches 4000");
+    flags = set_flag(flags, "--sample-tokens", "20");
     return signalled_job("USR1", "rank1", flags + " --steps 3 " + extra, "step     3/3");
   }
 

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,16 @@ inline std::string tiny_run(const std::string& data, int vocab = 64) {
   return " --data " + data + " --layers 2 --dim 32 --heads 2 --seq-len 16 --vocab " + std::to_string(vocab) +
          " --sample-tokens 0 "
          "--eval-every 0 --log-every 1 --threads 1 --no-memory-check";
+}
+
+// `flags` with the value of `flag` (which it holds, as "--flag value") replaced by `value`, e.g.
+// set_flag(tiny_run(data), "--log-every", "20"); `value` may hold further flags.
+inline std::string set_flag(std::string flags, const std::string& flag, const std::string& value) {
+  const std::size_t at = flags.find(flag + " ");
+  if (at == std::string::npos) throw std::invalid_argument("set_flag: " + flag + " is not in '" + flags + "'");
+  const std::size_t begin = at + flag.size() + 1;
+  const std::size_t end = flags.find(' ', begin);
+  return flags.replace(begin, (end == std::string::npos ? flags.size() : end) - begin, value);
 }
 
 }  // namespace tessera::testing

@@ -19,6 +19,7 @@
 #include "runtime/kernels.hpp"
 #include "runtime/tensor.hpp"
 #include "tests/runtime/stream_gate.hpp"
+#include "tests/support/gpu_per_rank.hpp"
 
 namespace tessera {
 namespace {
@@ -28,14 +29,7 @@ class DeviceWorld : public ::testing::Test {
   void SetUp() override {
     host_ = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD);
     info_ = discover_rank_info(*host_, read_launcher_env(process_environment()));
-    const int gpus = device_count(DeviceChoice::kCuda);
-    int enough = gpus >= info_.local_size ? 1 : 0, everywhere = 0;
-    MPI_Allreduce(&enough, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!everywhere) {
-      GTEST_SKIP() << "needs one GPU per rank: rank " << info_.rank << " sees " << gpus << " ("
-                   << (gpus == 0 ? device_unavailable_reason(DeviceChoice::kCuda) : "fewer than the ranks on its node")
-                   << ")";
-    }
+    if (const std::string why = testing::why_not_one_gpu_per_rank(info_); !why.empty()) GTEST_SKIP() << why;
     device_ = make_rank_device(DeviceChoice::kCuda, info_);
     world_ = make_device_world(*device_, *host_, CommOptions{});
   }

@@ -21,6 +21,7 @@
 #include "sharding/sharded_engine.hpp"
 #include "tests/runtime/cuda/gpu_test_support.hpp"
 #include "tests/sharding/sharding_test_support.hpp"
+#include "tests/support/gpu_per_rank.hpp"
 #include "training/trainer.hpp"
 
 namespace tessera::testing {
@@ -70,14 +71,7 @@ class NcclZero3 : public ::testing::Test {
   void SetUp() override {
     world_ = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD);
     info_ = discover_rank_info(*world_, read_launcher_env(process_environment()));
-    const int gpus = device_count(DeviceChoice::kCuda);
-    int enough = gpus >= info_.local_size ? 1 : 0, everywhere = 0;
-    MPI_Allreduce(&enough, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!everywhere) {
-      GTEST_SKIP() << "needs one GPU per rank: rank " << info_.rank << " sees " << gpus << " ("
-                   << (gpus == 0 ? device_unavailable_reason(DeviceChoice::kCuda) : "fewer than the ranks on its node")
-                   << ")";
-    }
+    if (const std::string why = testing::why_not_one_gpu_per_rank(info_); !why.empty()) GTEST_SKIP() << why;
   }
 
   void compare(MixedPrecision precision, double tolerance, const std::string& what) {
