@@ -1,5 +1,5 @@
-// Validation, the resharding read plan, the verifying pass over every chunk, and the pass that
-// reads the state into the engine once every rank agreed.
+// Validation of everything but the data (all ranks agree), the resharding read plan, then one pass
+// over the chunks straight into the state, verified as they arrive (an optional verifying pass first).
 #include "checkpointing/checkpoint_loader.hpp"
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "checkpointing/checkpoint_paths.hpp"
@@ -30,36 +31,71 @@ struct DatasetRead {
   const std::vector<StateRequest>* requests;
 };
 
-// Per shard file this rank needs (ascending), the datasets it reads there in reading order.
+// Per shard file this rank needs (ascending), the datasets it reads there.
 struct FileReads {
   std::vector<int> shards;
   std::vector<std::vector<DatasetRead>> reads;
 };
 
-// The element ranges of one dataset read; `base(unit)` is where the new unit's values of the state
-// begin (null: nothing is kept).
-std::vector<ElementRange> ranges_of(const DatasetRead& r, const StateSpec& spec,
-                                    const std::function<std::byte*(std::size_t unit)>& base) {
-  const std::int64_t per = spec.elements_per_value;
-  std::vector<ElementRange> ranges;
-  for (const StateRequest& q : *r.requests) {
-    std::byte* b = base ? base(q.unit) : nullptr;
-    ranges.push_back({q.begin / per, q.count / per,
-                      b == nullptr ? nullptr : b + static_cast<std::size_t>(q.target / per) * dtype_size(spec.dtype)});
+// The ranges of every dataset read of one file; `base(unit, state)` is where the new unit's values
+// of the state begin (null: nothing is kept, a verifying read).
+std::vector<DatasetRanges> ranges_of(const std::vector<DatasetRead>& reads, const std::vector<StateSpec>& specs,
+                                     const std::function<std::byte*(std::size_t unit, std::size_t state)>& base) {
+  std::vector<DatasetRanges> out;
+  for (const DatasetRead& r : reads) {
+    const StateSpec& spec = specs[r.state];
+    const std::int64_t per = spec.elements_per_value;
+    DatasetRanges& d = out.emplace_back(DatasetRanges{*r.old_unit, spec.name, spec.dtype, {}});
+    for (const StateRequest& q : *r.requests) {
+      std::byte* b = base ? base(q.unit, r.state) : nullptr;
+      d.ranges.push_back({q.begin / per, q.count / per,
+                          b == nullptr ? nullptr : b + static_cast<std::size_t>(q.target / per) * dtype_size(spec.dtype)});
+    }
   }
-  return ranges;
+  return out;
 }
 
-// Opens every shard file in order, checks it belongs to the save `meta` describes, and calls
-// `each(reader, file index)`.
-void for_each_file(const fs::path& dir, const FileReads& files, const CheckpointMeta& meta,
-                   const std::string& meta_path, const std::function<void(ShardFileReader&, std::size_t)>& each) {
-  for (std::size_t f = 0; f < files.shards.size(); ++f) {
-    ShardFileReader reader((dir / shard_file_name(files.shards[f])).string(), files.shards[f]);
-    check_same_save(reader, meta, meta_path);
-    each(reader, f);
+// Where each new unit's values of each state are read to: the state tensor itself when it is host
+// memory, else a host buffer handed to write_state once every rank read its part (finish()). The
+// values beyond what the reads cover (padding) are zeroed.
+class ReadTargets {
+ public:
+  ReadTargets(const std::vector<std::unique_ptr<FlatParamUnit>>& units, const std::vector<StateSpec>& specs,
+              const std::function<std::int64_t(std::size_t unit, std::size_t state)>& covered)
+      : units_(units), specs_(specs), base_(units.size()), staging_(units.size()) {
+    for (std::size_t u = 0; u < units.size(); ++u) {
+      std::vector<StateTensor> state = units[u]->state();
+      const std::int64_t count = units[u]->optimizer_range().count;
+      for (std::size_t k = 0; k < state.size(); ++k) {
+        const std::size_t size = dtype_size(specs[k].dtype);
+        const auto values = static_cast<std::size_t>(count / specs[k].elements_per_value);
+        const auto kept = static_cast<std::size_t>(covered(u, k) / specs[k].elements_per_value);
+        Tensor& t = state[k].tensor;
+        const bool host = t.defined() && t.device().memory_space() == MemorySpace::kHost;
+        staging_[u].emplace_back(host ? nullptr : new std::byte[values * size]);
+        std::byte* b = host ? static_cast<std::byte*>(t.data()) : staging_[u].back().get();
+        std::memset(b + kept * size, 0, (values - kept) * size);
+        base_[u].push_back(b);
+      }
+    }
   }
-}
+  std::byte* base(std::size_t unit, std::size_t state) const { return base_[unit][state]; }
+  // Hands the host buffers of state outside host memory to the units.
+  void finish() {
+    for (std::size_t u = 0; u < units_.size(); ++u) {
+      const std::int64_t count = units_[u]->optimizer_range().count;
+      for (std::size_t k = 0; k < staging_[u].size(); ++k) {
+        if (staging_[u][k]) units_[u]->write_state(k, 0, count / specs_[k].elements_per_value, staging_[u][k].get());
+      }
+    }
+  }
+
+ private:
+  const std::vector<std::unique_ptr<FlatParamUnit>>& units_;
+  const std::vector<StateSpec>& specs_;
+  std::vector<std::vector<std::byte*>> base_;                         // [unit][state]
+  std::vector<std::vector<std::unique_ptr<std::byte[]>>> staging_;  // [unit][state], null: in place
+};
 
 }  // namespace
 
@@ -108,20 +144,31 @@ void check_model_fields(const RunConfig& stored, const RunConfig& expected, cons
 }
 
 LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const fs::path& path,
-                           const RunConfig& expected) {
+                           const RunConfig& expected, const LoadOptions& options) {
   LoadResult result;
   const auto& units = engine.units();
   const fs::path meta_path = path / kMetaFileName;
   CheckpointLayout current;
   StateReadPlan by_parameter, by_position;
   FileReads files;
+  std::vector<std::unique_ptr<ShardFileReader>> readers;  // per file of `files`
+  std::int64_t verified_bytes = 0;                         // read by the verifying pass
   auto plan_of = [&](std::size_t k) -> const StateReadPlan& {
     return k == 0 || current.state_alignment == 1 ? by_parameter : by_position;  // k 0: the f32 master, element-wise
   };
+  auto read_all = [&](const std::function<std::byte*(std::size_t, std::size_t)>& base) {
+    for (std::size_t f = 0; f < readers.size(); ++f) {
+      const std::vector<DatasetRanges> reads = ranges_of(files.reads[f], current.states, base);
+      if (base) {
+        readers[f]->read(reads);
+      } else {
+        readers[f]->verify(reads);
+      }
+    }
+  };
 
-  // Pass 1: everything is checked, and every chunk this rank needs is read from the disk and its
-  // checksum verified (through one reused buffer per thread: nothing is kept but what the disk
-  // leaves in the page cache), before any rank changes its engine.
+  // Everything but the data is checked, on every rank, and every rank agrees, before any state
+  // changes: the metadata, the model, the layout, every shard file's presence, size and save id.
   run_and_agree(world, [&] {
     std::error_code ec;
     if (!fs::is_directory(path, ec)) {
@@ -157,54 +204,34 @@ LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const fs:
           reads.push_back({&meta.layout.units[static_cast<std::size_t>(old_unit)].name, k, &requests});
         }
       }
+      readers.push_back(std::make_unique<ShardFileReader>((path / shard_file_name(shard)).string(), shard));
+      check_same_save(*readers.back(), meta, meta_path.string());
     }
-    for_each_file(path, files, meta, meta_path.string(), [&](ShardFileReader& reader, std::size_t f) {
-      for (const DatasetRead& r : files.reads[f]) {
-        const StateSpec& spec = current.states[r.state];
-        reader.verify(*r.old_unit, spec.name, spec.dtype, ranges_of(r, spec, nullptr));
-      }
-      result.bytes_read += reader.bytes_read();
-    });
+    if (!options.verify_before_writing) return;
+    read_all(nullptr);
+    for (const auto& reader : readers) verified_bytes += reader->bytes_read();
   });
 
-  // Pass 2: every rank verified its part; now the engine changes. The same chunks (from the page
-  // cache, unless evicted) go straight into the state tensors when they are host memory, else
-  // through host buffers and write_state; their checksums are checked again, so a file changed
-  // since pass 1 is still refused (on every rank — but the engine then holds part of it).
+  // The data: every chunk this rank needs, straight into the state (host memory; other memory
+  // through host buffers, handed over once every rank read its part), each verified as it arrives.
+  // Refused here, the host state holds part of the checkpoint: the engine is marked until a load
+  // completes. With verify_before_writing every chunk was verified already and is read again (from
+  // the page cache); only a file changed in between is refused here.
+  const std::string partial = "the state was partly overwritten by a refused load of " + path.string() +
+                              "; load a checkpoint that verifies, or construct the engine anew";
+  engine.mark_state_partial(partial);
+  std::optional<ReadTargets> targets;
   run_and_agree(world, [&] {
-    std::vector<std::vector<std::byte*>> base(units.size());           // [unit][state]
-    std::vector<std::vector<std::unique_ptr<std::byte[]>>> staging(units.size());
-    for (std::size_t u = 0; u < units.size(); ++u) {
-      std::vector<StateTensor> state = units[u]->state();
-      const std::int64_t count = units[u]->optimizer_range().count;
-      for (std::size_t k = 0; k < state.size(); ++k) {
-        const StateSpec& spec = current.states[k];
-        const std::size_t size = dtype_size(spec.dtype);
-        const auto values = static_cast<std::size_t>(count / spec.elements_per_value);
-        const auto covered = static_cast<std::size_t>(plan_of(k).covered[u] / spec.elements_per_value);
-        Tensor& t = state[k].tensor;
-        const bool host = t.defined() && t.device().memory_space() == MemorySpace::kHost;
-        staging[u].emplace_back(host ? nullptr : new std::byte[values * size]);
-        std::byte* b = host ? static_cast<std::byte*>(t.data()) : staging[u].back().get();
-        // The reads cover the unit's parameters (or whole blocks); what lies beyond is zero.
-        std::memset(b + covered * size, 0, (values - covered) * size);
-        base[u].push_back(b);
-      }
-    }
-    for_each_file(path, files, result.meta, meta_path.string(), [&](ShardFileReader& reader, std::size_t f) {
-      for (const DatasetRead& r : files.reads[f]) {
-        const StateSpec& spec = current.states[r.state];
-        reader.read(*r.old_unit, spec.name, spec.dtype,
-                    ranges_of(r, spec, [&](std::size_t u) { return base[u][r.state]; }));
-      }
-    });
-    for (std::size_t u = 0; u < units.size(); ++u) {
-      const std::int64_t count = units[u]->optimizer_range().count;
-      for (std::size_t k = 0; k < staging[u].size(); ++k) {
-        if (staging[u][k]) units[u]->write_state(k, 0, count / current.states[k].elements_per_value, staging[u][k].get());
-      }
-    }
+    targets.emplace(units, current.states,
+                    [&](std::size_t u, std::size_t k) { return plan_of(k).covered[u]; });
+    read_all([&](std::size_t u, std::size_t k) { return targets->base(u, k); });
   });
+  targets->finish();
+  targets.reset();
+  for (const auto& reader : readers) result.bytes_read += reader->bytes_read();
+  result.bytes_read -= verified_bytes;
+  readers.clear();
+  engine.mark_state_whole();
 
   engine.set_optimizer_steps(result.meta.optimizer_steps);
   if (DynamicLossScaler* scaler = engine.loss_scaler(); scaler != nullptr && result.meta.loss_scaler) {

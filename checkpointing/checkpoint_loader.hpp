@@ -7,18 +7,23 @@
 // Nothing is gathered anywhere. Every chunk read is checked against its stored XXH64.
 //
 // Validation comes before any change: the format version, the model fields of the RunConfig, every
-// parameter's name and shape, every shard file's presence and size, and every checksum are checked
-// and all ranks agree (rank_agreement) before a single engine tensor is written. On failure every
+// parameter's name and shape, every shard file's presence, size and save id are checked and all
+// ranks agree (rank_agreement) before a single engine tensor is written. On such a failure every
 // rank throws the same CheckpointError and the engine is untouched.
 //
-// Two passes over the chunks a rank needs: the first reads them from the disk (several requests in
-// flight) and verifies them through small reused buffers; once every rank agreed, the
-// second reads them again — from the page cache — straight into the engine's state tensors (host
-// memory; other memory through host buffers) and checks the checksums once more. No host copy of
-// the whole state is ever made: memory the process never touched costs more to fault in than a
-// second copy out of the page cache. A file changed between the passes (another process writing
-// into the checkpoint while it loads) is still refused on every rank, but then after part of it
-// was loaded.
+// Then the data, in one pass: each rank reads the chunks it needs — of each shard file in one sweep
+// in file order, several requests in flight — straight into the engine's state tensors (host
+// memory; other memory through host buffers, handed over once every rank read its part), verifying
+// every checksum as the chunk arrives. A chunk refused here (its checksum, a read error) makes
+// every rank throw the same CheckpointError, and part of the host state then holds the checkpoint:
+// the engine is marked (ShardedEngine::mark_state_partial) and refuses forward, step and saves
+// until a load completes, so a mix of two states is never trained on or saved.
+//
+// LoadOptions::verify_before_writing reads and verifies every chunk first, agrees, then reads them
+// again (from the page cache) into the state: a checkpoint with a corrupted chunk then leaves the
+// engine as it was, for a program that carries on with its current state after a refusal, at
+// the cost of a second copy of every byte. Only a file changed between the two reads is refused
+// after part of it was written (and the engine marked).
 #pragma once
 
 #include <filesystem>
@@ -34,7 +39,12 @@ class ShardFileReader;
 struct LoadResult {
   TrainingProgress progress;  // rng_state: this rank's stored words (empty when the checkpoint had fewer ranks)
   CheckpointMeta meta;        // what was stored (settings at save time, every rank's RNG words)
-  std::int64_t bytes_read = 0;  // by this rank, from shard files
+  std::int64_t bytes_read = 0;  // of shard-file data this rank loaded (each chunk once)
+};
+
+struct LoadOptions {
+  // Verify every chunk before writing any state (two reads of each chunk; see above).
+  bool verify_before_writing = false;
 };
 
 // Collective over `world` (the engine's world). `path`: a checkpoint directory (step_N). `expected`:
@@ -42,7 +52,7 @@ struct LoadResult {
 // Sets the master weights, Adam moments, optimizer step count and loss scaler, then publishes the
 // parameters. Throws CheckpointError.
 LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const std::filesystem::path& path,
-                           const RunConfig& expected);
+                           const RunConfig& expected, const LoadOptions& options = {});
 
 // Checks that every shard file of `meta` exists in `dir` with its recorded size: kMissingFile /
 // kTruncatedFile naming the file. Not collective.

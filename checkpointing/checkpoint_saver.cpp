@@ -51,6 +51,7 @@ std::uint64_t agree_on_save_id(Communicator& comm) {
 
 SaveRequest prepare_save(ShardedEngine& engine, const fs::path& dir, const TrainingProgress& progress,
                          const RunConfig& config, ShardSnapshot snapshot) {
+  engine.check_state_whole("a checkpoint save");
   SaveRequest request;
   request.dir = dir;
   CheckpointMeta& meta = request.meta;

@@ -47,7 +47,7 @@ struct SaveOptions {
   CheckpointCompression compression = CheckpointCompression::kNone;
   int keep_last = 0;  // keep the newest K committed checkpoints (and the newest healthy one); 0 keeps all
   StateHealth health = StateHealth::kHealthy;  // stored in meta.h5; retention keeps the newest healthy
-  std::int64_t chunk_elements = kDefaultChunkElements;
+  std::int64_t chunk_elements = kDefaultChunkElements;  // the largest chunk (ShardWriteOptions)
   // For tests: called with the phase and the step being saved on the ranks that reach a phase.
   std::function<void(SavePhase, std::int64_t step)> phase_hook;
 };

@@ -1,11 +1,14 @@
-// pread_chunks: one OpenMP loop over the chunks (dynamic, one chunk at a time), each read whole
-// (pread until done), hashed, and handed to the caller's function.
+// pread_chunks: one OpenMP loop over the chunks, each thread a contiguous share through its own
+// open file, each chunk read whole (pread until done), hashed, and handed to the caller's function.
 #include "checkpointing/chunk_pread.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+
+#include <omp.h>
 
 #include "checkpointing/checksum.hpp"
 
@@ -34,14 +37,19 @@ std::string read_whole(int fd, std::byte* data, std::int64_t bytes, std::int64_t
 
 }  // namespace
 
-std::vector<ChunkResult> pread_chunks(int fd, std::span<const ChunkPread> chunks,
+std::vector<ChunkResult> pread_chunks(int fd0, const std::string& path, std::span<const ChunkPread> chunks,
                                       const std::function<void(std::size_t, const std::byte*, const ChunkResult&)>& use) {
   std::vector<ChunkResult> results(chunks.size());
   const auto n = static_cast<std::int64_t>(chunks.size());
-#pragma omp parallel
+#pragma omp parallel if (n > 1)
   {
+    // Each thread its own open file (its own readahead state) and a contiguous share of the
+    // chunks: one sequential stream per thread.
+    const bool first = omp_get_thread_num() == 0;
+    const int fd = first ? fd0 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    const std::string open_error = fd < 0 ? "opening " + path + " failed: " + std::strerror(errno) : "";
     std::vector<std::byte> scratch;
-#pragma omp for schedule(dynamic, 1)
+#pragma omp for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
       const ChunkPread& c = chunks[static_cast<std::size_t>(i)];
       ChunkResult& r = results[static_cast<std::size_t>(i)];
@@ -50,10 +58,11 @@ std::vector<ChunkResult> pread_chunks(int fd, std::span<const ChunkPread> chunks
         if (scratch.size() < static_cast<std::size_t>(c.bytes)) scratch.resize(static_cast<std::size_t>(c.bytes));
         data = scratch.data();
       }
-      r.error = read_whole(fd, data, c.bytes, c.offset);
+      r.error = fd < 0 ? open_error : read_whole(fd, data, c.bytes, c.offset);
       if (r.error.empty()) r.xxh64 = xxh64(data, static_cast<std::size_t>(c.bytes));
       use(static_cast<std::size_t>(i), data, r);
     }
+    if (!first && fd >= 0) ::close(fd);
   }
   return results;
 }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <span>
 
 #include "checkpointing/chunk_pread.hpp"
 #include "checkpointing/checkpoint_paths.hpp"
@@ -138,6 +139,118 @@ bool stored_raw(const StateDataset& d) {
   return dcpl.valid() && H5Pget_nfilters(dcpl.get()) == 0;
 }
 
+// What read_all knows of one dataset once HDF5 told it (no HDF5 handles: the chunks are read
+// outside the HDF5 lock).
+struct DatasetPlan {
+  const DatasetRanges* request = nullptr;
+  std::string where;
+  std::int64_t length = 0, chunk = 0;
+  std::size_t element_bytes = 0;
+  std::vector<std::uint64_t> sums;    // per chunk
+  std::vector<std::int64_t> needed;   // chunk indices, ascending
+  bool raw = false;                   // every needed chunk is read with pread
+  std::vector<std::int64_t> address;  // raw: per needed chunk, where it is stored
+
+  std::byte* at(void* base, std::int64_t elements) const {
+    return static_cast<std::byte*>(base) + static_cast<std::size_t>(elements) * element_bytes;
+  }
+  // The kept range that holds elements [lo, hi) whole, if one does.
+  const ElementRange* direct_range(std::int64_t lo, std::int64_t hi, bool keep) const {
+    if (!keep) return nullptr;
+    for (const ElementRange& r : request->ranges) {
+      if (r.begin <= lo && hi <= r.begin + r.count) return &r;
+    }
+    return nullptr;
+  }
+  // Copies the kept ranges' parts of elements [lo, hi) (held in `data`) other than `direct`'s.
+  void copy_out(const std::byte* data, std::int64_t lo, std::int64_t hi, const ElementRange* direct, bool keep) const {
+    if (!keep) return;
+    for (const ElementRange& r : request->ranges) {
+      const std::int64_t a = std::max(lo, r.begin), b = std::min(hi, r.begin + r.count);
+      if (a >= b || &r == direct) continue;
+      std::memcpy(at(r.out, a - r.begin), data + static_cast<std::size_t>(a - lo) * element_bytes,
+                  static_cast<std::size_t>(b - a) * element_bytes);
+    }
+  }
+  std::int64_t chunk_end(std::int64_t c) const { return std::min(length, (c + 1) * chunk); }
+};
+
+// Opens `r`'s dataset in `file`, checks its type and checksum table and finds its needed chunks;
+// `raw_fd` >= 0: also where they are stored, when every one is stored as it is in memory.
+DatasetPlan plan_dataset(hid_t file, const std::string& path, const DatasetRanges& r, bool raw_possible) {
+  DatasetPlan p;
+  p.request = &r;
+  p.element_bytes = dtype_size(r.dtype);
+  const StateDataset d = open_state_dataset(file, path, r.unit, r.dataset);
+  p.where = d.where;
+  p.length = d.length;
+  p.chunk = d.chunk;
+  const H5Id type = detail::state_hdf5_type(r.dtype);
+  {
+    H5Id stored(check_id(H5Dget_type(d.dset.get()), CheckpointErrorKind::kCorruptData, "H5Dget_type " + p.where), H5Tclose);
+    if (H5Tequal(stored.get(), type.get()) <= 0) {
+      throw CheckpointError(CheckpointErrorKind::kCorruptData,
+                            p.where + " is not stored as " + dtype_name(r.dtype) + " elements as the checkpoint's "
+                                      "metadata says");
+    }
+  }
+  p.sums = detail::read_u64_vector(d.group.get(), r.dataset + kChecksumSuffix, path + ":" + unit_group_path(r.unit));
+  const std::int64_t chunks = p.chunk > 0 ? (p.length + p.chunk - 1) / p.chunk : -1;
+  if (chunks < 0 || static_cast<std::int64_t>(p.sums.size()) != chunks) {
+    throw CheckpointError(CheckpointErrorKind::kCorruptData,
+                          p.where + ": checksum table has " + std::to_string(p.sums.size()) + " entries for " +
+                              std::to_string(chunks) + " chunks");
+  }
+  p.needed = needed_chunks(r.ranges, d);
+  if (!raw_possible || !stored_raw(d)) return p;
+  const auto full_bytes = p.chunk * static_cast<std::int64_t>(p.element_bytes);
+  for (std::int64_t c : p.needed) {
+    const std::optional<ChunkStorage> stored = chunk_storage(d, c);
+    if (!stored || stored->bytes != full_bytes) {
+      p.address.clear();  // a chunk HDF5 must read itself: all of them through HDF5
+      return p;
+    }
+    p.address.push_back(stored->address);
+  }
+  p.raw = true;
+  return p;
+}
+
+// Reads `p`'s chunks through HDF5 (through `buffer` where no kept range holds a run whole) and
+// verifies them; returns the bytes read.
+std::int64_t read_through_hdf5(hid_t file, const std::string& path, const DatasetPlan& p, bool keep,
+                               std::vector<std::byte>& buffer) {
+  detail::Hdf5Guard guard;
+  const DatasetRanges& r = *p.request;
+  const StateDataset d = open_state_dataset(file, path, r.unit, r.dataset);
+  const H5Id type = detail::state_hdf5_type(r.dtype);
+  const std::int64_t chunks_per_run =
+      std::max<std::int64_t>(1, kRunBytes / (p.chunk * static_cast<std::int64_t>(p.element_bytes)));
+  H5Id file_space(check_id(H5Dget_space(d.dset.get()), CheckpointErrorKind::kCorruptData, "H5Dget_space " + p.where),
+                  H5Sclose);
+  const std::vector<std::int64_t>& needed = p.needed;
+  std::int64_t bytes = 0;
+  for (std::size_t i = 0; i < needed.size();) {
+    std::size_t j = i + 1;
+    while (j < needed.size() && needed[j] == needed[j - 1] + 1 && static_cast<std::int64_t>(j - i) < chunks_per_run) ++j;
+    const std::int64_t lo = needed[i] * p.chunk, hi = p.chunk_end(needed[j - 1]);
+    const ElementRange* direct = p.direct_range(lo, hi, keep);
+    std::byte* target = nullptr;
+    if (direct != nullptr) {
+      target = p.at(direct->out, lo - direct->begin);
+    } else {
+      buffer.resize(static_cast<std::size_t>(hi - lo) * p.element_bytes);
+      target = buffer.data();
+    }
+    read_run(d.dset.get(), file_space.get(), type.get(), lo, hi, target, p.where);
+    bytes += (hi - lo) * static_cast<std::int64_t>(p.element_bytes);
+    verify_chunks(target, p.element_bytes, lo, needed[i], needed[j - 1] + 1, p.chunk, p.length, p.sums, p.where);
+    p.copy_out(target, lo, hi, direct, keep);
+    i = j;
+  }
+  return bytes;
+}
+
 }  // namespace
 
 ShardFileReader::ShardFileReader(std::string path, int shard) : path_(std::move(path)) {
@@ -168,124 +281,76 @@ ShardFileReader::~ShardFileReader() {
 
 void ShardFileReader::read(const std::string& unit, const std::string& dataset, DType dtype,
                            std::vector<ElementRange> ranges) {
-  read_chunks(unit, dataset, dtype, ranges, true);
+  const DatasetRanges one{unit, dataset, dtype, std::move(ranges)};
+  read_all({&one, 1}, true);
 }
 
 void ShardFileReader::verify(const std::string& unit, const std::string& dataset, DType dtype,
                              const std::vector<ElementRange>& ranges) {
-  read_chunks(unit, dataset, dtype, ranges, false);
+  const DatasetRanges one{unit, dataset, dtype, ranges};
+  read_all({&one, 1}, false);
 }
 
-void ShardFileReader::read_chunks(const std::string& unit, const std::string& dataset, DType dtype,
-                                  const std::vector<ElementRange>& ranges, bool keep) {
-  if (ranges.empty()) return;
-  std::optional<detail::Hdf5Guard> guard(std::in_place);
-  const std::size_t element_bytes = dtype_size(dtype);
-  const StateDataset d = open_state_dataset(file_.get(), path_, unit, dataset);
-  const std::string& where = d.where;
-  const std::int64_t length = d.length, chunk = d.chunk;
-  const H5Id type = detail::state_hdf5_type(dtype);
+void ShardFileReader::read(std::span<const DatasetRanges> reads) { read_all(reads, true); }
+
+void ShardFileReader::verify(std::span<const DatasetRanges> reads) { read_all(reads, false); }
+
+void ShardFileReader::read_all(std::span<const DatasetRanges> reads, bool keep) {
+  std::vector<DatasetPlan> plans;
   {
-    H5Id stored(check_id(H5Dget_type(d.dset.get()), CheckpointErrorKind::kCorruptData, "H5Dget_type " + where), H5Tclose);
-    if (H5Tequal(stored.get(), type.get()) <= 0) {
-      throw CheckpointError(CheckpointErrorKind::kCorruptData,
-                            where + " is not stored as " + dtype_name(dtype) + " elements as the checkpoint's "
-                                    "metadata says");
+    detail::Hdf5Guard guard;
+    for (const DatasetRanges& r : reads) {
+      if (!r.ranges.empty()) plans.push_back(plan_dataset(file_.get(), path_, r, raw_fd_ >= 0));
     }
   }
-  const std::vector<std::uint64_t> sums =
-      detail::read_u64_vector(d.group.get(), dataset + kChecksumSuffix, path_ + ":" + unit_group_path(unit));
-  const std::int64_t chunks = chunk > 0 ? (length + chunk - 1) / chunk : -1;
-  if (chunks < 0 || static_cast<std::int64_t>(sums.size()) != chunks) {
-    throw CheckpointError(CheckpointErrorKind::kCorruptData,
-                          where + ": checksum table has " + std::to_string(sums.size()) + " entries for " +
-                              std::to_string(chunks) + " chunks");
-  }
-  const std::vector<std::int64_t> needed = needed_chunks(ranges, d);
-  auto at = [element_bytes](void* base, std::int64_t elements) {
-    return static_cast<std::byte*>(base) + static_cast<std::size_t>(elements) * element_bytes;
-  };
-  // The range that holds elements [lo, hi) whole, if one does and its values are kept.
-  auto direct_range = [&](std::int64_t lo, std::int64_t hi) -> const ElementRange* {
-    if (!keep) return nullptr;
-    for (const ElementRange& r : ranges) {
-      if (r.begin <= lo && hi <= r.begin + r.count) return &r;
-    }
-    return nullptr;
-  };
-  // Copies the kept ranges' parts of elements [lo, hi) (held in `data`) other than `direct`'s.
-  auto copy_out = [&](const std::byte* data, std::int64_t lo, std::int64_t hi, const ElementRange* direct) {
-    if (!keep) return;
-    for (const ElementRange& r : ranges) {
-      const std::int64_t a = std::max(lo, r.begin), b = std::min(hi, r.begin + r.count);
-      if (a >= b || &r == direct) continue;
-      std::memcpy(at(r.out, a - r.begin), data + static_cast<std::size_t>(a - lo) * element_bytes,
-                  static_cast<std::size_t>(b - a) * element_bytes);
-    }
-  };
 
-  // Whole chunks stored as they are in memory: pread straight to where they go, in parallel, each
+  // The whole chunks stored as they are in memory, of every dataset, in the order they lie in the
+  // file (one sweep over it for the disk): pread straight to where they go, several at once, each
   // hashed as it arrives — outside the HDF5 lock.
-  std::vector<ChunkPread> preads;
-  if (raw_fd_ >= 0 && stored_raw(d)) {
-    const auto full_bytes = chunk * static_cast<std::int64_t>(element_bytes);
-    for (std::int64_t c : needed) {
-      const std::optional<ChunkStorage> stored = chunk_storage(d, c);
-      if (!stored || stored->bytes != full_bytes) {
-        preads.clear();  // a chunk HDF5 must read itself: all of them through HDF5
-        break;
-      }
-      const std::int64_t lo = c * chunk, hi = std::min(length, lo + chunk);
-      const ElementRange* direct = direct_range(lo, hi);
-      preads.push_back({stored->address, (hi - lo) * static_cast<std::int64_t>(element_bytes),
-                        direct != nullptr ? at(direct->out, lo - direct->begin) : nullptr});
-    }
+  struct Source {
+    std::size_t plan, index;  // plans[plan].needed[index]
+  };
+  std::vector<Source> sources;
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    if (!plans[p].raw) continue;
+    for (std::size_t i = 0; i < plans[p].needed.size(); ++i) sources.push_back({p, i});
   }
-  if (!preads.empty()) {
-    guard.reset();
-    const std::vector<ChunkResult> results =
-        pread_chunks(raw_fd_, preads, [&](std::size_t i, const std::byte* data, const ChunkResult& r) {
-          const std::int64_t c = needed[i], lo = c * chunk, hi = std::min(length, lo + chunk);
-          if (!r.error.empty() || r.xxh64 != sums[static_cast<std::size_t>(c)]) return;
-          copy_out(data, lo, hi, direct_range(lo, hi));
-        });
-    for (std::size_t i = 0; i < needed.size(); ++i) {
-      const std::int64_t c = needed[i];
-      if (!results[i].error.empty()) {
-        throw CheckpointError(CheckpointErrorKind::kCorruptData,
-                              "reading chunk " + std::to_string(c) + " of " + where + ": " + results[i].error);
-      }
-      if (results[i].xxh64 != sums[static_cast<std::size_t>(c)]) {
-        throw mismatch(where, c, chunk, length, results[i].xxh64, sums[static_cast<std::size_t>(c)]);
-      }
-      bytes_read_ += preads[i].bytes;
+  std::sort(sources.begin(), sources.end(), [&](const Source& a, const Source& b) {
+    return plans[a.plan].address[a.index] < plans[b.plan].address[b.index];
+  });
+  std::vector<ChunkPread> preads;
+  preads.reserve(sources.size());
+  for (const Source& s : sources) {
+    const DatasetPlan& p = plans[s.plan];
+    const std::int64_t c = p.needed[s.index], lo = c * p.chunk, hi = p.chunk_end(c);
+    const ElementRange* direct = p.direct_range(lo, hi, keep);
+    preads.push_back({p.address[s.index], (hi - lo) * static_cast<std::int64_t>(p.element_bytes),
+                      direct != nullptr ? p.at(direct->out, lo - direct->begin) : nullptr});
+  }
+  const std::vector<ChunkResult> results =
+      pread_chunks(raw_fd_, path_, preads, [&](std::size_t i, const std::byte* data, const ChunkResult& r) {
+        const DatasetPlan& p = plans[sources[i].plan];
+        const std::int64_t c = p.needed[sources[i].index], lo = c * p.chunk, hi = p.chunk_end(c);
+        if (!r.error.empty() || r.xxh64 != p.sums[static_cast<std::size_t>(c)]) return;
+        p.copy_out(data, lo, hi, p.direct_range(lo, hi, keep), keep);
+      });
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    const DatasetPlan& p = plans[sources[i].plan];
+    const std::int64_t c = p.needed[sources[i].index];
+    if (!results[i].error.empty()) {
+      throw CheckpointError(CheckpointErrorKind::kCorruptData,
+                            "reading chunk " + std::to_string(c) + " of " + p.where + ": " + results[i].error);
     }
-    return;
+    if (results[i].xxh64 != p.sums[static_cast<std::size_t>(c)]) {
+      throw mismatch(p.where, c, p.chunk, p.length, results[i].xxh64, p.sums[static_cast<std::size_t>(c)]);
+    }
+    bytes_read_ += preads[i].bytes;
   }
 
-  // Otherwise HDF5 reads runs of consecutive chunks (decompressing them when they are), each run
-  // straight into its destination when one kept range holds it, else through buffer_.
-  const std::int64_t chunks_per_run =
-      std::max<std::int64_t>(1, kRunBytes / (chunk * static_cast<std::int64_t>(element_bytes)));
-  H5Id file_space(check_id(H5Dget_space(d.dset.get()), CheckpointErrorKind::kCorruptData, "H5Dget_space " + where),
-                  H5Sclose);
-  for (std::size_t i = 0; i < needed.size();) {
-    std::size_t j = i + 1;
-    while (j < needed.size() && needed[j] == needed[j - 1] + 1 && static_cast<std::int64_t>(j - i) < chunks_per_run) ++j;
-    const std::int64_t lo = needed[i] * chunk, hi = std::min(length, (needed[j - 1] + 1) * chunk);
-    const ElementRange* direct = direct_range(lo, hi);
-    std::byte* target = nullptr;
-    if (direct != nullptr) {
-      target = at(direct->out, lo - direct->begin);
-    } else {
-      buffer_.resize(static_cast<std::size_t>(hi - lo) * element_bytes);
-      target = buffer_.data();
-    }
-    read_run(d.dset.get(), file_space.get(), type.get(), lo, hi, target, where);
-    bytes_read_ += (hi - lo) * static_cast<std::int64_t>(element_bytes);
-    verify_chunks(target, element_bytes, lo, needed[i], needed[j - 1] + 1, chunk, length, sums, where);
-    copy_out(target, lo, hi, direct);
-    i = j;
+  // The other datasets through HDF5, in runs of consecutive chunks (decompressed when they are),
+  // each run straight into its destination when one kept range holds it, else through buffer_.
+  for (const DatasetPlan& p : plans) {
+    if (!p.raw) bytes_read_ += read_through_hdf5(file_.get(), path_, p, keep, buffer_);
   }
 }
 

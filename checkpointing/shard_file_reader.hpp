@@ -4,15 +4,16 @@
 // CheckpointError(kCorruptData) naming the file, dataset, chunk and both sums.
 //
 // Speed: chunks stored without filters (the default, no compression) are read whole with pread at
-// the addresses HDF5 gives, straight into the destination when one range holds the chunk, several
-// at once over the OpenMP threads and outside the HDF5 lock, each hashed right after it arrived
-// (chunk_pread.hpp): one copy out of the page cache and one pass of the hash, several requests in
-// flight for the disk. Compressed chunks go through HDF5 in runs of a few chunks, each verified as
-// soon as it is read.
+// the addresses HDF5 gives — all the datasets of one call in one sweep in file order — straight into
+// the destination when one range holds the chunk, over the OpenMP threads and outside the HDF5 lock,
+// each hashed right after it arrived (chunk_pread.hpp): one copy out of the page cache and one pass
+// of the hash. Compressed chunks go through HDF5 in runs of a few chunks, each verified as soon as
+// it is read.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,14 @@ struct ElementRange {
   std::int64_t begin = 0;
   std::int64_t count = 0;
   void* out = nullptr;
+};
+
+// The ranges to read of one state dataset of one unit.
+struct DatasetRanges {
+  std::string unit;     // "h.0"
+  std::string dataset;  // "master", "exp_avg", ...
+  DType dtype = DType::kF32;
+  std::vector<ElementRange> ranges;
 };
 
 class ShardFileReader {
@@ -49,13 +58,17 @@ class ShardFileReader {
   // Reads and verifies the same chunks as read() without keeping them (ranges' `out` is not used):
   // a check of everything before anything is written, through one reused buffer.
   void verify(const std::string& unit, const std::string& dataset, DType dtype, const std::vector<ElementRange>& ranges);
+  // The same for many datasets of the file at once: their unfiltered chunks are read in one sweep in
+  // the order they lie in the file, whatever the order of `reads`. On a refusal some ranges may
+  // already hold what was read.
+  void read(std::span<const DatasetRanges> reads);
+  void verify(std::span<const DatasetRanges> reads);
   // Bytes of dataset elements read so far (whole chunks), by read() and verify().
   std::int64_t bytes_read() const { return bytes_read_; }
 
  private:
   // read() (keep: copy into the ranges' `out`) and verify() (keep false).
-  void read_chunks(const std::string& unit, const std::string& dataset, DType dtype,
-                   const std::vector<ElementRange>& ranges, bool keep);
+  void read_all(std::span<const DatasetRanges> reads, bool keep);
 
   std::string path_;
   detail::H5Id file_;

@@ -35,11 +35,26 @@ std::vector<std::uint64_t> chunk_checksums(const std::byte* data, std::int64_t n
   return sums;
 }
 
+// Elements per chunk for a dataset of `n` elements: as few chunks as `largest` allows, of one size
+// rounded up to kChunkAlignment elements (at most `largest` and `n`). HDF5 stores every chunk whole, so a
+// short last chunk would leave dead bytes that a load sweeping the file reads past; and chunks whose
+// bytes are a multiple of a few KiB keep the destinations of whole-chunk reads aligned, which the
+// kernel's copy out of the page cache needs to run at full speed.
+constexpr std::int64_t kChunkAlignment = 1024;
+
+std::int64_t equal_chunk_elements(std::int64_t n, std::int64_t largest) {
+  const std::int64_t most = std::max<std::int64_t>(1, largest);
+  if (n <= 0) return 1;
+  const std::int64_t chunks = (n + most - 1) / most;
+  const std::int64_t even = (n + chunks - 1) / chunks;
+  return std::min({n, most, (even + kChunkAlignment - 1) / kChunkAlignment * kChunkAlignment});
+}
+
 void write_state_dataset(hid_t group, const StateShard& state, const UnitShardData& unit,
                          const ShardWriteOptions& options, const std::string& where) {
   const std::string& name = state.name;
   const std::int64_t n = state.values(unit.shard_numel);
-  const std::int64_t chunk = std::max<std::int64_t>(1, std::min(options.chunk_elements, n));
+  const std::int64_t chunk = equal_chunk_elements(n, options.chunk_elements);
   const hsize_t dims[1] = {static_cast<hsize_t>(n)};
   const hsize_t chunk_dims[1] = {static_cast<hsize_t>(chunk)};
   H5Id space(check_id(H5Screate_simple(1, dims, nullptr), CheckpointErrorKind::kIo, "H5Screate_simple"), H5Sclose);

@@ -25,6 +25,7 @@ inline constexpr std::int64_t kDefaultChunkElements = std::int64_t{1} << 20;  //
 
 struct ShardWriteOptions {
   CheckpointCompression compression = CheckpointCompression::kNone;  // deflate: shuffle + level 1
+  // The largest chunk: each dataset is cut into as few chunks as this allows, all of one size.
   std::int64_t chunk_elements = kDefaultChunkElements;
   // Called once after the first dataset is written (tests use it to stop a save half-way).
   std::function<void()> after_first_dataset;

@@ -127,7 +127,13 @@ void ShardedEngine::prefetch(std::vector<int>& order, std::size_t& cursor, int u
   }
 }
 
+void ShardedEngine::check_state_whole(const std::string& use) const {
+  if (state_partial_.empty()) return;
+  throw std::runtime_error(use + " refused: " + state_partial_);
+}
+
 Tensor ShardedEngine::forward(Context& ctx, const Tensor& x) {
+  check_state_whole("forward");
   forward_cursor_ = 0;
   if (root_unit_ >= 0) ensure_params(root_unit_);
   Tensor y = model_.forward(ctx, x);
@@ -219,6 +225,7 @@ double ShardedEngine::gradient_norm() {
 }
 
 StepResult ShardedEngine::step(float lr) {
+  check_state_whole("step");
   StepResult result;
   result.grad_norm = gradient_norm();
   norm_.reset();

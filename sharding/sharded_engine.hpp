@@ -104,6 +104,13 @@ class ShardedEngine : private UnitHooks {
   std::int64_t optimizer_steps() const { return step_count_; }
   void set_optimizer_steps(std::int64_t steps) { step_count_ = steps; }
   void publish_parameters();
+  // A checkpoint load that wrote into the state and was then refused marks it partly overwritten:
+  // until a load completes (mark_state_whole), forward, step and checkpoint saves throw
+  // std::runtime_error with `reason`, so a mix of two states is never trained on or saved.
+  void mark_state_partial(std::string reason) { state_partial_ = std::move(reason); }
+  void mark_state_whole() { state_partial_.clear(); }
+  // Throws the mark's reason, naming `use` ("forward", "step", "a checkpoint save"), when marked.
+  void check_state_whole(const std::string& use) const;
 
   // Memory profiling: `observer` hears a phase name at the end of every wrapped module's forward
   // ("forward h.3") and backward ("backward head"), at the end of step() ("step"), and whatever a
@@ -148,6 +155,7 @@ class ShardedEngine : private UnitHooks {
   // Unit order seen in the first forward/backward, for prefetching; cursors advance per call.
   std::vector<int> forward_order_, backward_order_;
   bool recording_forward_ = true, recording_backward_ = true;
+  std::string state_partial_;  // "" unless a refused checkpoint load overwrote part of the state
   std::size_t forward_cursor_ = 0, backward_cursor_ = 0;
 
   std::int64_t step_count_ = 0;

@@ -1,8 +1,11 @@
 // Validation before anything changes: a missing or truncated shard, an unknown format version, a
 // checkpoint of another model (config fields, parameter shapes), a missing meta.h5 and a corrupted
 // dataset each give a CheckpointError of the right kind whose message names the file (and dataset)
-// and what differs — on every rank, also when only one rank read the bad bytes — and leave the
-// engine untouched. `tessera_ckpt` exits with status 1 and the same message.
+// and what differs — on every rank, also when only one rank read the bad bytes. The engine is
+// untouched, except by a corrupted dataset in a one-pass load: that leaves it marked, refusing
+// forward and saves naming the checkpoint, until a good load makes it whole. With
+// verify_before_writing every refusal leaves it untouched. `tessera_ckpt` exits with status 1 and
+// the same message.
 // tessera-test-ranks: 2
 // tessera-test-timeout: 300
 #include <gtest/gtest.h>
@@ -34,6 +37,7 @@ struct CorruptionCase {
   std::vector<std::string> message_parts;
   std::string tool_command;  // tessera_ckpt subcommand that must fail, or ""
   RunConfig expected = tiny_run_config();
+  bool in_data = false;  // found while reading the state: the one-pass load wrote part of it first
 };
 
 // Flips one byte in the middle of chunk `chunk` of `dataset` in `file`, leaving the file size alone.
@@ -101,7 +105,8 @@ TEST(CheckpointCorruption, EachCaseNamesTheProblemAndChangesNothing) {
       {"missing meta.h5", [](const fs::path& c) { fs::remove(c / kMetaFileName); }, CheckpointErrorKind::kMissingFile,
        {"meta.h5", "not a complete checkpoint"}, ""},
       {"corrupted dataset", [&](const fs::path& c) { flip_chunk_byte(c / shard1, "/units/h.0/exp_avg", 1); },
-       CheckpointErrorKind::kCorruptData, {shard1, "/units/h.0/exp_avg", "is corrupted", "chunk 1"}, "verify"},
+       CheckpointErrorKind::kCorruptData, {shard1, "/units/h.0/exp_avg", "is corrupted", "chunk 1"}, "verify",
+       tiny_run_config(), true},
   };
   CorruptionCase layers{"model config: layers", [](const fs::path&) {}, CheckpointErrorKind::kConfigMismatch,
                         {"meta.h5", "layers = 2", "layers = 3"}, ""};
@@ -118,7 +123,7 @@ TEST(CheckpointCorruption, EachCaseNamesTheProblemAndChangesNothing) {
 
   TrainedEngine victim(world, RunSetup(ZeroStage::kStage2), /*seed=*/999);
   victim.train(0, 1);
-  const std::string before = state_fingerprint(*victim.engine);
+  std::string before = state_fingerprint(*victim.engine);
   for (const CorruptionCase& c : cases) {
     const fs::path ckpt = dir.path() / ("case_" + std::to_string(&c - cases.data())) / step_dir_name(kSaveAt);
     if (world.rank() == 0) {
@@ -127,17 +132,48 @@ TEST(CheckpointCorruption, EachCaseNamesTheProblemAndChangesNothing) {
       c.corrupt(ckpt);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    try {
-      load_checkpoint(*victim.engine, world, ckpt, c.expected);
-      ADD_FAILURE() << c.name << ": the checkpoint was accepted, rank " << world.rank();
-    } catch (const CheckpointError& e) {
-      EXPECT_EQ(e.kind(), c.kind) << c.name << ": got a '" << checkpoint_error_kind_name(e.kind()) << "' error: " << e.what();
-      for (const std::string& part : c.message_parts) {
-        EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
-            << c.name << ": the message lacks \"" << part << "\": " << e.what() << " (rank " << world.rank() << ")";
+    // Verifying before writing: every refusal leaves the engine as it was. The default one pass:
+    // so does every refusal found before the data; one found in the data leaves the engine marked.
+    for (const bool verify_first : {true, false}) {
+      const std::string mode = verify_first ? " (verify_before_writing)" : " (one pass)";
+      try {
+        load_checkpoint(*victim.engine, world, ckpt, c.expected, LoadOptions{verify_first});
+        ADD_FAILURE() << c.name << mode << ": the checkpoint was accepted, rank " << world.rank();
+      } catch (const CheckpointError& e) {
+        EXPECT_EQ(e.kind(), c.kind) << c.name << mode << ": got a '" << checkpoint_error_kind_name(e.kind())
+                                    << "' error: " << e.what();
+        for (const std::string& part : c.message_parts) {
+          EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
+              << c.name << mode << ": the message lacks \"" << part << "\": " << e.what() << " (rank " << world.rank()
+              << ")";
+        }
       }
+      if (verify_first || !c.in_data) {
+        EXPECT_EQ(state_fingerprint(*victim.engine), before) << c.name << mode << ": the engine changed, rank " << world.rank();
+        continue;
+      }
+      // Part of the state holds the refused checkpoint: training and saving refuse, naming it.
+      const std::string named = "partly overwritten by a refused load of " + ckpt.string();
+      for (const auto& [use, call] : std::vector<std::pair<std::string, std::function<void()>>>{
+               {"forward", [&] { victim.train(1, 2); }},
+               {"a checkpoint save",
+                [&] { save_checkpoint(*victim.engine, world, dir.path() / "never", victim.progress(1), tiny_run_config()); }}}) {
+        try {
+          call();
+          ADD_FAILURE() << c.name << ": " << use << " ran on a partly loaded engine, rank " << world.rank();
+        } catch (const std::runtime_error& e) {
+          EXPECT_NE(std::string(e.what()).find(use + " refused: the state was " + named), std::string::npos) << e.what();
+        }
+      }
+      EXPECT_FALSE(fs::exists(dir.path() / "never" / step_dir_name(1)));
+      // A load that completes makes it whole: the victim then holds exactly the good checkpoint.
+      load_checkpoint(*victim.engine, world, good / step_dir_name(kSaveAt), tiny_run_config());
+      TrainedEngine fresh(world, RunSetup(ZeroStage::kStage2), /*seed=*/999);
+      load_checkpoint(*fresh.engine, world, good / step_dir_name(kSaveAt), tiny_run_config());
+      EXPECT_EQ(state_fingerprint(*victim.engine), state_fingerprint(*fresh.engine));
+      EXPECT_EQ(victim.train(kSaveAt, kSaveAt + 1), fresh.train(kSaveAt, kSaveAt + 1));
+      before = state_fingerprint(*victim.engine);  // the state the remaining cases must leave alone
     }
-    EXPECT_EQ(state_fingerprint(*victim.engine), before) << c.name << ": the engine changed, rank " << world.rank();
     if (world.rank() == 0 && !c.tool_command.empty()) {
       const ChildResult r = run_child_job(tessera_ckpt() + " " + c.tool_command + " " + ckpt.string(), 60);
       EXPECT_EQ(r.exit_code, 1) << c.name << ": tessera_ckpt " << c.tool_command << " output:\n" << r.output;

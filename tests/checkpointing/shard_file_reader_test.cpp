@@ -1,6 +1,7 @@
 // ShardFileReader: ranges that split chunks, cover them whole or overlap read the stored values,
-// from uncompressed chunks (pread) and compressed ones (HDF5); verify() checks without writing; a
-// flipped byte and a truncated file are refused naming the dataset.
+// from uncompressed chunks (pread) and compressed ones (HDF5); verify() checks without writing;
+// several datasets read in one call, in any order; a flipped byte and a truncated file are refused
+// naming the dataset.
 #include "checkpointing/shard_file_reader.hpp"
 
 #include <gtest/gtest.h>
@@ -67,6 +68,35 @@ TEST(ShardFileReader, RangesThatSplitCoverAndOverlapChunks) {
     EXPECT_EQ(reader.bytes_read(), 2 * (3 + 3 + 1) * chunk * 4 - 2 * (chunk * 10 - n) * 4)
         << checkpoint_compression_name(compression);
   }
+}
+
+TEST(ShardFileReader, ManyDatasetsInOneCallInAnyOrder) {
+  ScratchDir dir("shard_many");
+  const std::string path = (dir / "shard_00000.h5").string();
+  const std::int64_t n = 5000;
+  std::vector<float> master(static_cast<std::size_t>(n)), moment(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    master[static_cast<std::size_t>(i)] = static_cast<float>(i);
+    moment[static_cast<std::size_t>(i)] = -0.25f * static_cast<float>(i);
+  }
+  ShardSnapshot snapshot;
+  snapshot.units.push_back({"h.0", n, n, 0, {{"master", DType::kF32, 1, master.data()}, {"exp_avg", DType::kF32, 1, moment.data()}}});
+  ShardWriteOptions options;
+  options.chunk_elements = 1024;
+  write_shard_file(path, snapshot, 0, 1, 7, 0x1234, options);
+  ShardFileReader reader(path, 0);
+  std::vector<float> got_moment(300, -1.0f), got_master(n, -1.0f);
+  // The later dataset first; a run inside the moment's chunks, the whole master.
+  const std::vector<DatasetRanges> reads{{"h.0", "exp_avg", DType::kF32, {{2000, 300, got_moment.data()}}},
+                                         {"h.0", "master", DType::kF32, {{0, n, got_master.data()}}}};
+  reader.verify(reads);
+  EXPECT_EQ(got_moment[0], -1.0f) << "verify() wrote into a range";
+  reader.read(reads);
+  for (std::int64_t i = 0; i < 300; ++i) ASSERT_EQ(got_moment[static_cast<std::size_t>(i)], moment[static_cast<std::size_t>(2000 + i)]);
+  EXPECT_EQ(got_master, master);
+  // The master's 5 chunks (of 1024, the last one short) and the moment's chunks 1 and 2 (1024..2047
+  // and 2048..3071 hold 2000..2299), each read twice.
+  EXPECT_EQ(reader.bytes_read(), 2 * (n + 2 * 1024) * 4);
 }
 
 TEST(ShardFileReader, AFlippedByteAndATruncatedFileAreRefused) {
