@@ -62,6 +62,20 @@ void wait_all(std::vector<MPI_Request>& requests) {
 
 std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
+// The segments of every rank's chunk that the pipelined phases move one at a time: rank p's chunk
+// has count(p) segments of `segment` elements (the last one shorter); `total` is the most any rank has.
+struct Segments {
+  const ChunkLayout& layout;
+  std::size_t segment;  // elements
+  std::size_t total = 0;
+
+  Segments(const ChunkLayout& l, std::size_t elements, int ranks) : layout(l), segment(elements) {
+    for (int p = 0; p < ranks; ++p) total = std::max(total, count(p));
+  }
+  std::size_t count(int p) const { return ceil_div(layout.count[p], segment); }
+  std::size_t length(int p, std::size_t k) const { return std::min(segment, layout.count[p] - k * segment); }
+};
+
 }  // namespace
 
 MpiAlgorithms::MpiAlgorithms(MPI_Comm comm, int rank, int size, std::size_t segment_bytes)
@@ -130,19 +144,14 @@ void MpiAlgorithms::reduce_scatter_phase(const std::byte* in, std::byte* out, co
   const std::size_t slot_bytes = peers * segment * wire_element;
   reserve_scratch(2 * slot_bytes, converts ? 2 * slot_bytes : 0);
 
-  auto segments_of = [&](int p) { return ceil_div(layout.count[p], segment); };
-  auto segment_length = [&](int p, std::size_t k) {
-    return std::min(segment, layout.count[p] - k * segment);
-  };
-  std::size_t total_segments = 0;
-  for (int p = 0; p < n; ++p) total_segments = std::max(total_segments, segments_of(p));
+  const Segments segments(layout, segment, n);
 
   // Receive slot j (of a segment) holds the contribution of peer (r + 1 + j) % n; send slot j the
   // narrowed segment for peer (r + n - 1 - j) % n.
   auto post_segment = [&](std::size_t k, std::vector<MPI_Request>& requests) {
     std::byte* slot = scratch_.data() + (k % 2) * slot_bytes;
-    if (k < segments_of(r)) {
-      const std::size_t bytes = segment_length(r, k) * wire_element;
+    if (k < segments.count(r)) {
+      const std::size_t bytes = segments.length(r, k) * wire_element;
       for (std::size_t j = 0; j < peers; ++j) {
         const int peer = static_cast<int>((r + 1 + j) % n);
         post_recv(slot + j * segment * wire_element, bytes, peer, kTagReduceScatter, comm_, requests);
@@ -150,8 +159,8 @@ void MpiAlgorithms::reduce_scatter_phase(const std::byte* in, std::byte* out, co
     }
     for (std::size_t j = 0; j < peers; ++j) {
       const int peer = static_cast<int>((r + n - 1 - j) % n);
-      if (k >= segments_of(peer)) continue;
-      const std::size_t length = segment_length(peer, k);
+      if (k >= segments.count(peer)) continue;
+      const std::size_t length = segments.length(peer, k);
       const std::byte* data = in + (layout.offset[peer] + k * segment) * element;
       if (converts) {
         // Slot (k % 2) was last sent from by segment k - 2, which completed before segment k - 1
@@ -169,10 +178,10 @@ void MpiAlgorithms::reduce_scatter_phase(const std::byte* in, std::byte* out, co
   std::vector<const void*> sources(static_cast<std::size_t>(n));
   std::vector<WireSource> wire_sources(static_cast<std::size_t>(n));
   post_segment(0, current);
-  for (std::size_t k = 0; k < total_segments; ++k) {
-    if (k + 1 < total_segments) post_segment(k + 1, next);
+  for (std::size_t k = 0; k < segments.total; ++k) {
+    if (k + 1 < segments.total) post_segment(k + 1, next);
     wait_all(current);
-    if (k < segments_of(r)) {
+    if (k < segments.count(r)) {
       const std::byte* slot = scratch_.data() + (k % 2) * slot_bytes;
       for (int q = 0; q < n; ++q) {
         const std::size_t j = static_cast<std::size_t>((q - r - 1 + 2 * n) % n);
@@ -181,9 +190,9 @@ void MpiAlgorithms::reduce_scatter_phase(const std::byte* in, std::byte* out, co
       }
       std::byte* target = out + k * segment * element;
       if (converts) {
-        reduce_wire_in_order(wire_sources, reinterpret_cast<float*>(target), segment_length(r, k), encoding.wire, op);
+        reduce_wire_in_order(wire_sources, reinterpret_cast<float*>(target), segments.length(r, k), encoding.wire, op);
       } else {
-        reduce_in_order(sources, target, segment_length(r, k), encoding.buffer, op);
+        reduce_in_order(sources, target, segments.length(r, k), encoding.buffer, op);
       }
     }
     current.swap(next);
@@ -222,12 +231,7 @@ void MpiAlgorithms::all_gather_phase_narrowed(const float* mine, float* out, con
   const std::size_t send_slot_bytes = segment * wire_element;
   reserve_scratch(2 * receive_slot_bytes, 2 * send_slot_bytes);
 
-  auto segments_of = [&](int p) { return ceil_div(layout.count[p], segment); };
-  auto segment_length = [&](int p, std::size_t k) {
-    return std::min(segment, layout.count[p] - k * segment);
-  };
-  std::size_t total_segments = 0;
-  for (int p = 0; p < n; ++p) total_segments = std::max(total_segments, segments_of(p));
+  const Segments segments(layout, segment, n);
 
   // Receive slot j holds segment k of peer (r + 1 + j) % n; the send slot, segment k of this
   // rank's chunk narrowed once for every peer.
@@ -235,13 +239,13 @@ void MpiAlgorithms::all_gather_phase_narrowed(const float* mine, float* out, con
     std::byte* slot = scratch_.data() + (k % 2) * receive_slot_bytes;
     for (std::size_t j = 0; j < peers; ++j) {
       const int from = static_cast<int>((r + 1 + j) % n);
-      if (k >= segments_of(from)) continue;
-      post_recv(slot + j * segment * wire_element, segment_length(from, k) * wire_element, from, kTagAllGather,
+      if (k >= segments.count(from)) continue;
+      post_recv(slot + j * segment * wire_element, segments.length(from, k) * wire_element, from, kTagAllGather,
                 comm_, requests);
     }
-    if (k >= segments_of(r)) return;
+    if (k >= segments.count(r)) return;
     std::byte* packed = send_scratch_.data() + (k % 2) * send_slot_bytes;
-    const std::size_t length = segment_length(r, k);
+    const std::size_t length = segments.length(r, k);
     narrow_to_wire(mine + k * segment, packed, length, wire);
     for (std::size_t j = 0; j < peers; ++j) {
       const int to = static_cast<int>((r + n - 1 - j) % n);
@@ -252,15 +256,15 @@ void MpiAlgorithms::all_gather_phase_narrowed(const float* mine, float* out, con
   std::vector<MPI_Request> current;
   std::vector<MPI_Request> next;
   post_segment(0, current);
-  for (std::size_t k = 0; k < total_segments; ++k) {
-    if (k + 1 < total_segments) post_segment(k + 1, next);
+  for (std::size_t k = 0; k < segments.total; ++k) {
+    if (k + 1 < segments.total) post_segment(k + 1, next);
     wait_all(current);
     const std::byte* slot = scratch_.data() + (k % 2) * receive_slot_bytes;
     for (std::size_t j = 0; j < peers; ++j) {
       const int from = static_cast<int>((r + 1 + j) % n);
-      if (k >= segments_of(from)) continue;
+      if (k >= segments.count(from)) continue;
       widen_from_wire(slot + j * segment * wire_element, out + layout.offset[from] + k * segment,
-                      segment_length(from, k), wire);
+                      segments.length(from, k), wire);
     }
     current.swap(next);
   }

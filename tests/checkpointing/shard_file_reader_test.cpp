@@ -99,23 +99,25 @@ TEST(ShardFileReader, ManyDatasetsInOneCallInAnyOrder) {
   EXPECT_EQ(reader.bytes_read(), 2 * (n + 2 * 1024) * 4);
 }
 
+// Where the chunk of h.0's master that starts at element `first` is stored in the file.
+std::int64_t master_chunk_address(const std::string& path, std::int64_t first) {
+  detail::Hdf5Guard guard;
+  detail::H5Id f = detail::open_file_read(path);
+  detail::H5Id d = detail::open_dataset(f.get(), "/units/h.0/master", path);
+  const hsize_t offset[1] = {static_cast<hsize_t>(first)};
+  unsigned mask = 0;
+  haddr_t addr = 0;
+  hsize_t size = 0;
+  EXPECT_GE(H5Dget_chunk_info_by_coord(d.get(), offset, &mask, &addr, &size), 0) << "chunk at element " << first;
+  return static_cast<std::int64_t>(addr);
+}
+
 TEST(ShardFileReader, AFlippedByteAndATruncatedFileAreRefused) {
   ScratchDir dir("shard_damage");
   const std::string path = (dir / "shard_00000.h5").string();
   const std::int64_t n = 8192, chunk = 1024;
   write_master(path, n, chunk, CheckpointCompression::kNone);
-  std::int64_t address = 0;
-  {
-    detail::Hdf5Guard guard;
-    detail::H5Id f = detail::open_file_read(path);
-    detail::H5Id d = detail::open_dataset(f.get(), "/units/h.0/master", path);
-    const hsize_t offset[1] = {2 * chunk};
-    unsigned mask = 0;
-    haddr_t addr = 0;
-    hsize_t size = 0;
-    ASSERT_GE(H5Dget_chunk_info_by_coord(d.get(), offset, &mask, &addr, &size), 0);
-    address = static_cast<std::int64_t>(addr);
-  }
+  const std::int64_t address = master_chunk_address(path, 2 * chunk);
   {
     std::fstream io(path, std::ios::in | std::ios::out | std::ios::binary);
     io.seekp(address + 100);
@@ -127,18 +129,7 @@ TEST(ShardFileReader, AFlippedByteAndATruncatedFileAreRefused) {
   EXPECT_NE(flipped.find(path + ":/units/h.0/master is corrupted: chunk 2 (elements 2048..3071)"), std::string::npos)
       << flipped;
   // Cut the file inside the dataset's last chunk (after the reader opened it).
-  std::int64_t last = 0;
-  {
-    detail::Hdf5Guard guard;
-    detail::H5Id f = detail::open_file_read(path);
-    detail::H5Id d = detail::open_dataset(f.get(), "/units/h.0/master", path);
-    const hsize_t offset[1] = {7 * chunk};
-    unsigned mask = 0;
-    haddr_t addr = 0;
-    hsize_t size = 0;
-    ASSERT_GE(H5Dget_chunk_info_by_coord(d.get(), offset, &mask, &addr, &size), 0);
-    last = static_cast<std::int64_t>(addr);
-  }
+  const std::int64_t last = master_chunk_address(path, 7 * chunk);
   std::filesystem::resize_file(path, static_cast<std::uintmax_t>(last + 10));
   const std::string cut = thrown([&] { reader.read("h.0", "master", DType::kF32, {{7 * chunk, 100, out.data()}}); });
   EXPECT_NE(cut.find("reading chunk 7 of " + path + ":/units/h.0/master: the file ends after 10 of 4096 bytes"),
