@@ -1,4 +1,4 @@
-// adamw_range: AdamW over a range of elements, eight at a time.
+// adamw_range: AdamW over a range of elements, 16 at a time.
 #include "runtime/cpu/adamw_range.hpp"
 
 #include <experimental/simd>
@@ -9,7 +9,7 @@ namespace tessera::detail {
 namespace {
 
 namespace stdx = std::experimental;
-using FloatVec = stdx::fixed_size_simd<float, 8>;
+using FloatVec = stdx::fixed_size_simd<float, kAdamWVectorWidth>;
 
 }  // namespace
 

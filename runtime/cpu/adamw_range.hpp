@@ -1,5 +1,5 @@
 // adamw_range: the shared AdamW element formula (runtime/kernels/adamw_math.hpp) over n elements on
-// one thread, as SIMD vectors of 8 floats (std::experimental::fixed_size_simd), the tail padded to one
+// one thread, as SIMD vectors of 16 floats (std::experimental::fixed_size_simd), the tail padded to one
 // more vector so every element gets the same bits whatever lane or offset it falls at (shards of one
 // flat buffer start anywhere). A plain scalar loop would not vectorise: sqrtf keeps a branch to the
 // libm call that sets errno (about 3x slower here) unless the build turns math errno off.
@@ -11,7 +11,7 @@
 
 namespace tessera::detail {
 
-inline constexpr std::int64_t kAdamWVectorWidth = 8;
+inline constexpr std::int64_t kAdamWVectorWidth = 16;
 
 // param, grad, m, v (n) f32; param, m, v updated in place.
 void adamw_range(float* param, const float* grad, float* m, float* v, std::int64_t n, const AdamWScalars& s);
