@@ -1,16 +1,17 @@
 // CPU 8-bit AdamW (Dettmers et al. 2021): blocks in parallel (each block is independent, so results
 // do not depend on the thread count). Per block: dequantize m and v (dynamic-map code x the block's
-// absmax), AdamW over each parameter run through the shared element formula eight lanes at a time
-// (adamw_range), then requantize against the block's new absmax (quantize_code). Every pass over a
-// block is a vector loop (the table lookups take 32-bit indices; the absmax is an exact max).
+// absmax), AdamW over each parameter run through the shared element formula 16 lanes at a time
+// (adamw_range), then requantize against the block's new absmax. Dequantizing and requantizing go
+// through block_quantization: 64 codes at a time by in-register table lookups where the CPU has
+// AVX-512 VBMI, with the codes and values of the shared element functions either way.
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
 #include "runtime/cpu/adamw_range.hpp"
+#include "runtime/cpu/block_quantization.hpp"
 #include "runtime/cpu/cpu_kernels.hpp"
-#include "runtime/kernels/quantization_math.hpp"
 
 namespace tessera {
 namespace {
@@ -23,6 +24,25 @@ void for_each_run(std::span<const ParamSegment> segments, std::int64_t block_lo,
                                  [block_lo](const ParamSegment& s) { return s.begin + s.count <= block_lo; });
   for (; it != segments.end() && it->begin < block_hi; ++it) {
     update(std::max(block_lo, it->begin), std::min(block_hi, it->begin + it->count), it->decay);
+  }
+}
+
+// Requantizing goes in slices (multiples of 64 elements), prefetching between them.
+constexpr std::int64_t kSlices = 8;
+
+// Prefetches float lines [first, last) of the block at lo: its parameters and gradients, and the
+// lines of both codes they start.
+void prefetch_lines(const float* param, const float* grad, const std::int8_t* m_codes, const std::uint8_t* v_codes,
+                    std::int64_t lo, std::int64_t first, std::int64_t last) {
+  constexpr std::int64_t kFloatsPerLine = 16;  // and four lines of floats per line of codes
+  for (std::int64_t line = first; line < last; ++line) {
+    const std::int64_t at = lo + line * kFloatsPerLine;
+    __builtin_prefetch(param + at);
+    __builtin_prefetch(grad + at);
+    if (line % 4 == 0) {
+      __builtin_prefetch(m_codes + at);
+      __builtin_prefetch(v_codes + at);
+    }
   }
 }
 
@@ -40,21 +60,15 @@ void CpuKernels::adamw8bit_update(float* param,            // (n) updated
     throw std::invalid_argument("adamw8bit_update: " + std::to_string(n) + " elements do not split into blocks of " +
                                 std::to_string(block) + " (1 to " + std::to_string(kMaxQuantBlock) + ")");
   }
-  const QuantizationMap& sm = kSignedDynamicMap;
-  const QuantizationMap& um = kUnsignedDynamicMap;
   const std::int64_t blocks = n / block;
 #pragma omp parallel for schedule(static) if (blocks > 1)
   for (std::int64_t b = 0; b < blocks; ++b) {
     alignas(64) float m[kMaxQuantBlock], v[kMaxQuantBlock];
     const std::int64_t lo = b * block;
-    std::int8_t* mq = m_codes + lo;
+    auto* mq = reinterpret_cast<std::uint8_t*>(m_codes + lo);  // i8 codes as bytes: code ^ 0x80
     std::uint8_t* vq = v_codes + lo;
-    const float ms = m_absmax[b], vs = v_absmax[b];
-#pragma omp simd
-    for (std::int64_t i = 0; i < block; ++i) {
-      m[i] = dequantize_code(i8_to_signed_code(mq[i]), sm) * ms;
-      v[i] = dequantize_code(vq[i], um) * vs;
-    }
+    dequantize_run(mq, m_absmax[b], kSignedQuantizationTables, m, block);
+    dequantize_run(vq, v_absmax[b], kUnsignedQuantizationTables, v, block);
     for_each_run(segments, lo, lo + block, [&](std::int64_t a, std::int64_t z, bool d) {
       detail::adamw_range(param + a, grad + a, m + (a - lo), v + (a - lo), z - a, d ? decay : no_decay);
     });
@@ -68,10 +82,19 @@ void CpuKernels::adamw8bit_update(float* param,            // (n) updated
     m_absmax[b] = m_max;
     v_absmax[b] = v_max;
     const float m_inv = m_max > 0.0f ? 1.0f / m_max : 0.0f, v_inv = v_max > 0.0f ? 1.0f / v_max : 0.0f;
-#pragma omp simd
-    for (std::int64_t i = 0; i < block; ++i) {
-      mq[i] = signed_code_to_i8(quantize_code(m[i] * m_inv, sm));
-      vq[i] = quantize_code(v[i] * v_inv, um);
+    // Requantize slice by slice, asking between slices for a share of the next block's lines: its
+    // memory traffic then overlaps this block's compute (a burst of prefetches at once would not:
+    // a core tracks few misses at a time).
+    const std::int64_t slice = (block + kSlices * 64 - 1) / (kSlices * 64) * 64, slices = (block + slice - 1) / slice;
+    const std::int64_t lines = (block + 15) / 16, lines_per_slice = (lines + slices - 1) / slices;
+    for (std::int64_t at = 0, s = 0; at < block; at += slice, ++s) {
+      const std::int64_t count = std::min(slice, block - at);
+      quantize_run(m + at, m_inv, kSignedQuantizationTables, mq + at, count);
+      quantize_run(v + at, v_inv, kUnsignedQuantizationTables, vq + at, count);
+      if (b + 1 < blocks) {
+        prefetch_lines(param, grad, m_codes, v_codes, lo + block, s * lines_per_slice,
+                       std::min(lines, (s + 1) * lines_per_slice));
+      }
     }
   }
 }
