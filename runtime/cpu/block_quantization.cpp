@@ -19,15 +19,21 @@ namespace {
 
 void dequantize_elements(const std::uint8_t* codes, float scale, const QuantizationTables& t, float* out,
                          std::int64_t n) {
+  const QuantizationMap& map = *t.map;  // read once: for all the compiler knows, the stores alias t
+  const std::uint8_t code_xor = t.code_xor;
+#pragma omp simd
   for (std::int64_t i = 0; i < n; ++i) {
-    out[i] = dequantize_code(static_cast<std::uint8_t>(codes[i] ^ t.code_xor), *t.map) * scale;
+    out[i] = dequantize_code(static_cast<std::uint8_t>(codes[i] ^ code_xor), map) * scale;
   }
 }
 
 void quantize_elements(const float* x, float inv_scale, const QuantizationTables& t, std::uint8_t* codes,
                        std::int64_t n) {
+  const QuantizationMap& map = *t.map;
+  const std::uint8_t code_xor = t.code_xor;
+#pragma omp simd
   for (std::int64_t i = 0; i < n; ++i) {
-    codes[i] = static_cast<std::uint8_t>(quantize_code(x[i] * inv_scale, *t.map) ^ t.code_xor);
+    codes[i] = static_cast<std::uint8_t>(quantize_code(x[i] * inv_scale, map) ^ code_xor);
   }
 }
 
@@ -44,7 +50,8 @@ constexpr std::array<std::uint8_t, 64> byte_indices(Index index) {
 
 // Position 16k + 4q + j holds element 16q + 4k + j (k: 128-bit lane, q: output register): unpacking
 // byte planes in this order gives register q the floats of elements 16q .. 16q + 15 in order.
-alignas(64) constexpr auto kTranspose = byte_indices([](int p) { return 16 * ((p >> 2) & 3) + 4 * (p >> 4) + (p & 3); });
+alignas(64) constexpr auto kTranspose =
+    byte_indices([](int p) { return 16 * ((p >> 2) & 3) + 4 * (p >> 4) + (p & 3); });
 // The high byte of each element's top word, from the words of elements 0-31 (bytes 0-63) and
 // 32-63 (bytes 64-127), in the order whose byte-to-word unpacking gives elements 0-31, then 32-63:
 // position 16k + j holds element 8k + j, position 16k + 8 + j element 32 + 8k + j.

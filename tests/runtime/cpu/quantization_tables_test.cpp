@@ -71,14 +71,15 @@ TEST(QuantizationTables, ThresholdsValuesAndSpecialsCodeAsQuantizeCode) {
 
 TEST(QuantizationTables, BytePlanesReassembleTheMaps) {
   for (const QuantizationTables* t : kBoth) {
-    for (int s = 0; s < 256; ++s) {
+    for (std::size_t s = 0; s < 256; ++s) {
       std::uint32_t value = 0, threshold = 0;
-      for (int b = 0; b < 4; ++b) {
-        value |= static_cast<std::uint32_t>(t->value_bytes[static_cast<std::size_t>(b)][static_cast<std::size_t>(s)]) << (8 * b);
-        threshold |= static_cast<std::uint32_t>(t->threshold_bytes[static_cast<std::size_t>(b)][static_cast<std::size_t>(s)]) << (8 * b);
+      for (std::size_t b = 0; b < 4; ++b) {
+        value |= static_cast<std::uint32_t>(t->value_bytes[b][s]) << (8 * b);
+        threshold |= static_cast<std::uint32_t>(t->threshold_bytes[b][s]) << (8 * b);
       }
-      EXPECT_EQ(float_of(value), dequantize_code(static_cast<std::uint8_t>(s ^ t->code_xor), *t->map)) << "stored " << s;
-      EXPECT_EQ(threshold, bits_of(t->map->thresholds[static_cast<std::size_t>(s)])) << "code " << s;
+      const auto code = static_cast<std::uint8_t>(s ^ t->code_xor);
+      EXPECT_EQ(float_of(value), dequantize_code(code, *t->map)) << "stored " << s;
+      EXPECT_EQ(threshold, bits_of(t->map->thresholds[s])) << "code " << s;
     }
   }
   // The signed map's stored byte is the i8 code: code 0 is stored as -128, byte 0x80.
