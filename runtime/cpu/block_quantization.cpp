@@ -39,7 +39,7 @@ void quantize_elements(const float* x, float inv_scale, const QuantizationTables
 
 #if TESSERA_VECTOR_QUANTIZATION
 
-constexpr std::int64_t kLanes = 64;
+constexpr std::int64_t kLanes = kQuantizationWidth;
 
 template <class Index>
 constexpr std::array<std::uint8_t, 64> byte_indices(Index index) {

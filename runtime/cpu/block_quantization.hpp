@@ -11,6 +11,10 @@
 
 namespace tessera {
 
+// Elements the vector path codes at a time: runs (and slices of runs) of multiples of it go through
+// it whole, the rest element by element.
+inline constexpr std::int64_t kQuantizationWidth = 64;
+
 // Whether this build codes 64 elements at a time (AVX-512 VBMI); the results are the same either way.
 bool vector_quantization_built();
 

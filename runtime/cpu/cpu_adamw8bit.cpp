@@ -27,14 +27,14 @@ void for_each_run(std::span<const ParamSegment> segments, std::int64_t block_lo,
   }
 }
 
-// Requantizing goes in slices (multiples of 64 elements), prefetching between them.
+// Requantizing goes in slices (multiples of the quantization width), prefetching between them.
 constexpr std::int64_t kSlices = 8;
+constexpr std::int64_t kFloatsPerLine = 16;  // of a 64-byte cache line; four lines of floats per line of codes
 
 // Prefetches float lines [first, last) of the block at lo: its parameters and gradients, and the
 // lines of both codes they start.
 void prefetch_lines(const float* param, const float* grad, const std::int8_t* m_codes, const std::uint8_t* v_codes,
                     std::int64_t lo, std::int64_t first, std::int64_t last) {
-  constexpr std::int64_t kFloatsPerLine = 16;  // and four lines of floats per line of codes
   for (std::int64_t line = first; line < last; ++line) {
     const std::int64_t at = lo + line * kFloatsPerLine;
     __builtin_prefetch(param + at);
@@ -85,8 +85,11 @@ void CpuKernels::adamw8bit_update(float* param,            // (n) updated
     // Requantize slice by slice, asking between slices for a share of the next block's lines: its
     // memory traffic then overlaps this block's compute (a burst of prefetches at once would not:
     // a core tracks few misses at a time).
-    const std::int64_t slice = (block + kSlices * 64 - 1) / (kSlices * 64) * 64, slices = (block + slice - 1) / slice;
-    const std::int64_t lines = (block + 15) / 16, lines_per_slice = (lines + slices - 1) / slices;
+    constexpr std::int64_t kWidth = kQuantizationWidth;
+    const std::int64_t slice = (block + kSlices * kWidth - 1) / (kSlices * kWidth) * kWidth;
+    const std::int64_t slices = (block + slice - 1) / slice;
+    const std::int64_t lines = (block + kFloatsPerLine - 1) / kFloatsPerLine;
+    const std::int64_t lines_per_slice = (lines + slices - 1) / slices;
     for (std::int64_t at = 0, s = 0; at < block; at += slice, ++s) {
       const std::int64_t count = std::min(slice, block - at);
       quantize_run(m + at, m_inv, kSignedQuantizationTables, mq + at, count);
