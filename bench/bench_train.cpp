@@ -7,6 +7,11 @@
 // by group (GEMMs, attention, element-wise, loss, optimizer, conversion), and the framework
 // overhead is the step time minus the sum of its kernel times — of it, the time spent allocating,
 // freeing, zero-filling and copying is shown separately; the rest is bookkeeping.
+//
+// On a machine shared with other work, the speed of the cores moves by tens of percent from second to
+// second, so a ratio of one step to a ceiling measured minutes apart mostly measures that drift. The
+// "paired" column therefore also samples the ceiling's GEMM right before and after every timed step
+// and gives the median over the steps of the step's GFLOP/s over the faster of its two samples.
 // Usage: bench_train [--threads N] [--steps N] [--warmup N] [--config tiny|small]...
 //                    [--trainer local|sharded|both] [--pick median|fastest]
 #include <boost/program_options.hpp>
@@ -16,6 +21,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,6 +43,9 @@ namespace tessera {
 namespace {
 
 using benchmarks::random_batch;
+
+// How long each ceiling sample beside a timed step runs its GEMM (the best repetition counts).
+constexpr double kCeilingSampleSeconds = 0.05;
 
 struct BenchConfig {
   std::string name;
@@ -66,6 +75,7 @@ struct StepTiming {
   double cpu_seconds = 0.0;       // CPU time of all threads, user + system
   double system_seconds = 0.0;    // of it, the kernel's for this process (faults, mmap, munmap)
   std::int64_t cached_bytes = 0;  // held free by the device's allocator after the timed steps
+  double ceiling_gflops = 0.0;    // the faster of the ceiling samples just before and after the step
 };
 
 // Page faults, and user and system (kernel) CPU seconds of this process so far (all threads).
@@ -85,6 +95,7 @@ struct RunResult {
   std::string config, trainer;
   StepTiming shown;  // the step of median (or least) wall time
   double gflops = 0.0, tokens_per_second = 0.0;
+  double paired_ratio = 0.0;  // median over the timed steps of GFLOP/s / the step's ceiling_gflops
   std::int64_t peak_bytes = 0;
 };
 
@@ -127,11 +138,13 @@ bool parse(int argc, char** argv, Args& a) {
   return true;
 }
 
-// Runs warm-up then timed steps of `step`, each timed whole and by the device's counters.
-template <typename Step>
-StepTiming time_steps(TimedDevice& device, const Args& args, Step&& step) {
+// Runs warm-up then timed steps of `step`, each timed whole and by the device's counters, with a
+// ceiling sample (GFLOP/s from `sample_ceiling`) before the first timed step and after each one.
+template <typename Step, typename Sample>
+std::vector<StepTiming> time_steps(TimedDevice& device, const Args& args, Step&& step, Sample&& sample_ceiling) {
   for (int s = 0; s < args.warmup; ++s) step();
   std::vector<StepTiming> timings;
+  double ceiling_before = sample_ceiling();
   for (int s = 0; s < args.steps; ++s) {
     device.synchronize();
     device.reset_times();
@@ -147,34 +160,49 @@ StepTiming time_steps(TimedDevice& device, const Args& args, Step&& step) {
     t.cpu_seconds = after.user_seconds - before.user_seconds + t.system_seconds;
     t.kernels = device.kernel_times();
     t.memory = device.memory_op_times();
+    const double ceiling_after = sample_ceiling();
+    t.ceiling_gflops = std::max(ceiling_before, ceiling_after);
+    ceiling_before = ceiling_after;
     timings.push_back(t);
   }
-  std::sort(timings.begin(), timings.end(), [](const StepTiming& a, const StepTiming& b) { return a.seconds < b.seconds; });
-  StepTiming shown = args.pick == "fastest" ? timings.front() : timings[(timings.size() - 1) / 2];
-  shown.cached_bytes = static_cast<std::int64_t>(device.cached_bytes());
-  return shown;
+  for (StepTiming& t : timings) t.cached_bytes = static_cast<std::int64_t>(device.cached_bytes());
+  return timings;
+}
+
+// The middle element of `values` (the lower of the two middle ones for an even count).
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[(values.size() - 1) / 2];
 }
 
 RunResult run(TimedDevice& device, const BenchConfig& bc, const std::string& trainer_kind, Communicator& world,
-              const Args& args) {
+              const Args& args, GemmCeilingProbe& ceiling_probe) {
   device.memory().reset_peaks();
-  RunResult r{bc.name, trainer_kind, {}, 0.0, 0.0, 0};
+  RunResult r{bc.name, trainer_kind, {}, 0.0, 0.0, 0.0, 0};
   Gpt model(bc.model);
   const std::vector<MicroBatch> batch{random_batch(device, bc.model, bc.batch, 7)};
+  auto sample_ceiling = [&] { return ceiling_probe.measure(kCeilingSampleSeconds).gflops; };
+  std::vector<StepTiming> timings;
   if (trainer_kind == "local") {
     materialize_parameters(model, device, 1);
     LocalTrainer trainer(model, device, AdamWConfig{}, 1.0f);
-    r.shown = time_steps(device, args, [&] { trainer.step(batch, 1e-4f); });
+    timings = time_steps(device, args, [&] { trainer.step(batch, 1e-4f); }, sample_ceiling);
   } else {
     ShardingConfig config;
     config.stage = ZeroStage::kStage0;
     ShardedEngine engine(model, device, world, config, 1);
     Trainer trainer(engine);
-    r.shown = time_steps(device, args, [&] { trainer.train_step(batch, 1e-4f); });
+    timings = time_steps(device, args, [&] { trainer.train_step(batch, 1e-4f); }, sample_ceiling);
   }
   const double tokens = static_cast<double>(bc.batch * bc.model.max_seq_len);
+  const double flops_per_step = gpt_training_flops_per_token(bc.model, bc.model.max_seq_len) * tokens;
+  std::vector<double> ratios;
+  for (const StepTiming& t : timings) ratios.push_back(flops_per_step / t.seconds / 1e9 / t.ceiling_gflops);
+  r.paired_ratio = median(ratios);
+  std::sort(timings.begin(), timings.end(), [](const StepTiming& a, const StepTiming& b) { return a.seconds < b.seconds; });
+  r.shown = args.pick == "fastest" ? timings.front() : timings[(timings.size() - 1) / 2];
   r.tokens_per_second = tokens / r.shown.seconds;
-  r.gflops = gpt_training_flops_per_token(bc.model, bc.model.max_seq_len) * tokens / r.shown.seconds / 1e9;
+  r.gflops = flops_per_step / r.shown.seconds / 1e9;
   r.peak_bytes = device.memory().peak_total();
   return r;
 }
@@ -229,6 +257,10 @@ int bench(DistributedContext& ctx, const Args& args) {
     return best;
   };
   GemmCeiling ceiling = measure_ceiling();
+  // The samples beside the steps time the fastest shape on a device of their own, so their buffers
+  // stay out of the timed device's allocator (its cache and peaks are columns of the table).
+  const std::unique_ptr<Device> sampler = make_device(DeviceChoice::kCpu);
+  GemmCeilingProbe ceiling_probe(*sampler, ceiling.m, ceiling.n, ceiling.k);
   std::vector<std::string> trainers;
   if (args.trainer != "sharded") trainers.push_back("local");
   if (args.trainer != "local") trainers.push_back("sharded");
@@ -237,7 +269,7 @@ int bench(DistributedContext& ctx, const Args& args) {
   for (const BenchConfig& bc : kConfigs) {
     if (std::find(args.configs.begin(), args.configs.end(), bc.name) == args.configs.end()) continue;
     for (const std::string& trainer : trainers) {
-      results.push_back(run(device, bc, trainer, ctx.world(), args));
+      results.push_back(run(device, bc, trainer, ctx.world(), args, ceiling_probe));
       result_configs.push_back(&bc);
     }
   }
@@ -249,20 +281,24 @@ int bench(DistributedContext& ctx, const Args& args) {
   std::printf("sgemm ceiling: %.1f GFLOP/s (cblas_sgemm %ldx%ldx%ld, best of 3 shapes, before and after the steps)\n",
               ceiling.gflops, static_cast<long>(ceiling.m), static_cast<long>(ceiling.n), static_cast<long>(ceiling.k));
   std::printf("trainer local: LocalTrainer; sharded: ShardedEngine ZeRO-0 + Trainer on 1 rank (train_gpt's path)\n\n");
-  std::printf("%-6s %-8s %-28s %10s %10s %12s %12s %8s %10s %10s %12s %8s %8s\n", "config", "trainer", "model",
-              "ms/step", "tokens/s", "train GF/s", "sgemm GF/s", "ratio", "peak MiB", "cache MiB", "faults/step",
-              "cpu ms", "sys ms");
+  std::printf("%-6s %-8s %-28s %10s %10s %12s %12s %8s %8s %10s %10s %12s %8s %8s\n", "config", "trainer", "model",
+              "ms/step", "tokens/s", "train GF/s", "sgemm GF/s", "ratio", "paired", "peak MiB", "cache MiB",
+              "faults/step", "cpu ms", "sys ms");
   for (std::size_t i = 0; i < results.size(); ++i) {
     const RunResult& r = results[i];
     const BenchConfig& bc = *result_configs[i];
-    std::printf("%-6s %-8s %-28s %10.1f %10.0f %12.1f %12.1f %7.1f%% %10.1f %10.1f %12lld %8.1f %8.1f\n",
+    std::printf("%-6s %-8s %-28s %10.1f %10.0f %12.1f %12.1f %7.1f%% %7.1f%% %10.1f %10.1f %12lld %8.1f %8.1f\n",
                 bc.name.c_str(), r.trainer.c_str(), (bc.model.to_string() + " B=" + std::to_string(bc.batch)).c_str(),
                 r.shown.seconds * 1e3, r.tokens_per_second, r.gflops, ceiling.gflops,
-                100.0 * r.gflops / ceiling.gflops, static_cast<double>(r.peak_bytes) / (1 << 20),
+                100.0 * r.gflops / ceiling.gflops, 100.0 * r.paired_ratio, static_cast<double>(r.peak_bytes) / (1 << 20),
                 static_cast<double>(r.shown.cached_bytes) / (1 << 20), static_cast<long long>(r.shown.page_faults),
                 r.shown.cpu_seconds * 1e3, r.shown.system_seconds * 1e3);
   }
-  std::printf("\npeak MiB: the trackers' simultaneous peak (Storage bytes); cache MiB: free blocks the device's\n"
+  std::printf("\nratio: the shown step's GF/s over the sgemm ceiling above; paired: the median over the timed steps\n"
+              "of a step's GF/s over the faster of two %.0f ms samples of the ceiling's GEMM taken just before and\n"
+              "after it (on a shared machine the cores' speed drifts between the ceiling runs and the steps)\n",
+              kCeilingSampleSeconds * 1e3);
+  std::printf("peak MiB: the trackers' simultaneous peak (Storage bytes); cache MiB: free blocks the device's\n"
               "allocator holds between steps; faults/step: page faults of the shown step (fresh pages mapped); cpu ms:\n"
               "its CPU time over all threads (user + system; less sensitive than ms/step to other load on the\n"
               "machine), sys ms: of it, the kernel's (page faults, mmap/munmap)\n");
