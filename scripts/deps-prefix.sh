@@ -56,6 +56,10 @@ unpack_deps() {
   done < <(find "$root" -xtype l -name 'lib*.so*')
   # Relocate what records /usr: h5cc, the pkg-config files; the names Debian's alternatives give.
   [ -f "$root/usr/bin/h5cc" ] && sed -i "s|^prefix=\"/usr\"|prefix=\"$root/usr\"|" "$root/usr/bin/h5cc"
+  # fetch-deps leaves out static archives that have a shared library: h5cc then links the shared one.
+  if [ -f "$root/usr/bin/h5cc" ] && [ ! -e "$root/usr/lib/$deps_arch/hdf5/serial/libhdf5.a" ]; then
+    sed -i 's|^STATIC_AVAILABLE="yes"|STATIC_AVAILABLE="no"|' "$root/usr/bin/h5cc"
+  fi
   local pc
   for pc in "$root"/usr/lib/"$deps_arch"/pkgconfig/*.pc "$root"/usr/share/pkgconfig/*.pc; do
     [ -f "$pc" ] && sed -E -i "s#^(prefix|exec_prefix|libdir|includedir)( *)=( *)/usr#\1\2=\3$root/usr#" "$pc"
