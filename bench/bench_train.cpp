@@ -42,6 +42,7 @@ namespace po = boost::program_options;
 namespace tessera {
 namespace {
 
+using benchmarks::median;
 using benchmarks::random_batch;
 
 // How long each ceiling sample beside a timed step runs its GEMM (the best repetition counts).
@@ -165,14 +166,9 @@ std::vector<StepTiming> time_steps(TimedDevice& device, const Args& args, Step&&
     ceiling_before = ceiling_after;
     timings.push_back(t);
   }
-  for (StepTiming& t : timings) t.cached_bytes = static_cast<std::int64_t>(device.cached_bytes());
+  const auto cached = static_cast<std::int64_t>(device.cached_bytes());
+  for (StepTiming& t : timings) t.cached_bytes = cached;
   return timings;
-}
-
-// The middle element of `values` (the lower of the two middle ones for an even count).
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[(values.size() - 1) / 2];
 }
 
 RunResult run(TimedDevice& device, const BenchConfig& bc, const std::string& trainer_kind, Communicator& world,
