@@ -16,12 +16,12 @@
 #include "bench_support.hpp"
 #include "flags/device_flag.hpp"
 #include "flags/program_options.hpp"
-#include "runtime/recompute/activation_checkpointing.hpp"
-#include "runtime/cpu/blas_core.hpp"
-#include "runtime/local_trainer.hpp"
-#include "runtime/modules/cross_entropy_loss.hpp"
-#include "runtime/modules/gpt.hpp"
-#include "runtime/random.hpp"
+#include "tessera/model/recompute/recompute_policy.hpp"
+#include "tessera/runtime/cpu/blas_core.hpp"
+#include "tessera/training/local_trainer.hpp"
+#include "tessera/model/modules/cross_entropy_loss.hpp"
+#include "tessera/model/modules/gpt.hpp"
+#include "tessera/core/random.hpp"
 
 namespace tessera {
 namespace {
@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
     run.device = open_device_or_report(device_flag, "bench_activation_ckpt");
     if (!run.device) return 2;
     run.model = std::make_unique<Gpt>(config);
-    apply_activation_checkpointing(*run.model, parse_checkpoint_policy(label));
+    apply_recompute(*run.model, parse_recompute_policy(label));
     materialize_parameters(*run.model, *run.device, 1);
     run.trainer = std::make_unique<LocalTrainer>(*run.model, *run.device, AdamWConfig{}, 1.0f);
     runs.push_back(std::move(run));

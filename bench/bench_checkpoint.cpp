@@ -21,18 +21,19 @@
 #include <mpi.h>
 
 #include "bench_support.hpp"
-#include "checkpointing/checkpoint_loader.hpp"
-#include "checkpointing/checkpoint_paths.hpp"
-#include "checkpointing/checkpoint_saver.hpp"
-#include "checkpointing/training_checkpointer.hpp"
-#include "comm/host_collectives.hpp"
-#include "comm/mpi/mpi_communicator.hpp"
+#include "tessera/checkpointing/export/gpt_model_fields.hpp"
+#include "tessera/checkpointing/load/checkpoint_loader.hpp"
+#include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/save/checkpoint_saver.hpp"
+#include "tessera/checkpointing/training_checkpointer.hpp"
+#include "tessera/comm/host_collectives.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "flags/program_options.hpp"
-#include "launch/run_distributed.hpp"
-#include "runtime/cpu/blas_core.hpp"
-#include "runtime/device_factory.hpp"
-#include "runtime/modules/gpt.hpp"
-#include "sharding/sharded_engine.hpp"
+#include "tessera/launch/run_distributed.hpp"
+#include "tessera/runtime/cpu/blas_core.hpp"
+#include "tessera/runtime/device_factory.hpp"
+#include "tessera/model/modules/gpt.hpp"
+#include "tessera/sharding/sharded_engine.hpp"
 
 namespace fs = std::filesystem;
 

@@ -23,11 +23,11 @@
 #include <string>
 #include <vector>
 
-#include "comm/mpi/mpi_communicator.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "flags/program_options.hpp"
-#include "launch/run_distributed.hpp"
-#include "runtime/cpu/blas_core.hpp"
-#include "precision/float_bits.hpp"
+#include "tessera/launch/run_distributed.hpp"
+#include "tessera/runtime/cpu/blas_core.hpp"
+#include "tessera/precision/float_bits.hpp"
 
 namespace {
 

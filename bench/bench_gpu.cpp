@@ -11,7 +11,7 @@
 // engine's NCCL communicator, through the Trainer as train_gpt does; micro-batch and activation
 // checkpointing per model are flags whose defaults fit an 80 GB GPU. step time = median over the
 // timed steps (each ends with a device synchronize) of the slowest rank.
-// MFU = training FLOP/s per GPU (runtime/modules/gpt_flops.hpp) over (a) the GPU's dense bf16 peak
+// MFU = training FLOP/s per GPU (model/modules/gpt_flops.hpp) over (a) the GPU's dense bf16 peak
 // from a table by device name (H100 SXM / H200 989, H100 PCIe 756, A100 312 TFLOP/s; else unknown)
 // and (b) the best of a few runs of a large GEMM through the device's kernels with bf16 tensor-core
 // math (cuBLAS, f32 in and out), measured in the same run.
@@ -34,15 +34,15 @@
 #include <vector>
 
 #include "bench_support.hpp"
-#include "comm/device_communicator.hpp"
-#include "launch/rank_device.hpp"
-#include "launch/run_distributed.hpp"
-#include "runtime/gemm_ceiling.hpp"
-#include "runtime/memory_tracker.hpp"
-#include "runtime/modules/gpt_flops.hpp"
-#include "runtime/recompute/activation_checkpointing.hpp"
-#include "sharding/sharded_engine.hpp"
-#include "training/trainer.hpp"
+#include "tessera/comm/device_communicator.hpp"
+#include "tessera/launch/rank_device.hpp"
+#include "tessera/launch/run_distributed.hpp"
+#include "tessera/runtime/gemm_ceiling.hpp"
+#include "tessera/runtime/memory_tracker.hpp"
+#include "tessera/model/modules/gpt_flops.hpp"
+#include "tessera/model/recompute/recompute_policy.hpp"
+#include "tessera/sharding/sharded_engine.hpp"
+#include "tessera/training/trainer.hpp"
 
 namespace tessera {
 namespace {
@@ -119,7 +119,7 @@ struct ModelRun {
   const char* name;
   GptConfig config;
   std::int64_t micro;
-  std::string checkpointing;
+  std::string recompute;  // activation checkpointing policy
 };
 
 double max_over_ranks(double x) {
@@ -132,7 +132,7 @@ void bench_model(const ModelRun& run, const Options& o, Device& device, Communic
                  double table_peak, double gemm_peak) {
   const std::int64_t t = run.config.max_seq_len;
   Gpt model(run.config);
-  apply_activation_checkpointing(model, parse_checkpoint_policy(run.checkpointing));
+  apply_recompute(model, parse_recompute_policy(run.recompute));
   ShardingConfig sharding;
   sharding.stage = ZeroStage::kStage0;
   ShardedEngine engine(model, device, device_world, sharding, 1234);
@@ -157,7 +157,7 @@ void bench_model(const ModelRun& run, const Options& o, Device& device, Communic
   if (table_peak > 0) std::snprintf(mfu_peak, sizeof mfu_peak, "%.1f%%", 100.0 * flops_per_gpu / (table_peak * 1e12));
   std::printf("%-6s %11lld %5lld %-10s %9.1f %11.0f %8.1f %9s %8.1f%% %12s  loss %.3f; pool %s\n", run.name,
               static_cast<long long>(model.parameter_count()), static_cast<long long>(run.micro),
-              run.checkpointing.c_str(), step * 1e3, tokens_per_s, flops_per_gpu / 1e12, mfu_peak,
+              run.recompute.c_str(), step * 1e3, tokens_per_s, flops_per_gpu / 1e12, mfu_peak,
               100.0 * flops_per_gpu / (gemm_peak * 1e12), format_bytes(device.memory().peak_total()).c_str(), loss,
               pool.describe().c_str());
   std::fflush(stdout);

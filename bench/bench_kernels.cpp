@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "flags/program_options.hpp"
-#include "runtime/cpu/blas_core.hpp"
-#include "runtime/cpu/cpu_kernels.hpp"
-#include "runtime/device.hpp"
+#include "tessera/runtime/cpu/blas_core.hpp"
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/device.hpp"
 #include "stream_triad.hpp"
 
 namespace po = boost::program_options;

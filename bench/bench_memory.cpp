@@ -12,13 +12,13 @@
 
 #include "flags/device_flag.hpp"
 #include "flags/program_options.hpp"
-#include "launch/run_distributed.hpp"
-#include "runtime/cpu/blas_core.hpp"
-#include "planning/measured_step.hpp"
-#include "planning/memory_plan.hpp"
-#include "planning/plan_report.hpp"
-#include "runtime/device.hpp"
-#include "runtime/device_factory.hpp"
+#include "tessera/launch/run_distributed.hpp"
+#include "tessera/runtime/cpu/blas_core.hpp"
+#include "tessera/planning/measured_step.hpp"
+#include "tessera/planning/memory_plan.hpp"
+#include "tessera/planning/plan_report.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/runtime/device_factory.hpp"
 
 namespace tessera {
 namespace {
@@ -86,7 +86,7 @@ int bench(DistributedContext& ctx) {
       c.micro_batch = args.micro;
       c.precision.param_dtype = args.param;
       c.precision.reduce_dtype = args.reduce;
-      c.checkpointing = parse_checkpoint_policy(policy);
+      c.recompute = parse_recompute_policy(policy);
       const MemoryPlan plan = plan_memory(c);
       const MeasuredStep measured = measure_engine_step(c, world, measure);
       rows.push_back({"ZeRO-" + std::to_string(st), plan, measured});

@@ -21,12 +21,12 @@
 
 #include "bench_support.hpp"
 #include "flags/program_options.hpp"
-#include "launch/run_distributed.hpp"
-#include "runtime/cpu/blas_core.hpp"
-#include "runtime/device_factory.hpp"
-#include "runtime/modules/gpt.hpp"
-#include "sharding/sharded_engine.hpp"
-#include "training/trainer.hpp"
+#include "tessera/launch/run_distributed.hpp"
+#include "tessera/runtime/cpu/blas_core.hpp"
+#include "tessera/runtime/device_factory.hpp"
+#include "tessera/model/modules/gpt.hpp"
+#include "tessera/sharding/sharded_engine.hpp"
+#include "tessera/training/trainer.hpp"
 
 namespace tessera {
 namespace {

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/local_trainer.hpp"
-#include "runtime/modules/gpt.hpp"
-#include "runtime/random.hpp"
+#include "tessera/training/local_trainer.hpp"
+#include "tessera/model/modules/gpt.hpp"
+#include "tessera/core/random.hpp"
 
 namespace tessera::benchmarks {
 

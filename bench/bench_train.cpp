@@ -26,16 +26,16 @@
 #include <vector>
 
 #include "bench_support.hpp"
-#include "launch/run_distributed.hpp"
-#include "runtime/cpu/blas_core.hpp"
-#include "runtime/device_factory.hpp"
-#include "runtime/gemm_ceiling.hpp"
-#include "runtime/local_trainer.hpp"
-#include "runtime/modules/gpt.hpp"
-#include "runtime/modules/gpt_flops.hpp"
-#include "runtime/timed_device.hpp"
-#include "sharding/sharded_engine.hpp"
-#include "training/trainer.hpp"
+#include "tessera/launch/run_distributed.hpp"
+#include "tessera/runtime/cpu/blas_core.hpp"
+#include "tessera/runtime/device_factory.hpp"
+#include "tessera/runtime/gemm_ceiling.hpp"
+#include "tessera/training/local_trainer.hpp"
+#include "tessera/model/modules/gpt.hpp"
+#include "tessera/model/modules/gpt_flops.hpp"
+#include "tessera/runtime/timed_device.hpp"
+#include "tessera/sharding/sharded_engine.hpp"
+#include "tessera/training/trainer.hpp"
 
 namespace po = boost::program_options;
 

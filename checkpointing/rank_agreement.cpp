@@ -1,11 +1,11 @@
 // All-gather of each rank's error kind (or -1), then a broadcast of the lowest failing rank's message.
-#include "checkpointing/rank_agreement.hpp"
+#include "tessera/checkpointing/rank_agreement.hpp"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "comm/host_collectives.hpp"
+#include "tessera/comm/host_collectives.hpp"
 
 namespace tessera {
 

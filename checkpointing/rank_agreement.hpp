@@ -7,8 +7,8 @@
 #include <functional>
 #include <optional>
 
-#include "checkpointing/checkpoint_error.hpp"
-#include "comm/communicator.hpp"
+#include "tessera/checkpointing/format/checkpoint_error.hpp"
+#include "tessera/comm/communicator.hpp"
 
 namespace tessera {
 

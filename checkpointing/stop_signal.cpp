@@ -1,5 +1,5 @@
 // Flag-only handlers for SIGTERM / SIGUSR1.
-#include "checkpointing/stop_signal.hpp"
+#include "tessera/checkpointing/stop_signal.hpp"
 
 #include <atomic>
 #include <stdexcept>

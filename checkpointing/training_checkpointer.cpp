@@ -1,20 +1,20 @@
 // TrainingCheckpointer: resume, periodic and signal-driven saves, async writer thread.
-#include "checkpointing/training_checkpointer.hpp"
+#include "tessera/checkpointing/training_checkpointer.hpp"
 
 #include <chrono>
 #include <stdexcept>
 #include <utility>
 
-#include "checkpointing/checkpoint_error.hpp"
-#include "checkpointing/checkpoint_export.hpp"
-#include "checkpointing/checkpoint_loader.hpp"
-#include "checkpointing/checkpoint_paths.hpp"
-#include "checkpointing/checkpoint_retention.hpp"
-#include "checkpointing/disk_space.hpp"
-#include "checkpointing/rank_agreement.hpp"
-#include "comm/host_collectives.hpp"
-#include "core/setting_error.hpp"
-#include "sharding/sharded_engine.hpp"
+#include "tessera/checkpointing/format/checkpoint_error.hpp"
+#include "tessera/checkpointing/export/checkpoint_export.hpp"
+#include "tessera/checkpointing/load/checkpoint_loader.hpp"
+#include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/save/checkpoint_retention.hpp"
+#include "tessera/checkpointing/save/disk_space.hpp"
+#include "tessera/checkpointing/rank_agreement.hpp"
+#include "tessera/comm/host_collectives.hpp"
+#include "tessera/core/setting_error.hpp"
+#include "tessera/sharding/sharded_engine.hpp"
 
 namespace fs = std::filesystem;
 

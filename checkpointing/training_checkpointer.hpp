@@ -31,10 +31,10 @@
 #include <thread>
 #include <vector>
 
-#include "checkpointing/checkpoint_saver.hpp"
-#include "checkpointing/run_config.hpp"
-#include "checkpointing/stop_signal.hpp"
-#include "comm/communicator.hpp"
+#include "tessera/checkpointing/save/checkpoint_saver.hpp"
+#include "tessera/checkpointing/format/run_config.hpp"
+#include "tessera/checkpointing/stop_signal.hpp"
+#include "tessera/comm/communicator.hpp"
 
 namespace tessera {
 

@@ -40,28 +40,45 @@ if(NOT TESSERA_CUDA STREQUAL "OFF")
 endif()
 message(STATUS "Tessera CUDA backend: ${TESSERA_HAVE_CUDA}")
 
-function(tessera_add_cuda_backend target)
+# The backends' sources join their layers: runtime/cuda/ (device, kernels, cuBLAS) the runtime layer,
+# comm/nccl/ (the NCCL communicator) the comm layer.
+function(tessera_add_cuda_backend)
   if(NOT TESSERA_HAVE_CUDA)
     return()
   endif()
-  set_property(TARGET ${target} PROPERTY CUDA_ARCHITECTURES ${CMAKE_CUDA_ARCHITECTURES})
-  set_property(TARGET ${target} PROPERTY CUDA_STANDARD 20)
-  # Kernels: optimised in every build type, with line info for profilers and sanitizers; constexpr
-  # host functions (std::array, std::bit_cast in runtime/kernels/*_math.hpp) callable on the device;
-  # the host compiler's warnings as for the C++ sources.
-  target_compile_options(${target} PRIVATE
-    "$<$<COMPILE_LANGUAGE:CUDA>:-O3;-lineinfo;--expt-relaxed-constexpr;-Xcompiler=-Wall,-Wextra>")
-  file(GLOB_RECURSE cuda_sources CONFIGURE_DEPENDS
-    ${PROJECT_SOURCE_DIR}/runtime/cuda/*.cpp ${PROJECT_SOURCE_DIR}/runtime/cuda/*.cu
-    ${PROJECT_SOURCE_DIR}/comm/nccl/*.cpp ${PROJECT_SOURCE_DIR}/comm/nccl/*.cu)
-  target_sources(${target} PRIVATE ${cuda_sources})
   find_library(TESSERA_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64
     /usr/local/cuda/targets/x86_64-linux/lib /usr/lib/x86_64-linux-gnu)
   find_path(TESSERA_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
   if(NOT TESSERA_NCCL_LIBRARY OR NOT TESSERA_NCCL_INCLUDE_DIR)
     message(FATAL_ERROR "CUDA found but NCCL is missing (looked beside ${CUDAToolkit_LIBRARY_DIR})")
   endif()
+  foreach(layer_backend runtime:cuda comm:nccl)
+    string(REPLACE ":" ";" pair ${layer_backend})
+    list(GET pair 0 layer)
+    list(GET pair 1 backend)
+    set(target tessera_${layer})
+    set_property(TARGET ${target} PROPERTY CUDA_ARCHITECTURES ${CMAKE_CUDA_ARCHITECTURES})
+    set_property(TARGET ${target} PROPERTY CUDA_STANDARD 20)
+    # Kernels: optimised in every build type, with line info for profilers and sanitizers; constexpr
+    # host functions (std::array, std::bit_cast in runtime/math/*_math.hpp) callable on the device;
+    # the host compiler's warnings as for the C++ sources.
+    target_compile_options(${target} PRIVATE
+      "$<$<COMPILE_LANGUAGE:CUDA>:-O3;-lineinfo;--expt-relaxed-constexpr;-Xcompiler=-Wall,-Wextra>")
+    file(GLOB_RECURSE backend_sources CONFIGURE_DEPENDS
+      ${PROJECT_SOURCE_DIR}/${layer}/${backend}/*.cpp ${PROJECT_SOURCE_DIR}/${layer}/${backend}/*.cu)
+    target_sources(${target} PRIVATE ${backend_sources})
+  endforeach()
+  target_link_libraries(tessera_runtime PUBLIC CUDA::cudart CUDA::cublas CUDA::cublasLt)
+  target_compile_definitions(tessera_runtime PUBLIC TESSERA_HAVE_CUDA=1)
   # PUBLIC: comm/nccl/nccl_communicator.hpp includes nccl.h.
+  target_include_directories(tessera_comm PUBLIC ${TESSERA_NCCL_INCLUDE_DIR})
+endfunction()
+
+# What the umbrella library carries for its users in a build with CUDA.
+function(tessera_link_cuda_libraries target)
+  if(NOT TESSERA_HAVE_CUDA)
+    return()
+  endif()
   target_include_directories(${target} PUBLIC ${TESSERA_NCCL_INCLUDE_DIR})
   target_link_libraries(${target} PUBLIC CUDA::cudart CUDA::cublas CUDA::cublasLt ${TESSERA_NCCL_LIBRARY})
   target_compile_definitions(${target} PUBLIC TESSERA_HAVE_CUDA=1)

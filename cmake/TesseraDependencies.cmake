@@ -1,6 +1,7 @@
 # Finds every third-party dependency Tessera links: MPI, OpenMP, OpenBLAS (CBLAS), HDF5,
 # Boost.Program_options, nlohmann-json, xxHash, liburing, ICU and (for tests) GoogleTest. Each is a Debian package; scripts/setup installs them.
 find_package(MPI REQUIRED COMPONENTS CXX)
+find_package(Threads REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(HDF5 REQUIRED COMPONENTS C)
 find_package(Boost REQUIRED COMPONENTS program_options)

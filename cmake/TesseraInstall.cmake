@@ -1,5 +1,6 @@
-# Installs the library for embedding: libtessera, its headers under <prefix>/include/tessera/ (source
-# layout kept, plus the umbrella header tessera/tessera.hpp), and the CMake package tessera::tessera
+# Installs the library for embedding: libtessera (every layer's objects), its headers under
+# <prefix>/include/tessera/<layer>/ — named as the library itself names them, <tessera/runtime/device.hpp>
+# — plus the umbrella header tessera/tessera.hpp, and the CMake package tessera::tessera
 # found with find_package(tessera). Public dependencies are found again by the package config;
 # private ones (xxHash, liburing) are only linked, never put on a consumer's include path.
 include(GNUInstallDirs)

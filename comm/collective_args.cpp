@@ -1,5 +1,5 @@
 // Argument checks for collectives, with messages that name the communicator and what to change.
-#include "comm/collective_args.hpp"
+#include "tessera/comm/collective_args.hpp"
 
 #include <cstdint>
 #include <stdexcept>

@@ -6,10 +6,10 @@
 
 #include <string>
 
-#include "comm/reduce_op.hpp"
-#include "comm/span.hpp"
-#include "precision/dtype.hpp"
-#include "runtime/memory_space.hpp"
+#include "tessera/comm/reduce_op.hpp"
+#include "tessera/comm/span.hpp"
+#include "tessera/precision/dtype.hpp"
+#include "tessera/runtime/memory_space.hpp"
 
 namespace tessera::detail {
 

@@ -1,5 +1,5 @@
 // CollectiveCall: building, describing and comparing the calls ranks made (debug mode, watchdog).
-#include "comm/collective_call.hpp"
+#include "tessera/comm/collective_call.hpp"
 
 #include <sstream>
 

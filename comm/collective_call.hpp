@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "comm/reduce_op.hpp"
-#include "precision/dtype.hpp"
+#include "tessera/comm/reduce_op.hpp"
+#include "tessera/precision/dtype.hpp"
 
 namespace tessera {
 

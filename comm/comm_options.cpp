@@ -1,5 +1,5 @@
 // Names of the collective-check modes.
-#include "comm/comm_options.hpp"
+#include "tessera/comm/comm_options.hpp"
 
 namespace tessera {
 

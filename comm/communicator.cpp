@@ -1,5 +1,5 @@
 // Names of the communicator backends.
-#include "comm/communicator.hpp"
+#include "tessera/comm/communicator.hpp"
 
 namespace tessera {
 

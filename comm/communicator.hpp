@@ -29,12 +29,12 @@
 #include <memory>
 #include <string>
 
-#include "comm/comm_options.hpp"
-#include "comm/reduce_op.hpp"
-#include "comm/span.hpp"
-#include "core/work.hpp"
-#include "precision/dtype.hpp"
-#include "runtime/memory_space.hpp"
+#include "tessera/comm/comm_options.hpp"
+#include "tessera/comm/reduce_op.hpp"
+#include "tessera/comm/span.hpp"
+#include "tessera/core/work.hpp"
+#include "tessera/precision/dtype.hpp"
+#include "tessera/runtime/memory_space.hpp"
 
 namespace tessera {
 

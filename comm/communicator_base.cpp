@@ -1,5 +1,5 @@
 // CommunicatorBase: options, group shape, sequence numbers and the first-failure record.
-#include "comm/communicator_base.hpp"
+#include "tessera/comm/communicator_base.hpp"
 
 #include <stdexcept>
 #include <utility>

@@ -10,10 +10,10 @@
 #include <mutex>
 #include <string>
 
-#include "comm/collective_args.hpp"
-#include "comm/collective_call.hpp"
-#include "comm/comm_options.hpp"
-#include "comm/communicator.hpp"
+#include "tessera/comm/collective_args.hpp"
+#include "tessera/comm/collective_call.hpp"
+#include "tessera/comm/comm_options.hpp"
+#include "tessera/comm/communicator.hpp"
 
 namespace tessera {
 

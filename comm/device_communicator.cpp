@@ -1,16 +1,16 @@
 // make_nccl_communicator / make_device_world: the NCCL backend when this build has it
 // (TESSERA_HAVE_CUDA), else a message. The choice is made once, here, at file level.
-#include "comm/device_communicator.hpp"
+#include "tessera/comm/device_communicator.hpp"
 
 #include <stdexcept>
 #include <string>
 
-#include "runtime/device.hpp"
+#include "tessera/runtime/device.hpp"
 
 #if defined(TESSERA_HAVE_CUDA)
-#include "comm/nccl/nccl_communicator.hpp"
-#include "comm/nccl/nccl_rendezvous.hpp"
-#include "runtime/cuda/cuda_device.hpp"
+#include "tessera/comm/nccl/nccl_communicator.hpp"
+#include "tessera/comm/nccl/nccl_rendezvous.hpp"
+#include "tessera/runtime/cuda/cuda_device.hpp"
 #endif
 
 namespace tessera {

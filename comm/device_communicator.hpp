@@ -7,7 +7,7 @@
 
 #include <memory>
 
-#include "comm/communicator.hpp"
+#include "tessera/comm/communicator.hpp"
 
 namespace tessera {
 

@@ -1,5 +1,5 @@
 // Host collectives: bytes padded to i32 words, then one all_gather or broadcast on them.
-#include "comm/host_collectives.hpp"
+#include "tessera/comm/host_collectives.hpp"
 
 #include <cstdint>
 #include <cstring>

@@ -18,7 +18,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "comm/communicator.hpp"
+#include "tessera/comm/communicator.hpp"
 
 namespace tessera {
 

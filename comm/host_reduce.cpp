@@ -1,15 +1,15 @@
 // reduce_in_order and reduce_wire_in_order: blocked loops (an L1-sized f32 accumulator per block)
 // that the compiler vectorises (bf16 and f16 through the branch-free codecs of comm/wire_codec.hpp);
 // one pass per source per block, sources visited in order 0, 1, ..., N-1.
-#include "comm/host_reduce.hpp"
+#include "tessera/comm/host_reduce.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
-#include "comm/wire_codec.hpp"
-#include "precision/float_codec.hpp"
+#include "tessera/comm/wire_codec.hpp"
+#include "tessera/precision/float_codec.hpp"
 
 namespace tessera {
 namespace {

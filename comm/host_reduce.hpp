@@ -7,8 +7,8 @@
 #include <cstddef>
 #include <span>
 
-#include "comm/reduce_op.hpp"
-#include "precision/dtype.hpp"
+#include "tessera/comm/reduce_op.hpp"
+#include "tessera/precision/dtype.hpp"
 
 namespace tessera {
 

@@ -1,5 +1,5 @@
 // abort_job: print, then MPI_Abort (or std::abort without MPI).
-#include "comm/job_abort.hpp"
+#include "tessera/comm/job_abort.hpp"
 
 #include <mpi.h>
 

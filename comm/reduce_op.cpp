@@ -1,5 +1,5 @@
 // Names of the reduce operations, for messages and tables.
-#include "comm/reduce_op.hpp"
+#include "tessera/comm/reduce_op.hpp"
 
 namespace tessera {
 

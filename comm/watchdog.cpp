@@ -1,11 +1,11 @@
 // Watchdog: sleeps until the oldest watched collective's deadline (or the next probe poll), and
 // fires the timeout handler once when a deadline passes.
-#include "comm/watchdog.hpp"
+#include "tessera/comm/watchdog.hpp"
 
 #include <cstdio>
 #include <utility>
 
-#include "comm/job_abort.hpp"
+#include "tessera/comm/job_abort.hpp"
 
 namespace tessera {
 

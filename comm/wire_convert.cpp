@@ -1,12 +1,12 @@
 // narrow_to_wire / widen_from_wire: one loop per codec (comm/wire_codec.hpp: branch-free, so they
 // vectorise).
-#include "comm/wire_convert.hpp"
+#include "tessera/comm/wire_convert.hpp"
 
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
-#include "comm/wire_codec.hpp"
+#include "tessera/comm/wire_codec.hpp"
 
 namespace tessera {
 namespace {

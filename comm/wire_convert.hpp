@@ -7,7 +7,7 @@
 
 #include <cstddef>
 
-#include "precision/dtype.hpp"
+#include "tessera/precision/dtype.hpp"
 
 namespace tessera {
 

@@ -1,5 +1,5 @@
 // CompletionWork: completed by the thread that ran the operation, awaited by the caller.
-#include "core/completion_work.hpp"
+#include "tessera/core/completion_work.hpp"
 
 namespace tessera::detail {
 

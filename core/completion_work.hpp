@@ -8,7 +8,7 @@
 #include <exception>
 #include <mutex>
 
-#include "core/work.hpp"
+#include "tessera/core/work.hpp"
 
 namespace tessera::detail {
 

@@ -1,5 +1,5 @@
 // SerialExecutor: a FIFO of tasks drained by one thread.
-#include "core/serial_executor.hpp"
+#include "tessera/core/serial_executor.hpp"
 
 #include <utility>
 

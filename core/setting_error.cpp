@@ -1,5 +1,5 @@
 // SettingError text and its rewording under a program's flags.
-#include "core/setting_error.hpp"
+#include "tessera/core/setting_error.hpp"
 
 #include <algorithm>
 #include <vector>

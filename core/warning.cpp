@@ -1,5 +1,5 @@
 // Rank lines: formatting, the launcher's rank, and the process's current sink.
-#include "core/warning.hpp"
+#include "tessera/core/warning.hpp"
 
 #include <unistd.h>
 

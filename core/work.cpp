@@ -1,6 +1,6 @@
 // wait_all: waits for every Work handle of a batch, then rethrows the first error among them;
 // then: two operations in sequence behind one handle.
-#include "core/work.hpp"
+#include "tessera/core/work.hpp"
 
 #include <exception>
 

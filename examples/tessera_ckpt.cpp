@@ -16,14 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "checkpointing/checkpoint_error.hpp"
-#include "checkpointing/checkpoint_export.hpp"
-#include "checkpointing/checkpoint_info.hpp"
-#include "checkpointing/meta_digests.hpp"
-#include "core/setting_error.hpp"
+#include "tessera/checkpointing/format/checkpoint_error.hpp"
+#include "tessera/checkpointing/export/checkpoint_export.hpp"
+#include "tessera/checkpointing/format/checkpoint_info.hpp"
+#include "tessera/checkpointing/format/meta_digests.hpp"
+#include "tessera/core/setting_error.hpp"
 #include "flags/program_options.hpp"
-#include "precision/dtype.hpp"
-#include "runtime/memory_tracker.hpp"
+#include "tessera/precision/dtype.hpp"
+#include "tessera/runtime/memory_tracker.hpp"
 
 namespace {
 

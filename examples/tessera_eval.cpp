@@ -19,17 +19,17 @@
 #include <string>
 #include <vector>
 
-#include "checkpointing/model_source.hpp"
-#include "core/setting_error.hpp"
-#include "comm/device_communicator.hpp"
+#include "tessera/checkpointing/export/model_source.hpp"
+#include "tessera/core/setting_error.hpp"
+#include "tessera/comm/device_communicator.hpp"
 #include "flags/device_flag.hpp"
 #include "flags/program_options.hpp"
-#include "launch/run_distributed.hpp"
-#include "runtime/data/sample_loader.hpp"
-#include "runtime/data/token_dataset.hpp"
-#include "sharding/sharded_engine.hpp"
-#include "training/trainer.hpp"
-#include "training/validation_loss.hpp"
+#include "tessera/launch/run_distributed.hpp"
+#include "tessera/text/data/sample_loader.hpp"
+#include "tessera/text/data/token_dataset.hpp"
+#include "tessera/sharding/sharded_engine.hpp"
+#include "tessera/training/trainer.hpp"
+#include "tessera/training/validation_loss.hpp"
 
 namespace tessera {
 namespace {

@@ -19,21 +19,21 @@
 #include <thread>
 #include <vector>
 
-#include "checkpointing/checkpoint_export.hpp"
-#include "checkpointing/checkpoint_loader.hpp"
-#include "checkpointing/model_source.hpp"
-#include "checkpointing/tokenizer_fields.hpp"
-#include "comm/device_communicator.hpp"
+#include "tessera/checkpointing/export/checkpoint_export.hpp"
+#include "tessera/checkpointing/load/checkpoint_loader.hpp"
+#include "tessera/checkpointing/export/model_source.hpp"
+#include "tessera/checkpointing/export/tokenizer_fields.hpp"
+#include "tessera/comm/device_communicator.hpp"
 #include "flags/device_flag.hpp"
 #include "flags/program_options.hpp"
-#include "launch/run_distributed.hpp"
-#include "runtime/cpu/blas_core.hpp"
-#include "runtime/modules/gpt.hpp"
-#include "runtime/modules/gpt_sampling.hpp"
-#include "runtime/random.hpp"
-#include "runtime/tokenizer/printable_text.hpp"
-#include "runtime/tokenizer/tokenizer_spec.hpp"
-#include "sharding/sharded_engine.hpp"
+#include "tessera/launch/run_distributed.hpp"
+#include "tessera/runtime/cpu/blas_core.hpp"
+#include "tessera/model/modules/gpt.hpp"
+#include "tessera/model/modules/gpt_sampling.hpp"
+#include "tessera/core/random.hpp"
+#include "tessera/text/tokenizer/printable_text.hpp"
+#include "tessera/text/tokenizer/tokenizer_spec.hpp"
+#include "tessera/sharding/sharded_engine.hpp"
 
 namespace tessera {
 namespace {

@@ -14,14 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "core/setting_error.hpp"
+#include "tessera/core/setting_error.hpp"
 #include "flags/program_options.hpp"
 #include "flags/train_gpt_flags.hpp"
-#include "training/batch_plan.hpp"
-#include "planning/memory_plan.hpp"
-#include "planning/plan_report.hpp"
-#include "planning/plan_svg.hpp"
-#include "planning/recommend.hpp"
+#include "tessera/training/batch_plan.hpp"
+#include "tessera/planning/memory_plan.hpp"
+#include "tessera/planning/plan_report.hpp"
+#include "tessera/planning/plan_svg.hpp"
+#include "tessera/planning/recommend.hpp"
 
 namespace tessera {
 namespace {
@@ -122,7 +122,7 @@ std::optional<Options> parse(int argc, char** argv) {
   c.optimizer.kind = parse_optimizer_kind(optimizer);
   c.stage = parse_zero_stage(zero);
   c.reshard_after_forward = !vm["keep-params-after-forward"].as<bool>();
-  c.checkpointing = parse_checkpoint_policy(checkpointing);
+  c.recompute = parse_recompute_policy(checkpointing);
   c.offload = parse_offload(offload);
   if (!device_memory.empty()) c.device_memory = parse_bytes(device_memory, "--device-memory");
   c.reserved = parse_bytes(reserve, "--reserve");

@@ -25,14 +25,14 @@
 #include <string>
 #include <vector>
 
-#include "core/warning.hpp"
+#include "tessera/core/warning.hpp"
 #include "flags/program_options.hpp"
-#include "runtime/data/byte_tokenizer.hpp"
-#include "runtime/data/default_corpus.hpp"
-#include "runtime/data/token_file.hpp"
-#include "runtime/tokenizer/bpe_tokenizer.hpp"
-#include "runtime/tokenizer/bpe_trainer.hpp"
-#include "runtime/tokenizer/tokenizer_spec.hpp"
+#include "tessera/text/tokenizer/byte_tokenizer.hpp"
+#include "tessera/text/data/default_corpus.hpp"
+#include "tessera/text/data/token_file.hpp"
+#include "tessera/text/tokenizer/bpe_tokenizer.hpp"
+#include "tessera/text/tokenizer/bpe_trainer.hpp"
+#include "tessera/text/tokenizer/tokenizer_spec.hpp"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;

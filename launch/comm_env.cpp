@@ -1,5 +1,5 @@
 // comm_options_from_env: TESSERA_DEBUG_COLLECTIVES and TESSERA_COLLECTIVE_TIMEOUT.
-#include "launch/comm_env.hpp"
+#include "tessera/launch/comm_env.hpp"
 
 #include <algorithm>
 #include <cctype>

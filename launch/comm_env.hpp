@@ -5,8 +5,8 @@
 //                                    watchdog off; default 600)
 #pragma once
 
-#include "comm/comm_options.hpp"
-#include "launch/environment.hpp"
+#include "tessera/comm/comm_options.hpp"
+#include "tessera/launch/environment.hpp"
 
 namespace tessera {
 

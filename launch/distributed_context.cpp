@@ -1,9 +1,9 @@
 // DistributedContext: the world communicator plus its node and cross-node splits.
-#include "launch/distributed_context.hpp"
+#include "tessera/launch/distributed_context.hpp"
 
 #include <stdexcept>
 
-#include "launch/node_groups.hpp"
+#include "tessera/launch/node_groups.hpp"
 
 namespace tessera {
 

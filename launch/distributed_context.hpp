@@ -5,8 +5,8 @@
 
 #include <memory>
 
-#include "comm/communicator.hpp"
-#include "launch/rank_info.hpp"
+#include "tessera/comm/communicator.hpp"
+#include "tessera/launch/rank_info.hpp"
 
 namespace tessera {
 

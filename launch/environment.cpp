@@ -1,5 +1,5 @@
 // EnvLookup implementations and integer parsing of environment variables.
-#include "launch/environment.hpp"
+#include "tessera/launch/environment.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,11 +1,11 @@
 // launch_claims and check_launch: what each launcher's variables say against MPI's world size.
-#include "launch/launch_check.hpp"
+#include "tessera/launch/launch_check.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <optional>
 
-#include "launch/slurm_env.hpp"
+#include "tessera/launch/slurm_env.hpp"
 
 namespace tessera {
 namespace {

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "launch/environment.hpp"
+#include "tessera/launch/environment.hpp"
 
 namespace tessera {
 

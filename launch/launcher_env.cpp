@@ -1,7 +1,7 @@
 // read_launcher_env: Open MPI, then an srun step, then PMIx, then PMI variables.
-#include "launch/launcher_env.hpp"
+#include "tessera/launch/launcher_env.hpp"
 
-#include "launch/slurm_env.hpp"
+#include "tessera/launch/slurm_env.hpp"
 
 namespace tessera {
 

@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "launch/environment.hpp"
+#include "tessera/launch/environment.hpp"
 
 namespace tessera {
 

@@ -1,9 +1,9 @@
 // MpiSession: MPI_Init_thread / MPI_Finalize around a program.
-#include "launch/mpi_session.hpp"
+#include "tessera/launch/mpi_session.hpp"
 
 #include <mpi.h>
 
-#include "comm/mpi/mpi_communicator.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
 
 namespace tessera {
 

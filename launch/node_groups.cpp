@@ -1,5 +1,5 @@
 // split_by_node / split_across_nodes: Communicator::split keyed by RankInfo.
-#include "launch/node_groups.hpp"
+#include "tessera/launch/node_groups.hpp"
 
 namespace tessera {
 

@@ -1,5 +1,5 @@
 // make_rank_device: the GPU index from the local rank, then the factory.
-#include "launch/rank_device.hpp"
+#include "tessera/launch/rank_device.hpp"
 
 #include <algorithm>
 

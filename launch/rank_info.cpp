@@ -1,6 +1,6 @@
 // discover_rank_info: one all-gather of (launcher values, host name) per rank, then every rank
 // derives the same node grouping from the same table.
-#include "launch/rank_info.hpp"
+#include "tessera/launch/rank_info.hpp"
 
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 #include <map>
 #include <vector>
 
-#include "comm/host_collectives.hpp"
+#include "tessera/comm/host_collectives.hpp"
 
 namespace tessera {
 namespace {

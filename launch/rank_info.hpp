@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "comm/communicator.hpp"
-#include "launch/launcher_env.hpp"
+#include "tessera/comm/communicator.hpp"
+#include "tessera/launch/launcher_env.hpp"
 
 namespace tessera {
 

@@ -1,6 +1,6 @@
 // run_distributed: MPI session, rank discovery, communicators, body, and the rank-failure path
 // that turns an exception on one rank into a job abort with its message.
-#include "launch/run_distributed.hpp"
+#include "tessera/launch/run_distributed.hpp"
 
 #include <mpi.h>
 
@@ -10,13 +10,13 @@
 #include <stdexcept>
 #include <string>
 
-#include "comm/job_abort.hpp"
-#include "comm/mpi/mpi_communicator.hpp"
-#include "launch/comm_env.hpp"
-#include "launch/launch_check.hpp"
-#include "launch/launcher_env.hpp"
-#include "launch/mpi_session.hpp"
-#include "launch/rank_info.hpp"
+#include "tessera/comm/job_abort.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
+#include "tessera/launch/comm_env.hpp"
+#include "tessera/launch/launch_check.hpp"
+#include "tessera/launch/launcher_env.hpp"
+#include "tessera/launch/mpi_session.hpp"
+#include "tessera/launch/rank_info.hpp"
 
 namespace tessera {
 namespace {

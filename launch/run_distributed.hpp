@@ -24,7 +24,7 @@
 
 #include <functional>
 
-#include "launch/distributed_context.hpp"
+#include "tessera/launch/distributed_context.hpp"
 
 namespace tessera {
 

@@ -1,5 +1,5 @@
 // read_slurm_env: the batch script or salloc shell (allocation) told apart from an srun task (step).
-#include "launch/slurm_env.hpp"
+#include "tessera/launch/slurm_env.hpp"
 
 #include <charconv>
 #include <cstdint>

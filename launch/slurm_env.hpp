@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <string>
 
-#include "launch/environment.hpp"
+#include "tessera/launch/environment.hpp"
 
 namespace tessera {
 

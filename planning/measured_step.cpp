@@ -1,17 +1,17 @@
 // measure_engine_step: two ShardedEngine steps on random tokens, the second one measured.
-#include "planning/measured_step.hpp"
+#include "tessera/planning/measured_step.hpp"
 
 #include <stdexcept>
 
-#include "comm/device_communicator.hpp"
-#include "core/setting_error.hpp"
+#include "tessera/comm/device_communicator.hpp"
+#include "tessera/core/setting_error.hpp"
 
-#include "runtime/device_factory.hpp"
-#include "runtime/recompute/activation_checkpointing.hpp"
-#include "runtime/modules/gpt.hpp"
-#include "runtime/random.hpp"
-#include "sharding/sharded_engine.hpp"
-#include "training/trainer.hpp"
+#include "tessera/runtime/device_factory.hpp"
+#include "tessera/model/recompute/recompute_policy.hpp"
+#include "tessera/model/modules/gpt.hpp"
+#include "tessera/core/random.hpp"
+#include "tessera/sharding/sharded_engine.hpp"
+#include "tessera/training/trainer.hpp"
 
 namespace tessera {
 namespace {
@@ -45,7 +45,7 @@ MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, 
   const std::unique_ptr<Communicator> device_world = make_device_world(*device, world, CommOptions{});
   Communicator& engine_world = device_world ? *device_world : world;
   Gpt model(*config.model.gpt);
-  apply_activation_checkpointing(model, config.checkpointing);
+  apply_recompute(model, config.recompute);
   ShardedEngine engine(model, *device, engine_world, config.sharding_config(), options.seed);
   Trainer trainer(engine);
 

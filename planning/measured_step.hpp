@@ -10,10 +10,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "comm/communicator.hpp"
-#include "planning/plan_config.hpp"
-#include "runtime/device_factory.hpp"
-#include "runtime/memory_profiler.hpp"
+#include "tessera/comm/communicator.hpp"
+#include "tessera/planning/plan_config.hpp"
+#include "tessera/runtime/device_factory.hpp"
+#include "tessera/runtime/memory_profiler.hpp"
 
 namespace tessera {
 

@@ -1,16 +1,16 @@
 // plan_memory: the real ShardedEngine on a meta device with loopback communicators, a warm-up
 // step and one profiled step.
-#include "planning/memory_plan.hpp"
+#include "tessera/planning/memory_plan.hpp"
 
 #include <algorithm>
 
-#include "comm/loopback/loopback_communicator.hpp"
-#include "planning/model_state.hpp"
-#include "planning/parameter_count_model.hpp"
-#include "runtime/meta/meta_device.hpp"
-#include "runtime/modules/gpt.hpp"
-#include "sharding/sharded_engine.hpp"
-#include "training/trainer.hpp"
+#include "tessera/comm/loopback/loopback_communicator.hpp"
+#include "tessera/planning/model_state.hpp"
+#include "tessera/planning/parameter_count_model.hpp"
+#include "tessera/runtime/meta/meta_device.hpp"
+#include "tessera/model/modules/gpt.hpp"
+#include "tessera/sharding/sharded_engine.hpp"
+#include "tessera/training/trainer.hpp"
 
 namespace tessera {
 namespace {
@@ -74,7 +74,7 @@ MemoryPlan plan_memory(const PlanConfig& config) {
   std::unique_ptr<Module> model;
   if (config.model.gpt) {
     model = std::make_unique<Gpt>(*config.model.gpt);
-    apply_activation_checkpointing(*model, config.checkpointing);  // before the engine wraps the units
+    apply_recompute(*model, config.recompute);  // before the engine wraps the units
   } else {
     model = std::make_unique<ParameterCountModel>(plan.parameter_count);
   }

@@ -32,8 +32,8 @@
 #include <string>
 #include <vector>
 
-#include "planning/plan_config.hpp"
-#include "runtime/memory_profiler.hpp"
+#include "tessera/planning/plan_config.hpp"
+#include "tessera/runtime/memory_profiler.hpp"
 
 namespace tessera {
 

@@ -1,12 +1,12 @@
 // Model presets, parameter counts per unit, and parsing of counts and byte sizes.
-#include "planning/model_spec.hpp"
+#include "tessera/planning/model_spec.hpp"
 
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
-#include "core/setting_error.hpp"
+#include "tessera/core/setting_error.hpp"
 
 namespace tessera {
 namespace {

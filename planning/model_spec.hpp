@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/modules/gpt.hpp"
+#include "tessera/model/modules/gpt.hpp"
 
 namespace tessera {
 

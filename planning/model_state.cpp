@@ -1,5 +1,5 @@
 // Closed-form ZeRO model-state bytes and their formula text, from the Placement table.
-#include "planning/model_state.hpp"
+#include "tessera/planning/model_state.hpp"
 
 #include <cstdio>
 #include <stdexcept>

@@ -17,9 +17,9 @@
 #include <cstdint>
 #include <string>
 
-#include "precision/mixed_precision.hpp"
-#include "runtime/optim/optimizer_state.hpp"
-#include "sharding/placement.hpp"
+#include "tessera/precision/mixed_precision.hpp"
+#include "tessera/model/optim/optimizer_state.hpp"
+#include "tessera/sharding/placement.hpp"
 
 namespace tessera {
 

@@ -1,5 +1,5 @@
 // ParameterCountModel: a flat parameter of a given size under a child named "model".
-#include "planning/parameter_count_model.hpp"
+#include "tessera/planning/parameter_count_model.hpp"
 
 #include <stdexcept>
 

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "runtime/module.hpp"
+#include "tessera/model/module.hpp"
 
 namespace tessera {
 

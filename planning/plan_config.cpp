@@ -1,9 +1,9 @@
 // PlanConfig validation, description and its engine settings; offload parsing.
-#include "planning/plan_config.hpp"
+#include "tessera/planning/plan_config.hpp"
 
 #include <sstream>
 
-#include "core/setting_error.hpp"
+#include "tessera/core/setting_error.hpp"
 
 namespace tessera {
 
@@ -91,7 +91,7 @@ std::string PlanConfig::describe() const {
        ", grads " + dtype_name(grad_dtype) + ", " + optimizer_kind_name(optimizer.kind);
   s += ", micro " + std::to_string(micro_batch) + " x accumulation " + std::to_string(accumulation);
   if (model.gpt) s += " at seq_len " + std::to_string(tokens_per_sample());
-  s += ", checkpointing " + checkpointing.to_string() + ", offload " + offload.to_string();
+  s += ", checkpointing " + recompute.to_string() + ", offload " + offload.to_string();
   if (stage == ZeroStage::kStage3 && prefetch_units != 1) s += ", prefetch " + std::to_string(prefetch_units);
   if (stage == ZeroStage::kStage3 && !reshard_after_forward) s += ", keep params after forward";
   return s;
@@ -126,7 +126,7 @@ std::vector<PlanSetting> PlanConfig::training_settings() const {
   if (optimizer.kind != OptimizerKind::kAdamW) out.push_back({"optimizer.kind", optimizer_kind_name(optimizer.kind)});
   out.push_back({"batch.micro", std::to_string(micro_batch)});
   out.push_back({"batch.accumulation", std::to_string(accumulation)});
-  if (checkpointing.kind != CheckpointPolicyKind::kNone) out.push_back({"recompute.policy", checkpointing.to_string()});
+  if (recompute.kind != RecomputePolicyKind::kNone) out.push_back({"recompute.policy", recompute.to_string()});
   if (offload.optimizer != OffloadTarget::kNone) {
     out.push_back({"sharding.offload.optimizer", offload_target_name(offload.optimizer)});
   }

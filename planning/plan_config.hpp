@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "planning/model_spec.hpp"
-#include "precision/mixed_precision.hpp"
-#include "runtime/optim/optimizer_state.hpp"
-#include "runtime/recompute/activation_checkpointing.hpp"
-#include "sharding/sharding_config.hpp"
+#include "tessera/planning/model_spec.hpp"
+#include "tessera/precision/mixed_precision.hpp"
+#include "tessera/model/optim/optimizer_state.hpp"
+#include "tessera/model/recompute/recompute_policy.hpp"
+#include "tessera/sharding/sharding_config.hpp"
 
 namespace tessera {
 
@@ -40,7 +40,7 @@ struct PlanConfig {
   int hybrid_group = 0;  // shard within groups of this many ranks (0: all ranks)
   std::int64_t micro_batch = 1;
   std::int64_t accumulation = 1;
-  CheckpointPolicy checkpointing;
+  RecomputePolicy recompute;  // activation checkpointing (recompute in backward)
   OffloadConfig offload;
   int prefetch_units = 1;
   bool reshard_after_forward = true;

@@ -1,11 +1,11 @@
 // Formatting of plans, predicted timelines and planned-vs-measured tables.
-#include "planning/plan_report.hpp"
+#include "tessera/planning/plan_report.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
-#include "planning/model_state.hpp"
+#include "tessera/planning/model_state.hpp"
 
 namespace tessera {
 namespace {
@@ -36,7 +36,7 @@ std::string category_note(const MemoryPlan& plan, MemoryCategory c) {
              (k.offload.optimizer != OffloadTarget::kNone ? " (offloaded)" : "");
     }
     case MemoryCategory::kActivations:
-      return plan.has_step ? "kept for backward (" + k.checkpointing.to_string() + "), gradients, logits"
+      return plan.has_step ? "kept for backward (" + k.recompute.to_string() + "), gradients, logits"
                            : "needs an architecture";
     case MemoryCategory::kCommBuffers: {
       if (!plan.has_step) return "needs an architecture";
@@ -190,7 +190,7 @@ std::string format_activation_breakdown(const MemoryPlan& plan) {
   }
   std::string out = "activations kept from forward to backward (micro " + std::to_string(plan.config.micro_batch) +
                     " x seq_len " + std::to_string(plan.config.tokens_per_sample()) + ", checkpointing " +
-                    plan.config.checkpointing.to_string() + "):\n";
+                    plan.config.recompute.to_string() + "):\n";
   for (std::size_t i = 0; i < kept.size();) {
     std::size_t j = i;
     while (j + 1 < kept.size() && kept[j + 1].bytes == kept[i].bytes) ++j;

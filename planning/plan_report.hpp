@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "planning/measured_step.hpp"
-#include "planning/memory_plan.hpp"
+#include "tessera/planning/measured_step.hpp"
+#include "tessera/planning/memory_plan.hpp"
 
 namespace tessera {
 

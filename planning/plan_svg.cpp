@@ -1,12 +1,12 @@
 // plan_bar_chart_svg: stacked category bars, simultaneous-peak ticks and the device-memory line.
-#include "planning/plan_svg.hpp"
+#include "tessera/planning/plan_svg.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
-#include "planning/plan_report.hpp"
-#include "runtime/memory_timeline_svg.hpp"
+#include "tessera/planning/plan_report.hpp"
+#include "tessera/runtime/memory_timeline_svg.hpp"
 
 namespace tessera {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "planning/memory_plan.hpp"
+#include "tessera/planning/memory_plan.hpp"
 
 namespace tessera {
 

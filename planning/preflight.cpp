@@ -1,10 +1,10 @@
 // Pre-flight check: plan, compare with the budget, and ask the advisor when it does not fit.
-#include "planning/preflight.hpp"
+#include "tessera/planning/preflight.hpp"
 
 #include <algorithm>
 
-#include "planning/plan_report.hpp"
-#include "runtime/memory_tracker.hpp"
+#include "tessera/planning/plan_report.hpp"
+#include "tessera/runtime/memory_tracker.hpp"
 
 namespace tessera {
 

@@ -12,9 +12,9 @@
 #include <optional>
 #include <string>
 
-#include "planning/memory_plan.hpp"
-#include "planning/recommend.hpp"
-#include "runtime/memory_budget.hpp"
+#include "tessera/planning/memory_plan.hpp"
+#include "tessera/planning/recommend.hpp"
+#include "tessera/runtime/memory_budget.hpp"
 
 namespace tessera {
 

@@ -1,11 +1,11 @@
 // recommend: bf16, ZeRO 1-2, checkpointing, ZeRO-3, offload where it runs, checkpointing to grow the
 // micro-batch, then accumulation for the target global batch.
-#include "planning/recommend.hpp"
+#include "tessera/planning/recommend.hpp"
 
 #include <stdexcept>
 
-#include "core/setting_error.hpp"
-#include "planning/plan_report.hpp"
+#include "tessera/core/setting_error.hpp"
+#include "tessera/planning/plan_report.hpp"
 
 namespace tessera {
 namespace {
@@ -127,7 +127,7 @@ Recommendation recommend(const RecommendRequest& request) {
   w.config.precision.reduce_dtype = DType::kBF16;
   w.config.grad_dtype = DType::kF32;
   w.config.accumulation = 1;
-  w.config.checkpointing = CheckpointPolicy::none();
+  w.config.recompute = RecomputePolicy::none();
   w.config.offload.optimizer = OffloadTarget::kNone;  // the NVMe settings (path, block) stay
   w.config.offload.parameters = OffloadTarget::kNone;
   w.cap = cap;
@@ -147,7 +147,7 @@ Recommendation recommend(const RecommendRequest& request) {
   }
   if (w.micro == 0) {
     w.take("activation checkpointing: blocks", "every block keeps only its input and recomputes in backward:",
-           [](PlanConfig& c) { c.checkpointing = CheckpointPolicy::by_type("TransformerBlock"); });
+           [](PlanConfig& c) { c.recompute = RecomputePolicy::by_type("TransformerBlock"); });
   }
   if (w.micro == 0 && w.config.stage != ZeroStage::kStage3) {
     w.take("ZeRO-3 (shard parameters)", "gather each unit's parameters as it runs:",
@@ -184,9 +184,9 @@ Recommendation recommend(const RecommendRequest& request) {
   }
 
   // With a target batch to reach, recomputation that lets the micro-batch grow saves accumulation.
-  if (request.target_global_batch && w.micro < cap && w.config.checkpointing.kind == CheckpointPolicyKind::kNone) {
+  if (request.target_global_batch && w.micro < cap && w.config.recompute.kind == RecomputePolicyKind::kNone) {
     PlanConfig with = w.config;
-    with.checkpointing = CheckpointPolicy::by_type("TransformerBlock");
+    with.recompute = RecomputePolicy::by_type("TransformerBlock");
     MemoryPlan first;
     const std::int64_t grown = largest_micro(with, cap, first);
     if (grown > w.micro) {

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "planning/memory_plan.hpp"
-#include "training/batch_plan.hpp"
+#include "tessera/planning/memory_plan.hpp"
+#include "tessera/training/batch_plan.hpp"
 
 namespace tessera {
 

@@ -1,12 +1,12 @@
 // Host loops for dtype conversion; OpenMP-parallel above a size where threads pay off.
-#include "precision/convert.hpp"
+#include "tessera/precision/convert.hpp"
 
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
-#include "precision/float_bits.hpp"
+#include "tessera/precision/float_bits.hpp"
 
 namespace tessera {
 namespace {

@@ -1,5 +1,5 @@
 // DType sizes, names and parsing.
-#include "precision/dtype.hpp"
+#include "tessera/precision/dtype.hpp"
 
 #include <stdexcept>
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "precision/host_device.hpp"
+#include "tessera/precision/host_device.hpp"
 
 namespace tessera {
 

@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "precision/float_bits.hpp"
-#include "precision/host_device.hpp"
+#include "tessera/precision/float_bits.hpp"
+#include "tessera/precision/host_device.hpp"
 
 namespace tessera {
 

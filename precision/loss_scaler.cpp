@@ -1,5 +1,5 @@
 // Dynamic loss scale: backoff with hysteresis on overflow, growth after a run of clean steps.
-#include "precision/loss_scaler.hpp"
+#include "tessera/precision/loss_scaler.hpp"
 
 #include <algorithm>
 

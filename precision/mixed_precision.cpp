@@ -1,7 +1,7 @@
 // MixedPrecision validation and description.
-#include "precision/mixed_precision.hpp"
+#include "tessera/precision/mixed_precision.hpp"
 
-#include "core/setting_error.hpp"
+#include "tessera/core/setting_error.hpp"
 
 namespace tessera {
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "precision/dtype.hpp"
+#include "tessera/precision/dtype.hpp"
 
 namespace tessera {
 

@@ -3,7 +3,7 @@
 // One table for every backend test, by the arithmetic the kernel ran in.
 #pragma once
 
-#include "precision/dtype.hpp"
+#include "tessera/precision/dtype.hpp"
 
 namespace tessera {
 

@@ -1,7 +1,7 @@
 // AllocatorStats::describe.
-#include "runtime/allocator_stats.hpp"
+#include "tessera/runtime/allocator_stats.hpp"
 
-#include "runtime/memory_tracker.hpp"
+#include "tessera/runtime/memory_tracker.hpp"
 
 namespace tessera {
 

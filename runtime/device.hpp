@@ -17,13 +17,13 @@
 #include <span>
 #include <string>
 
-#include "runtime/allocator_stats.hpp"
-#include "runtime/event.hpp"
-#include "runtime/memory_budget.hpp"
-#include "runtime/memory_kind.hpp"
-#include "runtime/memory_space.hpp"
-#include "runtime/memory_tracker.hpp"
-#include "runtime/stream.hpp"
+#include "tessera/runtime/allocator_stats.hpp"
+#include "tessera/runtime/event.hpp"
+#include "tessera/runtime/memory_budget.hpp"
+#include "tessera/runtime/memory_kind.hpp"
+#include "tessera/runtime/memory_space.hpp"
+#include "tessera/runtime/memory_tracker.hpp"
+#include "tessera/runtime/stream.hpp"
 
 namespace tessera {
 

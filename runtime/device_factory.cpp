@@ -1,10 +1,10 @@
 // make_device and parse_device_choice over the backend registry (runtime/device_registry.hpp).
-#include "runtime/device_factory.hpp"
+#include "tessera/runtime/device_factory.hpp"
 
 #include <stdexcept>
 #include <string>
 
-#include "runtime/device_registry.hpp"
+#include "tessera/runtime/device_registry.hpp"
 
 namespace tessera {
 namespace {

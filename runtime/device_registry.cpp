@@ -1,6 +1,6 @@
 // The backend registry: a table filled by the backends' file-level registrations (static
 // initialisation, before main), read by make_device.
-#include "runtime/device_registry.hpp"
+#include "tessera/runtime/device_registry.hpp"
 
 #include <array>
 

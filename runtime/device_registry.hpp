@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "runtime/device_factory.hpp"
+#include "tessera/runtime/device_factory.hpp"
 
 namespace tessera {
 

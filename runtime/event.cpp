@@ -1,7 +1,7 @@
 // failed_event: a completed event carrying a failure.
-#include "runtime/event.hpp"
+#include "tessera/runtime/event.hpp"
 
-#include "core/completion_work.hpp"
+#include "tessera/core/completion_work.hpp"
 
 namespace tessera {
 

@@ -11,7 +11,7 @@
 #include <exception>
 #include <memory>
 
-#include "core/work.hpp"
+#include "tessera/core/work.hpp"
 
 namespace tessera {
 

@@ -1,13 +1,13 @@
 // GEMM ceiling measurement through the device's gemm kernel (buffers tagged as workspace).
-#include "runtime/gemm_ceiling.hpp"
+#include "tessera/runtime/gemm_ceiling.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <vector>
 
-#include "runtime/device.hpp"
-#include "runtime/kernels.hpp"
-#include "runtime/random.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/runtime/kernels.hpp"
+#include "tessera/core/random.hpp"
 
 namespace tessera {
 namespace {

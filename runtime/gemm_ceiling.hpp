@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "runtime/tensor.hpp"
+#include "tessera/runtime/tensor.hpp"
 
 namespace tessera {
 

@@ -1,5 +1,5 @@
 // GemmMath names and parsing.
-#include "runtime/gemm_math.hpp"
+#include "tessera/runtime/gemm_math.hpp"
 
 #include <stdexcept>
 #include <string>

@@ -1,5 +1,5 @@
 // InlineStream: work runs when issued; only a failure needs remembering.
-#include "runtime/inline_stream.hpp"
+#include "tessera/runtime/inline_stream.hpp"
 
 namespace tessera {
 

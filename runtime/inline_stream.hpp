@@ -6,7 +6,7 @@
 #include <exception>
 #include <mutex>
 
-#include "runtime/stream.hpp"
+#include "tessera/runtime/stream.hpp"
 
 namespace tessera {
 

@@ -14,8 +14,8 @@
 #include <cstdint>
 #include <span>
 
-#include "precision/dtype.hpp"
-#include "runtime/param_segment.hpp"
+#include "tessera/precision/dtype.hpp"
+#include "tessera/runtime/param_segment.hpp"
 
 namespace tessera {
 

@@ -1,9 +1,9 @@
 // MemoryBudget: the smaller of a process limit and a share of shared free memory.
-#include "runtime/memory_budget.hpp"
+#include "tessera/runtime/memory_budget.hpp"
 
 #include <algorithm>
 
-#include "runtime/memory_tracker.hpp"
+#include "tessera/runtime/memory_tracker.hpp"
 
 namespace tessera {
 

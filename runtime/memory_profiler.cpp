@@ -1,7 +1,7 @@
 // MemoryProfiler: phase samples, step peaks, leak check and the CSV timeline.
-#include "runtime/memory_profiler.hpp"
+#include "tessera/runtime/memory_profiler.hpp"
 
-#include "runtime/memory_timeline_svg.hpp"
+#include "tessera/runtime/memory_timeline_svg.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/memory_tracker.hpp"
+#include "tessera/runtime/memory_tracker.hpp"
 
 namespace tessera {
 

@@ -1,5 +1,5 @@
 // The stacked-area memory timeline chart and the bytes axis of the memory charts.
-#include "runtime/memory_timeline_svg.hpp"
+#include "tessera/runtime/memory_timeline_svg.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,5 +1,5 @@
 // MemoryTracker bookkeeping and the memory_summary() table.
-#include "runtime/memory_tracker.hpp"
+#include "tessera/runtime/memory_tracker.hpp"
 
 #include <algorithm>
 #include <cstdio>

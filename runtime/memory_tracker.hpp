@@ -9,7 +9,7 @@
 #include <mutex>
 #include <string>
 
-#include "runtime/memory_category.hpp"
+#include "tessera/runtime/memory_category.hpp"
 
 namespace tessera {
 

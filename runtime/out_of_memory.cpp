@@ -1,7 +1,7 @@
 // OutOfMemoryError's message.
-#include "runtime/out_of_memory.hpp"
+#include "tessera/runtime/out_of_memory.hpp"
 
-#include "runtime/memory_tracker.hpp"
+#include "tessera/runtime/memory_tracker.hpp"
 
 namespace tessera {
 

@@ -1,6 +1,6 @@
 // PendingFreeList: polls each kept block's events (never blocking) and releases the finished ones
 // outside the lock.
-#include "runtime/pending_free_list.hpp"
+#include "tessera/runtime/pending_free_list.hpp"
 
 #include <algorithm>
 

@@ -9,8 +9,8 @@
 #include <span>
 #include <vector>
 
-#include "runtime/event.hpp"
-#include "runtime/memory_kind.hpp"
+#include "tessera/runtime/event.hpp"
+#include "tessera/runtime/memory_kind.hpp"
 
 namespace tessera {
 

@@ -1,12 +1,12 @@
 // Storage allocation and release, reported to the device's memory tracker of the storage's kind;
 // the release carries an event of every recorded stream.
-#include "runtime/storage.hpp"
+#include "tessera/runtime/storage.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "runtime/device.hpp"
-#include "runtime/out_of_memory.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/runtime/out_of_memory.hpp"
 
 namespace tessera {
 

@@ -14,8 +14,8 @@
 #include <mutex>
 #include <vector>
 
-#include "runtime/memory_category.hpp"
-#include "runtime/memory_kind.hpp"
+#include "tessera/runtime/memory_category.hpp"
+#include "tessera/runtime/memory_kind.hpp"
 
 namespace tessera {
 

@@ -17,7 +17,7 @@
 
 #include <functional>
 
-#include "runtime/event.hpp"
+#include "tessera/runtime/event.hpp"
 
 namespace tessera {
 

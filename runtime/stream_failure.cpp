@@ -1,5 +1,5 @@
 // StreamFailure: positions, the lowest failing one, and how far the host functions have run.
-#include "runtime/stream_failure.hpp"
+#include "tessera/runtime/stream_failure.hpp"
 
 #include <algorithm>
 

@@ -1,10 +1,10 @@
 // Tensor construction, views and host transfer.
-#include "runtime/tensor.hpp"
+#include "tessera/runtime/tensor.hpp"
 
 #include <stdexcept>
 
-#include "precision/convert.hpp"
-#include "runtime/device.hpp"
+#include "tessera/precision/convert.hpp"
+#include "tessera/runtime/device.hpp"
 
 namespace tessera {
 

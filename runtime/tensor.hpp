@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "precision/dtype.hpp"
-#include "runtime/memory_category.hpp"
-#include "runtime/memory_kind.hpp"
-#include "runtime/storage.hpp"
+#include "tessera/precision/dtype.hpp"
+#include "tessera/runtime/memory_category.hpp"
+#include "tessera/runtime/memory_kind.hpp"
+#include "tessera/runtime/storage.hpp"
 
 namespace tessera {
 

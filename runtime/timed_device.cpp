@@ -1,5 +1,5 @@
 // TimedDevice: forwarding to the inner device, with the memory operations timed into atomic totals.
-#include "runtime/timed_device.hpp"
+#include "tessera/runtime/timed_device.hpp"
 
 #include <chrono>
 #include <stdexcept>

@@ -15,8 +15,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "runtime/device.hpp"
-#include "runtime/timed_kernels.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/runtime/timed_kernels.hpp"
 
 namespace tessera {
 

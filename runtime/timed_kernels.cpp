@@ -1,6 +1,6 @@
 // TimedKernels: every op forwarded to the inner table inside a steady-clock measurement, added to its
 // group's atomic totals.
-#include "runtime/timed_kernels.hpp"
+#include "tessera/runtime/timed_kernels.hpp"
 
 #include <chrono>
 

@@ -12,7 +12,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "runtime/kernels.hpp"
+#include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
 

@@ -1,5 +1,5 @@
 // FlatLayout: offsets, shard ranges, parameter segments and initial images.
-#include "sharding/flat_layout.hpp"
+#include "tessera/sharding/flat_layout.hpp"
 
 #include <algorithm>
 

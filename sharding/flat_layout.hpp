@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/module.hpp"
-#include "runtime/optim/optimizer_state.hpp"
+#include "tessera/model/module.hpp"
+#include "tessera/model/optim/optimizer_state.hpp"
 
 namespace tessera {
 

@@ -1,13 +1,13 @@
 // FlatParamUnit: the buffers of one unit, sized and placed by its Placement, and the gathers,
 // gradient collectives, optimizer step and publishing that run on them.
-#include "sharding/flat_param_unit.hpp"
+#include "tessera/sharding/flat_param_unit.hpp"
 
 #include <stdexcept>
 
-#include "runtime/device.hpp"
-#include "precision/convert.hpp"
-#include "runtime/kernels.hpp"
-#include "runtime/offload/window_stream.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/precision/convert.hpp"
+#include "tessera/runtime/kernels.hpp"
+#include "tessera/runtime/offload/window_stream.hpp"
 
 namespace tessera {
 

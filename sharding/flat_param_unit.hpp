@@ -31,12 +31,12 @@
 #include <string>
 #include <vector>
 
-#include "comm/communicator.hpp"
-#include "runtime/offload/aligned_buffer.hpp"
-#include "runtime/offload/placed_tensor.hpp"
-#include "runtime/optim/optimizer_state.hpp"
-#include "sharding/flat_layout.hpp"
-#include "sharding/placement.hpp"
+#include "tessera/comm/communicator.hpp"
+#include "tessera/runtime/offload/aligned_buffer.hpp"
+#include "tessera/runtime/offload/placed_tensor.hpp"
+#include "tessera/model/optim/optimizer_state.hpp"
+#include "tessera/sharding/flat_layout.hpp"
+#include "tessera/sharding/placement.hpp"
 
 namespace tessera {
 

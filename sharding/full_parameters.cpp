@@ -1,7 +1,7 @@
 // Assembles full parameters by all-gathering each unit's f32 master shard.
-#include "sharding/full_parameters.hpp"
+#include "tessera/sharding/full_parameters.hpp"
 
-#include "sharding/staged_collectives.hpp"
+#include "tessera/sharding/staged_collectives.hpp"
 
 namespace tessera {
 

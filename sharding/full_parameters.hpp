@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sharding/sharded_engine.hpp"
+#include "tessera/sharding/sharded_engine.hpp"
 
 namespace tessera {
 

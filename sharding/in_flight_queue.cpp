@@ -1,5 +1,5 @@
 // InFlightQueue: bounded lanes of issued operations, finished oldest first.
-#include "sharding/in_flight_queue.hpp"
+#include "tessera/sharding/in_flight_queue.hpp"
 
 #include <algorithm>
 

@@ -9,7 +9,7 @@
 #include <deque>
 #include <functional>
 
-#include "core/work.hpp"
+#include "tessera/core/work.hpp"
 
 namespace tessera {
 

@@ -1,7 +1,7 @@
 // Offload target names and the description of an OffloadConfig.
-#include "sharding/offload_config.hpp"
+#include "tessera/sharding/offload_config.hpp"
 
-#include "core/setting_error.hpp"
+#include "tessera/core/setting_error.hpp"
 
 namespace tessera {
 

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "runtime/offload/nvme_settings.hpp"
+#include "tessera/runtime/offload/nvme_settings.hpp"
 
 namespace tessera {
 

@@ -1,5 +1,5 @@
 // make_placement: the ZeRO table for one configuration.
-#include "sharding/placement.hpp"
+#include "tessera/sharding/placement.hpp"
 
 #include <stdexcept>
 

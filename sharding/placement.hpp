@@ -21,9 +21,9 @@
 
 #include <string>
 
-#include "precision/mixed_precision.hpp"
-#include "runtime/memory_kind.hpp"
-#include "sharding/offload_config.hpp"
+#include "tessera/precision/mixed_precision.hpp"
+#include "tessera/runtime/memory_kind.hpp"
+#include "tessera/sharding/offload_config.hpp"
 
 namespace tessera {
 

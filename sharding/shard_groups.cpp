@@ -1,7 +1,7 @@
 // make_shard_groups: consecutive-rank hybrid groups by splitting the world.
-#include "sharding/shard_groups.hpp"
+#include "tessera/sharding/shard_groups.hpp"
 
-#include "core/setting_error.hpp"
+#include "tessera/core/setting_error.hpp"
 
 namespace tessera {
 

@@ -6,8 +6,8 @@
 
 #include <memory>
 
-#include "comm/communicator.hpp"
-#include "sharding/placement.hpp"
+#include "tessera/comm/communicator.hpp"
+#include "tessera/sharding/placement.hpp"
 
 namespace tessera {
 

@@ -1,19 +1,19 @@
 // ShardedEngine: units, the gather/reduce schedule around each unit, and the sharded step.
-#include "sharding/sharded_engine.hpp"
+#include "tessera/sharding/sharded_engine.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
-#include "comm/host_collectives.hpp"
-#include "core/setting_error.hpp"
-#include "runtime/device.hpp"
-#include "runtime/kernels.hpp"
-#include "runtime/optim/grad_clip.hpp"
-#include "runtime/storage.hpp"
-#include "sharding/sharded_unit_module.hpp"
-#include "sharding/staged_collectives.hpp"
-#include "sharding/unit_partition.hpp"
+#include "tessera/comm/host_collectives.hpp"
+#include "tessera/core/setting_error.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/runtime/kernels.hpp"
+#include "tessera/model/optim/grad_clip.hpp"
+#include "tessera/runtime/storage.hpp"
+#include "tessera/sharding/sharded_unit_module.hpp"
+#include "tessera/sharding/staged_collectives.hpp"
+#include "tessera/sharding/unit_partition.hpp"
 
 namespace tessera {
 namespace {
@@ -224,9 +224,9 @@ double ShardedEngine::gradient_norm() {
   return *norm_;
 }
 
-StepResult ShardedEngine::step(float lr) {
+OptimizerStepResult ShardedEngine::step(float lr) {
   check_state_whole("step");
-  StepResult result;
+  OptimizerStepResult result;
   result.grad_norm = gradient_norm();
   norm_.reset();
   const float loss_scale = this->loss_scale();
@@ -247,8 +247,8 @@ StepResult ShardedEngine::step(float lr) {
   return result;
 }
 
-StepResult ShardedEngine::skip_step() {
-  StepResult result;
+OptimizerStepResult ShardedEngine::skip_step() {
+  OptimizerStepResult result;
   result.grad_norm = gradient_norm();
   norm_.reset();
   result.skipped = true;

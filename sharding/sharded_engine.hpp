@@ -37,15 +37,15 @@
 #include <string>
 #include <vector>
 
-#include "comm/communicator.hpp"
-#include "runtime/storage.hpp"
-#include "runtime/local_trainer.hpp"
-#include "runtime/module.hpp"
-#include "sharding/flat_param_unit.hpp"
-#include "sharding/in_flight_queue.hpp"
-#include "sharding/shard_groups.hpp"
-#include "sharding/sharding_config.hpp"
-#include "sharding/unit_hooks.hpp"
+#include "tessera/comm/communicator.hpp"
+#include "tessera/runtime/storage.hpp"
+#include "tessera/model/module.hpp"
+#include "tessera/sharding/flat_param_unit.hpp"
+#include "tessera/sharding/in_flight_queue.hpp"
+#include "tessera/sharding/optimizer_step_result.hpp"
+#include "tessera/sharding/shard_groups.hpp"
+#include "tessera/sharding/sharding_config.hpp"
+#include "tessera/sharding/unit_hooks.hpp"
 
 namespace tessera {
 
@@ -71,12 +71,12 @@ class ShardedEngine : private UnitHooks {
   void backward(Context& ctx, Tensor dy, GradSync sync);
   // Global-norm clip, skip on non-finite gradients (all ranks agree), the optimizer on every unit,
   // publish the updated parameters. Returns the (unscaled) norm before clipping.
-  StepResult step(float lr);
+  OptimizerStepResult step(float lr);
   // The halves of step() for a driver that decides in between (a spike guard): the global gradient
   // norm (collective; computed once per step), then step() or skip_step(), which takes no update
   // (the gradients are dropped by the next zero_grad) and leaves the loss scale alone.
   double gradient_norm();
-  StepResult skip_step();
+  OptimizerStepResult skip_step();
   void zero_grad();
   // What to multiply the loss gradient by before backward: the dynamic loss scale, or 1.
   float loss_scale() const { return scaler_ ? scaler_->scale() : 1.0f; }
@@ -133,7 +133,6 @@ class ShardedEngine : private UnitHooks {
   void ensure_params(int unit);
   void issue_gather(int unit);
   void prefetch(std::vector<int>& order, std::size_t& cursor, int unit);
-  void release_unit_after_backward(int unit);
   // Unit u's slot in norm_slots_ (null on a device without data).
   double* norm_slot(std::size_t u);
 

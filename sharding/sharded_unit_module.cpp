@@ -1,5 +1,5 @@
 // ShardedUnitModule: hooks around the wrapped module.
-#include "sharding/sharded_unit_module.hpp"
+#include "tessera/sharding/sharded_unit_module.hpp"
 
 #include <string>
 #include <utility>

@@ -6,8 +6,8 @@
 
 #include <memory>
 
-#include "runtime/module.hpp"
-#include "sharding/unit_hooks.hpp"
+#include "tessera/model/module.hpp"
+#include "tessera/sharding/unit_hooks.hpp"
 
 namespace tessera {
 

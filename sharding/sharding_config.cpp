@@ -1,10 +1,10 @@
 // ZeroStage parsing, unit policies, ShardingConfig validation and description.
-#include "sharding/sharding_config.hpp"
+#include "tessera/sharding/sharding_config.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/setting_error.hpp"
+#include "tessera/core/setting_error.hpp"
 
 namespace tessera {
 

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "precision/loss_scaler.hpp"
-#include "precision/mixed_precision.hpp"
-#include "runtime/module.hpp"
-#include "runtime/optim/optimizer_state.hpp"
-#include "sharding/offload_config.hpp"
-#include "sharding/placement.hpp"
+#include "tessera/precision/loss_scaler.hpp"
+#include "tessera/precision/mixed_precision.hpp"
+#include "tessera/model/module.hpp"
+#include "tessera/model/optim/optimizer_state.hpp"
+#include "tessera/sharding/offload_config.hpp"
+#include "tessera/sharding/placement.hpp"
 
 namespace tessera {
 

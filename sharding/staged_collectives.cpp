@@ -1,13 +1,13 @@
 // Staged collectives: host buffers directly for host and meta communicators, through device
 // buffers (kCommBuffers) for GPU communicators.
-#include "sharding/staged_collectives.hpp"
+#include "tessera/sharding/staged_collectives.hpp"
 
 #include <cstring>
 #include <stdexcept>
 #include <vector>
 
-#include "comm/host_collectives.hpp"
-#include "runtime/storage.hpp"
+#include "tessera/comm/host_collectives.hpp"
+#include "tessera/runtime/storage.hpp"
 
 namespace tessera {
 namespace {

@@ -9,8 +9,8 @@
 // communicator's when that is kGpu).
 #pragma once
 
-#include "comm/communicator.hpp"
-#include "runtime/device.hpp"
+#include "tessera/comm/communicator.hpp"
+#include "tessera/runtime/device.hpp"
 
 namespace tessera {
 

@@ -1,11 +1,11 @@
 // Unit partition by policy, and wrapping of the modules that use units.
-#include "sharding/unit_partition.hpp"
+#include "tessera/sharding/unit_partition.hpp"
 
 #include <map>
 #include <set>
 #include <stdexcept>
 
-#include "sharding/sharded_unit_module.hpp"
+#include "tessera/sharding/sharded_unit_module.hpp"
 
 namespace tessera {
 namespace {

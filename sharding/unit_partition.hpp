@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "runtime/module.hpp"
-#include "sharding/flat_param_unit.hpp"
-#include "sharding/sharding_config.hpp"
-#include "sharding/unit_hooks.hpp"
+#include "tessera/model/module.hpp"
+#include "tessera/sharding/flat_param_unit.hpp"
+#include "tessera/sharding/sharding_config.hpp"
+#include "tessera/sharding/unit_hooks.hpp"
 
 namespace tessera {
 

@@ -1,5 +1,5 @@
 // Global-batch planner: derive the missing one of global / micro / accumulation, or say why not.
-#include "training/batch_plan.hpp"
+#include "tessera/training/batch_plan.hpp"
 
 #include <stdexcept>
 #include <vector>

@@ -1,5 +1,5 @@
 // EtaEstimator: a sliding mean of step times.
-#include "training/eta.hpp"
+#include "tessera/training/eta.hpp"
 
 #include <algorithm>
 

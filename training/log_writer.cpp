@@ -1,5 +1,5 @@
 // LogWriter: a bounded queue drained by a detached-on-exit writer thread.
-#include "training/log_writer.hpp"
+#include "tessera/training/log_writer.hpp"
 
 #include <unistd.h>
 

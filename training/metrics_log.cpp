@@ -1,5 +1,5 @@
 // MetricsLog: JSON lines through nlohmann-json; resume keeps the records up to the resume step.
-#include "training/metrics_log.hpp"
+#include "tessera/training/metrics_log.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/warning.hpp"
+#include "tessera/core/warning.hpp"
 
 namespace tessera {
 namespace {

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/memory_category.hpp"
+#include "tessera/runtime/memory_category.hpp"
 
 namespace tessera {
 

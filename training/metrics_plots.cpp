@@ -1,10 +1,10 @@
 // Loss and throughput charts of a metrics file.
-#include "training/metrics_plots.hpp"
+#include "tessera/training/metrics_plots.hpp"
 
 #include <filesystem>
 
-#include "runtime/line_chart_svg.hpp"
-#include "training/metrics_log.hpp"
+#include "tessera/core/svg/line_chart_svg.hpp"
+#include "tessera/training/metrics_log.hpp"
 
 namespace tessera {
 

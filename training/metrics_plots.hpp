@@ -1,5 +1,5 @@
 // The plots of a metrics file (training/metrics_log.hpp), written beside it as SVG line charts
-// (runtime/line_chart_svg.hpp): FILE's name with its extension replaced —
+// (core/svg/line_chart_svg.hpp): FILE's name with its extension replaced —
 //   run/metrics.jsonl -> run/metrics.loss.svg        training loss and validation loss over steps
 //                        run/metrics.throughput.svg  tokens/s over steps
 // Drawn from the whole file, so a resumed run's plots show the steps before the resume too.

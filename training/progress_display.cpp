@@ -1,9 +1,9 @@
 // ProgressDisplay: the live line and the lines kept above it.
-#include "training/progress_display.hpp"
+#include "tessera/training/progress_display.hpp"
 
 #include <unistd.h>
 
-#include "training/time_format.hpp"
+#include "tessera/training/time_format.hpp"
 
 namespace tessera {
 namespace {

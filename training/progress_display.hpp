@@ -16,9 +16,9 @@
 #include <mutex>
 #include <string>
 
-#include "core/warning.hpp"
-#include "training/log_writer.hpp"
-#include "training/progress_line.hpp"
+#include "tessera/core/warning.hpp"
+#include "tessera/training/log_writer.hpp"
+#include "tessera/training/progress_line.hpp"
 
 namespace tessera {
 

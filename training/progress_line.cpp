@@ -1,9 +1,9 @@
 // Progress line formatting.
-#include "training/progress_line.hpp"
+#include "tessera/training/progress_line.hpp"
 
 #include <cstdio>
 
-#include "training/time_format.hpp"
+#include "tessera/training/time_format.hpp"
 
 namespace tessera {
 namespace {

@@ -1,5 +1,5 @@
 // SkippedSteps: streak and total of skipped steps.
-#include "training/skipped_steps.hpp"
+#include "tessera/training/skipped_steps.hpp"
 
 #include <cstdio>
 

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "runtime/local_trainer.hpp"
+#include "tessera/training/step_result.hpp"
 
 namespace tessera {
 

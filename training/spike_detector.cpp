@@ -1,5 +1,5 @@
 // SpikeDetector: z-scores of the loss and the gradient norm against a window of accepted steps.
-#include "training/spike_detector.hpp"
+#include "tessera/training/spike_detector.hpp"
 
 #include <cmath>
 #include <algorithm>
@@ -7,7 +7,7 @@
 #include <tuple>
 #include <utility>
 
-#include "core/setting_error.hpp"
+#include "tessera/core/setting_error.hpp"
 
 namespace tessera {
 

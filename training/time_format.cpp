@@ -1,5 +1,5 @@
 // Duration and time-stamp formatting.
-#include "training/time_format.hpp"
+#include "tessera/training/time_format.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -1,12 +1,12 @@
 // Trainer: forward, loss, backward over the micro-batches of one step, then the engine's step.
-#include "training/trainer.hpp"
+#include "tessera/training/trainer.hpp"
 
 #include <cmath>
 #include <stdexcept>
 
-#include "runtime/device.hpp"
-#include "runtime/modules/cross_entropy_loss.hpp"
-#include "sharding/staged_collectives.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/model/modules/cross_entropy_loss.hpp"
+#include "tessera/sharding/staged_collectives.hpp"
 
 namespace tessera {
 
@@ -27,17 +27,12 @@ StepResult Trainer::train_step(const std::vector<MicroBatch>& micro_batches, flo
   }
   float mean_loss = static_cast<float>(loss_sum / static_cast<double>(micro_batches.size()));
   all_reduce_host(engine_.device(), engine_.world(), Span(&mean_loss, 1), DType::kF32, ReduceOp::kAvg);
-  StepResult result;
   // A non-finite norm is the engine's to skip (and the loss scaler's to learn from).
   if (detector_ != nullptr && std::isfinite(engine_.gradient_norm()) &&
       detector_->is_spike(mean_loss, engine_.gradient_norm())) {
-    result = engine_.skip_step();
-    result.spike = true;
-  } else {
-    result = engine_.step(lr);
+    return StepResult(mean_loss, engine_.skip_step(), /*is_spike=*/true);
   }
-  result.loss = mean_loss;
-  return result;
+  return StepResult(mean_loss, engine_.step(lr));
 }
 
 float Trainer::evaluate(const MicroBatch& batch) {

@@ -13,9 +13,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/local_trainer.hpp"
-#include "sharding/sharded_engine.hpp"
-#include "training/spike_detector.hpp"
+#include "tessera/sharding/sharded_engine.hpp"
+#include "tessera/training/micro_batch.hpp"
+#include "tessera/training/spike_detector.hpp"
+#include "tessera/training/step_result.hpp"
 
 namespace tessera {
 

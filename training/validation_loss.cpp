@@ -1,12 +1,12 @@
 // Validation loss: micro-batches dealt round-robin to ranks, their losses added in a fixed order.
-#include "training/validation_loss.hpp"
+#include "tessera/training/validation_loss.hpp"
 
 #include <stdexcept>
 #include <vector>
 
-#include "core/setting_error.hpp"
-#include "runtime/device.hpp"
-#include "sharding/staged_collectives.hpp"
+#include "tessera/core/setting_error.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/sharding/staged_collectives.hpp"
 
 namespace tessera {
 namespace {

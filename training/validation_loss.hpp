@@ -16,8 +16,8 @@
 
 #include <cstdint>
 
-#include "runtime/data/sample_loader.hpp"
-#include "training/trainer.hpp"
+#include "tessera/text/data/sample_loader.hpp"
+#include "tessera/training/trainer.hpp"
 
 namespace tessera {
 

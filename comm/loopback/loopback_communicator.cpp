@@ -1,11 +1,11 @@
 // LoopbackCommunicator: the shared argument checks, then an already completed Work.
-#include "comm/loopback/loopback_communicator.hpp"
+#include "tessera/comm/loopback/loopback_communicator.hpp"
 
 #include <stdexcept>
 #include <string>
 #include <utility>
 
-#include "comm/collective_args.hpp"
+#include "tessera/comm/collective_args.hpp"
 
 namespace tessera {
 

@@ -12,7 +12,7 @@
 
 #include <memory>
 
-#include "comm/communicator_base.hpp"
+#include "tessera/comm/communicator_base.hpp"
 
 namespace tessera {
 

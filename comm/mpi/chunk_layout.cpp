@@ -1,5 +1,5 @@
 // ChunkLayout builders.
-#include "comm/mpi/chunk_layout.hpp"
+#include "tessera/comm/mpi/chunk_layout.hpp"
 
 namespace tessera::detail {
 

@@ -1,7 +1,7 @@
 // MpiAlgorithms: direct (all-to-all) reduce-scatter with a double-buffered segment pipeline, direct
 // all-gather (segment-pipelined when it narrows to a wire dtype), all_reduce as the two, and MPI's
 // own broadcast and barrier.
-#include "comm/mpi/mpi_algorithms.hpp"
+#include "tessera/comm/mpi/mpi_algorithms.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -9,10 +9,10 @@
 #include <cstring>
 #include <string>
 
-#include "comm/collective_call.hpp"
-#include "comm/host_reduce.hpp"
-#include "comm/mpi/mpi_check.hpp"
-#include "comm/wire_convert.hpp"
+#include "tessera/comm/collective_call.hpp"
+#include "tessera/comm/host_reduce.hpp"
+#include "tessera/comm/mpi/mpi_check.hpp"
+#include "tessera/comm/wire_convert.hpp"
 
 namespace tessera::detail {
 namespace {

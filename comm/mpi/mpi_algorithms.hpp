@@ -29,9 +29,9 @@
 #include <cstddef>
 #include <vector>
 
-#include "comm/mpi/chunk_layout.hpp"
-#include "comm/reduce_op.hpp"
-#include "precision/dtype.hpp"
+#include "tessera/comm/mpi/chunk_layout.hpp"
+#include "tessera/comm/reduce_op.hpp"
+#include "tessera/precision/dtype.hpp"
 
 namespace tessera::detail {
 

@@ -1,5 +1,5 @@
 // check_mpi: decodes an MPI error code into an exception that says where it happened.
-#include "comm/mpi/mpi_check.hpp"
+#include "tessera/comm/mpi/mpi_check.hpp"
 
 #include <mpi.h>
 

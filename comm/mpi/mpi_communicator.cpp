@@ -1,7 +1,7 @@
 // MpiCommunicator: argument checks on the caller's thread, then each collective is queued to the
 // progress thread, which (in debug mode) first verifies that all ranks made the same call, runs the
 // algorithm under the watchdog, and completes the Work.
-#include "comm/mpi/mpi_communicator.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
 
 #include <unistd.h>
 
@@ -9,12 +9,12 @@
 #include <utility>
 #include <vector>
 
-#include "comm/collective_args.hpp"
-#include "comm/mpi/mpi_algorithms.hpp"
-#include "comm/mpi/mpi_check.hpp"
-#include "comm/watchdog.hpp"
-#include "core/completion_work.hpp"
-#include "core/serial_executor.hpp"
+#include "tessera/comm/collective_args.hpp"
+#include "tessera/comm/mpi/mpi_algorithms.hpp"
+#include "tessera/comm/mpi/mpi_check.hpp"
+#include "tessera/comm/watchdog.hpp"
+#include "tessera/core/completion_work.hpp"
+#include "tessera/core/serial_executor.hpp"
 
 namespace tessera {
 namespace {

@@ -16,8 +16,8 @@
 #include <functional>
 #include <memory>
 
-#include "comm/collective_call.hpp"
-#include "comm/communicator_base.hpp"
+#include "tessera/comm/collective_call.hpp"
+#include "tessera/comm/communicator_base.hpp"
 
 namespace tessera {
 

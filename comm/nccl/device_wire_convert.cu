@@ -1,11 +1,11 @@
 // Element-wise conversion kernels on the communicator's stream, one grid-stride loop per codec.
-#include "comm/nccl/device_wire_convert.hpp"
+#include "tessera/comm/nccl/device_wire_convert.hpp"
 
 #include <stdexcept>
 #include <string>
 
-#include "comm/nccl/nccl_check.hpp"
-#include "precision/float_codec.hpp"
+#include "tessera/comm/nccl/nccl_check.hpp"
+#include "tessera/precision/float_codec.hpp"
 
 namespace tessera::detail {
 namespace {

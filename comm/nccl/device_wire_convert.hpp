@@ -8,7 +8,7 @@
 
 #include <cstddef>
 
-#include "precision/dtype.hpp"
+#include "tessera/precision/dtype.hpp"
 
 namespace tessera::detail {
 

@@ -1,5 +1,5 @@
 // check_nccl: decode the error into an exception that says where it happened.
-#include "comm/nccl/nccl_check.hpp"
+#include "tessera/comm/nccl/nccl_check.hpp"
 
 #include <stdexcept>
 #include <string>

@@ -6,7 +6,7 @@
 
 #include <nccl.h>
 
-#include "runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
 
 namespace tessera::detail {
 

@@ -1,6 +1,6 @@
 // NcclCommunicator: argument checks, optional call matching, then the NCCL call on the
 // communication stream between a "compute work is ready" event and a "collective done" event.
-#include "comm/nccl/nccl_communicator.hpp"
+#include "tessera/comm/nccl/nccl_communicator.hpp"
 
 #include <unistd.h>
 
@@ -11,16 +11,16 @@
 #include <utility>
 #include <vector>
 
-#include "comm/collective_args.hpp"
-#include "comm/job_abort.hpp"
-#include "comm/nccl/device_wire_convert.hpp"
-#include "comm/nccl/nccl_check.hpp"
-#include "comm/nccl/nccl_work.hpp"
-#include "comm/watchdog.hpp"
-#include "core/completion_work.hpp"
-#include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/cuda_device_guard.hpp"
-#include "runtime/cuda/cuda_event_work.hpp"
+#include "tessera/comm/collective_args.hpp"
+#include "tessera/comm/job_abort.hpp"
+#include "tessera/comm/nccl/device_wire_convert.hpp"
+#include "tessera/comm/nccl/nccl_check.hpp"
+#include "tessera/comm/nccl/nccl_work.hpp"
+#include "tessera/comm/watchdog.hpp"
+#include "tessera/core/completion_work.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_device_guard.hpp"
+#include "tessera/runtime/cuda/cuda_event_work.hpp"
 
 namespace tessera {
 namespace {

@@ -1,10 +1,10 @@
 // nccl_rendezvous: ncclGetUniqueId on rank 0, broadcast as a host value.
-#include "comm/nccl/nccl_rendezvous.hpp"
+#include "tessera/comm/nccl/nccl_rendezvous.hpp"
 
 #include <stdexcept>
 
-#include "comm/host_collectives.hpp"
-#include "comm/nccl/nccl_check.hpp"
+#include "tessera/comm/host_collectives.hpp"
+#include "tessera/comm/nccl/nccl_check.hpp"
 
 namespace tessera {
 

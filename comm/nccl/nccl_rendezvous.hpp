@@ -5,7 +5,7 @@
 
 #include <nccl.h>
 
-#include "comm/communicator.hpp"
+#include "tessera/comm/communicator.hpp"
 
 namespace tessera {
 

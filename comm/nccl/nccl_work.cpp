@@ -1,7 +1,7 @@
 // NcclWork::wait: the compute stream, not the host, waits.
-#include "comm/nccl/nccl_work.hpp"
+#include "tessera/comm/nccl/nccl_work.hpp"
 
-#include "runtime/cuda/cuda_device_guard.hpp"
+#include "tessera/runtime/cuda/cuda_device_guard.hpp"
 
 namespace tessera::detail {
 

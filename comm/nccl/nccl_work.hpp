@@ -8,8 +8,8 @@
 
 #include <memory>
 
-#include "core/work.hpp"
-#include "runtime/cuda/cuda_event_work.hpp"
+#include "tessera/core/work.hpp"
+#include "tessera/runtime/cuda/cuda_event_work.hpp"
 
 namespace tessera::detail {
 

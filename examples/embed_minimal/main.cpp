@@ -1,9 +1,11 @@
 // embed_minimal: a program of its own, built against an installed Tessera, that trains its own
 // model — a token tagger (embedding -> Linear -> ReLU -> Linear, logits (B,T,K)) learning the
-// synthetic rule class = (3 * token + position) mod K — with ZeRO-2 over MPI, saving a checkpoint
-// every 5 steps and resuming from the latest one when started again on the same directory.
+// synthetic rule class = (3 * token + position) mod K — with ZeRO-2 over MPI through the library's
+// training loop (TrainingRun): a checkpoint every 5 steps, resumed from the latest one when started
+// again on the same directory, and a metrics file (RUN_DIR/metrics.jsonl) with its plots.
 //   mpirun -np 2 embed_minimal RUN_DIR STEPS
 // Rank 0 prints "resumed at step S" (when resuming) and "step S loss L" per step.
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <random>
@@ -52,16 +54,22 @@ class TokenTagger final : public Module {
   Tensor active_;  // (B,T,C) f32 after the ReLU, kept for backward
 };
 
-// This rank's rows of step `step`'s global batch: a function of (step, rank) only, so a resumed
-// run sees the same data as one that never stopped.
-MicroBatch batch_for(Device& device, std::int64_t step, int rank) {
-  std::mt19937 gen(static_cast<std::uint32_t>(step * 1000 + rank));
-  std::vector<std::int32_t> tokens(kRowsPerRank * kSeqLen), targets(tokens.size());
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    tokens[i] = static_cast<std::int32_t>(gen() % kVocab);
-    targets[i] = static_cast<std::int32_t>((3 * tokens[i] + static_cast<std::int64_t>(i) % kSeqLen) % kClasses);
+// Global sample `i` of the synthetic data: kSeqLen tokens drawn from a generator seeded with i, and
+// their classes. A function of the sample index only, so the loop's data position (which samples
+// each rank reads at each step, also after a resume) decides everything.
+void sample(std::int64_t i, std::int32_t* tokens, std::int32_t* targets) {
+  std::mt19937 gen(static_cast<std::uint32_t>(i));
+  for (std::int64_t t = 0; t < kSeqLen; ++t) {
+    tokens[t] = static_cast<std::int32_t>(gen() % kVocab);
+    targets[t] = static_cast<std::int32_t>((3 * tokens[t] + t) % kClasses);
   }
-  const Shape shape{kRowsPerRank, kSeqLen};
+}
+
+// Samples [first, first + count) as a micro-batch (count, kSeqLen) i32 on the device.
+MicroBatch samples(Device& device, std::int64_t first, std::int64_t count) {
+  std::vector<std::int32_t> tokens(static_cast<std::size_t>(count * kSeqLen)), targets(tokens.size());
+  for (std::int64_t r = 0; r < count; ++r) sample(first + r, &tokens[r * kSeqLen], &targets[r * kSeqLen]);
+  const Shape shape{count, kSeqLen};
   return {Tensor::from_host_i32(device, tokens, shape, MemoryCategory::kActivations),
           Tensor::from_host_i32(device, targets, shape, MemoryCategory::kActivations)};
 }
@@ -71,35 +79,42 @@ int train(DistributedContext& dist) {
     if (dist.rank() == 0) std::fprintf(stderr, "usage: embed_minimal RUN_DIR STEPS\n");
     return 2;
   }
+  const std::string run_dir = dist.argv()[1];
   const std::int64_t steps = std::stoll(dist.argv()[2]);
   std::unique_ptr<Device> device = make_device(parse_device_choice("cpu"));
   TokenTagger model;
   ShardingConfig sharding;
   sharding.stage = ZeroStage::kStage2;
   ShardedEngine engine(model, *device, dist.world(), sharding, /*seed=*/7);
-  Trainer trainer(engine);
 
-  CheckpointOptions options;
-  options.dir = dist.argv()[1];
-  options.save_every = 5;
-  options.resume = "auto";  // the directory's latest checkpoint when there is one
-  RunConfig run;
-  run.set_model("model", "TokenTagger");
-  run.set_model("width", kWidth);
-  TrainingCheckpointer checkpointer(options, engine, dist.world(), run);
-  TrainingProgress progress = checkpointer.resume();
-  if (checkpointer.resumed_from() && dist.rank() == 0) std::printf("resumed at step %lld\n", static_cast<long long>(progress.step));
-
-  for (std::int64_t step = progress.step; step < steps; ++step) {
-    const StepResult result = trainer.train_step({batch_for(*device, step, dist.rank())}, 1e-2f);
-    if (dist.rank() == 0) std::printf("step %lld loss %.6f\n", static_cast<long long>(step), result.loss);
-    progress.step = step + 1;
-    progress.samples_seen += kRowsPerRank * dist.world_size();
-    progress.tokens_seen += kRowsPerRank * kSeqLen * dist.world_size();
-    if (checkpointer.after_step(progress)) break;
+  // The library's training loop: data position, checkpoints every 5 steps and on SIGTERM/SIGUSR1,
+  // resume from the run directory's latest checkpoint, a metrics file with its plots.
+  TrainingRunOptions run;
+  run.steps = steps;
+  BatchRequest batch;
+  batch.micro = kRowsPerRank;
+  batch.data_parallel_ranks = dist.world_size();
+  batch.seq_len = kSeqLen;
+  run.batch = plan_batch(batch);
+  run.schedule = LrSchedule{1e-2f, /*warmup*/ 0, steps, /*min_lr_ratio*/ 1.0f};  // a constant 1e-2
+  run.checkpoint.dir = run_dir;
+  run.checkpoint.save_every = 5;
+  run.checkpoint.resume = "auto";  // the directory's latest checkpoint when there is one
+  run.run_config.set_model("model", "TokenTagger");
+  run.run_config.set_model("width", kWidth);
+  run.metrics_path = run_dir + "/metrics.jsonl";
+  run.log_every = 1;                     // a metrics record every step
+  run.progress = ProgressStyle::kQuiet;  // this program prints its own line per step
+  run.on_step = [&](std::int64_t step, const StepResult& r) {
+    if (dist.rank() == 0) std::printf("step %lld loss %.6f\n", static_cast<long long>(step - 1), r.loss);
+  };
+  TrainingRun training(engine, dist.world(), run,
+                       [&](std::int64_t first, std::int64_t count) { return samples(*device, first, count); });
+  if (training.resumed_from() && dist.rank() == 0) {
+    std::printf("resumed at step %lld\n", static_cast<long long>(training.progress().step));
   }
-  checkpointer.finish();
-  return 0;
+  std::fflush(stdout);
+  return training.run() == RunEnd::kDiverged ? 1 : 0;
 }
 
 }  // namespace

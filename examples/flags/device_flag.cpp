@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "comm/host_collectives.hpp"
-#include "launch/rank_device.hpp"
-#include "runtime/device_factory.hpp"
+#include "tessera/comm/host_collectives.hpp"
+#include "tessera/launch/rank_device.hpp"
+#include "tessera/runtime/device_factory.hpp"
 
 namespace tessera {
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "flags/program_options.hpp"
-#include "launch/distributed_context.hpp"
-#include "runtime/device.hpp"
+#include "tessera/launch/distributed_context.hpp"
+#include "tessera/runtime/device.hpp"
 
 namespace tessera {
 

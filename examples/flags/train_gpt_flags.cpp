@@ -37,7 +37,17 @@ const SettingNames& train_gpt_setting_names() {
                                   {"checkpoint.keep_last", "--keep-last"},
                                   {"checkpoint.compression", "--checkpoint-compression"},
                                   {"checkpoint.resume", "--resume"},
-                                  {"checkpoint.overwrite", "--overwrite"}};
+                                  {"checkpoint.overwrite", "--overwrite"},
+                                  {"run.steps", "--steps"},
+                                  {"run.seed", "--seed"},
+                                  {"run.log_every", "--log-every"},
+                                  {"run.eval_every", "--eval-every"},
+                                  {"run.max_skipped_steps", "--max-skipped-steps"},
+                                  {"run.spike_guard", "--spike-guard"},
+                                  {"spike.window", "--spike-window"},
+                                  {"spike.z", "--spike-z"},
+                                  {"schedule.lr", "--lr"},
+                                  {"schedule.warmup", "--warmup"}};
   return names;
 }
 

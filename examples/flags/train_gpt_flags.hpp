@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "core/setting_error.hpp"
-#include "planning/plan_config.hpp"
-#include "training/batch_plan.hpp"
+#include "tessera/core/setting_error.hpp"
+#include "tessera/planning/plan_config.hpp"
+#include "tessera/training/batch_plan.hpp"
 
 namespace tessera {
 

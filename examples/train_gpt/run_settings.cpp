@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <vector>
 
-#include "checkpointing/shard_file_writer.hpp"
-#include "comm/host_collectives.hpp"
+#include "tessera/checkpointing/save/shard_file_writer.hpp"
+#include "tessera/comm/host_collectives.hpp"
 #include "flags/train_gpt_flags.hpp"
-#include "planning/preflight.hpp"
+#include "tessera/planning/preflight.hpp"
 
 namespace tessera {
 
@@ -35,7 +35,7 @@ ShardingConfig sharding_config(const TrainOptions& o) {
 }
 
 PlanConfig plan_config_of(const GptConfig& gpt, const ShardingConfig& s, const BatchPlan& plan,
-                          const CheckpointPolicy& checkpointing) {
+                          const RecomputePolicy& recompute) {
   PlanConfig c;
   c.model = ModelSpec{"train_gpt", gpt, 0};
   c.seq_len = plan.seq_len;
@@ -46,7 +46,7 @@ PlanConfig plan_config_of(const GptConfig& gpt, const ShardingConfig& s, const B
   c.hybrid_group = s.hybrid_group;
   c.micro_batch = plan.micro;
   c.accumulation = plan.accumulation;
-  c.checkpointing = checkpointing;
+  c.recompute = recompute;
   c.offload = s.offload;
   c.prefetch_units = s.prefetch_units;
   c.reshard_after_forward = s.reshard_after_forward;
@@ -87,6 +87,30 @@ CheckpointOptions checkpoint_options(const TrainOptions& o) {
   c.init_from = o.init_from;
   c.existing = o.overwrite ? ExistingCheckpoints::kOverwrite : ExistingCheckpoints::kRefuse;
   return c;
+}
+
+TrainingRunOptions training_run_options(const TrainOptions& o, const BatchPlan& plan) {
+  TrainingRunOptions r;
+  r.steps = o.steps;
+  r.batch = plan;
+  r.schedule = LrSchedule{static_cast<float>(o.lr), o.warmup, o.steps, static_cast<float>(o.min_lr_ratio)};
+  r.seed = o.seed;
+  r.checkpoint = checkpoint_options(o);
+  r.max_skipped_steps = o.max_skipped_steps;
+  if (o.spike_guard) {
+    SpikeConfig spike;
+    spike.window = o.spike_window;
+    spike.warmup = std::min(spike.warmup, spike.window);
+    spike.z = o.spike_z;
+    r.spike_guard = spike;
+  }
+  r.eval_every = o.eval_every;
+  r.log_every = o.log_every;
+  r.metrics_path = o.metrics;
+  r.memory_profile = o.memory_profile;
+  r.program = "train_gpt";
+  r.names = train_gpt_setting_names();
+  return r;
 }
 
 ProgressStyle progress_style(const std::string& flag, const RankInfo& rank_info) {

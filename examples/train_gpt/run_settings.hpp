@@ -1,27 +1,33 @@
 // train_gpt's options as the library's settings — the engine's ShardingConfig, the checkpointer's
-// CheckpointOptions, the planner's PlanConfig, the progress style — and the pre-flight memory check.
+// CheckpointOptions, the training loop's TrainingRunOptions, the planner's PlanConfig, the progress
+// style — and the pre-flight memory check.
 #pragma once
 
-#include "checkpointing/training_checkpointer.hpp"
-#include "comm/communicator.hpp"
-#include "launch/rank_info.hpp"
-#include "planning/plan_config.hpp"
-#include "runtime/device.hpp"
-#include "runtime/modules/gpt.hpp"
-#include "runtime/recompute/activation_checkpointing.hpp"
-#include "sharding/sharding_config.hpp"
+#include "tessera/checkpointing/training_checkpointer.hpp"
+#include "tessera/run/training_run.hpp"
+#include "tessera/comm/communicator.hpp"
+#include "tessera/launch/rank_info.hpp"
+#include "tessera/planning/plan_config.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/model/modules/gpt.hpp"
+#include "tessera/model/recompute/recompute_policy.hpp"
+#include "tessera/sharding/sharding_config.hpp"
 #include "train_options.hpp"
-#include "training/batch_plan.hpp"
-#include "training/progress_display.hpp"
+#include "tessera/training/batch_plan.hpp"
+#include "tessera/training/progress_display.hpp"
 
 namespace tessera {
 
 ShardingConfig sharding_config(const TrainOptions& o);
 CheckpointOptions checkpoint_options(const TrainOptions& o);
+// Everything of the loop but what depends on the model, the data and the device (run_config's model
+// fields, validation, progress style, MFU basis): steps, batch, schedule, checkpoints, divergence,
+// reporting, and train_gpt's names for the settings its messages mention.
+TrainingRunOptions training_run_options(const TrainOptions& o, const BatchPlan& plan);
 
 // The planner's view of this run, for the pre-flight memory check.
 PlanConfig plan_config_of(const GptConfig& gpt, const ShardingConfig& s, const BatchPlan& plan,
-                          const CheckpointPolicy& checkpointing);
+                          const RecomputePolicy& recompute);
 
 // Before anything is allocated: does this rank's predicted peak fit its device? Collective: every
 // rank checks; the first that does not prints the prediction and the advisor's suggestion (as a

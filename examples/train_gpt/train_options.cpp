@@ -9,10 +9,10 @@
 #include <stdexcept>
 
 #include "checkpoint_flags.hpp"
-#include "checkpointing/shard_file_writer.hpp"
+#include "tessera/checkpointing/save/shard_file_writer.hpp"
 #include "flags/device_flag.hpp"
-#include "runtime/data/data_format.hpp"
-#include "runtime/recompute/activation_checkpointing.hpp"
+#include "tessera/text/data/data_format.hpp"
+#include "tessera/model/recompute/recompute_policy.hpp"
 
 namespace tessera {
 
@@ -88,7 +88,7 @@ TrainOptions validate(TrainOptions o, const po::variables_map& vm) {
   parse_checkpoint_compression(o.checkpoint_compression);
   parse_data_format(o.data_format, "--data-format");
   try {
-    parse_checkpoint_policy(o.activation_checkpointing);
+    parse_recompute_policy(o.activation_checkpointing);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("--activation-checkpointing: ") + e.what());
   }

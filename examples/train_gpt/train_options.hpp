@@ -9,7 +9,7 @@
 
 #include "flags/device_flag.hpp"
 #include "flags/program_options.hpp"
-#include "runtime/offload/nvme_settings.hpp"
+#include "tessera/runtime/offload/nvme_settings.hpp"
 
 namespace tessera {
 

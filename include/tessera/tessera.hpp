@@ -1,25 +1,28 @@
 // Umbrella header for programs that embed Tessera: #include <tessera/tessera.hpp> brings the
 // distributed context, devices (a rank's own GPU: make_rank_device, and its communicator:
-// make_device_world), tensors and modules (the GPT among them), the sharded engine, the trainer
-// and the training checkpointer. Finer headers keep the source layout, e.g. "runtime/modules/linear.hpp".
+// make_device_world), tensors and modules (the GPT among them), the sharded engine, the trainer,
+// the batch planner, the training checkpointer and the training loop (TrainingRun). Finer headers
+// are named by layer and file, e.g. <tessera/model/modules/linear.hpp>.
 #pragma once
 
-#include "comm/device_communicator.hpp"
-#include "launch/distributed_context.hpp"
-#include "launch/rank_device.hpp"
-#include "launch/run_distributed.hpp"
-#include "runtime/device.hpp"
-#include "runtime/device_factory.hpp"
-#include "runtime/tensor.hpp"
-#include "runtime/module.hpp"
-#include "runtime/modules/embedding.hpp"
-#include "runtime/modules/gpt.hpp"
-#include "runtime/modules/linear.hpp"
-#include "runtime/modules/mlp.hpp"
-#include "runtime/modules/layer_norm.hpp"
-#include "runtime/modules/cross_entropy_loss.hpp"
-#include "runtime/optim/lr_schedule.hpp"
-#include "sharding/sharding_config.hpp"
-#include "sharding/sharded_engine.hpp"
-#include "training/trainer.hpp"
-#include "checkpointing/training_checkpointer.hpp"
+#include "tessera/checkpointing/training_checkpointer.hpp"
+#include "tessera/comm/device_communicator.hpp"
+#include "tessera/launch/distributed_context.hpp"
+#include "tessera/launch/rank_device.hpp"
+#include "tessera/launch/run_distributed.hpp"
+#include "tessera/model/module.hpp"
+#include "tessera/model/modules/cross_entropy_loss.hpp"
+#include "tessera/model/modules/embedding.hpp"
+#include "tessera/model/modules/gpt.hpp"
+#include "tessera/model/modules/layer_norm.hpp"
+#include "tessera/model/modules/linear.hpp"
+#include "tessera/model/modules/mlp.hpp"
+#include "tessera/model/optim/lr_schedule.hpp"
+#include "tessera/run/training_run.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/runtime/device_factory.hpp"
+#include "tessera/runtime/tensor.hpp"
+#include "tessera/sharding/sharded_engine.hpp"
+#include "tessera/sharding/sharding_config.hpp"
+#include "tessera/training/batch_plan.hpp"
+#include "tessera/training/trainer.hpp"

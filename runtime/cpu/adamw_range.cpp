@@ -1,9 +1,9 @@
 // adamw_range: AdamW over a range of elements, 16 at a time.
-#include "runtime/cpu/adamw_range.hpp"
+#include "tessera/runtime/cpu/adamw_range.hpp"
 
 #include <experimental/simd>
 
-#include "runtime/kernels/adamw_math.hpp"
+#include "tessera/runtime/math/adamw_math.hpp"
 
 namespace tessera::detail {
 namespace {

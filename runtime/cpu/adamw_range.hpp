@@ -1,4 +1,4 @@
-// adamw_range: the shared AdamW element formula (runtime/kernels/adamw_math.hpp) over n elements on
+// adamw_range: the shared AdamW element formula (runtime/math/adamw_math.hpp) over n elements on
 // one thread, as SIMD vectors of 16 floats (std::experimental::fixed_size_simd), the tail padded to one
 // more vector so every element gets the same bits whatever lane or offset it falls at (shards of one
 // flat buffer start anywhere). A plain scalar loop would not vectorise: sqrtf keeps a branch to the
@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "runtime/kernels.hpp"
+#include "tessera/runtime/kernels.hpp"
 
 namespace tessera::detail {
 

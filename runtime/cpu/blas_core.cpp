@@ -1,5 +1,5 @@
 // OpenBLAS core detection and the re-exec remedy.
-#include "runtime/cpu/blas_core.hpp"
+#include "tessera/runtime/cpu/blas_core.hpp"
 
 #include <cblas.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/warning.hpp"
+#include "tessera/core/warning.hpp"
 
 namespace tessera {
 

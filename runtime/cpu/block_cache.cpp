@@ -1,6 +1,6 @@
 // BlockCache: size classes, per-class free lists under one mutex, std::aligned_alloc / std::free
 // behind them.
-#include "runtime/cpu/block_cache.hpp"
+#include "tessera/runtime/cpu/block_cache.hpp"
 
 #include <bit>
 #include <cstdlib>

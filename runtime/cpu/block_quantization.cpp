@@ -5,7 +5,7 @@
 // come out in byte order, and unpacking bytes to words to dwords interleaves 128-bit lanes, so the
 // index bytes are first put in the transposed order that makes the unpacked floats come out in
 // element order.
-#include "runtime/cpu/block_quantization.hpp"
+#include "tessera/runtime/cpu/block_quantization.hpp"
 
 #include <array>
 

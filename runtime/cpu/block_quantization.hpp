@@ -1,5 +1,5 @@
 // block_quantization: runs of 8-bit optimizer codes to floats and back on the CPU, with the codes
-// of quantize_code and the values of dequantize_code (runtime/kernels/quantization_math.hpp). Built
+// of quantize_code and the values of dequantize_code (runtime/math/quantization_math.hpp). Built
 // for a CPU with AVX-512 VBMI, 64 elements go at a time through in-register byte-table lookups
 // (runtime/cpu/quantization_tables.hpp) instead of per-element gathers; the rest of a run, and every
 // element on other CPUs, goes through the shared element functions.
@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "runtime/cpu/quantization_tables.hpp"
+#include "tessera/runtime/cpu/quantization_tables.hpp"
 
 namespace tessera {
 

@@ -1,7 +1,7 @@
 // CPU AdamW: adamw_range (SIMD vectors through the shared element formula) OpenMP-parallel over fixed
 // chunks.
-#include "runtime/cpu/adamw_range.hpp"
-#include "runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/adamw_range.hpp"
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
 
 namespace tessera {
 namespace {

@@ -9,9 +9,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "runtime/cpu/adamw_range.hpp"
-#include "runtime/cpu/block_quantization.hpp"
-#include "runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/adamw_range.hpp"
+#include "tessera/runtime/cpu/block_quantization.hpp"
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
 
 namespace tessera {
 namespace {

@@ -14,8 +14,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "runtime/cpu/cpu_kernels.hpp"
-#include "runtime/kernels/exp_math.hpp"
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/math/exp_math.hpp"
 
 namespace tessera {
 namespace {

@@ -1,5 +1,5 @@
 // CpuDevice memory, copies and streams; CPU thread-count control for OpenMP and OpenBLAS.
-#include "runtime/cpu/cpu_device.hpp"
+#include "tessera/runtime/cpu/cpu_device.hpp"
 
 #include <cblas.h>
 #include <omp.h>
@@ -10,9 +10,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "runtime/cpu/host_copy.hpp"
-#include "runtime/cpu/host_memory_budget.hpp"
-#include "runtime/device_registry.hpp"
+#include "tessera/runtime/cpu/host_copy.hpp"
+#include "tessera/runtime/cpu/host_memory_budget.hpp"
+#include "tessera/runtime/device_registry.hpp"
 
 namespace tessera {
 namespace {

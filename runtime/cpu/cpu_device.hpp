@@ -6,12 +6,12 @@
 // cache's reserved bytes are cached_bytes()).
 #pragma once
 
-#include "runtime/cpu/block_cache.hpp"
-#include "runtime/cpu/cpu_kernels.hpp"
-#include "runtime/cpu/worker_stream.hpp"
-#include "runtime/device.hpp"
-#include "runtime/inline_stream.hpp"
-#include "runtime/pending_free_list.hpp"
+#include "tessera/runtime/cpu/block_cache.hpp"
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/worker_stream.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/runtime/inline_stream.hpp"
+#include "tessera/runtime/pending_free_list.hpp"
 
 namespace tessera {
 

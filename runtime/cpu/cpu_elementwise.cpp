@@ -1,13 +1,13 @@
-// CPU element-wise kernels: GELU forward/backward (formula in runtime/kernels/gelu_math.hpp), add,
+// CPU element-wise kernels: GELU forward/backward (formula in runtime/math/gelu_math.hpp), add,
 // scale and dtype conversion. Each is one OpenMP-parallel, vectorised loop.
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
-#include "precision/float_codec.hpp"
-#include "runtime/cpu/cpu_kernels.hpp"
-#include "runtime/kernels/gelu_math.hpp"
+#include "tessera/precision/float_codec.hpp"
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/math/gelu_math.hpp"
 
 namespace tessera {
 namespace {

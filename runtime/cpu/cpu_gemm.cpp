@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
 
 namespace tessera {
 namespace {

@@ -1,9 +1,9 @@
 // CpuKernels: the CPU implementation of the Kernels table (OpenBLAS for GEMMs, OpenMP loops for the
 // rest). Each op lives in its own runtime/cpu/cpu_<op>.cpp; element-wise formulas come from
-// runtime/kernels/*_math.hpp so a CUDA build computes the same thing.
+// runtime/math/*_math.hpp so a CUDA build computes the same thing.
 #pragma once
 
-#include "runtime/kernels.hpp"
+#include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
 

@@ -4,8 +4,8 @@
 // backward formula) are in layernorm_rows.hpp; the backward is the residual one
 // (cpu_residual_layernorm.cpp) with no residual gradient. The column sums run first, so dinp may
 // alias dout.
-#include "runtime/cpu/cpu_kernels.hpp"
-#include "runtime/cpu/layernorm_rows.hpp"
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/layernorm_rows.hpp"
 
 namespace tessera {
 

@@ -5,8 +5,8 @@
 // and the bias gradient in one pass over dout (column blocks, each column summed in row order as
 // linear_backward's bias gradient, so the same bits on every thread count), then the two GEMMs of
 // linear_backward without their bias pass. The GELU formulas are gelu_math.hpp's.
-#include "runtime/cpu/cpu_kernels.hpp"
-#include "runtime/kernels/gelu_math.hpp"
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/math/gelu_math.hpp"
 
 namespace tessera {
 namespace {

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
 
 namespace tessera {
 namespace {

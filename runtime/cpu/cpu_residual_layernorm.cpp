@@ -3,8 +3,8 @@
 // backward adds the residual gradient into the LayerNorm input gradient as it writes it (no add
 // pass afterwards). The row and column-block bodies are layernorm_rows.hpp's, as in the plain
 // kernels, so the results are the same bits as add + layernorm_forward and layernorm_backward + add.
-#include "runtime/cpu/cpu_kernels.hpp"
-#include "runtime/cpu/layernorm_rows.hpp"
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/layernorm_rows.hpp"
 
 namespace tessera {
 

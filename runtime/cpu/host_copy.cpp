@@ -1,7 +1,7 @@
 // stream_copy: unaligned loads, aligned non-temporal stores, byte copies for the unaligned head and
 // the tail, one store fence at the end; stream_zero likewise with zero vectors. The instruction set
 // is chosen at compile time, at file level.
-#include "runtime/cpu/host_copy.hpp"
+#include "tessera/runtime/cpu/host_copy.hpp"
 
 #include <omp.h>
 

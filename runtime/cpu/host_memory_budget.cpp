@@ -1,5 +1,5 @@
 // Host memory budget from /proc and the cgroup file system.
-#include "runtime/cpu/host_memory_budget.hpp"
+#include "tessera/runtime/cpu/host_memory_budget.hpp"
 
 #include <sys/resource.h>
 
@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "runtime/memory_tracker.hpp"
+#include "tessera/runtime/memory_tracker.hpp"
 
 namespace tessera {
 namespace {

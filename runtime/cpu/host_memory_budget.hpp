@@ -4,7 +4,7 @@
 // memory (memory.max minus memory.current, v2 or v1) shared by the node's processes.
 #pragma once
 
-#include "runtime/memory_budget.hpp"
+#include "tessera/runtime/memory_budget.hpp"
 
 namespace tessera {
 

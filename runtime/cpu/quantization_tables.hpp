@@ -1,4 +1,4 @@
-// quantization_tables: a dynamic quantization map (runtime/kernels/quantization_math.hpp) recast as
+// quantization_tables: a dynamic quantization map (runtime/math/quantization_math.hpp) recast as
 // byte tables of at most 1024 entries — sizes that AVX-512 VBMI byte permutes (vpermi2b: 64 lookups
 // in a 128-entry table per instruction) look up in registers — so the CPU codes 64 values at a time
 // without gathers and gets quantize_code's codes bit for bit.
@@ -18,7 +18,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "runtime/kernels/quantization_math.hpp"
+#include "tessera/runtime/math/quantization_math.hpp"
 
 namespace tessera {
 

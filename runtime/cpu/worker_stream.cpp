@@ -1,11 +1,11 @@
 // WorkerStream: every operation is one task on a SerialExecutor; events are CompletionWork states
 // the worker completes (or fails with the stream's failure) when it reaches them.
-#include "runtime/cpu/worker_stream.hpp"
+#include "tessera/runtime/cpu/worker_stream.hpp"
 
 #include <memory>
 #include <stdexcept>
 
-#include "core/completion_work.hpp"
+#include "tessera/core/completion_work.hpp"
 
 namespace tessera {
 

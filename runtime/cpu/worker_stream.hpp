@@ -6,8 +6,8 @@
 #include <exception>
 #include <mutex>
 
-#include "core/serial_executor.hpp"
-#include "runtime/stream.hpp"
+#include "tessera/core/serial_executor.hpp"
+#include "tessera/runtime/stream.hpp"
 
 namespace tessera {
 

@@ -12,8 +12,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/cuda_launch.cuh"
+#include "tessera/runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_launch.cuh"
 
 namespace tessera::detail {
 

@@ -1,8 +1,8 @@
 // CublasContext: handles, workspace and the cuBLASLt algorithm cache.
-#include "runtime/cuda/cublas_context.hpp"
+#include "tessera/runtime/cuda/cublas_context.hpp"
 
-#include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/cuda_device_guard.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_device_guard.hpp"
 
 namespace tessera {
 

@@ -1,10 +1,10 @@
-// CUDA AdamW: one grid-stride loop through the shared element formula (runtime/kernels/adamw_math.hpp)
+// CUDA AdamW: one grid-stride loop through the shared element formula (runtime/math/adamw_math.hpp)
 // on the f32 master, m and v; the gradient is T, and the updated parameter can also be written as T
 // into a second buffer (the bf16 copy the forward reads).
-#include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/cuda_launch.cuh"
-#include "runtime/cuda/cuda_ops.hpp"
-#include "runtime/kernels/adamw_math.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_launch.cuh"
+#include "tessera/runtime/cuda/cuda_ops.hpp"
+#include "tessera/runtime/math/adamw_math.hpp"
 
 namespace tessera::detail {
 namespace {

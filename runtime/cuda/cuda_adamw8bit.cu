@@ -7,11 +7,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/cuda_launch.cuh"
-#include "runtime/cuda/cuda_ops.hpp"
-#include "runtime/kernels/adamw_math.hpp"
-#include "runtime/kernels/quantization_math.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_launch.cuh"
+#include "tessera/runtime/cuda/cuda_ops.hpp"
+#include "tessera/runtime/math/adamw_math.hpp"
+#include "tessera/runtime/math/quantization_math.hpp"
 
 namespace tessera::detail {
 namespace {

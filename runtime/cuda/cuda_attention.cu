@@ -1,5 +1,5 @@
 // CUDA causal multi-head self-attention: cuBLAS strided-batched GEMMs over the (batch, head) pairs
-// plus causal softmax kernels (one warp per row, exp from runtime/kernels/exp_math.hpp).
+// plus causal softmax kernels (one warp per row, exp from runtime/math/exp_math.hpp).
 //
 // Per pair, with q, k, v (t,hs) read in place from qkv (row stride 3c) and P = probs (t,t):
 //   forward:  P = softmax_causal(scale * q k^T);  out = P v
@@ -12,11 +12,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "runtime/cuda/cublas_context.hpp"
-#include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/cuda_launch.cuh"
-#include "runtime/cuda/cuda_ops.hpp"
-#include "runtime/kernels/exp_math.hpp"
+#include "tessera/runtime/cuda/cublas_context.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_launch.cuh"
+#include "tessera/runtime/cuda/cuda_ops.hpp"
+#include "tessera/runtime/math/exp_math.hpp"
 
 namespace tessera::detail {
 namespace {

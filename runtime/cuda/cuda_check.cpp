@@ -1,5 +1,5 @@
 // check_cuda / check_cublas: decode the error into an exception that says where it happened.
-#include "runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
 
 #include <mpi.h>
 

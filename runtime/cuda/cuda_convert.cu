@@ -4,10 +4,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "precision/float_codec.hpp"
-#include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/cuda_launch.cuh"
-#include "runtime/cuda/cuda_ops.hpp"
+#include "tessera/precision/float_codec.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_launch.cuh"
+#include "tessera/runtime/cuda/cuda_ops.hpp"
 
 namespace tessera::detail {
 namespace {

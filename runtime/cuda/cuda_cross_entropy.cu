@@ -1,13 +1,13 @@
 // CUDA fused softmax + cross-entropy, one thread block per row of logits. The forward takes the row
-// maximum, then the sum of exp(logit - max) (exp from runtime/kernels/exp_math.hpp, block
+// maximum, then the sum of exp(logit - max) (exp from runtime/math/exp_math.hpp, block
 // reductions in a fixed order), and keeps logsumexp per row; the backward recomputes
 // softmax = exp(logit - lse) element by element, so dlogits may overwrite the logits.
 #include <cmath>
 
-#include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/cuda_launch.cuh"
-#include "runtime/cuda/cuda_ops.hpp"
-#include "runtime/kernels/exp_math.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_launch.cuh"
+#include "tessera/runtime/cuda/cuda_ops.hpp"
+#include "tessera/runtime/math/exp_math.hpp"
 
 namespace tessera::detail {
 namespace {

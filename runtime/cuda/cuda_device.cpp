@@ -1,16 +1,16 @@
 // CudaDevice: memory through the pool and the pinned cache, copies on the compute stream, the
 // streams, and the backend's registration.
-#include "runtime/cuda/cuda_device.hpp"
+#include "tessera/runtime/cuda/cuda_device.hpp"
 
 #include <cstring>
 #include <new>
 #include <stdexcept>
 
-#include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/cuda_device_guard.hpp"
-#include "runtime/cuda/gpu_probe.hpp"
-#include "runtime/device_registry.hpp"
-#include "runtime/memory_tracker.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_device_guard.hpp"
+#include "tessera/runtime/cuda/gpu_probe.hpp"
+#include "tessera/runtime/device_registry.hpp"
+#include "tessera/runtime/memory_tracker.hpp"
 
 namespace tessera {
 namespace {

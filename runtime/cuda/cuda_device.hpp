@@ -25,12 +25,12 @@
 
 #include <string>
 
-#include "runtime/cuda/cuda_kernels.hpp"
-#include "runtime/cuda/cuda_memory_pool.hpp"
-#include "runtime/cuda/cuda_stream.hpp"
-#include "runtime/cuda/pinned_host_cache.hpp"
-#include "runtime/device.hpp"
-#include "runtime/pending_free_list.hpp"
+#include "tessera/runtime/cuda/cuda_kernels.hpp"
+#include "tessera/runtime/cuda/cuda_memory_pool.hpp"
+#include "tessera/runtime/cuda/cuda_stream.hpp"
+#include "tessera/runtime/cuda/pinned_host_cache.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/runtime/pending_free_list.hpp"
 
 namespace tessera {
 

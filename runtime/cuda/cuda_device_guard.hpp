@@ -5,7 +5,7 @@
 
 #include <cuda_runtime.h>
 
-#include "runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
 
 namespace tessera {
 

@@ -1,9 +1,9 @@
-// CUDA element-wise kernels: GELU forward/backward (formula in runtime/kernels/gelu_math.hpp, the
+// CUDA element-wise kernels: GELU forward/backward (formula in runtime/math/gelu_math.hpp, the
 // CPU's), add and scale. One grid-stride loop each, f32 arithmetic for every element type.
-#include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/cuda_launch.cuh"
-#include "runtime/cuda/cuda_ops.hpp"
-#include "runtime/kernels/gelu_math.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_launch.cuh"
+#include "tessera/runtime/cuda/cuda_ops.hpp"
+#include "tessera/runtime/math/gelu_math.hpp"
 
 namespace tessera::detail {
 namespace {

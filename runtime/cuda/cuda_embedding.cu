@@ -7,9 +7,9 @@
 // from r on, collects those with its token in (b,t) order (warp ballots) and adds them to the
 // vocabulary row in that order, starting from the row's current value — the CPU's order, hence
 // the CPU's bits for f32. The scans cost O((b t)^2 / 256) token reads per call (tokens stay in L2).
-#include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/cuda_launch.cuh"
-#include "runtime/cuda/cuda_ops.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_launch.cuh"
+#include "tessera/runtime/cuda/cuda_ops.hpp"
 
 namespace tessera::detail {
 namespace {

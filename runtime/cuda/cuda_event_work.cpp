@@ -1,8 +1,8 @@
 // CudaEventWork: event queries and waits on the event's own GPU.
-#include "runtime/cuda/cuda_event_work.hpp"
+#include "tessera/runtime/cuda/cuda_event_work.hpp"
 
-#include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/cuda_device_guard.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_device_guard.hpp"
 
 namespace tessera::detail {
 

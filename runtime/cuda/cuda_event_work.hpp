@@ -11,8 +11,8 @@
 #include <exception>
 #include <memory>
 
-#include "core/work.hpp"
-#include "runtime/stream_failure.hpp"
+#include "tessera/core/work.hpp"
+#include "tessera/runtime/stream_failure.hpp"
 
 namespace tessera::detail {
 

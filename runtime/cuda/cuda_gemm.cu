@@ -14,11 +14,11 @@
 #include <optional>
 #include <type_traits>
 
-#include "runtime/cuda/column_sum.cuh"
-#include "runtime/cuda/cublas_context.hpp"
-#include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/cuda_launch.cuh"
-#include "runtime/cuda/cuda_ops.hpp"
+#include "tessera/runtime/cuda/column_sum.cuh"
+#include "tessera/runtime/cuda/cublas_context.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_launch.cuh"
+#include "tessera/runtime/cuda/cuda_ops.hpp"
 
 namespace tessera::detail {
 namespace {

@@ -1,15 +1,15 @@
 // CudaKernels: each table entry makes the device current and calls the f32 instantiation of its
 // typed launcher (cuda_ops.hpp) on the kernels' stream, passing the workspace where the launcher
 // needs scratch.
-#include "runtime/cuda/cuda_kernels.hpp"
+#include "tessera/runtime/cuda/cuda_kernels.hpp"
 
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
-#include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/cuda_device_guard.hpp"
-#include "runtime/cuda/cuda_ops.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_device_guard.hpp"
+#include "tessera/runtime/cuda/cuda_ops.hpp"
 
 namespace tessera {
 

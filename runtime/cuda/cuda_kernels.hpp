@@ -1,7 +1,7 @@
 // CudaKernels: the CUDA implementation of the Kernels table. GEMMs go through cuBLAS / cuBLASLt
 // (cublas_context.hpp) in the arithmetic GemmMath names; every other op is a kernel of its own in
 // runtime/cuda/cuda_<op>.cu, beside the CPU's runtime/cpu/cpu_<op>.cpp, with element-wise formulas
-// from runtime/kernels/*_math.hpp. The table's f32 entries call the f32 instantiations of the typed
+// from runtime/math/*_math.hpp. The table's f32 entries call the f32 instantiations of the typed
 // launchers (cuda_ops.hpp).
 //
 // Ownership: the CudaDevice owns one CudaKernels per device and the stream it is bound to (which
@@ -16,10 +16,10 @@
 
 #include <cuda_runtime.h>
 
-#include "runtime/cuda/cublas_context.hpp"
-#include "runtime/gemm_math.hpp"
-#include "runtime/cuda/token_range_check.hpp"
-#include "runtime/kernels.hpp"
+#include "tessera/runtime/cuda/cublas_context.hpp"
+#include "tessera/runtime/gemm_math.hpp"
+#include "tessera/runtime/cuda/token_range_check.hpp"
+#include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
 

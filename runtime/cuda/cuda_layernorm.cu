@@ -7,10 +7,10 @@
 // The residual variants run the same kernels with the residual add inside: forward writes sum = a + b
 // (rounded to T, as add would) and normalises it; backward adds dresidual to dinp after rounding the
 // LayerNorm gradient to T (as layernorm_backward then add would).
-#include "runtime/cuda/column_sum.cuh"
-#include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/cuda_launch.cuh"
-#include "runtime/cuda/cuda_ops.hpp"
+#include "tessera/runtime/cuda/column_sum.cuh"
+#include "tessera/runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_launch.cuh"
+#include "tessera/runtime/cuda/cuda_ops.hpp"
 
 namespace tessera::detail {
 namespace {

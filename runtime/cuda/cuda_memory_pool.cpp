@@ -1,12 +1,12 @@
 // CudaMemoryPool: cudaMemPoolCreate with a release threshold of "never", allocations through
 // cudaMallocFromPoolAsync, figures from the pool's attributes.
-#include "runtime/cuda/cuda_memory_pool.hpp"
+#include "tessera/runtime/cuda/cuda_memory_pool.hpp"
 
 #include <cstdint>
 #include <limits>
 
-#include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/cuda_device_guard.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_device_guard.hpp"
 
 namespace tessera {
 namespace {

@@ -13,7 +13,7 @@
 
 #include <cstddef>
 
-#include "runtime/allocator_stats.hpp"
+#include "tessera/runtime/allocator_stats.hpp"
 
 namespace tessera {
 

@@ -16,10 +16,10 @@
 #include <cstdint>
 #include <span>
 
-#include "precision/dtype.hpp"
-#include "runtime/gemm_math.hpp"
-#include "runtime/kernels.hpp"
-#include "runtime/param_segment.hpp"
+#include "tessera/precision/dtype.hpp"
+#include "tessera/runtime/gemm_math.hpp"
+#include "tessera/runtime/kernels.hpp"
+#include "tessera/runtime/param_segment.hpp"
 
 namespace tessera {
 

@@ -4,9 +4,9 @@
 // threads take every 256th element in order before a fixed-shape tree; pass 2 reduces the chunk
 // sums the same way in one block. Not the CPU's order, so not the CPU's bits, but the same bits every
 // run. has_non_finite clears its flag and lets any thread that sees inf or NaN set it.
-#include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/cuda_launch.cuh"
-#include "runtime/cuda/cuda_ops.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_launch.cuh"
+#include "tessera/runtime/cuda/cuda_ops.hpp"
 
 namespace tessera::detail {
 namespace {

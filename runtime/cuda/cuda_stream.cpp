@@ -1,13 +1,13 @@
 // CudaStream: events are CUDA events tagged with the stream's failure record; host functions carry
 // their position so that a failure lands at its place in the stream's order.
-#include "runtime/cuda/cuda_stream.hpp"
+#include "tessera/runtime/cuda/cuda_stream.hpp"
 
 #include <utility>
 #include <vector>
 
-#include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/cuda_device_guard.hpp"
-#include "runtime/cuda/cuda_event_work.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_device_guard.hpp"
+#include "tessera/runtime/cuda/cuda_event_work.hpp"
 
 namespace tessera {
 

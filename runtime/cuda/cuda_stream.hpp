@@ -18,8 +18,8 @@
 #include <memory>
 #include <mutex>
 
-#include "runtime/stream.hpp"
-#include "runtime/stream_failure.hpp"
+#include "tessera/runtime/stream.hpp"
+#include "tessera/runtime/stream_failure.hpp"
 
 namespace tessera {
 

@@ -1,5 +1,5 @@
 // probe_gpus: cudaGetDeviceCount, decoded with the driver's version.
-#include "runtime/cuda/gpu_probe.hpp"
+#include "tessera/runtime/cuda/gpu_probe.hpp"
 
 #include <cuda_runtime.h>
 

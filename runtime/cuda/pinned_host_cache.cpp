@@ -1,12 +1,12 @@
 // PinnedHostCache: size classes, the free lists and the figures.
-#include "runtime/cuda/pinned_host_cache.hpp"
+#include "tessera/runtime/cuda/pinned_host_cache.hpp"
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <bit>
 
-#include "runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
 
 namespace tessera {
 namespace {

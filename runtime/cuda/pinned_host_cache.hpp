@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "runtime/allocator_stats.hpp"
+#include "tessera/runtime/allocator_stats.hpp"
 
 namespace tessera {
 

@@ -1,12 +1,12 @@
 // TokenRangeCheck: find the first bad token on the device, copy it back, throw on the host.
-#include "runtime/cuda/token_range_check.hpp"
+#include "tessera/runtime/cuda/token_range_check.hpp"
 
 #include <stdexcept>
 #include <string>
 
-#include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/cuda_device_guard.hpp"
-#include "runtime/cuda/cuda_ops.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_device_guard.hpp"
+#include "tessera/runtime/cuda/cuda_ops.hpp"
 
 namespace tessera {
 namespace {

@@ -1,9 +1,9 @@
 // MetaDevice streams and registration.
-#include "runtime/meta/meta_device.hpp"
+#include "tessera/runtime/meta/meta_device.hpp"
 
 #include <stdexcept>
 
-#include "runtime/device_registry.hpp"
+#include "tessera/runtime/device_registry.hpp"
 
 namespace tessera {
 

@@ -7,9 +7,9 @@
 
 #include <memory>
 
-#include "runtime/device.hpp"
-#include "runtime/inline_stream.hpp"
-#include "runtime/meta/meta_kernels.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/runtime/inline_stream.hpp"
+#include "tessera/runtime/meta/meta_kernels.hpp"
 
 namespace tessera {
 

@@ -2,7 +2,7 @@
 // reductions write nothing), so the real modules and engine run at the cost of their bookkeeping.
 #pragma once
 
-#include "runtime/kernels.hpp"
+#include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
 

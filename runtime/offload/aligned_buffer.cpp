@@ -1,11 +1,11 @@
 // AlignedBuffer: aligned_alloc'd host memory booked on a tracker.
-#include "runtime/offload/aligned_buffer.hpp"
+#include "tessera/runtime/offload/aligned_buffer.hpp"
 
 #include <cstdlib>
 #include <new>
 
-#include "runtime/memory_tracker.hpp"
-#include "runtime/offload/offload_file.hpp"
+#include "tessera/runtime/memory_tracker.hpp"
+#include "tessera/runtime/offload/offload_file.hpp"
 
 namespace tessera {
 

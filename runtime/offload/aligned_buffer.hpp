@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "runtime/memory_category.hpp"
+#include "tessera/runtime/memory_category.hpp"
 
 namespace tessera {
 

@@ -1,5 +1,5 @@
 // IoQueue implementations: io_uring through liburing, and blocking pread/pwrite.
-#include "runtime/offload/io_queue.hpp"
+#include "tessera/runtime/offload/io_queue.hpp"
 
 #include <liburing.h>
 #include <unistd.h>

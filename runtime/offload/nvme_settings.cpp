@@ -1,7 +1,7 @@
 // NvmeSettings: names and validation.
-#include "runtime/offload/nvme_settings.hpp"
+#include "tessera/runtime/offload/nvme_settings.hpp"
 
-#include "core/setting_error.hpp"
+#include "tessera/core/setting_error.hpp"
 
 namespace tessera {
 

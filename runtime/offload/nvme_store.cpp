@@ -1,12 +1,12 @@
 // NvmeStore: extents in the offload file and their transfers.
-#include "runtime/offload/nvme_store.hpp"
+#include "tessera/runtime/offload/nvme_store.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
-#include "runtime/device.hpp"
-#include "runtime/offload/offload_file.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/runtime/offload/offload_file.hpp"
 
 namespace tessera {
 namespace {

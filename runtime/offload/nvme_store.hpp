@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "core/work.hpp"
-#include "precision/dtype.hpp"
-#include "runtime/memory_category.hpp"
-#include "runtime/offload/aligned_buffer.hpp"
-#include "runtime/offload/io_queue.hpp"
-#include "runtime/offload/nvme_settings.hpp"
+#include "tessera/core/work.hpp"
+#include "tessera/precision/dtype.hpp"
+#include "tessera/runtime/memory_category.hpp"
+#include "tessera/runtime/offload/aligned_buffer.hpp"
+#include "tessera/runtime/offload/io_queue.hpp"
+#include "tessera/runtime/offload/nvme_settings.hpp"
 
 namespace tessera {
 

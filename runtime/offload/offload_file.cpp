@@ -1,5 +1,5 @@
 // OffloadFile: directory checks, the lock, stale files, the O_DIRECT probe, reservation, removal.
-#include "runtime/offload/offload_file.hpp"
+#include "tessera/runtime/offload/offload_file.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -11,8 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/setting_error.hpp"
-#include "runtime/memory_tracker.hpp"
+#include "tessera/core/setting_error.hpp"
+#include "tessera/runtime/memory_tracker.hpp"
 
 namespace tessera {
 namespace {

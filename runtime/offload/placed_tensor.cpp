@@ -1,10 +1,10 @@
 // PlacedTensor: resident or filed, and the copies either way.
-#include "runtime/offload/placed_tensor.hpp"
+#include "tessera/runtime/offload/placed_tensor.hpp"
 
 #include <stdexcept>
 #include <vector>
 
-#include "runtime/device.hpp"
+#include "tessera/runtime/device.hpp"
 
 namespace tessera {
 

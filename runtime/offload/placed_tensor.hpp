@@ -6,12 +6,12 @@
 
 #include <cstdint>
 
-#include "precision/dtype.hpp"
-#include "runtime/memory_category.hpp"
-#include "runtime/memory_kind.hpp"
-#include "runtime/offload/nvme_store.hpp"
-#include "runtime/offload/window_stream.hpp"
-#include "runtime/tensor.hpp"
+#include "tessera/precision/dtype.hpp"
+#include "tessera/runtime/memory_category.hpp"
+#include "tessera/runtime/memory_kind.hpp"
+#include "tessera/runtime/offload/nvme_store.hpp"
+#include "tessera/runtime/offload/window_stream.hpp"
+#include "tessera/runtime/tensor.hpp"
 
 namespace tessera {
 

@@ -1,5 +1,5 @@
 // stream_windows: the ring of buffer sets and the read / work / write pipeline.
-#include "runtime/offload/window_stream.hpp"
+#include "tessera/runtime/offload/window_stream.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -16,7 +16,7 @@
 #include <functional>
 #include <span>
 
-#include "runtime/offload/nvme_store.hpp"
+#include "tessera/runtime/offload/nvme_store.hpp"
 
 namespace tessera {
 

@@ -16,11 +16,11 @@
 #include <functional>
 
 #include "checkpoint_test_support.hpp"
-#include "checkpointing/checkpoint_error.hpp"
-#include "checkpointing/checkpoint_loader.hpp"
-#include "checkpointing/checkpoint_paths.hpp"
-#include "checkpointing/checkpoint_saver.hpp"
-#include "checkpointing/hdf5_util.hpp"
+#include "tessera/checkpointing/format/checkpoint_error.hpp"
+#include "tessera/checkpointing/load/checkpoint_loader.hpp"
+#include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/save/checkpoint_saver.hpp"
+#include "tessera/checkpointing/format/hdf5_util.hpp"
 #include "tests/launch/child_job.hpp"
 
 namespace fs = std::filesystem;

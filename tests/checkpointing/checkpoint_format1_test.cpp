@@ -9,11 +9,11 @@
 #include <cstdlib>
 
 #include "checkpoint_test_support.hpp"
-#include "checkpointing/checkpoint_error.hpp"
-#include "checkpointing/checkpoint_loader.hpp"
-#include "checkpointing/checkpoint_meta.hpp"
-#include "checkpointing/checkpoint_paths.hpp"
-#include "checkpointing/hdf5_util.hpp"
+#include "tessera/checkpointing/format/checkpoint_error.hpp"
+#include "tessera/checkpointing/load/checkpoint_loader.hpp"
+#include "tessera/checkpointing/format/checkpoint_meta.hpp"
+#include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/format/hdf5_util.hpp"
 
 namespace tessera::testing {
 namespace {

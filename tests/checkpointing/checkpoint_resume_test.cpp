@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 
 #include "checkpoint_test_support.hpp"
-#include "checkpointing/checkpoint_loader.hpp"
-#include "checkpointing/checkpoint_paths.hpp"
-#include "checkpointing/checkpoint_saver.hpp"
+#include "tessera/checkpointing/load/checkpoint_loader.hpp"
+#include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/save/checkpoint_saver.hpp"
 
 namespace tessera::testing {
 namespace {

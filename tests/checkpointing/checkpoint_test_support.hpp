@@ -17,10 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "../sharding/sharding_test_support.hpp"
-#include "checkpointing/run_config.hpp"
-#include "sharding/full_parameters.hpp"
-#include "training/trainer.hpp"
+#include "tests/sharding/sharding_test_support.hpp"
+#include "tessera/checkpointing/export/gpt_model_fields.hpp"
+#include "tessera/checkpointing/format/run_config.hpp"
+#include "tessera/sharding/full_parameters.hpp"
+#include "tessera/training/trainer.hpp"
 
 namespace tessera::testing {
 

@@ -16,12 +16,12 @@
 #include <set>
 
 #include "checkpoint_test_support.hpp"
-#include "checkpointing/checkpoint_error.hpp"
-#include "checkpointing/checkpoint_export.hpp"
-#include "checkpointing/checkpoint_saver.hpp"
-#include "checkpointing/safetensors_file.hpp"
-#include "core/setting_error.hpp"
-#include "precision/float_bits.hpp"
+#include "tessera/checkpointing/format/checkpoint_error.hpp"
+#include "tessera/checkpointing/export/checkpoint_export.hpp"
+#include "tessera/checkpointing/save/checkpoint_saver.hpp"
+#include "tessera/checkpointing/export/safetensors_file.hpp"
+#include "tessera/core/setting_error.hpp"
+#include "tessera/precision/float_bits.hpp"
 #include "tests/launch/child_job.hpp"
 
 namespace tessera::testing {

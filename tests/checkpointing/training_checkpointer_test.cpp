@@ -21,11 +21,11 @@
 #include <sstream>
 
 #include "checkpoint_test_support.hpp"
-#include "checkpointing/checkpoint_error.hpp"
-#include "checkpointing/checkpoint_paths.hpp"
-#include "checkpointing/checksum.hpp"
-#include "checkpointing/training_checkpointer.hpp"
-#include "runtime/data/token_file.hpp"
+#include "tessera/checkpointing/format/checkpoint_error.hpp"
+#include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/format/checksum.hpp"
+#include "tessera/checkpointing/training_checkpointer.hpp"
+#include "tessera/text/data/token_file.hpp"
 #include "tests/launch/child_job.hpp"
 
 namespace fs = std::filesystem;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/collective_call.hpp"
+#include "tessera/comm/collective_call.hpp"
 
 namespace tessera {
 namespace {

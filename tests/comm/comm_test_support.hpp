@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "precision/dtype.hpp"
-#include "precision/float_bits.hpp"
+#include "tessera/precision/dtype.hpp"
+#include "tessera/precision/float_bits.hpp"
 
 namespace tessera::testing {
 

@@ -8,9 +8,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "comm/device_communicator.hpp"
-#include "comm/mpi/mpi_communicator.hpp"
-#include "runtime/device_factory.hpp"
+#include "tessera/comm/device_communicator.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
+#include "tessera/runtime/device_factory.hpp"
 
 namespace tessera {
 namespace {

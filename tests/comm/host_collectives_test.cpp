@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "comm/communicator_base.hpp"
-#include "comm/host_collectives.hpp"
-#include "comm/loopback/loopback_communicator.hpp"
+#include "tessera/comm/communicator_base.hpp"
+#include "tessera/comm/host_collectives.hpp"
+#include "tessera/comm/loopback/loopback_communicator.hpp"
 
 namespace tessera {
 namespace {

@@ -9,9 +9,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "comm/host_reduce.hpp"
-#include "comm/wire_convert.hpp"
-#include "precision/float_bits.hpp"
+#include "tessera/comm/host_reduce.hpp"
+#include "tessera/comm/wire_convert.hpp"
+#include "tessera/precision/float_bits.hpp"
 
 namespace tessera {
 namespace {

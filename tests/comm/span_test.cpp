@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "comm/span.hpp"
+#include "tessera/comm/span.hpp"
 
 namespace tessera {
 namespace {

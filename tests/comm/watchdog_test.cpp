@@ -8,7 +8,7 @@
 #include <string>
 #include <thread>
 
-#include "comm/watchdog.hpp"
+#include "tessera/comm/watchdog.hpp"
 
 namespace tessera {
 namespace {

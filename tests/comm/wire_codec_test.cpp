@@ -2,7 +2,7 @@
 // for bit: every f16 value widened; f32 values narrowed over every sign and exponent with the low
 // bits at and around every rounding boundary of f16 (bit 13) and bf16 (bit 16), plus NaNs with
 // payloads, infinities, zeros, subnormals, and a million values from a fixed generator.
-#include "comm/wire_codec.hpp"
+#include "tessera/comm/wire_codec.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <iomanip>
 #include <vector>
 
-#include "precision/float_bits.hpp"
+#include "tessera/precision/float_bits.hpp"
 
 namespace tessera::detail {
 namespace {

@@ -1,6 +1,6 @@
 // narrow_to_wire / widen_from_wire: bit for bit the element codecs (round to nearest even, NaN kept
 // NaN, overflow to inf, subnormals kept) on every dtype, and refusal of non-floating wires.
-#include "comm/wire_convert.hpp"
+#include "tessera/comm/wire_convert.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "precision/float_bits.hpp"
+#include "tessera/precision/float_bits.hpp"
 
 namespace tessera {
 namespace {

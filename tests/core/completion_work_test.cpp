@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "core/completion_work.hpp"
+#include "tessera/core/completion_work.hpp"
 
 namespace tessera {
 namespace {

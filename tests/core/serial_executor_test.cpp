@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/serial_executor.hpp"
+#include "tessera/core/serial_executor.hpp"
 
 namespace tessera {
 namespace {

@@ -1,6 +1,6 @@
 // SettingError names the setting, the value and the problem; SettingNames rewords it with a
 // program's flag; reword_setting_errors does that for whatever escapes a program's body.
-#include "core/setting_error.hpp"
+#include "tessera/core/setting_error.hpp"
 
 #include <gtest/gtest.h>
 

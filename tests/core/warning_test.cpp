@@ -1,7 +1,7 @@
 // Warnings carry their rank ("rank 3: warning: ..."); the launcher's rank stands in where the caller
 // knows none; a ScopedRankLineSink takes the lines while it lives and gives them back to the
 // previous sink (or stderr) after.
-#include "core/warning.hpp"
+#include "tessera/core/warning.hpp"
 
 #include <gtest/gtest.h>
 

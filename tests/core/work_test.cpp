@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/work.hpp"
+#include "tessera/core/work.hpp"
 
 namespace tessera {
 namespace {

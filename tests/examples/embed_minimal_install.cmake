@@ -1,10 +1,14 @@
 # Test: the installed package works for an outside program. Installs the build tree into a fresh
 # prefix, configures examples/embed_minimal against it with find_package(tessera), builds it, and
 # runs it at 2 ranks:
+#   * the installed headers are named tessera/<layer>/..., and no bare layer folder (runtime/, core/)
+#     reaches a consumer's include path;
 #   * a fresh 10-step run: its loss at step 9 is below its loss at step 0;
 #   * the same directory started again for 15 steps: it says "resumed at step 10", runs steps
 #     10..14 only, and logs exactly the losses of an uninterrupted 15-step run in another directory
-#     (the checkpoint restored the parameters and optimizer state, not just the step counter).
+#     (the checkpoint restored the parameters and optimizer state, not just the step counter);
+#   * the metrics file the library's training loop writes in the run directory holds, after both
+#     runs, one record of each of the 15 steps in order, beside its two plots.
 # Run by ctest as: cmake -DSOURCE_DIR=... -DBUILD_DIR=... -DWORK_DIR=... -DMPIEXEC=... -P this file.
 foreach(var SOURCE_DIR BUILD_DIR WORK_DIR MPIEXEC CXX_COMPILER)
   if(NOT DEFINED ${var})
@@ -24,15 +28,23 @@ function(run_step what)
 endfunction()
 
 run_step("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
-foreach(file include/tessera/tessera.hpp include/tessera/sharding/sharded_engine.hpp
+foreach(file include/tessera/tessera.hpp include/tessera/sharding/sharded_engine.hpp include/tessera/run/training_run.hpp
              lib/cmake/tessera/tesseraConfig.cmake lib/cmake/tessera/tesseraConfigVersion.cmake)
   if(NOT EXISTS ${prefix}/${file})
     message(FATAL_ERROR "cmake --install did not install ${file} under ${prefix}")
   endif()
 endforeach()
+foreach(bare core runtime sharding)
+  if(EXISTS ${prefix}/include/${bare})
+    message(FATAL_ERROR "cmake --install put a bare ${bare}/ folder under ${prefix}/include")
+  endif()
+endforeach()
 file(READ ${prefix}/lib/cmake/tessera/tesseraTargets.cmake targets)
 if(targets MATCHES "march=")
   message(FATAL_ERROR "the exported tessera::tessera carries a -march flag:\n${targets}")
+endif()
+if(targets MATCHES "include/tessera[;\"]")
+  message(FATAL_ERROR "the exported tessera::tessera puts include/tessera itself on the include path:\n${targets}")
 endif()
 
 run_step("configuring embed_minimal" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/embed_minimal -B ${build}
@@ -63,4 +75,18 @@ list(LENGTH resumed_losses count)
 if(NOT count EQUAL 5 OR NOT resumed_losses STREQUAL reference_losses)
   message(FATAL_ERROR "resumed losses differ from the uninterrupted run's:\n${resumed_losses}\nvs\n${reference_losses}")
 endif()
-message(STATUS "embed_minimal: loss ${first_loss} -> ${last_loss}; resumed at step 10 with the uninterrupted run's losses")
+foreach(file metrics.jsonl metrics.loss.svg metrics.throughput.svg)
+  if(NOT EXISTS ${WORK_DIR}/run/${file})
+    message(FATAL_ERROR "the runs wrote no ${WORK_DIR}/run/${file}")
+  endif()
+endforeach()
+file(STRINGS ${WORK_DIR}/run/metrics.jsonl records REGEX "\"kind\":\"train\"")
+set(steps_recorded "")
+foreach(record IN LISTS records)
+  string(REGEX MATCH "\"step\":([0-9]+)" _ "${record}")
+  list(APPEND steps_recorded ${CMAKE_MATCH_1})
+endforeach()
+if(NOT steps_recorded STREQUAL "1;2;3;4;5;6;7;8;9;10;11;12;13;14;15")
+  message(FATAL_ERROR "the run's metrics file records the steps '${steps_recorded}', not 1..15 once each")
+endif()
+message(STATUS "embed_minimal: loss ${first_loss} -> ${last_loss}; resumed at step 10 with the uninterrupted run's losses; metrics of steps 1..15")

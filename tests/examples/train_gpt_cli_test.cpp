@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/data/token_file.hpp"
-#include "runtime/random.hpp"
+#include "tessera/text/data/token_file.hpp"
+#include "tessera/core/random.hpp"
 #include "tests/support/train_gpt_process.hpp"
 
 namespace tessera {

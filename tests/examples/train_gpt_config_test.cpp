@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/device_factory.hpp"
+#include "tessera/runtime/device_factory.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/data/token_file.hpp"
+#include "tessera/text/data/token_file.hpp"
 
 namespace tessera {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "core/setting_error.hpp"
-#include "runtime/modules/gpt.hpp"
+#include "tessera/core/setting_error.hpp"
+#include "tessera/model/modules/gpt.hpp"
 #include "tests/support/train_gpt_process.hpp"
 
 namespace tessera {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/setting_error.hpp"
-#include "runtime/data/token_id_check.hpp"
+#include "tessera/core/setting_error.hpp"
+#include "tessera/text/data/token_id_check.hpp"
 #include "tests/support/train_gpt_process.hpp"
 #include "tests/support/scratch_dir.hpp"
 

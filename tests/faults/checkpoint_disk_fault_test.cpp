@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "checkpoint_fault_support.hpp"
-#include "checkpointing/checkpoint_paths.hpp"
+#include "tessera/checkpointing/format/checkpoint_paths.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace fs = std::filesystem;

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "checkpointing/hdf5_util.hpp"
-#include "runtime/data/token_file.hpp"
+#include "tessera/checkpointing/format/hdf5_util.hpp"
+#include "tessera/text/data/token_file.hpp"
 #include "tests/launch/child_job.hpp"
 #include "tests/support/train_gpt_process.hpp"
 

@@ -13,13 +13,13 @@
 
 #include <functional>
 
-#include "../checkpointing/checkpoint_test_support.hpp"
+#include "tests/checkpointing/checkpoint_test_support.hpp"
 #include "checkpoint_fault_support.hpp"
-#include "checkpointing/checkpoint_error.hpp"
-#include "checkpointing/checkpoint_loader.hpp"
-#include "checkpointing/checkpoint_meta.hpp"
-#include "checkpointing/checkpoint_paths.hpp"
-#include "checkpointing/checkpoint_saver.hpp"
+#include "tessera/checkpointing/format/checkpoint_error.hpp"
+#include "tessera/checkpointing/load/checkpoint_loader.hpp"
+#include "tessera/checkpointing/format/checkpoint_meta.hpp"
+#include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/save/checkpoint_saver.hpp"
 
 namespace fs = std::filesystem;
 

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "runtime/data/sample_loader.hpp"
+#include "tessera/text/data/sample_loader.hpp"
 #include "tests/support/train_gpt_process.hpp"
 #include "tests/support/scratch_dir.hpp"
-#include "training/batch_plan.hpp"
+#include "tessera/training/batch_plan.hpp"
 
 namespace tessera {
 namespace {

@@ -23,8 +23,8 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/data/token_file.hpp"
-#include "runtime/random.hpp"
+#include "tessera/text/data/token_file.hpp"
+#include "tessera/core/random.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
 

@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "runtime/cpu/cpu_device.hpp"
-#include "runtime/out_of_memory.hpp"
-#include "runtime/storage.hpp"
+#include "tessera/runtime/cpu/cpu_device.hpp"
+#include "tessera/runtime/out_of_memory.hpp"
+#include "tessera/runtime/storage.hpp"
 #include "tests/support/train_gpt_process.hpp"
 #include "tests/support/scratch_dir.hpp"
 

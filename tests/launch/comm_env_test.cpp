@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "launch/comm_env.hpp"
+#include "tessera/launch/comm_env.hpp"
 
 namespace tessera {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "launch/launch_check.hpp"
+#include "tessera/launch/launch_check.hpp"
 
 namespace tessera {
 namespace {

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "launch/launcher_env.hpp"
+#include "tessera/launch/launcher_env.hpp"
 
 namespace tessera {
 namespace {

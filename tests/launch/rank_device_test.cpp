@@ -1,6 +1,6 @@
 // make_rank_device: the CPU and meta choices as make_device gives them, auto resolving as the
 // factory does, and the GPU picked from the local rank when there are GPUs (skipped without).
-#include "launch/rank_device.hpp"
+#include "tessera/launch/rank_device.hpp"
 
 #include <gtest/gtest.h>
 

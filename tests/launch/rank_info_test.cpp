@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "comm/mpi/mpi_communicator.hpp"
-#include "launch/node_groups.hpp"
-#include "launch/rank_info.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
+#include "tessera/launch/node_groups.hpp"
+#include "tessera/launch/rank_info.hpp"
 
 namespace tessera {
 namespace {

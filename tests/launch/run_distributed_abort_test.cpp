@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "launch/run_distributed.hpp"
+#include "tessera/launch/run_distributed.hpp"
 #include "tests/launch/child_job.hpp"
 
 namespace tessera {

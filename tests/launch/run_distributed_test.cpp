@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "launch/run_distributed.hpp"
+#include "tessera/launch/run_distributed.hpp"
 
 namespace tessera {
 namespace {

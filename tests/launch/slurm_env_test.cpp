@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "launch/slurm_env.hpp"
+#include "tessera/launch/slurm_env.hpp"
 
 namespace tessera {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <map>
 
-#include "planning/memory_plan.hpp"
-#include "planning/model_state.hpp"
+#include "tessera/planning/memory_plan.hpp"
+#include "tessera/planning/model_state.hpp"
 
 namespace tessera {
 namespace {

@@ -13,8 +13,8 @@
 #include <iterator>
 #include <string>
 
-#include "planning/plan_report.hpp"
-#include "planning/plan_svg.hpp"
+#include "tessera/planning/plan_report.hpp"
+#include "tessera/planning/plan_svg.hpp"
 
 namespace tessera {
 namespace {
@@ -61,12 +61,12 @@ TEST(PlanOutput, TableSaysWhetherItFitsAndByHowMuch) {
 
 TEST(PlanOutput, ActivationBreakdownGroupsEqualBlocks) {
   PlanConfig c = gpt2(0, 0);
-  c.checkpointing = parse_checkpoint_policy("every:2");
+  c.recompute = parse_recompute_policy("every:2");
   const std::string text = format_activation_breakdown(plan_memory(c));
   // Blocks 0, 2, ... keep only their input; 1, 3, ... keep everything: no two neighbours group.
   EXPECT_NE(text.find("h.0 "), std::string::npos) << text;
   EXPECT_NE(text.find("h.1 "), std::string::npos) << text;
-  c.checkpointing = CheckpointPolicy::none();
+  c.recompute = RecomputePolicy::none();
   EXPECT_NE(format_activation_breakdown(plan_memory(c)).find("h.0 .. h.11"), std::string::npos);
 }
 

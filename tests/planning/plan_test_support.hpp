@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "planning/measured_step.hpp"
-#include "planning/memory_plan.hpp"
+#include "tessera/planning/measured_step.hpp"
+#include "tessera/planning/memory_plan.hpp"
 
 namespace tessera::testing {
 
@@ -21,7 +21,7 @@ inline PlanConfig plan_for(const std::string& preset, ZeroStage stage, int ranks
   c.stage = stage;
   c.ranks = ranks;
   c.micro_batch = micro;
-  c.checkpointing = parse_checkpoint_policy(checkpointing);
+  c.recompute = parse_recompute_policy(checkpointing);
   return c;
 }
 

@@ -1,16 +1,16 @@
 // The planner against the engine on the small GPT (L=6 C=384 NH=6 V=8192 T=256) at micro-batch 1
 // without activation checkpointing: for ZeRO stages 0-3, every category's peak during the second
 // step (peaks reset just before it), the simultaneous peak and the state before it are within 5%
-// of the prediction. plan_vs_engine_small_ckpt_test.cpp runs the same with checkpointing, so ctest
+// of the prediction. plan_vs_engine_small_recompute_test.cpp runs the same with checkpointing, so ctest
 // can run the two in parallel.
 // tessera-test-ranks: 1 2 4
 // tessera-test-timeout: 600
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include "comm/mpi/mpi_communicator.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "plan_test_support.hpp"
-#include "runtime/device.hpp"
+#include "tessera/runtime/device.hpp"
 
 namespace tessera::testing {
 namespace {

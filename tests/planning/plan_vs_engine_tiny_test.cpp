@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include "comm/mpi/mpi_communicator.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "plan_test_support.hpp"
 #include "tests/support/scratch_dir.hpp"
 
@@ -45,7 +45,7 @@ TEST(PlanVsEngineTiny, Bf16ParametersAndReduce) {
     c.precision.reduce_dtype = DType::kBF16;
     check(c, world);
     c.precision.param_dtype = DType::kF32;  // f32 parameters, bf16 on the wire
-    c.checkpointing = CheckpointPolicy::none();
+    c.recompute = RecomputePolicy::none();
     check(c, world);
   }
 }

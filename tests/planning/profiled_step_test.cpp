@@ -7,14 +7,14 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include "comm/mpi/mpi_communicator.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "plan_test_support.hpp"
-#include "runtime/recompute/activation_checkpointing.hpp"
-#include "runtime/device.hpp"
-#include "runtime/modules/gpt.hpp"
-#include "runtime/random.hpp"
-#include "sharding/sharded_engine.hpp"
-#include "training/trainer.hpp"
+#include "tessera/model/recompute/recompute_policy.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/model/modules/gpt.hpp"
+#include "tessera/core/random.hpp"
+#include "tessera/sharding/sharded_engine.hpp"
+#include "tessera/training/trainer.hpp"
 
 namespace tessera::testing {
 namespace {
@@ -75,7 +75,7 @@ TEST(ProfiledStep, LeakCheckIsQuietOverSteadyStepsAndFindsHeldMemory) {
   MpiCommunicator world(MPI_COMM_WORLD);
   auto device = make_cpu_device();
   Gpt model(*model_preset("tiny").gpt);
-  apply_activation_checkpointing(model, CheckpointPolicy::selective());
+  apply_recompute(model, RecomputePolicy::selective());
   ShardingConfig sharding;
   sharding.stage = ZeroStage::kStage3;
   ShardedEngine engine(model, *device, world, sharding, 5);

@@ -5,7 +5,7 @@
 // figures for neighbouring branches, so each test lands in exactly one branch.
 #include <gtest/gtest.h>
 
-#include "planning/recommend.hpp"
+#include "tessera/planning/recommend.hpp"
 
 namespace tessera {
 namespace {
@@ -23,7 +23,7 @@ PlanConfig base(ZeroStage stage) {
 
 std::int64_t peak(PlanConfig c, const std::string& checkpointing, const std::string& offload = "none",
                   ZeroStage stage = ZeroStage::kStage0) {
-  c.checkpointing = parse_checkpoint_policy(checkpointing);
+  c.recompute = parse_recompute_policy(checkpointing);
   c.offload = parse_offload(offload);
   c.stage = stage;
   c.host_is_device = c.offload.uses_nvme();  // NVMe offload is what the CPU device runs
@@ -55,7 +55,7 @@ TEST(Recommend, FitsAsIs) {
   EXPECT_EQ(r.config.precision.param_dtype, DType::kBF16);
   EXPECT_EQ(r.config.precision.reduce_dtype, DType::kBF16);
   EXPECT_EQ(r.config.micro_batch, 8) << "the largest micro-batch tried";
-  EXPECT_EQ(r.config.checkpointing.kind, CheckpointPolicyKind::kNone);
+  EXPECT_EQ(r.config.recompute.kind, RecomputePolicyKind::kNone);
   EXPECT_FALSE(r.config.offload.any());
   EXPECT_FALSE(has_step(r, "activation checkpointing")) << r.describe();
   ASSERT_TRUE(r.batch.has_value());
@@ -83,7 +83,7 @@ TEST(Recommend, RaisesTheStageBeforeAnythingElse) {
   const Recommendation r = run(ZeroStage::kStage0, (stage0 + stage1) / 2);
   ASSERT_TRUE(r.fits) << r.describe();
   EXPECT_EQ(r.config.stage, ZeroStage::kStage1) << r.describe();
-  EXPECT_EQ(r.config.checkpointing.kind, CheckpointPolicyKind::kNone) << r.describe();
+  EXPECT_EQ(r.config.recompute.kind, RecomputePolicyKind::kNone) << r.describe();
   EXPECT_FALSE(r.config.offload.any()) << r.describe();
   EXPECT_TRUE(has_step(r, "ZeRO-1")) << r.describe();
   for (const RecommendStep& s : r.steps) EXPECT_GT(s.peak, 0) << s.decision << ": every step shows its peak";
@@ -97,7 +97,7 @@ TEST(Recommend, NeedsActivationCheckpointingAfterTheCheapStages) {
   const Recommendation r = run(ZeroStage::kStage0, (none + blocks) / 2);
   ASSERT_TRUE(r.fits) << r.describe();
   EXPECT_EQ(r.config.stage, ZeroStage::kStage2) << r.describe();
-  EXPECT_EQ(r.config.checkpointing.kind, CheckpointPolicyKind::kByType);
+  EXPECT_EQ(r.config.recompute.kind, RecomputePolicyKind::kByType);
   EXPECT_FALSE(r.config.offload.any()) << r.describe();
   EXPECT_TRUE(has_step(r, "activation checkpointing: blocks")) << r.describe();
   EXPECT_NE(r.describe().find("micro 1 needs"), std::string::npos) << r.describe();

@@ -2,7 +2,7 @@
 // infinities, f16 subnormals and overflow, exhaustive round trips over every bf16 and f16 pattern,
 // and (where the compiler has _Float16) agreement with the compiler's own f32 -> f16 conversion over
 // a dense sample of all f32 patterns.
-#include "precision/float_bits.hpp"
+#include "tessera/precision/float_bits.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // DynamicLossScaler: hysteresis before backoff, growth after the interval, floor at min_scale.
-#include "precision/loss_scaler.hpp"
+#include "tessera/precision/loss_scaler.hpp"
 
 #include <gtest/gtest.h>
 

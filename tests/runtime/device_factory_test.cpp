@@ -2,14 +2,14 @@
 // the setting, the value and the accepted values), auto falling back to the CPU device, cuda in a
 // build without a CUDA device backend and in one whose backend finds no GPU (one line naming the
 // reason), and the registry holding the always-built backends. Runs in every build.
-#include "runtime/device_factory.hpp"
+#include "tessera/runtime/device_factory.hpp"
 
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
 
-#include "runtime/device_registry.hpp"
+#include "tessera/runtime/device_registry.hpp"
 
 namespace tessera {
 namespace {

@@ -1,13 +1,13 @@
 // GEMM ceiling: the probe keeps its buffers (a measurement allocates, frees and copies nothing on
 // the device), times at least warm-up + 3 GEMMs of its shape, and reports that shape's rate.
-#include "runtime/gemm_ceiling.hpp"
+#include "tessera/runtime/gemm_ceiling.hpp"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 
-#include "runtime/cpu/cpu_device.hpp"
-#include "runtime/timed_device.hpp"
+#include "tessera/runtime/cpu/cpu_device.hpp"
+#include "tessera/runtime/timed_device.hpp"
 
 namespace tessera {
 namespace {

@@ -1,6 +1,6 @@
 // GemmMath names: every value prints and parses back; anything else is refused with a message that
 // names the setting, the value and the accepted spellings. (Runs without a GPU.)
-#include "runtime/gemm_math.hpp"
+#include "tessera/runtime/gemm_math.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // InlineStream (the CPU compute and communication streams, every meta stream): work runs when issued,
 // events are complete when recorded, wait(event) blocks the caller, and a failing host function does
 // not throw to its caller but fails later events and synchronize(). Also the Event handle itself.
-#include "runtime/inline_stream.hpp"
+#include "tessera/runtime/inline_stream.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "runtime/cpu/worker_stream.hpp"
+#include "tessera/runtime/cpu/worker_stream.hpp"
 #include "tests/runtime/stream_gate.hpp"
 
 namespace tessera {

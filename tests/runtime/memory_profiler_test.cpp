@@ -3,14 +3,14 @@
 // maxima over a step's phases, the leak check finds growth at the same phase of two steps and only
 // there, the CSV has one row per sample with the header's columns, and the SVG chart is a complete
 // document with one area per category and every phase named.
-#include "runtime/memory_profiler.hpp"
+#include "tessera/runtime/memory_profiler.hpp"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 #include <string>
 
-#include "runtime/memory_timeline_svg.hpp"
+#include "tessera/runtime/memory_timeline_svg.hpp"
 
 namespace tessera {
 namespace {

@@ -1,6 +1,6 @@
 // PendingFreeList: a block whose events have completed goes back at once; one with a pending event
 // is kept (counted in bytes()) until reclaim_completed() finds its events done; reclaim_all() waits.
-#include "runtime/pending_free_list.hpp"
+#include "tessera/runtime/pending_free_list.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/cpu/worker_stream.hpp"
+#include "tessera/runtime/cpu/worker_stream.hpp"
 #include "tests/runtime/stream_gate.hpp"
 
 namespace tessera {

@@ -1,6 +1,6 @@
 // StreamFailure: the lowest failing position wins, events see only failures at or before their
 // position, and "unsettled" tracks host functions still to run.
-#include "runtime/stream_failure.hpp"
+#include "tessera/runtime/stream_failure.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // Tensor views, reshapes, host round trips and the memory tracker's byte accounting.
-#include "runtime/tensor.hpp"
+#include "tessera/runtime/tensor.hpp"
 
 #include <gtest/gtest.h>
 
-#include "runtime/device.hpp"
+#include "tessera/runtime/device.hpp"
 
 namespace tessera {
 namespace {

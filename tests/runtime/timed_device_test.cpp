@@ -1,18 +1,18 @@
 // TimedDevice: its own trackers count Storage bytes as the inner device's would; allocation,
 // freeing, zero-filling and copies are counted with their bytes; a training step on it gives the
 // same bits as on the bare CPU device, with every kernel group of the step timed.
-#include "runtime/timed_device.hpp"
+#include "tessera/runtime/timed_device.hpp"
 
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <vector>
 
-#include "runtime/cpu/cpu_device.hpp"
-#include "runtime/local_trainer.hpp"
-#include "runtime/modules/gpt.hpp"
-#include "runtime/random.hpp"
-#include "runtime/tensor.hpp"
+#include "tessera/runtime/cpu/cpu_device.hpp"
+#include "tessera/training/local_trainer.hpp"
+#include "tessera/model/modules/gpt.hpp"
+#include "tessera/core/random.hpp"
+#include "tessera/runtime/tensor.hpp"
 
 namespace tessera {
 namespace {

@@ -1,6 +1,6 @@
 // TimedKernels: every op of the table is forwarded (the same bits as the inner table) and counted
 // once, in its own group; times add up and reset to zero.
-#include "runtime/timed_kernels.hpp"
+#include "tessera/runtime/timed_kernels.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
 
 namespace tessera {
 namespace {

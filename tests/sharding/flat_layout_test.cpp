@@ -1,11 +1,11 @@
 // FlatLayout: offsets in parameter order, padding to a multiple of the shard group, shard ranges,
 // the parameter segments of a range (with their weight-decay flags), and initial images equal to
 // what materialize_parameters gives each parameter.
-#include "sharding/flat_layout.hpp"
+#include "tessera/sharding/flat_layout.hpp"
 
 #include <gtest/gtest.h>
 
-#include "runtime/device.hpp"
+#include "tessera/runtime/device.hpp"
 
 namespace tessera {
 namespace {

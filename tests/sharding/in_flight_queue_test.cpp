@@ -1,7 +1,7 @@
 // InFlightQueue: a lane's depth bounds what is in flight (the oldest is finished first), finishing
 // through a unit finishes everything issued before it in order, lanes are independent, and an
 // operation's error reaches the caller.
-#include "sharding/in_flight_queue.hpp"
+#include "tessera/sharding/in_flight_queue.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "core/completion_work.hpp"
+#include "tessera/core/completion_work.hpp"
 
 namespace tessera {
 namespace {

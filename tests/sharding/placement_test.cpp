@@ -1,6 +1,6 @@
 // The Placement table: what ZeRO stages 0-3 store where, for f32 and bf16 parameters and with
 // optimizer and parameter offload — the rows docs/ARCHITECTURE.md shows, read as data.
-#include "sharding/placement.hpp"
+#include "tessera/sharding/placement.hpp"
 
 #include <gtest/gtest.h>
 

@@ -7,9 +7,9 @@
 
 #include <cmath>
 
-#include "sharding/full_parameters.hpp"
+#include "tessera/sharding/full_parameters.hpp"
 #include "sharding_test_support.hpp"
-#include "training/trainer.hpp"
+#include "tessera/training/trainer.hpp"
 
 namespace tessera::testing {
 namespace {

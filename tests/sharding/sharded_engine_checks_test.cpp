@@ -3,12 +3,12 @@
 // that already have storage.
 #include <gtest/gtest.h>
 
-#include "comm/loopback/loopback_communicator.hpp"
-#include "core/setting_error.hpp"
-#include "runtime/device.hpp"
-#include "runtime/meta/meta_device.hpp"
-#include "runtime/modules/gpt.hpp"
-#include "sharding/sharded_engine.hpp"
+#include "tessera/comm/loopback/loopback_communicator.hpp"
+#include "tessera/core/setting_error.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/runtime/meta/meta_device.hpp"
+#include "tessera/model/modules/gpt.hpp"
+#include "tessera/sharding/sharded_engine.hpp"
 
 namespace tessera {
 namespace {

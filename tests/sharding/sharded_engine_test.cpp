@@ -2,16 +2,16 @@
 // bit-identity across stages, accumulation, bf16 reduce, uneven shards, hybrid groups, clipping.
 // tessera-test-ranks: 2 4
 // tessera-test-timeout: 300
-#include "sharding/sharded_engine.hpp"
+#include "tessera/sharding/sharded_engine.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "runtime/modules/cross_entropy_loss.hpp"
-#include "sharding/full_parameters.hpp"
+#include "tessera/model/modules/cross_entropy_loss.hpp"
+#include "tessera/sharding/full_parameters.hpp"
 #include "sharding_test_support.hpp"
-#include "training/trainer.hpp"
+#include "tessera/training/trainer.hpp"
 
 namespace tessera::testing {
 namespace {
@@ -195,7 +195,7 @@ TEST(ShardedEngine, Fp16LossScalerSkipsAStepWhenOneRankOverflows) {
     Tensor g = engine.units()[1]->reduced_grads();
     g.data_as<float>()[0] = INFINITY;
   }
-  const StepResult skipped = engine.step(kLr);
+  const OptimizerStepResult skipped = engine.step(kLr);
   EXPECT_TRUE(skipped.skipped) << "rank " << world.rank() << " did not skip the overflowing step";
   EXPECT_EQ(engine.loss_scale(), initial_scale / 2) << "rank " << world.rank();
   EXPECT_EQ(engine.optimizer_steps(), 0);

@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "sharding_test_support.hpp"
-#include "training/trainer.hpp"
+#include "tessera/training/trainer.hpp"
 
 namespace tessera::testing {
 namespace {

@@ -2,15 +2,15 @@
 // collectives (rank-derived inputs, expected values worked out by hand), and sum_in_rank_order adds
 // in rank order bit for bit. The GPU path is tested with NCCL in tests/sharding/cuda/.
 // tessera-test-ranks: 1 2
-#include "sharding/staged_collectives.hpp"
+#include "tessera/sharding/staged_collectives.hpp"
 
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <vector>
 
-#include "comm/loopback/loopback_communicator.hpp"
-#include "comm/mpi/mpi_communicator.hpp"
+#include "tessera/comm/loopback/loopback_communicator.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
 
 namespace tessera {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "launch/rank_info.hpp"
-#include "runtime/device_factory.hpp"
+#include "tessera/launch/rank_info.hpp"
+#include "tessera/runtime/device_factory.hpp"
 
 namespace tessera::testing {
 

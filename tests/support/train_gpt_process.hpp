@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/data/token_file.hpp"
-#include "runtime/random.hpp"
+#include "tessera/text/data/token_file.hpp"
+#include "tessera/core/random.hpp"
 
 namespace tessera::testing {
 

@@ -1,6 +1,6 @@
 // Global-batch planner: every derivation branch, the exact error messages, tokens arithmetic, and the
 // global batch given in tokens (4,000,000 tokens of sequences of 4,000 on 1 and 8 ranks).
-#include "training/batch_plan.hpp"
+#include "tessera/training/batch_plan.hpp"
 
 #include <gtest/gtest.h>
 

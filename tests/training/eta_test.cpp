@@ -1,7 +1,7 @@
 // The ETA is the mean step time of the last `window` steps times the steps left: exact for steady
 // steps, following a change of pace within one window, and moving back with the steps after a
 // reload.
-#include "training/eta.hpp"
+#include "tessera/training/eta.hpp"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 #include <chrono>
 #include <string>
 
-#include "training/log_writer.hpp"
+#include "tessera/training/log_writer.hpp"
 
 namespace tessera {
 namespace {

@@ -2,7 +2,7 @@
 // nlohmann-json); a resumed run keeps the records up to its step, drops the later ones and the
 // validation of the resume step (measured again), and appends; a torn last line is dropped; a
 // fresh run starts the file over.
-#include "training/metrics_log.hpp"
+#include "tessera/training/metrics_log.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,13 +1,13 @@
 // The plots of a metrics file: well-formed SVG (read by an XML parser), one polyline per series
 // with one point per record — training and validation loss in FILE.loss.svg, tokens/s in
 // FILE.throughput.svg — beside the metrics file.
-#include "training/metrics_plots.hpp"
+#include "tessera/training/metrics_plots.hpp"
 
 #include <gtest/gtest.h>
 
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/svg_check.hpp"
-#include "training/metrics_log.hpp"
+#include "tessera/training/metrics_log.hpp"
 
 namespace tessera {
 namespace {

@@ -3,7 +3,7 @@
 // small terminal model, the logged steps and events stay as whole lines, the live line shows the
 // latest step below them and is gone after finish(); warnings go to stderr with their rank and
 // the live line is drawn again after them. Quiet: nothing of its own, warnings still reach stderr.
-#include "training/progress_display.hpp"
+#include "tessera/training/progress_display.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 // The live line and the logged step's line from the same figures: every figure where it belongs.
-#include "training/progress_line.hpp"
+#include "tessera/training/progress_line.hpp"
 
 #include <gtest/gtest.h>
 

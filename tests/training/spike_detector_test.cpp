@@ -1,13 +1,13 @@
 // SpikeDetector: nothing is a spike during warm-up; a loss or a gradient norm far above the window's
 // spread is, and says why; spikes stay out of the window (the next normal step is not one); a flat
 // curve needs a 1% excursion at least; non-finite losses are spikes; bad settings are named.
-#include "training/spike_detector.hpp"
+#include "tessera/training/spike_detector.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "core/setting_error.hpp"
+#include "tessera/core/setting_error.hpp"
 
 namespace tessera {
 namespace {

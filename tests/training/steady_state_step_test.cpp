@@ -8,11 +8,11 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include "comm/mpi/mpi_communicator.hpp"
-#include "runtime/cpu/cpu_device.hpp"
-#include "runtime/timed_device.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
+#include "tessera/runtime/cpu/cpu_device.hpp"
+#include "tessera/runtime/timed_device.hpp"
 #include "tests/sharding/sharding_test_support.hpp"
-#include "training/trainer.hpp"
+#include "tessera/training/trainer.hpp"
 
 namespace tessera::testing {
 namespace {

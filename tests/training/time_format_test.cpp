@@ -1,6 +1,6 @@
 // Durations read in at most two units, rounded down; time stamps are ISO 8601 local time with the
 // offset written as +hh:mm.
-#include "training/time_format.hpp"
+#include "tessera/training/time_format.hpp"
 
 #include <gtest/gtest.h>
 

@@ -8,10 +8,10 @@
 
 #include <cstring>
 
-#include "../checkpointing/checkpoint_test_support.hpp"
-#include "core/setting_error.hpp"
-#include "runtime/data/token_file.hpp"
-#include "training/validation_loss.hpp"
+#include "tests/checkpointing/checkpoint_test_support.hpp"
+#include "tessera/core/setting_error.hpp"
+#include "tessera/text/data/token_file.hpp"
+#include "tessera/training/validation_loss.hpp"
 
 namespace tessera::testing {
 namespace {

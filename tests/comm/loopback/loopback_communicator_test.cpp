@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/loopback/loopback_communicator.hpp"
+#include "tessera/comm/loopback/loopback_communicator.hpp"
 
 namespace tessera {
 namespace {

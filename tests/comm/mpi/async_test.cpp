@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "comm/mpi/mpi_communicator.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "tests/comm/comm_test_support.hpp"
 
 namespace tessera {

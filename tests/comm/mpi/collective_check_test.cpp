@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/mpi/mpi_communicator.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
 
 namespace tessera {
 namespace {

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "comm/host_collectives.hpp"
-#include "comm/mpi/mpi_communicator.hpp"
+#include "tessera/comm/host_collectives.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
 
 namespace tessera {
 namespace {

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "comm/mpi/mpi_communicator.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
 
 namespace tessera {
 namespace {

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "comm/mpi/mpi_communicator.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "tests/launch/child_job.hpp"
 
 namespace tessera {

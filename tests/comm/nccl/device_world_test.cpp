@@ -13,11 +13,11 @@
 #include <thread>
 #include <vector>
 
-#include "comm/device_communicator.hpp"
-#include "comm/mpi/mpi_communicator.hpp"
-#include "launch/rank_device.hpp"
-#include "runtime/kernels.hpp"
-#include "runtime/tensor.hpp"
+#include "tessera/comm/device_communicator.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
+#include "tessera/launch/rank_device.hpp"
+#include "tessera/runtime/kernels.hpp"
+#include "tessera/runtime/tensor.hpp"
 #include "tests/runtime/stream_gate.hpp"
 #include "tests/support/gpu_per_rank.hpp"
 

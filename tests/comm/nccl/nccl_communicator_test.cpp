@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "comm/device_communicator.hpp"
-#include "comm/mpi/mpi_communicator.hpp"
-#include "comm/nccl/nccl_communicator.hpp"
-#include "launch/rank_info.hpp"
+#include "tessera/comm/device_communicator.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
+#include "tessera/comm/nccl/nccl_communicator.hpp"
+#include "tessera/launch/rank_info.hpp"
 #include "tests/comm/comm_test_support.hpp"
 
 namespace tessera {

@@ -3,7 +3,7 @@
 // only of its class, the bound (cached bytes never above the peak in use), emptying the cache, a
 // failed system allocation, and a CpuDevice whose trackers count Storage bytes exactly as before
 // while a block is reused — including blocks held back by a pending stream.
-#include "runtime/cpu/block_cache.hpp"
+#include "tessera/runtime/cpu/block_cache.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <new>
 #include <vector>
 
-#include "runtime/cpu/cpu_device.hpp"
-#include "runtime/tensor.hpp"
+#include "tessera/runtime/cpu/cpu_device.hpp"
+#include "tessera/runtime/tensor.hpp"
 #include "tests/runtime/stream_gate.hpp"
 
 namespace tessera {

@@ -3,7 +3,7 @@
 // values from every decade of the maps, thresholds and their neighbours, and the specials (signed
 // zeros, infinities, NaN, subnormals, magnitudes past 1). On a build without the 64-wide path the
 // tests skip: there both functions are the element loops they would be compared with.
-#include "runtime/cpu/block_quantization.hpp"
+#include "tessera/runtime/cpu/block_quantization.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include <limits>
 #include <vector>
 
-#include "runtime/random.hpp"
+#include "tessera/core/random.hpp"
 
 namespace tessera {
 namespace {

@@ -10,8 +10,8 @@
 #include <cmath>
 #include <vector>
 
-#include "runtime/cpu/cpu_kernels.hpp"
-#include "runtime/kernels/quantization_math.hpp"
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/math/quantization_math.hpp"
 #include "tests/runtime/cpu/kernel_check.hpp"
 
 namespace tessera {

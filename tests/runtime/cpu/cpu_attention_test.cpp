@@ -8,7 +8,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
 #include "tests/runtime/cpu/kernel_check.hpp"
 
 namespace tessera {

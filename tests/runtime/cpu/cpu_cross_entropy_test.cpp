@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
 #include "tests/runtime/cpu/kernel_check.hpp"
 
 namespace tessera {

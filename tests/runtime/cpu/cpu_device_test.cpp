@@ -1,7 +1,7 @@
 // CpuDevice: memory kinds, its streams, asynchronous copies and stream-ordered freeing (the
 // recordStream hazard). The copy stream's worker is held at a Gate to make "pending" observable:
 // copies not yet done, blocks not yet reusable. Stream semantics: worker_stream_test, inline_stream_test.
-#include "runtime/cpu/cpu_device.hpp"
+#include "tessera/runtime/cpu/cpu_device.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/tensor.hpp"
+#include "tessera/runtime/tensor.hpp"
 #include "tests/runtime/stream_gate.hpp"
 
 namespace tessera {

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "precision/float_bits.hpp"
-#include "runtime/cpu/cpu_kernels.hpp"
-#include "runtime/kernels/gelu_math.hpp"
+#include "tessera/precision/float_bits.hpp"
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/math/gelu_math.hpp"
 #include "tests/runtime/cpu/kernel_check.hpp"
 
 namespace tessera {

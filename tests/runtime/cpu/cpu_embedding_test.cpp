@@ -3,7 +3,7 @@
 // threads when many rows hit the same token.
 #include <gtest/gtest.h>
 
-#include "runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
 #include "tests/runtime/cpu/kernel_check.hpp"
 
 namespace tessera {

@@ -3,7 +3,7 @@
 // accumulation, and a bias gradient that is the same bits on 1 and 2 threads.
 #include <gtest/gtest.h>
 
-#include "runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
 #include "tests/runtime/cpu/kernel_check.hpp"
 
 namespace tessera {

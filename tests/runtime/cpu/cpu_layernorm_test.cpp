@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
 #include "tests/runtime/cpu/kernel_check.hpp"
 
 namespace tessera {

@@ -1,7 +1,7 @@
 // stream_copy / parallel_stream_copy: exact bytes for odd sizes and every misalignment of source
 // and destination (vector body, byte head and tail), bytes around the destination untouched, and
 // multi-block copies on 1 and 2 threads; stream_zero / parallel_stream_zero likewise.
-#include "runtime/cpu/host_copy.hpp"
+#include "tessera/runtime/cpu/host_copy.hpp"
 
 #include <gtest/gtest.h>
 

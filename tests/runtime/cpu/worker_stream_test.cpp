@@ -1,7 +1,7 @@
 // WorkerStream (the CPU copy stream): work runs in issue order on the stream's own thread, events
 // complete when the worker reaches them, wait(event) holds the worker (not the caller), and a host
 // function's failure fails later events and synchronize() while later work still runs.
-#include "runtime/cpu/worker_stream.hpp"
+#include "tessera/runtime/cpu/worker_stream.hpp"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/cuda/cuda_ops.hpp"
+#include "tessera/runtime/cuda/cuda_ops.hpp"
 #include "tests/runtime/cuda/cuda_test_support.hpp"
 
 namespace tessera {

@@ -1,7 +1,7 @@
 // TESSERA_CUDA_CHECK / TESSERA_CUBLAS_CHECK: success passes; a failure throws std::runtime_error
 // carrying the call text, the file from its layer folder on with the line, and the decoded error.
 // (Runs without a GPU: the calls are error codes.)
-#include "runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
 
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 // asynchronous copies, synchronize, out-of-memory, and the factory. A host function held at a Gate
 // keeps a stream's later work back so that "not yet" can be observed. The factory without a GPU is
 // tested in every build (tests/runtime/device_factory_test.cpp).
-#include "runtime/cuda/cuda_device.hpp"
+#include "tessera/runtime/cuda/cuda_device.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,9 +17,9 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/out_of_memory.hpp"
-#include "runtime/storage.hpp"
-#include "runtime/tensor.hpp"
+#include "tessera/runtime/out_of_memory.hpp"
+#include "tessera/runtime/storage.hpp"
+#include "tessera/runtime/tensor.hpp"
 #include "tests/runtime/cuda/gpu_test_support.hpp"
 #include "tests/runtime/stream_gate.hpp"
 

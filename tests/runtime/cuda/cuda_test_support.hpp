@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "precision/float_bits.hpp"
-#include "precision/tolerance.hpp"
-#include "runtime/cpu/cpu_kernels.hpp"
-#include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/cuda_kernels.hpp"
+#include "tessera/precision/float_bits.hpp"
+#include "tessera/precision/tolerance.hpp"
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cuda/cuda_check.hpp"
+#include "tessera/runtime/cuda/cuda_kernels.hpp"
 
 namespace tessera::test {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/device_factory.hpp"
+#include "tessera/runtime/device_factory.hpp"
 
 // Skips the test (GTEST_SKIP, so the suite passes on machines without a GPU) naming why.
 #define TESSERA_REQUIRE_GPU()                                                                        \

@@ -1,17 +1,17 @@
 // The meta device: the same small GPT trained one step (forward, loss, backward) on the CPU device
 // and on the meta device allocates exactly the same bytes, category by category, current and peak;
 // the meta device holds no memory at all, so huge shapes cost nothing.
-#include "runtime/meta/meta_device.hpp"
+#include "tessera/runtime/meta/meta_device.hpp"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <vector>
 
-#include "runtime/cpu/cpu_device.hpp"
-#include "runtime/modules/cross_entropy_loss.hpp"
-#include "runtime/modules/gpt.hpp"
-#include "runtime/optim/grad_clip.hpp"
+#include "tessera/runtime/cpu/cpu_device.hpp"
+#include "tessera/model/modules/cross_entropy_loss.hpp"
+#include "tessera/model/modules/gpt.hpp"
+#include "tessera/model/optim/grad_clip.hpp"
 
 namespace tessera {
 namespace {

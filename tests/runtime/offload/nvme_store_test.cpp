@@ -3,17 +3,17 @@
 // is removed at the end, a stale one is replaced and a live one refused; a missing directory, a
 // regular file, a read-only and a too small file system are refused with the setting and the
 // reason; the bytes are booked on the device's NVMe tier.
-#include "runtime/offload/nvme_store.hpp"
+#include "tessera/runtime/offload/nvme_store.hpp"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <numeric>
 
-#include "core/setting_error.hpp"
-#include "runtime/device.hpp"
-#include "runtime/meta/meta_device.hpp"
-#include "runtime/offload/offload_file.hpp"
+#include "tessera/core/setting_error.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/runtime/meta/meta_device.hpp"
+#include "tessera/runtime/offload/offload_file.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace tessera {

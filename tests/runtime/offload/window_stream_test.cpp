@@ -2,13 +2,13 @@
 // with windows that do not divide the range, per-block values and 2 to 5 buffer sets; what the
 // work writes to filed tensors is in the file afterwards, and read-only tensors are not written.
 // Without a store the whole range is one window on the resident memory.
-#include "runtime/offload/window_stream.hpp"
+#include "tessera/runtime/offload/window_stream.hpp"
 
 #include <gtest/gtest.h>
 
 #include <numeric>
 
-#include "runtime/device.hpp"
+#include "tessera/runtime/device.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace tessera {

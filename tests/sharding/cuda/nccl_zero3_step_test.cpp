@@ -13,16 +13,16 @@
 #include <string>
 #include <vector>
 
-#include "comm/device_communicator.hpp"
-#include "comm/mpi/mpi_communicator.hpp"
-#include "launch/rank_device.hpp"
-#include "launch/rank_info.hpp"
-#include "sharding/full_parameters.hpp"
-#include "sharding/sharded_engine.hpp"
+#include "tessera/comm/device_communicator.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
+#include "tessera/launch/rank_device.hpp"
+#include "tessera/launch/rank_info.hpp"
+#include "tessera/sharding/full_parameters.hpp"
+#include "tessera/sharding/sharded_engine.hpp"
 #include "tests/runtime/cuda/gpu_test_support.hpp"
 #include "tests/sharding/sharding_test_support.hpp"
 #include "tests/support/gpu_per_rank.hpp"
-#include "training/trainer.hpp"
+#include "tessera/training/trainer.hpp"
 
 namespace tessera::testing {
 namespace {

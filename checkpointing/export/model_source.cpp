@@ -1,0 +1,93 @@
+// Model sources: a checkpoint (meta.h5's model fields) or an export (its stored config).
+#include "tessera/checkpointing/export/model_source.hpp"
+
+#include "tessera/checkpointing/format/checkpoint_error.hpp"
+#include "tessera/checkpointing/export/checkpoint_export.hpp"
+#include "tessera/checkpointing/export/gpt_model_fields.hpp"
+#include "tessera/checkpointing/load/checkpoint_loader.hpp"
+#include "tessera/checkpointing/format/checkpoint_meta.hpp"
+#include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/format/hdf5_util.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tessera {
+namespace {
+
+using detail::H5Id;
+
+// An HDF5 export's /config sections (model and run fields).
+RunConfig read_hdf5_export_config(const fs::path& file) {
+  detail::Hdf5Guard guard;
+  const std::string path = file.string();
+  H5Id f = detail::open_file_read(path);
+  const std::string kind = detail::has_attribute(f.get(), "kind") ? detail::read_string_attribute(f.get(), "kind", path) : "";
+  if (kind != "export") {
+    throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
+                          path + " is not a file written by `tessera_ckpt export` (kind '" + kind + "')");
+  }
+  RunConfig config;
+  if (!detail::link_exists(f.get(), "config")) return config;
+  H5Id group = detail::open_group(f.get(), "config", path);
+  for (const char* section : {"model", "run"}) {
+    if (!detail::link_exists(group.get(), section)) continue;
+    H5Id fields = detail::open_group(group.get(), section, path);
+    const std::string where = path + ":/config/" + section;
+    for (const std::string& key : detail::attribute_names(fields.get())) {
+      const std::string value = detail::read_string_attribute(fields.get(), key, where);
+      if (std::string(section) == "model") {
+        config.set_model(key, value);
+      } else {
+        config.set_run(key, value);
+      }
+    }
+  }
+  return config;
+}
+
+RunConfig model_fields(const GptConfig& gpt) {
+  RunConfig config;
+  add_gpt_config(config, gpt);
+  return config;
+}
+
+}  // namespace
+
+ModelSource open_model_source(const fs::path& path) {
+  ModelSource source;
+  if (fs::is_regular_file(path)) {
+    source.path = path;
+    source.is_export = true;
+    source.config = gpt_config_of(read_export_model_config(path), path.string());
+    source.token_vocab = source.config.vocab_size;
+    source.stored = path.extension() == ".safetensors" ? read_export_model_config(path) : read_hdf5_export_config(path);
+    return source;
+  }
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    throw CheckpointError(CheckpointErrorKind::kMissingFile,
+                          path.string() + " does not exist; pass a checkpoint directory, a run directory or an export file");
+  }
+  const auto dir = resolve_checkpoint(path);
+  if (!dir) {
+    throw CheckpointError(CheckpointErrorKind::kMissingFile,
+                          path.string() + " is neither an export file nor a checkpoint or run directory with a checkpoint");
+  }
+  source.path = *dir;
+  const CheckpointMeta meta = read_meta_file((*dir / kMetaFileName).string());
+  source.config = gpt_config_of(meta.config, dir->string());
+  source.stored = meta.config;
+  const auto vocab = meta.config.run().find("tokenizer_vocab");
+  source.token_vocab = vocab != meta.config.run().end() ? std::stoll(vocab->second) : source.config.vocab_size;
+  return source;
+}
+
+void load_model_weights(ShardedEngine& engine, Communicator& world, const ModelSource& source) {
+  if (source.is_export) {
+    load_exported_weights(engine, world, source.path, model_fields(source.config));
+  } else {
+    load_checkpoint(engine, world, source.path, model_fields(source.config));
+  }
+}
+
+}  // namespace tessera

@@ -1,0 +1,184 @@
+// CheckpointLayout from an engine, piece lookup and the parameter comparison used on load.
+#include "tessera/checkpointing/format/checkpoint_layout.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "tessera/checkpointing/format/checkpoint_error.hpp"
+#include "tessera/sharding/sharded_engine.hpp"
+
+namespace tessera {
+
+CheckpointLayout CheckpointLayout::of_engine(ShardedEngine& engine) {
+  CheckpointLayout layout;
+  layout.shard_ranks = engine.shard_group().size();
+  layout.states = engine.state_specs();
+  layout.state_alignment = optimizer_alignment(engine.config().optimizer);
+  for (const auto& unit : engine.units()) {
+    const int index = static_cast<int>(layout.units.size());
+    layout.units.push_back({unit->name(), unit->layout().numel(), unit->layout().shard_numel()});
+    for (const FlatEntry& e : unit->layout().entries()) {
+      layout.params.push_back({e.name, e.parameter->shape, index, e.offset});
+    }
+  }
+  return layout;
+}
+
+const ParamRecord* CheckpointLayout::find_param(const std::string& name) const {
+  for (const ParamRecord& p : params) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::vector<ShardPiece> CheckpointLayout::locate(int unit, std::int64_t begin, std::int64_t end) const {
+  std::vector<ShardPiece> pieces;
+  const std::int64_t s = units.at(static_cast<std::size_t>(unit)).shard_numel;
+  for (std::int64_t at = begin; at < end;) {
+    const auto shard = static_cast<int>(at / s);
+    const std::int64_t shard_end = std::min(end, (shard + 1) * s);
+    pieces.push_back({shard, at - shard * s, shard_end - at});
+    at = shard_end;
+  }
+  return pieces;
+}
+
+std::int64_t CheckpointLayout::parameter_count() const {
+  std::int64_t n = 0;
+  for (const ParamRecord& p : params) n += p.numel();
+  return n;
+}
+
+std::int64_t CheckpointLayout::padded_elements() const {
+  std::int64_t n = 0;
+  for (const UnitRecord& u : units) n += u.shard_numel * shard_ranks;
+  return n;
+}
+
+std::int64_t CheckpointLayout::state_bytes() const {
+  std::int64_t n = 0;
+  for (const StateSpec& s : states) {
+    n += static_cast<std::int64_t>(dtype_size(s.dtype)) * (padded_elements() / s.elements_per_value);
+  }
+  return n;
+}
+
+namespace {
+
+[[noreturn]] void corrupt_layout(const std::string& where, const std::string& problem) {
+  throw CheckpointError(CheckpointErrorKind::kCorruptData,
+                        where + " is corrupted: " + problem + "; resume from an earlier checkpoint");
+}
+
+std::string element_range(std::int64_t begin, std::int64_t end) {
+  return "[" + std::to_string(begin) + ", " + std::to_string(end) + ")";
+}
+
+}  // namespace
+
+void check_layout_structure(const CheckpointLayout& layout, const std::string& where) {
+  if (layout.shard_ranks < 1) corrupt_layout(where, "it has " + std::to_string(layout.shard_ranks) + " shard files");
+  std::set<std::string> unit_names, param_names;
+  for (const UnitRecord& u : layout.units) {
+    if (!unit_names.insert(u.name).second) corrupt_layout(where, "unit '" + u.name + "' is listed twice");
+    if (u.numel < 0 || u.shard_numel < 0 || u.shard_numel * layout.shard_ranks < u.numel) {
+      corrupt_layout(where, "unit '" + u.name + "' has " + std::to_string(u.numel) + " elements in shards of " +
+                                std::to_string(u.shard_numel) + " over " + std::to_string(layout.shard_ranks) +
+                                " shard files, which do not hold them");
+    }
+    if (layout.state_alignment > 1 && u.shard_numel % layout.state_alignment != 0) {
+      corrupt_layout(where, "unit '" + u.name + "' has shards of " + std::to_string(u.shard_numel) +
+                                " elements, not whole blocks of " + std::to_string(layout.state_alignment));
+    }
+  }
+  // Per unit, the parameters by offset: each must end before the next begins.
+  std::vector<std::vector<const ParamRecord*>> by_unit(layout.units.size());
+  for (const ParamRecord& p : layout.params) {
+    if (!param_names.insert(p.name).second) corrupt_layout(where, "parameter '" + p.name + "' is listed twice");
+    if (p.unit < 0 || static_cast<std::size_t>(p.unit) >= layout.units.size()) {
+      corrupt_layout(where, "parameter '" + p.name + "' names unit " + std::to_string(p.unit) + " of " +
+                                std::to_string(layout.units.size()));
+    }
+    for (std::int64_t d : p.shape) {
+      if (d < 0) corrupt_layout(where, "parameter '" + p.name + "' has shape " + shape_string(p.shape));
+    }
+    const UnitRecord& unit = layout.units[static_cast<std::size_t>(p.unit)];
+    if (p.offset < 0 || p.offset + p.numel() > unit.numel) {
+      corrupt_layout(where, "parameter '" + p.name + "' at elements " + element_range(p.offset, p.offset + p.numel()) +
+                                " lies outside its unit '" + unit.name + "' of " + std::to_string(unit.numel));
+    }
+    by_unit[static_cast<std::size_t>(p.unit)].push_back(&p);
+  }
+  for (std::size_t u = 0; u < by_unit.size(); ++u) {
+    auto& params = by_unit[u];
+    std::sort(params.begin(), params.end(), [](const ParamRecord* a, const ParamRecord* b) { return a->offset < b->offset; });
+    for (std::size_t i = 1; i < params.size(); ++i) {
+      const ParamRecord& a = *params[i - 1];
+      const ParamRecord& b = *params[i];
+      if (a.offset + a.numel() > b.offset) {
+        corrupt_layout(where, "parameters '" + a.name + "' " + element_range(a.offset, a.offset + a.numel()) + " and '" +
+                                  b.name + "' " + element_range(b.offset, b.offset + b.numel()) + " overlap in unit '" +
+                                  layout.units[u].name + "'");
+      }
+    }
+  }
+}
+
+namespace {
+
+std::string describe_states(const std::vector<StateSpec>& states) {
+  std::string s;
+  for (const StateSpec& spec : states) {
+    s += (s.empty() ? "" : ", ") + spec.name + " " + dtype_name(spec.dtype);
+    if (spec.elements_per_value > 1) s += " per " + std::to_string(spec.elements_per_value);
+  }
+  return s;
+}
+
+}  // namespace
+
+void check_same_states(const CheckpointLayout& stored, const CheckpointLayout& current, const std::string& where) {
+  bool same = stored.states.size() == current.states.size() && stored.state_alignment == current.state_alignment;
+  for (std::size_t i = 0; same && i < stored.states.size(); ++i) {
+    same = stored.states[i].name == current.states[i].name && stored.states[i].dtype == current.states[i].dtype &&
+           stored.states[i].elements_per_value == current.states[i].elements_per_value;
+  }
+  if (!same) {
+    throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
+                          where + " holds the state tensors (" + describe_states(stored.states) +
+                              ") but this run's optimizer keeps (" + describe_states(current.states) +
+                              "); resume with the optimizer the checkpoint was written with, or start from an export "
+                              "(--init-from) with fresh optimizer state");
+  }
+}
+
+void check_same_parameters(const CheckpointLayout& stored, const CheckpointLayout& current, const std::string& where) {
+  std::map<std::string, const ParamRecord*> by_name;
+  for (const ParamRecord& p : stored.params) by_name[p.name] = &p;
+  for (const ParamRecord& p : current.params) {
+    auto it = by_name.find(p.name);
+    if (it == by_name.end()) {
+      throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
+                            where + " has no parameter '" + p.name + "' (shape " + shape_string(p.shape) +
+                                " in this model): it was written for a different model; use the model options it was written "
+                                "with, or start without resuming");
+    }
+    if (it->second->shape != p.shape) {
+      throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
+                            where + ": parameter '" + p.name + "' has shape " + shape_string(it->second->shape) +
+                                " in the checkpoint but " + shape_string(p.shape) +
+                                " in this model; use the model options the checkpoint was written with");
+    }
+    by_name.erase(it);
+  }
+  if (!by_name.empty()) {
+    const ParamRecord& extra = *by_name.begin()->second;
+    throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
+                          where + " holds parameter '" + extra.name + "' (shape " + shape_string(extra.shape) +
+                              ") that this model does not have (" + std::to_string(by_name.size()) +
+                              " such parameters); use the model options the checkpoint was written with");
+  }
+}
+
+}  // namespace tessera

@@ -1,0 +1,64 @@
+# One build target per layer, so the build keeps the layers honest.
+#
+#   tessera_layer(<layer> [DEPS <lower layers>...] [PUBLIC <libraries>...] [PRIVATE <libraries>...])
+#
+# makes tessera_<layer>, an object library of <layer>/**/*.cpp (the CUDA backends under */cuda/ and
+# */nccl/ are added by TesseraCuda.cmake). Its include root holds a single link, tessera/<layer> ->
+# the layer's folder, and it links its DEPS PUBLIC: a source of the layer sees tessera/<layer>/... and
+# tessera/<every layer below it>/..., and an include from a layer above fails to compile ("No such
+# file"). Library code includes every header by its full name, "tessera/runtime/device.hpp", which is
+# also how an installed header is named (<prefix>/include/tessera/runtime/device.hpp).
+#
+# The layers and what each may use are recorded in ${PROJECT_BINARY_DIR}/tessera_layers.cmake for the
+# layering test (tests/build/layering_test.cmake), which also checks the sources this configuration
+# does not compile (the CUDA backends without nvcc).
+set(TESSERA_LAYERS "")
+set(TESSERA_LAYER_TABLE "")
+
+function(tessera_layer name)
+  cmake_parse_arguments(arg "" "" "DEPS;PUBLIC;PRIVATE" ${ARGN})
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${name}/*.cpp)
+  list(FILTER sources EXCLUDE REGEX "/(cuda|nccl)/")
+  set(target tessera_${name})
+  add_library(${target} OBJECT ${sources})
+
+  # The include root: tessera/<layer> -> <source>/<layer>. Its folder name holds no layer name, so a
+  # __FILE__ seen through it still reads ".../tessera/runtime/..." from the first layer folder on.
+  set(root ${PROJECT_BINARY_DIR}/include_roots/${name}_headers)
+  file(MAKE_DIRECTORY ${root}/tessera)
+  file(CREATE_LINK ${PROJECT_SOURCE_DIR}/${name} ${root}/tessera/${name} SYMBOLIC)
+  target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${root}>)
+
+  set(allowed ${name})
+  foreach(dep IN LISTS arg_DEPS)
+    if(NOT TARGET tessera_${dep})
+      message(FATAL_ERROR "layer ${name}: DEPS names ${dep}, which is not a layer declared before it")
+    endif()
+    target_link_libraries(${target} PUBLIC tessera_${dep})
+    get_property(below GLOBAL PROPERTY TESSERA_LAYER_USES_${dep})
+    list(APPEND allowed ${below})
+  endforeach()
+  list(REMOVE_DUPLICATES allowed)
+  set_property(GLOBAL PROPERTY TESSERA_LAYER_USES_${name} ${allowed})
+
+  target_link_libraries(${target} PUBLIC ${arg_PUBLIC} PRIVATE ${arg_PRIVATE} OpenMP::OpenMP_CXX)
+  target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:-Wall;-Wextra>")
+  if(TESSERA_NATIVE)
+    # PRIVATE: the flag tunes the library's own code; the installed package never carries it.
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-march=native>)
+  endif()
+
+  list(APPEND TESSERA_LAYERS ${name})
+  set(TESSERA_LAYERS ${TESSERA_LAYERS} PARENT_SCOPE)
+  string(REPLACE ";" " " allowed_text "${allowed}")
+  string(APPEND TESSERA_LAYER_TABLE "set(TESSERA_LAYER_USES_${name} ${allowed_text})\n")
+  set(TESSERA_LAYER_TABLE "${TESSERA_LAYER_TABLE}" PARENT_SCOPE)
+endfunction()
+
+# The layer table for the layering test, written once every layer is declared.
+function(tessera_write_layer_table)
+  string(REPLACE ";" " " layers "${TESSERA_LAYERS}")
+  file(WRITE ${PROJECT_BINARY_DIR}/tessera_layers.cmake
+    "# Written by cmake/TesseraLayers.cmake: each layer and the layers its sources may include.\n"
+    "set(TESSERA_LAYERS ${layers})\n${TESSERA_LAYER_TABLE}")
+endfunction()

@@ -1,0 +1,201 @@
+// run_gpt: sets up train_gpt's GPT run and hands the loop to TrainingRun.
+#include "gpt_run.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "flags/device_flag.hpp"
+#include "flags/train_gpt_flags.hpp"
+#include "run_settings.hpp"
+#include "tessera/checkpointing/export/gpt_model_fields.hpp"
+#include "tessera/checkpointing/export/tokenizer_fields.hpp"
+#include "tessera/comm/device_communicator.hpp"
+#include "tessera/core/random.hpp"
+#include "tessera/model/modules/gpt.hpp"
+#include "tessera/model/modules/gpt_flops.hpp"
+#include "tessera/model/modules/gpt_sampling.hpp"
+#include "tessera/model/recompute/recompute_policy.hpp"
+#include "tessera/run/training_run.hpp"
+#include "tessera/runtime/cpu/blas_core.hpp"
+#include "tessera/runtime/gemm_ceiling.hpp"
+#include "tessera/runtime/out_of_memory.hpp"
+#include "tessera/sharding/sharded_engine.hpp"
+#include "tessera/text/data/data_format.hpp"
+#include "tessera/text/data/sample_loader.hpp"
+#include "tessera/text/data/token_dataset.hpp"
+#include "tessera/text/data/token_id_check.hpp"
+#include "tessera/text/tokenizer/printable_text.hpp"
+#include "tessera/training/validation_loss.hpp"
+
+namespace tessera {
+namespace {
+
+std::string default_val_path(const std::string& train_path) {
+  std::filesystem::path p(train_path);
+  return (p.parent_path() / (p.stem().string() + "_val" + p.extension().string())).string();
+}
+
+std::int64_t padded_vocab(std::int64_t vocab) { return (vocab + 63) / 64 * 64; }
+
+// Global samples [first, first + count) of the token files as a micro-batch (count, seq_len) i32.
+MicroBatch load_batch(Device& device, const SampleLoader& loader, std::int64_t first, std::int64_t count) {
+  const std::int64_t t = loader.seq_len();
+  std::vector<std::int32_t> inputs, targets;
+  try {
+    inputs.resize(static_cast<std::size_t>(count * t));
+    targets.resize(inputs.size());
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemoryError("train_gpt: out of host memory allocating the token batch (2 x micro-batch " +
+                           std::to_string(count) + " x seq-len " + std::to_string(t) + " int32, " +
+                           format_bytes(2 * count * t * 4) + "); use a smaller --micro-batch");
+  }
+  loader.batch(first, count, inputs.data(), targets.data());
+  return {Tensor::from_host_i32(device, inputs, {count, t}, MemoryCategory::kWorkspace),
+          Tensor::from_host_i32(device, targets, {count, t}, MemoryCategory::kWorkspace)};
+}
+
+// The text sample after training: every rank runs the forward (its units may be sharded); equal
+// seeds draw equal tokens. Without vocabulary files (GPT-2 data) it starts at end-of-text and prints
+// as ids.
+void print_sample(ShardedEngine& engine, const GptConfig& config, const TokenizerSpec& spec, const Tokenizer* tokenizer,
+                  const TrainOptions& o, bool root) {
+  Rng rng(o.seed);
+  SamplingOptions sampling;
+  sampling.new_tokens = o.sample_tokens;
+  sampling.temperature = static_cast<float>(o.temperature);
+  sampling.vocab_limit = spec.vocab_size;
+  const auto logits_of = [&](Context& ctx, const Tensor& tokens) { return engine.forward(ctx, tokens); };
+  const std::vector<std::int32_t> prompt =
+      tokenizer ? tokenizer->encode("The ")
+                : std::vector<std::int32_t>{static_cast<std::int32_t>(std::min<std::int64_t>(spec.vocab_size, config.vocab_size) - 1)};
+  const auto tokens = sample_tokens(logits_of, config, engine.device(), prompt, sampling, rng);
+  if (root && tokenizer) {
+    std::printf("\nsample:\n---\nThe %s\n---\n", printable_text(tokenizer->decode(tokens)).c_str());
+  } else if (root) {
+    std::string ids;
+    for (const std::int32_t t : tokens) ids += std::to_string(t) + " ";
+    std::printf("\nsample (token ids; pass --tokenizer DIR with GPT-2's vocab.json and merges.txt to decode):\n%s\n",
+                ids.c_str());
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int run_gpt(DistributedContext& dist, const TrainOptions& o) {
+  Communicator& world = dist.world();
+  const bool root = dist.rank() == 0;
+
+  const int local_ranks = std::max(1, dist.rank_info().local_size);
+  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  set_cpu_threads(o.threads > 0 ? o.threads : std::max(1, hardware / local_ranks));
+  const std::unique_ptr<Device> device = open_device_on_every_rank(o.device, dist, "train_gpt");
+  if (!device) return 2;
+  const std::string effective_config = effective_config_text("train_gpt", o.settings);
+  if (root) std::printf("%s%s\n", effective_config.c_str(), device_line(o.device, *device).c_str());
+
+  BatchRequest request;
+  request.global = o.global_batch;
+  request.micro = o.micro_batch;
+  request.accumulation = o.grad_accum;
+  request.data_parallel_ranks = world.size();
+  request.seq_len = o.seq_len;
+  request.names = train_gpt_batch_names();
+  request.global_tokens = o.global_batch_tokens;
+  const BatchPlan plan = plan_batch(request);
+
+  const DataFormat data_format = parse_data_format(o.data_format, "--data-format");
+  const TokenDataset train_data = open_token_dataset(o.data, data_format);
+  std::optional<TokenDataset> val_data;
+  const std::string val_path = o.val_data.empty() ? default_val_path(o.data.front()) : o.val_data;
+  if (!o.val_data.empty() || std::filesystem::exists(val_path)) val_data.emplace(open_token_dataset({val_path}, data_format));
+  const SampleLoader train_loader(train_data, o.seq_len, o.seed);
+  std::optional<SampleLoader> val_loader;
+  if (val_data) val_loader.emplace(*val_data, o.seq_len, o.seed, SampleOrder::kSequential);  // windows in file order
+  // The same windows on any rank count: --micro-batch when given, not a micro-batch derived per rank count.
+  const ValidationSet val_set{o.eval_batches, o.micro_batch.value_or(kDefaultMicroBatch)};
+
+  // The data's tokenizer (or --tokenizer's); null when GPT-2 data comes without its vocabulary files.
+  const TokenizerSpec tokenizer_spec = apply_tokenizer_flag(data_tokenizer(train_data, data_format), o.tokenizer);
+  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(tokenizer_spec);
+  GptConfig config;
+  config.vocab_size = o.vocab > 0 ? o.vocab : padded_vocab(tokenizer_spec.vocab_size);
+  config.max_seq_len = o.seq_len;
+  config.layers = o.layers;
+  config.heads = o.heads;
+  config.channels = o.dim;
+  check_token_ids(train_data, config.vocab_size);  // before any kernel could index past the tables
+  if (val_data) check_token_ids(*val_data, config.vocab_size);
+  const RecomputePolicy recompute = parse_recompute_policy(o.activation_checkpointing);
+  const ShardingConfig sharding = sharding_config(o);
+  if (!o.no_memory_check && !memory_fits(plan_config_of(config, sharding, plan, recompute), *device, local_ranks, world)) {
+    return 3;
+  }
+  Gpt model(config);
+  const std::vector<std::string> wrapped = apply_recompute(model, recompute);
+  // The engine's collectives work on the device's memory: NCCL on a GPU, the MPI world on the CPU.
+  const std::unique_ptr<Communicator> device_world = make_device_world(*device, world, dist.comm_options());
+  ShardedEngine engine(model, *device, device_world ? *device_world : world, sharding, o.seed);
+  if (const NvmeStore* store = engine.nvme_store()) {
+    for (const std::string& notice : store->notices()) print_rank_notice(world.rank(), notice);
+  }
+
+  const GemmCeiling ceiling = measure_gemm_ceiling(*device, 1024, 1024, 1024, 0.2);
+  TrainingRunOptions run = training_run_options(o, plan);
+  run.flops_per_token = gpt_training_flops_per_token(config, o.seq_len);
+  run.ceiling_gflops = ceiling.gflops;
+  add_gpt_config(run.run_config, config);
+  add_tokenizer(run.run_config, tokenizer_spec);  // run.tokenizer_vocab: the rows an export keeps
+  run.run_config.set_effective_config(effective_config);
+  if (val_loader) {
+    run.validation = [&](Trainer& trainer) { return validation_loss(trainer, *val_loader, val_set); };
+  }
+  run.progress = progress_style(o.progress, dist.rank_info());
+  TrainingRun training(engine, world, std::move(run), [&](std::int64_t first, std::int64_t count) {
+    return load_batch(*device, train_loader, first, count);
+  });
+
+  if (root) {
+    std::printf("train_gpt: GPT %s, %lld parameters, %d rank(s) x %s, BLAS core %s\n", config.to_string().c_str(),
+                static_cast<long long>(model.parameter_count()), world.size(), device->name().c_str(),
+                blas_core_name().c_str());
+    std::printf("sharding: %s; activation checkpointing: %s (%zu modules)\n", engine.config().to_string().c_str(),
+                o.activation_checkpointing.c_str(), wrapped.size());
+    if (const NvmeStore* store = engine.nvme_store()) {
+      std::printf("offload: %s, %s per rank\n", store->describe().c_str(), format_bytes(store->file_bytes()).c_str());
+    }
+    std::printf("data: %s (%lld tokens, %lld windows of %lld)%s\n", train_data.describe().c_str(),
+                static_cast<long long>(train_data.num_tokens()),
+                static_cast<long long>(train_loader.windows_per_epoch()), static_cast<long long>(o.seq_len),
+                val_data ? (", validation: " + val_path).c_str() : "");
+    std::printf("tokenizer: %s%s\n", tokenizer_spec.describe().c_str(),
+                data_format != DataFormat::kDetect || train_data.tokenizer() || !o.tokenizer.empty()
+                    ? ""
+                    : " (the data records no tokenizer: read as llm.c GPT-2 tokens; for files of an older "
+                      "tessera_prepare pass --tokenizer bytes or re-run it)");
+    std::printf("batch: %s\n", plan.describe().c_str());
+    std::printf("GEMM ceiling: %.1f GFLOP/s per rank (f32 1024^3); MFU below is training FLOP/s over ranks x it\n",
+                ceiling.gflops);
+    if (training.resumed_from()) {
+      std::printf("resumed from %s at step %lld\n", training.resumed_from()->c_str(),
+                  static_cast<long long>(training.progress().step));
+    }
+  }
+  std::fflush(stdout);
+
+  switch (training.run()) {
+    case RunEnd::kDiverged: return 4;
+    case RunEnd::kStopped: return 0;
+    case RunEnd::kCompleted: break;
+  }
+  if (o.sample_tokens > 0) print_sample(engine, config, tokenizer_spec, tokenizer.get(), o, root);
+  training.stop_signal_since_run();
+  return 0;
+}
+
+}  // namespace tessera

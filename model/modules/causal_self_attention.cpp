@@ -1,0 +1,91 @@
+// CausalSelfAttention forward/backward: two Linear children around the attention kernels.
+#include "tessera/model/modules/causal_self_attention.hpp"
+
+#include <stdexcept>
+
+#include "tessera/model/modules/linear_recompute.hpp"
+#include "tessera/runtime/kernels.hpp"
+#include "tessera/model/modules/linear.hpp"
+
+namespace tessera {
+
+CausalSelfAttention::CausalSelfAttention(std::int64_t channels, std::int64_t heads, float init_std,
+                                         float proj_init_std)
+    : channels_(channels),
+      heads_(heads),
+      qkv_(register_child("qkv", std::make_unique<Linear>(channels, 3 * channels, true, init_std))),
+      proj_(register_child("proj", std::make_unique<Linear>(channels, channels, true, proj_init_std))) {
+  if (heads <= 0 || channels % heads != 0) {
+    throw std::invalid_argument("CausalSelfAttention: channels " + std::to_string(channels) +
+                                " must be divisible by heads " + std::to_string(heads));
+  }
+}
+
+void CausalSelfAttention::clear_own_saved() {
+  qkv_out_ = Tensor();
+  probs_ = Tensor();
+}
+
+Tensor CausalSelfAttention::forward(Context& ctx, const Tensor& x) {
+  check_input(x.ndim() == 3 && x.dim(2) == channels_, "CausalSelfAttention",
+              "f32 (B, T, " + std::to_string(channels_) + ")", x);
+  const std::int64_t b = x.dim(0), t = x.dim(1);
+  // kElementwise: the qkv layer keeps nothing (backward gets x again) and the probabilities are
+  // recomputed in backward.
+  Context qkv_ctx = ctx;
+  if (recompute_ == RecomputeMode::kElementwise) qkv_ctx.training = false;
+  Tensor qkv = qkv_->forward(qkv_ctx, x);
+  Tensor probs = new_activation(ctx, {b, heads_, t, t});
+  Tensor att = new_activation(ctx, {b, t, channels_});
+  ctx.device.kernels().attention_forward(att.data_as<float>(), probs.data_as<float>(), qkv.data_as<float>(), b, t,
+                                         channels_, heads_);
+  if (ctx.training) {
+    qkv_out_ = qkv;
+    if (recompute_ == RecomputeMode::kKeepAll) probs_ = probs;
+  }
+  probs = Tensor();
+  return proj_->forward(ctx, att);
+}
+
+Tensor CausalSelfAttention::backward(Context& ctx, Tensor dy) {
+  if (recompute_ == RecomputeMode::kElementwise) {
+    throw std::logic_error("CausalSelfAttention::backward: in elementwise-recompute mode the caller passes the "
+                           "input again: call backward_with_input(ctx, dy, x)");
+  }
+  check_input(qkv_out_.defined(), "CausalSelfAttention::backward", "a preceding training forward", dy);
+  Tensor dqkv = attention_grad(ctx, proj_->backward(ctx, dy), probs_);
+  return qkv_->backward(ctx, dqkv);
+}
+
+Tensor CausalSelfAttention::backward_with_input(Context& ctx, const Tensor& dy, const Tensor& x) {
+  if (recompute_ == RecomputeMode::kKeepAll) return backward(ctx, dy);
+  check_input(qkv_out_.defined(), "CausalSelfAttention::backward", "a preceding training forward", dy);
+  const std::int64_t b = qkv_out_.dim(0), t = qkv_out_.dim(1);
+  Tensor dqkv;
+  {
+    Tensor datt = proj_->backward(ctx, dy);
+    // Recompute the probabilities: the same kernel on the kept qkv (proj kept the output itself).
+    Tensor probs = new_activation(ctx, {b, heads_, t, t});
+    Tensor att = Tensor::empty(ctx.device, {b, t, channels_}, DType::kF32, MemoryCategory::kWorkspace);
+    ctx.device.kernels().attention_forward(att.data_as<float>(), probs.data_as<float>(), qkv_out_.data_as<float>(),
+                                           b, t, channels_, heads_);
+    att = Tensor();
+    dqkv = attention_grad(ctx, datt, probs);
+  }
+  return linear_backward_with_input(ctx, *qkv_, dqkv, x);
+}
+
+Tensor CausalSelfAttention::attention_grad(Context& ctx, const Tensor& datt, const Tensor& probs) {
+  const std::int64_t b = qkv_out_.dim(0), t = qkv_out_.dim(1);
+  Tensor dqkv = new_activation(ctx, qkv_out_.shape());
+  {
+    Tensor scratch = Tensor::empty(ctx.device, {b, heads_, t, t}, DType::kF32, MemoryCategory::kWorkspace);
+    ctx.device.kernels().attention_backward(dqkv.data_as<float>(), scratch.data_as<float>(), datt.data_as<float>(),
+                                            qkv_out_.data_as<float>(), probs.data_as<float>(), b, t, channels_,
+                                            heads_);
+  }
+  clear_own_saved();
+  return dqkv;
+}
+
+}  // namespace tessera

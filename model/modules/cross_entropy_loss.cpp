@@ -1,0 +1,52 @@
+// CrossEntropyLoss through the device's cross-entropy kernels; the mean is summed in double on the device.
+#include "tessera/model/modules/cross_entropy_loss.hpp"
+
+#include <stdexcept>
+
+#include "tessera/runtime/kernels.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/model/module.hpp"
+#include "tessera/runtime/storage.hpp"
+
+namespace tessera {
+
+float CrossEntropyLoss::forward(Context& ctx, const Tensor& logits, const Tensor& targets) {
+  check_input(logits.ndim() == 3 && logits.dtype() == DType::kF32, "CrossEntropyLoss", "logits f32 (B, T, V)",
+              logits);
+  check_input(targets.dtype() == DType::kI32 && targets.ndim() == 2 && targets.dim(0) == logits.dim(0) &&
+                  targets.dim(1) == logits.dim(1),
+              "CrossEntropyLoss", "targets i32 (B, T) matching logits " + shape_string(logits.shape()), targets);
+  const std::int64_t rows = logits.dim(0) * logits.dim(1), vocab = logits.dim(2);
+  Tensor losses = Tensor::empty(ctx.device, {rows}, DType::kF32, MemoryCategory::kWorkspace);
+  Tensor lse = new_activation(ctx, {rows});
+  ctx.device.kernels().cross_entropy_forward(losses.data_as<float>(), lse.data_as<float>(), logits.data_as<float>(),
+                                             targets.data_as<std::int32_t>(), rows, vocab);
+  // The mean on the device, one double back to the host (the meta device leaves it 0).
+  double sum = 0.0;
+  {
+    const auto total = Storage::allocate(ctx.device, sizeof(double), MemoryCategory::kWorkspace);
+    ctx.device.kernels().sum(losses.data_as<float>(), rows, static_cast<double*>(total->data()));
+    ctx.device.copy_to_host(&sum, total->data(), sizeof(double));
+  }
+  if (ctx.training) {
+    logits_ = logits;
+    targets_ = targets;
+    lse_ = lse;
+  }
+  return static_cast<float>(sum / static_cast<double>(rows));
+}
+
+Tensor CrossEntropyLoss::backward(Context& ctx, float scale) {
+  if (!logits_.defined()) throw std::logic_error("CrossEntropyLoss::backward without a training forward");
+  const std::int64_t rows = logits_.dim(0) * logits_.dim(1), vocab = logits_.dim(2);
+  ctx.device.kernels().cross_entropy_backward(logits_.data_as<float>(), logits_.data_as<float>(),
+                                              lse_.data_as<float>(), targets_.data_as<std::int32_t>(),
+                                              scale / static_cast<float>(rows), rows, vocab);
+  Tensor dlogits = logits_;
+  logits_ = Tensor();
+  targets_ = Tensor();
+  lse_ = Tensor();
+  return dlogits;
+}
+
+}  // namespace tessera

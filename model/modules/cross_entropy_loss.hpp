@@ -1,0 +1,24 @@
+// CrossEntropyLoss: fused softmax + cross-entropy over logits (B,T,V) f32 with targets (B,T) i32.
+// forward returns the mean loss over B*T positions; backward turns the logits buffer into dlogits in
+// place (no second (B,T,V) buffer), scaled by `scale` / (B*T) — pass 1/accumulation as the scale.
+#pragma once
+
+#include "tessera/model/context.hpp"
+#include "tessera/runtime/tensor.hpp"
+
+namespace tessera {
+
+class CrossEntropyLoss {
+ public:
+  // logits (B,T,V) f32, kept (and overwritten by backward); targets (B,T) i32.
+  float forward(Context& ctx, const Tensor& logits, const Tensor& targets);
+  // Returns dlogits (B,T,V) = d(scale * mean loss)/dlogits, in the logits' storage.
+  Tensor backward(Context& ctx, float scale);
+
+ private:
+  Tensor logits_;
+  Tensor targets_;
+  Tensor lse_;  // (B*T) logsumexp per row
+};
+
+}  // namespace tessera

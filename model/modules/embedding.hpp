@@ -1,0 +1,30 @@
+// Embedding: token plus learned position embedding. tokens (B,T) i32 -> x (B,T,C) f32.
+// Parameters "wte" (V,C) and "wpe" (max_T,C); the LM head may tie its weight to wte.
+#pragma once
+
+#include "tessera/model/module.hpp"
+
+namespace tessera {
+
+class Embedding final : public Module {
+ public:
+  Embedding(std::int64_t vocab_size, std::int64_t max_seq_len, std::int64_t channels, float init_std = 0.02f);
+
+  std::string type_name() const override { return "Embedding"; }
+  Tensor forward(Context& ctx, const Tensor& tokens) override;
+  // Returns an undefined tensor: token ids have no gradient.
+  Tensor backward(Context& ctx, Tensor dy) override;
+
+  Parameter& token_weight() { return wte_; }
+
+ protected:
+  void clear_own_saved() override { tokens_ = Tensor(); }
+
+ private:
+  std::int64_t vocab_, max_seq_len_, channels_;
+  Parameter& wte_;
+  Parameter& wpe_;
+  Tensor tokens_;  // (B,T) i32
+};
+
+}  // namespace tessera

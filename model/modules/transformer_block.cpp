@@ -1,0 +1,101 @@
+// TransformerBlock forward/backward: two residual branches. The residual add in front of ln_2 and
+// the residual gradients added to both LayerNorms' input gradients run fused into the LayerNorm
+// kernels when the LayerNorm children are plain (not wrapped); the same bits either way.
+#include "tessera/model/modules/transformer_block.hpp"
+
+#include <stdexcept>
+
+#include "tessera/runtime/kernels.hpp"
+#include "tessera/model/modules/causal_self_attention.hpp"
+#include "tessera/model/modules/layer_norm.hpp"
+#include "tessera/model/modules/mlp.hpp"
+
+namespace tessera {
+namespace {
+
+// out = a + b, as a new activation.
+Tensor residual_add(Context& ctx, const Tensor& a, const Tensor& b) {
+  Tensor out = new_activation(ctx, a.shape());
+  ctx.device.kernels().add(out.data_as<float>(), a.data_as<float>(), b.data_as<float>(), a.numel());
+  return out;
+}
+
+// The child in `slot` when it is a plain LayerNorm (the fused residual path), else null.
+LayerNorm* plain_layer_norm(ModuleSlot& slot) { return dynamic_cast<LayerNorm*>(slot.module.get()); }
+
+// dx = ln.backward(dy) + dresidual: fused when `slot` holds a plain LayerNorm.
+Tensor layer_norm_backward_residual(Context& ctx, ModuleSlot& slot, Tensor dy, const Tensor& dresidual) {
+  if (LayerNorm* ln = plain_layer_norm(slot)) return ln->backward_residual(ctx, dy, dresidual);
+  Tensor dx = slot->backward(ctx, std::move(dy));
+  ctx.device.kernels().add(dx.data_as<float>(), dx.data_as<float>(), dresidual.data_as<float>(), dresidual.numel());
+  return dx;
+}
+
+// The child in `slot` as its concrete type; selective recomputation calls their extra entry points.
+template <typename T>
+T& child_as(ModuleSlot& slot, const char* expected) {
+  auto* typed = dynamic_cast<T*>(slot.module.get());
+  if (typed == nullptr) {
+    throw std::invalid_argument("TransformerBlock: selective recomputation needs child '" + slot.name + "' to be a " +
+                                expected + ", found " + slot->type_name() +
+                                "; do not wrap a block's children when recomputing selectively");
+  }
+  return *typed;
+}
+
+}  // namespace
+
+TransformerBlock::TransformerBlock(const TransformerBlockConfig& c)
+    : ln_1_(register_child("ln_1", std::make_unique<LayerNorm>(c.channels))),
+      attn_(register_child("attn",
+                           std::make_unique<CausalSelfAttention>(c.channels, c.heads, c.init_std, c.proj_init_std))),
+      ln_2_(register_child("ln_2", std::make_unique<LayerNorm>(c.channels))),
+      mlp_(register_child("mlp", std::make_unique<Mlp>(c.channels, c.init_std, c.proj_init_std))) {}
+
+Tensor TransformerBlock::forward(Context& ctx, const Tensor& x) {
+  Tensor x1, h;  // x1 = x + attn(ln_1(x)); h = ln_2(x1)
+  {
+    Tensor a = attn_->forward(ctx, ln_1_->forward(ctx, x));
+    if (LayerNorm* ln_2 = plain_layer_norm(ln_2_)) {
+      LayerNorm::ResidualOutput r = ln_2->forward_residual(ctx, x, a);
+      x1 = std::move(r.sum);
+      h = std::move(r.out);
+    } else {
+      x1 = residual_add(ctx, x, a);
+      a = Tensor();
+      h = ln_2_->forward(ctx, x1);
+    }
+  }
+  return residual_add(ctx, x1, mlp_->forward(ctx, h));
+}
+
+void TransformerBlock::set_recompute(RecomputeMode mode) {
+  // Check every child before changing any, so a refused call leaves the block as it was.
+  child_as<LayerNorm>(ln_1_, "LayerNorm");
+  auto& attn = child_as<CausalSelfAttention>(attn_, "CausalSelfAttention");
+  child_as<LayerNorm>(ln_2_, "LayerNorm");
+  auto& mlp = child_as<Mlp>(mlp_, "MLP");
+  attn.set_recompute(mode);
+  mlp.set_recompute(mode);
+  recompute_ = mode;
+}
+
+Tensor TransformerBlock::backward(Context& ctx, Tensor dy) {
+  if (recompute_ == RecomputeMode::kElementwise) return backward_recomputing(ctx, dy);
+  // y = x1 + mlp(ln_2(x1)): dx1 = ln_2'(mlp'(dy)) + dy.
+  Tensor dx1 = layer_norm_backward_residual(ctx, ln_2_, mlp_->backward(ctx, dy), dy);
+  // x1 = x + attn(ln_1(x)): dx = ln_1'(attn'(dx1)) + dx1.
+  return layer_norm_backward_residual(ctx, ln_1_, attn_->backward(ctx, dx1), dx1);
+}
+
+Tensor TransformerBlock::backward_recomputing(Context& ctx, const Tensor& dy) {
+  auto& ln_1 = child_as<LayerNorm>(ln_1_, "LayerNorm");
+  auto& attn = child_as<CausalSelfAttention>(attn_, "CausalSelfAttention");
+  auto& ln_2 = child_as<LayerNorm>(ln_2_, "LayerNorm");
+  auto& mlp = child_as<Mlp>(mlp_, "MLP");
+  // As backward, with each LayerNorm output recomputed just before the branch that consumes it.
+  Tensor dx1 = ln_2.backward_residual(ctx, mlp.backward_with_input(ctx, dy, ln_2.recompute_output(ctx)), dy);
+  return ln_1.backward_residual(ctx, attn.backward_with_input(ctx, dx1, ln_1.recompute_output(ctx)), dx1);
+}
+
+}  // namespace tessera

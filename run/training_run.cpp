@@ -1,0 +1,241 @@
+// TrainingRun: the loop — data position, steps, checkpoints, skipped steps and reloads, reporting.
+#include "tessera/run/training_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "tessera/core/warning.hpp"
+#include "tessera/run/run_messages.hpp"
+#include "tessera/text/data/sample_loader.hpp"
+
+namespace tessera {
+namespace {
+
+// The program's run settings plus the batch plan and the learning-rate schedule, as every checkpoint
+// records them (shown by `tessera_ckpt info`).
+RunConfig recorded_config(const TrainingRunOptions& o) {
+  RunConfig config = o.run_config;
+  config.set_run("global_batch", o.batch.global);
+  config.set_run("micro_batch", o.batch.micro);
+  config.set_run("grad_accum", o.batch.accumulation);
+  config.set_run("data_parallel_ranks", o.batch.ranks);
+  config.set_run("seq_len", o.batch.seq_len);
+  config.set_run("lr", o.schedule.base_lr);
+  config.set_run("warmup_steps", o.schedule.warmup_steps);
+  config.set_run("total_steps", o.schedule.total_steps);
+  config.set_run("min_lr_ratio", o.schedule.min_lr_ratio);
+  return config;
+}
+
+// Refuses options the loop cannot run with, naming the setting (a program checks its flags first).
+const TrainingRunOptions& validated(const TrainingRunOptions& o, const Communicator& world) {
+  const auto refuse = [](const std::string& setting, std::int64_t value, const std::string& problem) {
+    throw SettingError(setting, std::to_string(value), problem);
+  };
+  if (o.steps < 0) refuse("run.steps", o.steps, "must be >= 0");
+  if (o.batch.micro < 1 || o.batch.accumulation < 1 || o.batch.global != o.batch.micro * o.batch.ranks * o.batch.accumulation) {
+    throw SettingError("batch.global", std::to_string(o.batch.global),
+                       "must be micro x ranks x accumulation, each >= 1 (make the plan with plan_batch)");
+  }
+  if (o.batch.ranks != world.size()) {
+    refuse("batch.ranks", o.batch.ranks, "the plan is for another rank count: this job has " +
+                                             std::to_string(world.size()) + " ranks");
+  }
+  if (o.log_every < 1) refuse("run.log_every", o.log_every, "must be >= 1");
+  if (o.eval_every < 0) refuse("run.eval_every", o.eval_every, "must be >= 0 (0: off)");
+  if (o.max_skipped_steps < 0) refuse("run.max_skipped_steps", o.max_skipped_steps, "must be >= 0 (0: never stop)");
+  if (o.max_reloads < 0) refuse("run.max_reloads", o.max_reloads, "must be >= 0");
+  if (o.spike_guard) o.spike_guard->validate();
+  return o;
+}
+
+}  // namespace
+
+TrainingRun::TrainingRun(ShardedEngine& engine, Communicator& world, TrainingRunOptions options, BatchSource batches)
+    : engine_(engine),
+      world_(world),
+      options_(validated(options, world)),
+      batches_(std::move(batches)),
+      trainer_(engine),
+      skipped_(options_.max_skipped_steps),
+      checkpointer_(options_.checkpoint, engine, world, recorded_config(options_)) {
+  if (options_.spike_guard) {
+    spike_detector_.emplace(*options_.spike_guard);
+    trainer_.set_spike_detector(&*spike_detector_);
+  }
+  if (!options_.memory_profile.empty()) profiler_.emplace(engine.device().memory());
+  progress_ = checkpointer_.resume();  // step 0 unless checkpoint.resume found a checkpoint
+  if (checkpointer_.resumed_from() && progress_.data_seed != options_.seed && world_.rank() == 0) {
+    warn(world_.rank(), seed_change_warning(options_.seed, progress_.data_seed, options_.names));
+  }
+  progress_.data_seed = options_.seed;
+  resumed_ = progress_;  // the loader continues at resumed_.samples_seen
+}
+
+std::vector<MicroBatch> TrainingRun::batches_of_step(std::int64_t step) {
+  const BatchPlan& plan = options_.batch;
+  std::vector<MicroBatch> batches;
+  for (std::int64_t a = 0; a < plan.accumulation; ++a) {
+    const std::int64_t first = resumed_.samples_seen + first_sample_index(step - resumed_.step, a, world_.rank(),
+                                                                          plan.micro, world_.size(), plan.accumulation);
+    batches.push_back(batches_(first, plan.micro));
+  }
+  return batches;
+}
+
+void TrainingRun::report_skip(std::int64_t step, const StepResult& result) {
+  skipped_.record(result);
+  if (!skipped_.report_now()) return;
+  char text[64];
+  std::snprintf(text, sizeof text, "step %5lld skipped: ", static_cast<long long>(step + 1));
+  reporter_->line(text + skip_reason(result, spike_detector_ ? spike_detector_->last_reason() : "") + " (" +
+                  std::to_string(skipped_.consecutive()) + " in a row, " + std::to_string(skipped_.total()) +
+                  " in this run)");
+}
+
+bool TrainingRun::reload(std::int64_t& step) {
+  const std::optional<TrainingProgress> back = options_.spike_guard && reloads_ < options_.max_reloads
+                                                   ? checkpointer_.reload_last_healthy()
+                                                   : std::nullopt;
+  if (!back) return false;
+  ++reloads_;
+  // Back to the checkpoint's weights, but the data goes on where this step stopped: the batches of
+  // the skipped steps are not seen again.
+  const std::int64_t samples_now = progress_.samples_seen, tokens_now = progress_.tokens_seen;
+  progress_ = *back;
+  progress_.samples_seen = samples_now;
+  progress_.tokens_seen = tokens_now;
+  progress_.data_seed = options_.seed;
+  resumed_ = progress_;
+  char text[192];
+  std::snprintf(text, sizeof text,
+                "step %5lld: %lld steps in a row skipped; reloaded the checkpoint of step %lld and moved the data "
+                "past the skipped batches (to sample %lld)",
+                static_cast<long long>(step + 1), static_cast<long long>(skipped_.consecutive()),
+                static_cast<long long>(back->step), static_cast<long long>(samples_now));
+  reporter_->line(text);
+  reporter_->went_back(back->step);
+  skipped_.reset_streak();
+  step = back->step - 1;  // the loop's ++step runs the checkpoint's next step
+  return true;
+}
+
+RunEnd TrainingRun::loop() {
+  const BatchPlan& plan = options_.batch;
+  for (std::int64_t step = progress_.step; step < options_.steps; ++step) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::vector<MicroBatch> batches = batches_of_step(step);
+    const float lr = options_.schedule.lr_at(step);
+    if (profiler_) {
+      profiler_->begin_step(step);
+      engine_.set_phase_observer([this](const std::string& phase) { profiler_->on_phase(phase); });
+    }
+    const StepResult r = trainer_.train_step(batches, lr);
+    engine_.set_phase_observer({});
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    progress_.step = step + 1;
+    progress_.samples_seen += plan.global;
+    progress_.tokens_seen += plan.global_tokens();
+    // A step skipped as non-finite (not a spike) marks the saved state unhealthy.
+    const StateHealth health = r.skipped && !r.spike ? StateHealth::kNonFinite : StateHealth::kHealthy;
+    const bool stopped = checkpointer_.after_step(progress_, health);
+    reporter_->saves(checkpointer_.take_committed_saves(), options_.checkpoint.mode == SaveMode::kAsync);
+    last_health_ = health;
+    if (stopped) {
+      reporter_->line(stop_signal_line(options_.checkpoint.dir, progress_.step, options_.steps, options_.names));
+    }
+    report_skip(step, r);
+    if (!stopped && skipped_.exhausted()) {
+      if (reload(step)) continue;
+      reporter_->finish();
+      if (world_.rank() == 0) {
+        Divergence d;
+        d.program = options_.program;
+        d.step = step + 1;
+        d.consecutive = skipped_.consecutive();
+        d.total = skipped_.total();
+        d.limit = skipped_.limit();
+        d.reloads = reloads_;
+        d.spike_guard = options_.spike_guard.has_value();
+        d.checkpoint_dir = options_.checkpoint.dir;
+        d.lr = options_.schedule.base_lr;
+        d.grad_clip = engine_.config().grad_clip;
+        std::fprintf(stderr, "%s", diverged_message(d, options_.names).c_str());
+        std::fflush(stderr);
+      }
+      checkpointer_.finish();
+      return RunEnd::kDiverged;
+    }
+    reporter_->step_done(step + 1, r, lr, seconds, skipped_.total());
+    if (options_.on_step) options_.on_step(step + 1, r);
+    if (stopped) return RunEnd::kStopped;
+    if (options_.validation && options_.eval_every > 0 &&
+        ((step + 1) % options_.eval_every == 0 || step + 1 == options_.steps)) {
+      reporter_->validation(step + 1, options_.validation(trainer_));
+    }
+  }
+  // A stop signal that arrived after the last step's check (during the last validation) saves the
+  // last step and stops, so a requeued job resumes at the end.
+  if (checkpointer_.after_step(progress_, last_health_)) {
+    reporter_->line(stop_signal_line(options_.checkpoint.dir, progress_.step, options_.steps, options_.names));
+    return RunEnd::kStopped;
+  }
+  return RunEnd::kCompleted;
+}
+
+RunEnd TrainingRun::run() {
+  StepReporterConfig report;
+  report.total_steps = options_.steps;
+  report.log_every = options_.log_every;
+  report.tokens_per_step = options_.batch.global_tokens();
+  report.flops_per_token = options_.flops_per_token;
+  report.ceiling_gflops = options_.ceiling_gflops;
+  report.metrics_path = options_.metrics_path;
+  if (checkpointer_.resumed_from()) report.resumed_at = progress_.step;
+  report.style = options_.progress;
+  reporter_.emplace(report, world_, engine_.device(), profiler_ ? &*profiler_ : nullptr);
+  if (options_.validation) reporter_->validation(progress_.step, options_.validation(trainer_));
+
+  const RunEnd end = loop();
+  if (end != RunEnd::kDiverged) finish_reporting(end);
+  reporter_.reset();
+  return end;
+}
+
+void TrainingRun::finish_reporting(RunEnd end) {
+  // Rank 0 prints the files it wrote and the memory summary unless the run is quiet.
+  const bool root = world_.rank() == 0 && options_.progress != ProgressStyle::kQuiet;
+  checkpointer_.finish();
+  reporter_->saves(checkpointer_.take_committed_saves(), options_.checkpoint.mode == SaveMode::kAsync);
+  const std::vector<std::string> plots = reporter_->finish();
+  if (root && !plots.empty()) {
+    std::printf("metrics: %s; plots: %s, %s\n", options_.metrics_path.c_str(), plots[0].c_str(), plots[1].c_str());
+  }
+  if (end == RunEnd::kStopped) return;
+  Device& device = engine_.device();
+  if (root) {
+    std::printf("\nmemory of rank 0:\n%s", (profiler_ ? profiler_->summary() : memory_summary(device.memory())).c_str());
+  }
+  if (profiler_) {
+    // Step 1 (the second) is the first steady-state step: compare the last one with it.
+    const std::int64_t first = std::min<std::int64_t>(1, options_.steps - 1), last = options_.steps - 1;
+    for (const MemoryLeak& leak : profiler_->check_leaks(first, last)) {
+      warn(world_.rank(), "memory leak? " + leak.message());
+    }
+    const auto files = write_memory_profile(*profiler_, options_.memory_profile, world_.rank(), first);
+    if (root) std::printf("memory profile: %s (and the other ranks' files beside it)\n", files.front().c_str());
+  }
+}
+
+bool TrainingRun::stop_signal_since_run() {
+  if (!checkpointer_.after_step(progress_, last_health_)) return false;
+  if (world_.rank() == 0) {
+    std::printf("%s\n",
+                stop_signal_line(options_.checkpoint.dir, progress_.step, options_.steps, options_.names).c_str());
+    std::fflush(stdout);
+  }
+  return true;
+}
+
+}  // namespace tessera

@@ -1,0 +1,30 @@
+// fma_math: madd(a, b, c) = a * b + c, fused (one rounding) where the hardware has an FMA
+// instruction — CUDA devices, x86-64 built with FMA (-march=native on any recent CPU), ARM64 —
+// and two roundings elsewhere.
+//
+// Why the formulas in runtime/math/ spell their multiply-adds out: GCC contracts a * b + c into
+// an FMA in C++ whatever the -std (its "-ffp-contract=off" default for ISO modes applies to C
+// only), and nvcc contracts by default, wherever the optimiser sees a product feeding an add — so
+// what gets fused depends on the surrounding code, and a scalar call and a vectorised loop of the
+// same formula could round differently. A formula whose every product feeding an add goes
+// through madd (or is exact, e.g. a multiplication by a power of two) leaves nothing to contract:
+// scalar code, vector code and a CUDA kernel run the same operations and give the same bits.
+// Without a hardware FMA the compiler has nothing to contract into either, so the two-rounding
+// fallback is deterministic too (a build for an older CPU gives other bits than an FMA build).
+#pragma once
+
+#include <cmath>
+
+#include "tessera/precision/host_device.hpp"
+
+namespace tessera {
+
+TESSERA_HD float madd(float a, float b, float c) {
+#if defined(__CUDA_ARCH__) || defined(__FMA__) || defined(__aarch64__)
+  return fmaf(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
+}  // namespace tessera
