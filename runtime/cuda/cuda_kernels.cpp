@@ -165,6 +165,12 @@ void CudaKernels::sum_squares(const float* x, std::int64_t n, double* out) const
   detail::launch_sum_squares(x, n, out, scratch<double>(detail::reduce_scratch_doubles(n), "sum_squares"), stream_);
 }
 
+void CudaKernels::add_sum_squares(float* out, const float* a, const float* b, std::int64_t n,
+                                  double* sum_squares_out) const {
+  add(out, a, b, n);
+  sum_squares(out, n, sum_squares_out);
+}
+
 void CudaKernels::has_non_finite(const float* x, std::int64_t n, std::int32_t* out) const {
   const CudaDeviceGuard guard(device_);
   detail::launch_has_non_finite(x, n, out, stream_);
