@@ -76,7 +76,6 @@ class StreamTriad {
     for (std::int64_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
   }
 
-  std::int64_t elements() const { return n_; }
   double bytes() const { return 3.0 * static_cast<double>(n_) * sizeof(float); }
 
  private:

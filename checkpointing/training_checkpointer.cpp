@@ -134,7 +134,6 @@ void TrainingCheckpointer::save(const TrainingProgress& progress, StateHealth he
   last_saved_step_ = progress.step;
   if (options_.mode == SaveMode::kSync) {
     SaveResult result = save_checkpoint(engine_, *save_comm_, options_.dir, progress, config_, save_options);
-    last_saved_ = result.path;
     last_stall_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::lock_guard lock(committed_mutex_);
     committed_.push_back(std::move(result));
@@ -142,7 +141,6 @@ void TrainingCheckpointer::save(const TrainingProgress& progress, StateHealth he
   }
   SaveRequest request =
       prepare_save(engine_, options_.dir, progress, config_, ShardSnapshot::copy(engine_, *staging_));
-  pending_path_ = request.dir / step_dir_name(progress.step);
   writer_ = std::thread([this, request = std::move(request), save_options]() {
     try {
       SaveResult result = write_checkpoint(*save_comm_, request, save_options);
@@ -158,12 +156,7 @@ void TrainingCheckpointer::save(const TrainingProgress& progress, StateHealth he
 void TrainingCheckpointer::finish() {
   if (!writer_.joinable()) return;
   writer_.join();
-  if (writer_error_) {
-    pending_path_.reset();
-    std::rethrow_exception(std::exchange(writer_error_, nullptr));
-  }
-  last_saved_ = pending_path_;
-  pending_path_.reset();
+  if (writer_error_) std::rethrow_exception(std::exchange(writer_error_, nullptr));
 }
 
 std::vector<SaveResult> TrainingCheckpointer::take_committed_saves() {

@@ -98,15 +98,12 @@ class TrainingCheckpointer {
   // diverged goes back to it).
   std::optional<TrainingProgress> reload_last_healthy();
 
-  // The last committed checkpoint (after finish() for async saves).
-  const std::optional<std::filesystem::path>& last_saved() const { return last_saved_; }
   // The saves committed since the last call, oldest first — a sync save as it returns, an async
   // one once its writer committed it (its seconds: the background write) — for the program's log.
   // Not collective; any thread.
   std::vector<SaveResult> take_committed_saves();
   // Seconds the last save() blocked the caller (async: the copy to host buffers).
   double last_stall_seconds() const { return last_stall_seconds_; }
-  std::int64_t host_buffer_bytes() const { return staging_ ? staging_->bytes() : 0; }
 
  private:
   std::optional<std::filesystem::path> resolve_resume_target();
@@ -121,7 +118,7 @@ class TrainingCheckpointer {
   std::unique_ptr<HostStagingBuffer> staging_;
   std::thread writer_;
   std::exception_ptr writer_error_;
-  std::optional<std::filesystem::path> pending_path_, last_saved_, resumed_from_;
+  std::optional<std::filesystem::path> resumed_from_;
   std::mutex committed_mutex_;  // the writer thread adds, the caller takes
   std::vector<SaveResult> committed_;
   std::int64_t last_saved_step_ = -1;

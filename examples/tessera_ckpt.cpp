@@ -76,11 +76,10 @@ int run(int argc, char** argv) {
   }
   if (command == "verify" && args.size() == 2) {
     const tessera::VerifySummary v = tessera::verify_checkpoint(args[1]);
-    std::printf("%s: step %lld, %s: meta.h5 and its layout are intact, %d shard file(s) belong to this save, every "
-                "checksum matches (%s of state read)\n",
-                v.dir.c_str(), static_cast<long long>(v.step),
-                v.save_id != 0 ? ("save id " + tessera::detail::hex64(v.save_id)).c_str() : "no save id (format 2 or older)",
-                v.shard_files, tessera::format_bytes(v.bytes).c_str());
+    std::printf("%s: step %lld, save id %s: meta.h5 and its layout are intact, %d shard file(s) belong to this save, "
+                "every checksum matches (%s of state read)\n",
+                v.dir.c_str(), static_cast<long long>(v.step), tessera::detail::hex64(v.save_id).c_str(), v.shard_files,
+                tessera::format_bytes(v.bytes).c_str());
     return 0;
   }
   if (command == "export" && args.size() == 3) {

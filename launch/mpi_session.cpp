@@ -10,11 +10,9 @@ namespace tessera {
 MpiSession::MpiSession(int& argc, char**& argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
-  if (initialized) {
-    MPI_Query_thread(&provided_);
-    return;
-  }
-  MPI_Init_thread(&argc, &argv, kRequiredMpiThreadLevel, &provided_);
+  if (initialized) return;
+  int provided = 0;  // checked by MpiCommunicator's constructor
+  MPI_Init_thread(&argc, &argv, kRequiredMpiThreadLevel, &provided);
   owns_ = true;
 }
 

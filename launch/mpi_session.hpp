@@ -14,12 +14,8 @@ class MpiSession {
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
 
-  bool owns_mpi() const { return owns_; }
-  int provided_thread_level() const { return provided_; }
-
  private:
   bool owns_ = false;
-  int provided_ = 0;
 };
 
 }  // namespace tessera

@@ -56,7 +56,6 @@ class StepReporter {
   // Ends the progress display and (rank 0, with a metrics file) writes the plots; returns their paths.
   std::vector<std::string> finish();
 
-  bool root() const { return root_; }
 
  private:
   double elapsed() const;

@@ -112,7 +112,6 @@ class TrainingRun {
   const std::optional<std::filesystem::path>& resumed_from() const { return checkpointer_.resumed_from(); }
   // Where the run stands (after construction: where it starts).
   const TrainingProgress& progress() const { return progress_; }
-  Trainer& trainer() { return trainer_; }
 
   // Collective: trains from progress().step to options.steps, then finishes the checkpointer and the
   // reporting (rank 0 prints the memory summary and the metrics and profile files). Throws what the

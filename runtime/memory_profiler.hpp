@@ -51,7 +51,6 @@ class MemoryProfiler {
   // Samples the tracker at the end of `phase`.
   void on_phase(const std::string& phase);
 
-  const std::vector<MemorySample>& samples() const { return samples_; }
   std::vector<MemorySample> samples_of(std::int64_t step) const;
   std::vector<std::int64_t> steps() const;  // step numbers that have samples, in order
   // The peak per category and the simultaneous peak over step `step` (its "begin" sample excluded),

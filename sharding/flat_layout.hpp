@@ -43,7 +43,6 @@ class FlatLayout {
   std::int64_t shard_numel() const { return shard_numel_; }
   std::int64_t shard_begin() const { return shard_numel_ * shard_rank_; }
   int shard_ranks() const { return shard_ranks_; }
-  int shard_rank() const { return shard_rank_; }
   FlatRange full() const { return {0, padded_numel()}; }
   FlatRange shard() const { return {shard_begin(), shard_numel_}; }
 

@@ -37,7 +37,6 @@ class ProgressDisplay {
   ProgressDisplay(const ProgressDisplay&) = delete;
   ProgressDisplay& operator=(const ProgressDisplay&) = delete;
 
-  ProgressStyle style() const { return style_; }
   // After every step: redraws the live line (kLive).
   void update(const ProgressFigures& figures);
   // A logged step: its line (logged_step_line), kept above the live line, which shows this step.

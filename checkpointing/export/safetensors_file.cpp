@@ -118,7 +118,7 @@ SafetensorsReader::SafetensorsReader(const std::filesystem::path& path) : path_(
   try {
     for (const auto& [name, entry] : header.items()) {
       if (name == "__metadata__") {
-        for (const auto& [key, value] : entry.items()) metadata_[key] = value.get<std::string>();
+        for (const auto& [key, value] : entry.items()) value.get<std::string>();  // the format allows strings only
         continue;
       }
       SafetensorsTensor t;

@@ -57,7 +57,6 @@ class SafetensorsReader {
   explicit SafetensorsReader(const std::filesystem::path& path);  // parses and checks the header
 
   const std::map<std::string, SafetensorsTensor>& tensors() const { return tensors_; }
-  const std::map<std::string, std::string>& metadata() const { return metadata_; }
   bool contains(const std::string& name) const { return tensors_.count(name) != 0; }
   // The whole tensor as f32 (BF16 and F16 widened exactly). CheckpointError kConfigMismatch when absent.
   std::vector<float> read_f32(const std::string& name);
@@ -67,7 +66,6 @@ class SafetensorsReader {
   std::ifstream file_;
   std::uint64_t data_start_ = 0;
   std::map<std::string, SafetensorsTensor> tensors_;
-  std::map<std::string, std::string> metadata_;
 };
 
 }  // namespace tessera

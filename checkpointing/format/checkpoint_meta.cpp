@@ -92,10 +92,6 @@ void write_layout(hid_t file, const CheckpointLayout& layout, const std::string&
 }
 
 // The state tensors of a format-1 checkpoint, which did not list them.
-std::vector<StateSpec> format1_states() {
-  return {{"master", DType::kF32}, {"exp_avg", DType::kF32}, {"exp_avg_sq", DType::kF32}};
-}
-
 // Reads a table of /layout and checks it against its recorded digest.
 std::vector<std::string> read_string_table(hid_t group, const std::string& name, const std::string& w,
                                            const MetaDigests& digests, const std::string& file) {
@@ -144,8 +140,7 @@ std::vector<StateSpec> read_states(hid_t layout_group, std::int64_t alignment, c
   return states;
 }
 
-CheckpointLayout read_layout(hid_t file, int shard_ranks, std::int64_t format, const std::string& where,
-                             const MetaDigests& digests) {
+CheckpointLayout read_layout(hid_t file, int shard_ranks, const std::string& where, const MetaDigests& digests) {
   H5Id group = detail::open_group(file, "layout", where);
   const hid_t g = group.get();
   const std::string w = where + ":/layout";
@@ -159,15 +154,13 @@ CheckpointLayout read_layout(hid_t file, int shard_ranks, std::int64_t format, c
   const auto param_offset = read_number_table<std::int64_t>(g, "param_offset", w, digests, where);
   const auto param_ndim = read_number_table<std::int32_t>(g, "param_ndim", w, digests, where);
   const auto param_dims = read_number_table<std::int64_t>(g, "param_dims", w, digests, where);
-  if (format >= 2) {
-    layout.state_alignment = read_int_attribute(g, "state_alignment", w);
-    digests.check("layout.state_alignment", &layout.state_alignment, sizeof layout.state_alignment, where);
-    if (layout.state_alignment < 1) {
-      throw CheckpointError(CheckpointErrorKind::kCorruptData,
-                            w + ": state_alignment " + std::to_string(layout.state_alignment) + " is not positive");
-    }
+  layout.state_alignment = read_int_attribute(g, "state_alignment", w);
+  digests.check("layout.state_alignment", &layout.state_alignment, sizeof layout.state_alignment, where);
+  if (layout.state_alignment < 1) {
+    throw CheckpointError(CheckpointErrorKind::kCorruptData,
+                          w + ": state_alignment " + std::to_string(layout.state_alignment) + " is not positive");
   }
-  layout.states = format == 1 ? format1_states() : read_states(g, layout.state_alignment, w, digests, where);
+  layout.states = read_states(g, layout.state_alignment, w, digests, where);
   const std::size_t nu = unit_names.size(), np = param_names.size();
   if (unit_numel.size() != nu || unit_shard.size() != nu || param_unit.size() != np || param_offset.size() != np ||
       param_ndim.size() != np) {
@@ -333,17 +326,15 @@ CheckpointMeta read_meta_file(const std::string& path) {
   }
   meta.format_version = read_int_attribute(f, "tessera_checkpoint_format", path);
   check_readable_format(meta.format_version, path);
-  const MetaDigests digests = meta.format_version >= 3 ? MetaDigests::read(f, path) : MetaDigests();
+  const MetaDigests digests = MetaDigests::read(f, path);
   digests.check("tessera_checkpoint_format", &meta.format_version, sizeof meta.format_version, path);
   const DigestedReader r(digests, path);
-  if (meta.format_version >= 3) {
-    const std::string id = r.text(f, "", "save_id", path);
-    require_stored(detail::parse_hex64(id, meta.save_id) && meta.save_id != 0, path, "save_id", "'" + id + "'",
-                   "a save id is 16 hex digits, not all zero");
-    const std::int64_t healthy = r.integer(f, "", "healthy", path);
-    require_stored(healthy == 0 || healthy == 1, path, "healthy", std::to_string(healthy), "it is 0 or 1");
-    meta.health = healthy == 1 ? StateHealth::kHealthy : StateHealth::kNonFinite;
-  }
+  const std::string id = r.text(f, "", "save_id", path);
+  require_stored(detail::parse_hex64(id, meta.save_id) && meta.save_id != 0, path, "save_id", "'" + id + "'",
+                 "a save id is 16 hex digits, not all zero");
+  const std::int64_t healthy = r.integer(f, "", "healthy", path);
+  require_stored(healthy == 0 || healthy == 1, path, "healthy", std::to_string(healthy), "it is 0 or 1");
+  meta.health = healthy == 1 ? StateHealth::kHealthy : StateHealth::kNonFinite;
   // Counters must be >= 0 and counts >= 1: anything else is damage, named by field.
   auto counter = [&](const char* name, std::int64_t least) {
     const std::int64_t value = r.integer(f, "", name, path);
@@ -373,14 +364,12 @@ CheckpointMeta read_meta_file(const std::string& path) {
       stored("param_dtype", [&] { return parse_dtype(r.text(f, "", "param_dtype", path), "param_dtype"); });
   meta.precision.reduce_dtype =
       stored("reduce_dtype", [&] { return parse_dtype(r.text(f, "", "reduce_dtype", path), "reduce_dtype"); });
-  if (meta.format_version >= 2) {
-    const std::string optimizer = r.text(f, "", "optimizer", path);
-    try {
-      meta.optimizer.kind = parse_optimizer_kind(optimizer);
-    } catch (const std::invalid_argument&) {
-      throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
-                            path + " was written by the optimizer '" + optimizer + "', which this build does not have");
-    }
+  const std::string optimizer = r.text(f, "", "optimizer", path);
+  try {
+    meta.optimizer.kind = parse_optimizer_kind(optimizer);
+  } catch (const std::invalid_argument&) {
+    throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
+                          path + " was written by the optimizer '" + optimizer + "', which this build does not have");
   }
   meta.optimizer.adamw.beta1 = static_cast<float>(r.real(f, "", "adamw_beta1", path));
   meta.optimizer.adamw.beta2 = static_cast<float>(r.real(f, "", "adamw_beta2", path));
@@ -432,7 +421,7 @@ CheckpointMeta read_meta_file(const std::string& path) {
                           path + ": shard_ranks " + std::to_string(shard_ranks) + " but " +
                               std::to_string(meta.shard_file_bytes.size()) + " recorded shard file sizes");
   }
-  meta.layout = read_layout(f, shard_ranks, meta.format_version, path, digests);
+  meta.layout = read_layout(f, shard_ranks, path, digests);
   return meta;
 }
 
@@ -443,7 +432,7 @@ std::optional<StateHealth> read_checkpoint_health(const std::string& path) {
     if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
     H5Id file = detail::open_file_read(path);
     const std::int64_t format = read_int_attribute(file.get(), "tessera_checkpoint_format", path);
-    if (format < 3) return StateHealth::kHealthy;
+    if (format < kOldestReadableFormat || format > kCheckpointFormatVersion) return std::nullopt;
     return read_int_attribute(file.get(), "healthy", path) == 1 ? StateHealth::kHealthy : StateHealth::kNonFinite;
   } catch (const CheckpointError&) {
     return std::nullopt;

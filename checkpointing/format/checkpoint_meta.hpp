@@ -26,10 +26,7 @@
 //   /xxh64             one attribute per value above: its XXH64 (meta_digests.hpp)
 // Reading checks every value against its digest and the layout's structure (check_layout_structure):
 // a damaged meta.h5 is refused naming the file and the value, never read as a different layout.
-// Format 2 (read, not written) had no save_id, healthy or /xxh64: its files are checked by structure
-// and step only, and its state counts as healthy.
-// Format 1 (read, not written) had no optimizer, state_names or state_dtypes: its states are
-// master, exp_avg and exp_avg_sq (f32) of AdamW.
+// Formats 1 and 2 (without save ids, digests or a state list) are refused by version.
 #pragma once
 
 #include <cstdint>
@@ -52,7 +49,7 @@ enum class StateHealth { kHealthy, kNonFinite };
 
 struct CheckpointMeta {
   std::int64_t format_version = 0;
-  std::uint64_t save_id = 0;  // random, agreed by the ranks of one save; 0: none (format < 3)
+  std::uint64_t save_id = 0;  // random, never 0, agreed by the ranks of one save
   StateHealth health = StateHealth::kHealthy;
   TrainingProgress progress;  // rng_state unused here: see rng_states
   std::int64_t optimizer_steps = 0;

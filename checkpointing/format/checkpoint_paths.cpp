@@ -39,10 +39,13 @@ void fsync_opened(const fs::path& path, int flags) {
 
 void check_readable_format(std::int64_t version, const std::string& path) {
   if (version >= kOldestReadableFormat && version <= kCheckpointFormatVersion) return;
+  const std::string readable = kOldestReadableFormat == kCheckpointFormatVersion
+                                   ? "version " + std::to_string(kCheckpointFormatVersion)
+                                   : "versions " + std::to_string(kOldestReadableFormat) + " to " +
+                                         std::to_string(kCheckpointFormatVersion);
   throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
-                        path + " has checkpoint format version " + std::to_string(version) + "; this build reads versions " +
-                            std::to_string(kOldestReadableFormat) + " to " + std::to_string(kCheckpointFormatVersion) +
-                            ": resume it with the Tessera version that wrote it");
+                        path + " has checkpoint format version " + std::to_string(version) + "; this build reads " +
+                            readable + ": resume it with the Tessera version that wrote it");
 }
 
 std::string step_dir_name(std::int64_t step) {

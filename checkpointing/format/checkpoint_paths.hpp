@@ -25,9 +25,10 @@ namespace tessera {
 // declared them; shard datasets carry a dtype attribute.
 // 3: every file carries the save's id (meta.h5 and every shard file: attribute save_id) and step;
 // meta.h5 records the XXH64 of every value it stores (/xxh64, meta_digests.hpp) and whether the
-// state came from a healthy step. This build writes 3 and reads 1 to 3.
+// state came from a healthy step. This build writes and reads 3 only: 1 and 2 were superseded
+// within a day of being written and are refused by version.
 inline constexpr std::int64_t kCheckpointFormatVersion = 3;
-inline constexpr std::int64_t kOldestReadableFormat = 1;
+inline constexpr std::int64_t kOldestReadableFormat = 3;
 inline constexpr const char* kMetaFileName = "meta.h5";
 inline constexpr const char* kLatestName = "latest";
 inline constexpr const char* kDeletedPrefix = ".deleted_";  // a checkpoint directory being removed

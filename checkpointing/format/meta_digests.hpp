@@ -18,7 +18,7 @@ namespace tessera::detail {
 
 class MetaDigests {
  public:
-  // An empty set that checks nothing (checkpoints older than format 3).
+  // An empty set, to record into (a save) — it checks nothing; read() gives one that checks.
   MetaDigests() = default;
 
   void record(const std::string& name, const void* data, std::size_t bytes);
@@ -46,7 +46,6 @@ class MetaDigests {
     check(name, table.data(), table.size() * sizeof(T), where);
   }
 
-  bool checking() const { return checking_; }
   std::size_t size() const { return digests_.size(); }
 
  private:

@@ -120,7 +120,7 @@ void check_shard_files(const CheckpointMeta& meta, const fs::path& dir) {
 }
 
 void check_same_save(const ShardFileReader& reader, const CheckpointMeta& meta, const std::string& meta_path) {
-  const bool same_id = meta.format_version < 3 || reader.save_id() == meta.save_id;
+  const bool same_id = reader.save_id() == meta.save_id;
   if (same_id && reader.step() == meta.progress.step) return;
   auto save = [](std::uint64_t id, std::int64_t step) {
     return (id != 0 ? "save " + detail::hex64(id) : std::string("a save without id")) + " of step " + std::to_string(step);

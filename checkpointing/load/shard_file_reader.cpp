@@ -256,8 +256,7 @@ std::int64_t read_through_hdf5(hid_t file, const std::string& path, const Datase
 ShardFileReader::ShardFileReader(std::string path, int shard) : path_(std::move(path)) {
   detail::Hdf5Guard guard;
   file_ = detail::open_file_read(path_);
-  format_version_ = detail::read_int_attribute(file_.get(), "tessera_checkpoint_format", path_);
-  check_readable_format(format_version_, path_);
+  check_readable_format(detail::read_int_attribute(file_.get(), "tessera_checkpoint_format", path_), path_);
   const std::int64_t stored = detail::read_int_attribute(file_.get(), "shard", path_);
   if (stored != shard) {
     throw CheckpointError(CheckpointErrorKind::kCorruptData, path_ + " holds shard " + std::to_string(stored) +
@@ -265,12 +264,10 @@ ShardFileReader::ShardFileReader(std::string path, int shard) : path_(std::move(
                                                                  ": shard files were renamed or mixed up");
   }
   step_ = detail::read_int_attribute(file_.get(), "step", path_);
-  if (format_version_ >= 3) {
-    const std::string id = detail::read_string_attribute(file_.get(), "save_id", path_);
-    if (!detail::parse_hex64(id, save_id_)) {
-      throw CheckpointError(CheckpointErrorKind::kCorruptData,
-                            path_ + " is corrupted: its save_id '" + id + "' is not 16 hex digits");
-    }
+  const std::string id = detail::read_string_attribute(file_.get(), "save_id", path_);
+  if (!detail::parse_hex64(id, save_id_)) {
+    throw CheckpointError(CheckpointErrorKind::kCorruptData,
+                          path_ + " is corrupted: its save_id '" + id + "' is not 16 hex digits");
   }
   raw_fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);  // -1: every read goes through HDF5
 }

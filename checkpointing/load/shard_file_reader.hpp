@@ -45,7 +45,6 @@ class ShardFileReader {
   ShardFileReader(const ShardFileReader&) = delete;
   ShardFileReader& operator=(const ShardFileReader&) = delete;
 
-  std::int64_t format_version() const { return format_version_; }
   // The step and save id the file was written with (save id 0: none stored, format < 3).
   std::int64_t step() const { return step_; }
   std::uint64_t save_id() const { return save_id_; }
@@ -72,7 +71,6 @@ class ShardFileReader {
 
   std::string path_;
   detail::H5Id file_;
-  std::int64_t format_version_ = 0;
   std::int64_t step_ = -1;
   std::uint64_t save_id_ = 0;
   std::int64_t bytes_read_ = 0;

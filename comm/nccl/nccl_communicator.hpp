@@ -58,8 +58,6 @@ class NcclCommunicator final : public CommunicatorBase {
   std::unique_ptr<Communicator> split(int color, int key) override;
 
   int device() const { return device_; }
-  cudaStream_t comm_stream() const { return comm_stream_; }
-  cudaStream_t compute_stream() const { return compute_stream_; }
   // Collectives issued afterwards follow, and are awaited on, this stream.
   void set_compute_stream(cudaStream_t stream) { compute_stream_ = stream; }
 

@@ -111,7 +111,6 @@ class ProgramOptions {
   std::vector<OptionSetting> settings() const;
   std::string effective_config() const { return effective_config_text(program_, settings()); }
   std::string help() const;
-  const std::string& program() const { return program_; }
   // Runs `body`, locating its errors in the config file (locate_config_errors).
   template <class Body>
   decltype(auto) locate_errors(Body&& body) const {

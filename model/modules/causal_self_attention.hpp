@@ -20,7 +20,6 @@ class CausalSelfAttention final : public Module {
   // Backward given the forward input x (B,T,C) f32; required in kElementwise mode.
   Tensor backward_with_input(Context& ctx, const Tensor& dy, const Tensor& x);
 
-  std::int64_t heads() const { return heads_; }
   void set_recompute(RecomputeMode mode) { recompute_ = mode; }
   RecomputeMode recompute() const { return recompute_; }
 

@@ -33,7 +33,6 @@ class AdamW {
   // factor goes here instead of into a pass over the gradients; the grads are not changed).
   void step(Device& device, float lr, float grad_scale = 1.0f);
 
-  std::int64_t step_count() const { return step_; }
   const AdamWConfig& config() const { return config_; }
   // Moments of parameter i (undefined before the first step).
   Tensor& first_moment(std::size_t i) { return m_[i]; }

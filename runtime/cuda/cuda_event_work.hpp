@@ -33,7 +33,6 @@ class CudaEventWork final : public WorkState {
   bool is_completed() override;
 
   int device() const { return device_; }
-  cudaEvent_t event() const { return event_; }
   // Work queued on `stream` (any GPU of this process) afterwards starts after the event. Does not
   // block the host and does not carry the failure: see failure() / may_fail().
   void enqueue_wait(cudaStream_t stream) const;

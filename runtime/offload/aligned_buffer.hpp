@@ -22,7 +22,6 @@ class AlignedBuffer {
   // At least `bytes` (rounded up to the alignment); reallocates when larger than before.
   std::byte* reserve(std::size_t bytes);
   std::byte* data() const { return data_; }
-  std::size_t capacity() const { return capacity_; }
   void release();
 
  private:

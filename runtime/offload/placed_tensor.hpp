@@ -30,7 +30,6 @@ class PlacedTensor {
   bool in_store() const { return filed_.defined(); }
   DType dtype() const { return dtype_; }
   std::int64_t values() const { return values_; }
-  std::int64_t elements_per_value() const { return elements_per_value_; }
   const Tensor& tensor() const { return tensor_; }  // undefined when in the store
   const FileExtent& extent() const { return filed_; }
 

@@ -101,7 +101,7 @@ TEST(CheckpointCorruption, EachCaseNamesTheProblemAndChangesNothing) {
          detail::H5Id f = detail::open_file_readwrite((c / kMetaFileName).string());
          detail::write_attribute(f.get(), "tessera_checkpoint_format", std::int64_t{99});
        },
-       CheckpointErrorKind::kUnknownFormat, {"meta.h5", "format version 99", "reads versions 1 to 3"}, "info"},
+       CheckpointErrorKind::kUnknownFormat, {"meta.h5", "format version 99", "this build reads version 3"}, "info"},
       {"missing meta.h5", [](const fs::path& c) { fs::remove(c / kMetaFileName); }, CheckpointErrorKind::kMissingFile,
        {"meta.h5", "not a complete checkpoint"}, ""},
       {"corrupted dataset", [&](const fs::path& c) { flip_chunk_byte(c / shard1, "/units/h.0/exp_avg", 1); },

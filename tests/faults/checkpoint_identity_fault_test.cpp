@@ -4,8 +4,9 @@
 //  * a flipped value in meta.h5's layout tables (a parameter's offset) or in a stored setting or
 //    config field is refused naming meta.h5 and the value, never loaded as another layout;
 //  * a layout that is inconsistent in itself (overlapping parameters, one outside its unit) is
-//    refused by structure, which is all a format-2 checkpoint has;
-//  * a format-2 checkpoint (no save ids, no digests) still loads and verifies.
+//    refused by structure, also where the digests would not tell;
+//  * a format-2 checkpoint (no save ids, no digests) is refused by version, on load and by
+//    `tessera_ckpt verify`, naming the file and the version.
 // The engine is untouched by every refused load.
 // tessera-test-ranks: 2
 // tessera-test-timeout: 240
@@ -190,27 +191,27 @@ TEST(CheckpointIdentity, InconsistentLayoutsAreRefusedByStructure) {
   }
 }
 
-TEST(CheckpointIdentity, Format2CheckpointsStillLoad) {
+TEST(CheckpointIdentity, Format2CheckpointsAreRefusedByVersion) {
   MpiCommunicator world(MPI_COMM_WORLD);
   SharedTempDir tmp;
   const fs::path ckpt = save_after(world, tmp.path() / "run", 2);
-  TrainedEngine original(world, RunSetup(ZeroStage::kStage2));
-  original.train(0, 2);
-  const auto expected = gather_state(*original.engine, 0);
   if (world.rank() == 0) downgrade_to_format2(ckpt);
   MPI_Barrier(MPI_COMM_WORLD);
-  const CheckpointMeta meta = read_meta_file((ckpt / kMetaFileName).string());
-  EXPECT_EQ(meta.format_version, 2);
-  EXPECT_EQ(meta.save_id, 0u);
-  EXPECT_EQ(meta.health, StateHealth::kHealthy);
+  const std::string meta_file = (ckpt / kMetaFileName).string();
   TrainedEngine resumed(world, RunSetup(ZeroStage::kStage3), /*seed=*/999);
-  const LoadResult loaded = load_checkpoint(*resumed.engine, world, ckpt, tiny_run_config());
-  EXPECT_EQ(loaded.progress.step, 2);
-  EXPECT_EQ(compare_states(gather_state(*resumed.engine, 0), expected), "");
+  const auto before = gather_state(*resumed.engine, 0);
+  try {
+    load_checkpoint(*resumed.engine, world, ckpt, tiny_run_config());
+    ADD_FAILURE() << "a format-2 checkpoint was loaded";
+  } catch (const CheckpointError& e) {
+    EXPECT_EQ(e.kind(), CheckpointErrorKind::kUnknownFormat) << e.what();
+    EXPECT_TRUE(contains(e.what(), meta_file + " has checkpoint format version 2; this build reads version 3")) << e.what();
+  }
+  EXPECT_EQ(compare_states(gather_state(*resumed.engine, 0), before), "") << "a refused load changed the engine";
   if (world.rank() == 0) {
     const ChildResult verify = run_child_job(tessera_ckpt_bin() + " verify " + ckpt.string(), 60);
-    EXPECT_EQ(verify.exit_code, 0) << verify.output;
-    EXPECT_TRUE(contains(verify.output, "no save id (format 2 or older)")) << verify.output;
+    EXPECT_NE(verify.exit_code, 0) << verify.output;
+    EXPECT_TRUE(contains(verify.output, "format version 2")) << verify.output;
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }

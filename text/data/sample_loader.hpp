@@ -36,9 +36,6 @@ class SampleLoader {
                SampleOrder order = SampleOrder::kShuffled);
 
   std::int64_t seq_len() const { return seq_len_; }
-  std::uint64_t seed() const { return seed_; }
-  SampleOrder order() const { return order_; }
-  const TokenDataset& dataset() const { return dataset_; }
   std::int64_t windows_per_epoch() const { return windows_; }
 
   std::int64_t epoch_of(std::int64_t global_index) const;   // g / windows_per_epoch()
