@@ -63,11 +63,13 @@ int main(int argc, char** argv) {
   config.heads = 6;
   config.channels = 384;
   po::options_description options("Options");
+  // clang-format off
   options.add_options()
       ("threads", value_with_default(&threads), "CPU threads")
       ("steps", value_with_default(&steps), "timed steps per policy (after one warm-up step)")
       ("batch", value_with_default(&batch_size), "sequences per step")
       ("layers", value_with_default(&config.layers), "transformer blocks of the small GPT");
+  // clang-format on
   add_device_option(options, &device_flag);
   ProgramOptions program("bench_activation_ckpt",
                          "bench_activation_ckpt: peak activation bytes and ms/step of each activation-checkpointing "

@@ -56,6 +56,7 @@ struct Args {
 bool parse(int argc, char** argv, Args& a) {
   std::string ranks = "1,2,4";
   po::options_description options("Options");
+  // clang-format off
   options.add_options()
       ("dir", value_with_default(&a.dir), "directory the checkpoints are written to (removed after)")
       ("reps", value_with_default(&a.reps), "saves and loads per rank count (medians reported)")
@@ -64,6 +65,7 @@ bool parse(int argc, char** argv, Args& a) {
       ("threads", value_with_default(&a.threads), "CPU threads per rank (0: cores / ranks)")
       ("ranks", value_with_default(&ranks), "comma-separated rank counts (sub-groups of the job)")
       ("keep", po::bool_switch(&a.keep), "keep the written checkpoints");
+  // clang-format on
   ProgramOptions program("bench_checkpoint",
                          "bench_checkpoint: sharded checkpoint save and load beside the disk's own speed\n"
                          "Usage: mpirun -np 4 bench_checkpoint [options]");

@@ -48,12 +48,14 @@ struct Settings {
 std::optional<Settings> parse(int argc, char** argv, bool print_help) {
   Settings s;
   po::options_description options("Options");
+  // clang-format off
   options.add_options()
       ("min-mib", tessera::value_with_default(&s.min_mib), "smallest f32 buffer, MiB")
       ("max-mib", tessera::value_with_default(&s.max_mib), "largest f32 buffer, MiB")
       ("factor", tessera::value_with_default(&s.factor), "size ratio between rows (>= 2)")
       ("iters", tessera::value_with_default(&s.iters), "timed calls per row (0: by size, 5 to 25)")
       ("segment-kib", tessera::value_with_default(&s.segment_kib), "the MPI backend's pipeline segment, KiB");
+  // clang-format on
   tessera::ProgramOptions program("bench_comm",
                                   "bench_comm: the MPI communicator's collectives beside MPI's own\n"
                                   "Usage: mpirun -np 4 bench_comm [options]");

@@ -69,6 +69,7 @@ struct Options {
 std::optional<Options> parse(int argc, char** argv, bool print) {
   Options o;
   po::options_description flags("bench_gpu: GPT training tokens/s and MFU on each rank's GPU, then NCCL bandwidth");
+  // clang-format off
   flags.add_options()("help,h", "this text")
       ("models", po::value(&o.models)->default_value(o.models), "comma-separated: 124m, 1.5b")
       ("steps", po::value(&o.steps)->default_value(o.steps), "timed training steps per model")
@@ -85,6 +86,7 @@ std::optional<Options> parse(int argc, char** argv, bool print) {
       ("max-mib", po::value(&o.max_mib)->default_value(o.max_mib), "largest NCCL buffer (MiB of f32)")
       ("skip-train", po::bool_switch(&o.skip_train), "no training benchmark")
       ("skip-nccl", po::bool_switch(&o.skip_nccl), "no NCCL benchmark");
+  // clang-format on
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, flags), vm);
   if (vm.count("help")) {

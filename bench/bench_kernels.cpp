@@ -129,10 +129,12 @@ std::string dims(std::int64_t a, std::int64_t b, std::int64_t c = 0) {
 bool parse_options(int argc, char** argv) {
   int threads = 0;
   po::options_description options("Options");
+  // clang-format off
   options.add_options()
       ("threads", tessera::value_with_default(&threads), "CPU threads (0: OMP_NUM_THREADS or all cores)")
       ("min-seconds", tessera::value_with_default(&g_min_seconds),
        "seconds each op (and each triad) is timed for, at least 5 calls");
+  // clang-format on
   tessera::ProgramOptions program("bench_kernels",
                                   "bench_kernels: every CPU kernel at the shapes of a small GPT, memory-bound ones "
                                   "against a STREAM triad measured in the same run\n"

@@ -44,6 +44,7 @@ std::optional<Args> parse(int argc, char** argv, bool print_help) {
   Args a;
   std::string policies = "none,blocks", param = "f32", reduce = "f32";
   po::options_description options("Options");
+  // clang-format off
   options.add_options()
       ("model", value_with_default(&a.model), "model preset (tessera_plan --help lists them)")
       ("micro-batch", value_with_default(&a.micro), "sequences per rank per step")
@@ -52,6 +53,7 @@ std::optional<Args> parse(int argc, char** argv, bool print_help) {
       ("param-dtype", value_with_default(&param), "stored parameters: f32, bf16, f16")
       ("reduce-dtype", value_with_default(&reduce), "gradient collectives: f32, bf16, f16")
       ("threads", value_with_default(&a.threads), "CPU threads per rank");
+  // clang-format on
   add_device_option(options, &a.device);
   ProgramOptions program("bench_memory", "bench_memory: the planner's per-category prediction next to the engine's "
                                          "measurement, ZeRO stages 0-3\nUsage: mpirun -np 2 bench_memory [options]");

@@ -205,6 +205,7 @@ double gb(double bytes) { return bytes / 1e9; }
 int run(int argc, char** argv) {
   Options o;
   po::options_description desc("Options");
+  // clang-format off
   desc.add_options()
       ("model", value_with_default(&o.model),
        "default (the flags below) or 1.5b (GPT-2 XL shape, ZeRO-3, parameters and optimizer state on NVMe)")
@@ -226,6 +227,7 @@ int run(int argc, char** argv) {
        "MiB written and read to measure the disk's sequential O_DIRECT throughput")
       ("threads", value_with_default(&o.threads), "CPU threads (0: all cores)")
       ("run-one", po::value(&o.run_one), "internal: run one mode and print its result line");
+  // clang-format on
   add_device_option(desc, &o.device);
   ProgramOptions program("bench_offload",
                          "bench_offload: one GPT with its optimizer state on the device, in pinned host memory and in "

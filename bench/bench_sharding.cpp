@@ -55,6 +55,7 @@ std::vector<std::string> split_list(const std::string& text) {
 bool parse(int argc, char** argv, Options& o) {
   std::string reduce = "f32,bf16", stages = "0,1,2,3";
   po::options_description options("Options");
+  // clang-format off
   options.add_options()
       ("reduce-dtype", value_with_default(&reduce),
        "comma-separated dtypes the gradients travel in (f32, bf16, f16); each gets a row per stage")
@@ -63,6 +64,7 @@ bool parse(int argc, char** argv, Options& o) {
       ("micro-batch", value_with_default(&o.micro), "sequences per rank and step")
       ("threads", value_with_default(&o.threads), "CPU threads per rank")
       ("prefetch", value_with_default(&o.prefetch), "units gathered ahead (ZeRO-3)");
+  // clang-format on
   ProgramOptions program("bench_sharding",
                          "bench_sharding: ZeRO stages 0-3 x gradient reduce dtypes, interleaved step by step\n"
                          "Usage: mpirun -np 2 bench_sharding [options]");

@@ -103,6 +103,7 @@ struct RunResult {
 // Parses the command line; returns false (after printing help) when there is nothing to run.
 bool parse(int argc, char** argv, Args& a) {
   po::options_description options("bench_train options");
+  // clang-format off
   options.add_options()
       ("threads", po::value(&a.threads)->default_value(a.threads), "OpenMP and OpenBLAS threads")
       ("steps", po::value(&a.steps)->default_value(a.steps), "timed steps per config and trainer")
@@ -114,6 +115,7 @@ bool parse(int argc, char** argv, Args& a) {
       ("trainer", po::value(&a.trainer)->default_value(a.trainer),
        "local (LocalTrainer), sharded (ShardedEngine ZeRO-0 + Trainer, as train_gpt) or both")
       ("help,h", "print this help");
+  // clang-format on
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, options), vm);
   if (vm.count("help")) {

@@ -45,6 +45,7 @@ int run(int argc, char** argv) {
   std::string format = "hdf5", dtype = "f32";
   std::int64_t vocab = 0;
   po::options_description options("Export options");
+  // clang-format off
   options.add_options()
       ("format", tessera::value_with_default(&format),
        "export: hdf5 (Tessera's names, .h5), safetensors (Hugging Face GPT-2 names and layouts, .safetensors, "
@@ -53,6 +54,7 @@ int run(int argc, char** argv) {
       ("vocab", tessera::value_with_default(&vocab),
        "export, Hugging Face names: token-embedding rows to keep (0: the tokenizer's vocabulary recorded by "
        "train_gpt, else every row)");
+  // clang-format on
   po::options_description hidden;
   hidden.add_options()("args", po::value(&args)->multitoken(), "command and its arguments");
   po::positional_options_description positional;

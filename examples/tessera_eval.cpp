@@ -45,6 +45,7 @@ struct EvalOptions {
 std::optional<EvalOptions> parse_options(int argc, char** argv, bool print_help) {
   EvalOptions o;
   po::options_description options("Options");
+  // clang-format off
   options.add_options()
       ("data", po::value(&o.data), "validation token file (llm.c format, tessera_prepare)")
       ("eval-batches", value_with_default(&o.eval_batches), "micro-batches in the validation set")
@@ -53,6 +54,7 @@ std::optional<EvalOptions> parse_options(int argc, char** argv, bool print_help)
       ("zero", value_with_default(&o.zero), "ZeRO stage of the evaluating engine (0-3)")
       ("tokens", po::value(&o.tokens), "comma-separated token ids for --print-logits")
       ("print-logits", po::bool_switch(&o.print_logits), "print the logits of --tokens as JSON");
+  // clang-format on
   add_device_option(options, &o.device);
   po::options_description hidden;
   hidden.add_options()("model", po::value(&o.model), "checkpoint, run directory or export");

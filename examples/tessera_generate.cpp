@@ -54,6 +54,7 @@ struct GenerateOptions {
 std::optional<GenerateOptions> parse_options(int argc, char** argv, bool print_help) {
   GenerateOptions o;
   po::options_description visible("Options");
+  // clang-format off
   visible.add_options()
       ("prompt", value_with_default(&o.prompt), "text to continue (empty: start at end-of-text)")
       ("length", value_with_default(&o.length), "tokens to generate")
@@ -64,6 +65,7 @@ std::optional<GenerateOptions> parse_options(int argc, char** argv, bool print_h
       ("threads", value_with_default(&o.threads), "CPU threads per process (0: cores / ranks)")
       ("tokenizer", po::value(&o.tokenizer),
        "bytes, or a directory of GPT-2-format vocab.json and merges.txt (default: the run's tokenizer)");
+  // clang-format on
   add_device_option(visible, &o.device);
   po::options_description hidden;
   hidden.add_options()("source", po::value(&o.source), "checkpoint or export");
@@ -100,9 +102,7 @@ int generate(DistributedContext& dist) {
   const GenerateOptions& o = *parsed;
   Communicator& world = dist.world();
   const bool root = dist.rank() == 0;
-  const int local_ranks = std::max(1, dist.rank_info().local_size);
-  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  set_cpu_threads(o.threads > 0 ? o.threads : std::max(1, hardware / local_ranks));
+  set_rank_threads(o.threads, dist);
 
   const std::unique_ptr<Device> device = open_device_on_every_rank(o.device, dist, "tessera_generate");
   if (!device) return 2;

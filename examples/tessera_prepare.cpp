@@ -177,6 +177,7 @@ int run(const Options& options) {
 int main(int argc, char** argv) {
   Options options;
   po::options_description visible("Options");
+  // clang-format off
   visible.add_options()
       ("out,o", tessera::value_with_default(&options.out), "training token file to write")
       ("val-fraction", tessera::value_with_default(&options.val_fraction),
@@ -185,6 +186,7 @@ int main(int argc, char** argv) {
        "learn a byte-level BPE of N tokens from the inputs (vocab.json and merges.txt beside OUT); 0: bytes")
       ("tokenizer", po::value(&options.tokenizer_dir),
        "tokenize with the GPT-2-format vocab.json and merges.txt in DIR (e.g. GPT-2's own)");
+  // clang-format on
   po::options_description hidden;
   hidden.add_options()("inputs", po::value(&options.inputs)->multitoken(), "input text files");
   po::positional_options_description positional;

@@ -14,6 +14,12 @@ const char* const kAllowVariable = "TESSERA_ALLOW_SINGLETON";
 
 std::string assignment(const std::string& name, int value) { return name + "=" + std::to_string(value); }
 
+// Appends " NAME=value" (by appending, not `" " + string`: GCC 12 warns falsely about the latter).
+void append_assignment(std::string& text, const std::string& name, int value) {
+  text += ' ';
+  text += assignment(name, value);
+}
+
 // RANK and WORLD_SIZE are generic names: values that are not integers are not torchrun's.
 std::optional<int> lenient_int(const EnvLookup& env, const char* name) {
   const std::optional<std::string> text = env(name);
@@ -101,13 +107,16 @@ std::vector<LaunchClaim> launch_claims(const EnvLookup& env) {
   if (const auto rank = env_int(env, "OMPI_COMM_WORLD_RANK")) {
     const int size = env_int(env, "OMPI_COMM_WORLD_SIZE").value_or(-1);
     require_rank_below_size("OMPI_COMM_WORLD_RANK", *rank, "OMPI_COMM_WORLD_SIZE", size);
-    claims.push_back({ClaimSource::kOpenMpi, *rank, size,
-                      assignment("OMPI_COMM_WORLD_RANK", *rank) + (size > 0 ? " " + assignment("OMPI_COMM_WORLD_SIZE", size) : "")});
+    std::string evidence = assignment("OMPI_COMM_WORLD_RANK", *rank);
+    if (size > 0) append_assignment(evidence, "OMPI_COMM_WORLD_SIZE", size);
+    claims.push_back({ClaimSource::kOpenMpi, *rank, size, evidence});
   }
   if (const auto size = env_int(env, "PMI_SIZE")) {
     const int rank = env_int(env, "PMI_RANK").value_or(0);
     require_rank_below_size("PMI_RANK", rank, "PMI_SIZE", *size);
-    claims.push_back({ClaimSource::kPmi, rank, *size, assignment("PMI_RANK", rank) + " " + assignment("PMI_SIZE", *size)});
+    std::string evidence = assignment("PMI_RANK", rank);
+    append_assignment(evidence, "PMI_SIZE", *size);
+    claims.push_back({ClaimSource::kPmi, rank, *size, evidence});
   }
   const auto torch_rank = lenient_int(env, "RANK");
   const auto torch_size = lenient_int(env, "WORLD_SIZE");
@@ -116,15 +125,17 @@ std::vector<LaunchClaim> launch_claims(const EnvLookup& env) {
     const auto local_rank = lenient_int(env, "LOCAL_RANK");
     const auto local_size = lenient_int(env, "LOCAL_WORLD_SIZE");
     if (local_rank && local_size) require_rank_below_size("LOCAL_RANK", *local_rank, "LOCAL_WORLD_SIZE", *local_size);
-    claims.push_back({ClaimSource::kTorchrun, *torch_rank, *torch_size,
-                      assignment("RANK", *torch_rank) + " " + assignment("WORLD_SIZE", *torch_size)});
+    std::string evidence = assignment("RANK", *torch_rank);
+    append_assignment(evidence, "WORLD_SIZE", *torch_size);
+    claims.push_back({ClaimSource::kTorchrun, *torch_rank, *torch_size, evidence});
   }
   const SlurmEnv slurm = read_slurm_env(env);
   if (slurm.place == SlurmPlace::kStep) {
     if (slurm.task >= 0) require_rank_below_size("SLURM_PROCID", slurm.task, "SLURM_STEP_NUM_TASKS", slurm.tasks);
-    claims.push_back({ClaimSource::kSrunStep, slurm.task, slurm.tasks,
-                      "SLURM_STEP_ID=" + slurm.step_id + (slurm.tasks >= 0 ? " " + assignment("SLURM_STEP_NUM_TASKS", slurm.tasks) : "") +
-                          (slurm.task >= 0 ? " " + assignment("SLURM_PROCID", slurm.task) : "")});
+    std::string evidence = "SLURM_STEP_ID=" + slurm.step_id;
+    if (slurm.tasks >= 0) append_assignment(evidence, "SLURM_STEP_NUM_TASKS", slurm.tasks);
+    if (slurm.task >= 0) append_assignment(evidence, "SLURM_PROCID", slurm.task);
+    claims.push_back({ClaimSource::kSrunStep, slurm.task, slurm.tasks, evidence});
   }
   if (const auto rank = env_int(env, "PMIX_RANK")) {
     require_rank_below_size("PMIX_RANK", *rank, "", -1);
@@ -134,8 +145,8 @@ std::vector<LaunchClaim> launch_claims(const EnvLookup& env) {
     // Without -n the job has one task per node unless --ntasks-per-node says more.
     const int tasks = slurm.tasks > 0 ? slurm.tasks : slurm.nodes;
     std::string evidence = "SLURM_JOB_ID=" + slurm.job_id;
-    if (slurm.tasks > 0) evidence += " " + assignment("SLURM_NTASKS", slurm.tasks);
-    if (slurm.nodes > 0) evidence += " " + assignment("SLURM_JOB_NUM_NODES", slurm.nodes);
+    if (slurm.tasks > 0) append_assignment(evidence, "SLURM_NTASKS", slurm.tasks);
+    if (slurm.nodes > 0) append_assignment(evidence, "SLURM_JOB_NUM_NODES", slurm.nodes);
     claims.push_back({ClaimSource::kSlurmAllocation, -1, tasks, evidence});
   }
   return claims;

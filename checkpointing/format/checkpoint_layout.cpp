@@ -72,7 +72,12 @@ namespace {
 }
 
 std::string element_range(std::int64_t begin, std::int64_t end) {
-  return "[" + std::to_string(begin) + ", " + std::to_string(end) + ")";
+  std::string text = "[";  // appended to, not "[" + string: GCC 12 warns falsely about the latter
+  text += std::to_string(begin);
+  text += ", ";
+  text += std::to_string(end);
+  text += ")";
+  return text;
 }
 
 }  // namespace

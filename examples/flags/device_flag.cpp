@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "tessera/comm/host_collectives.hpp"
@@ -35,11 +36,13 @@ void print_refusal(const std::string& program, const std::string& why) {
 }  // namespace
 
 void add_device_option(po::options_description& group, DeviceFlags* target) {
+  // clang-format off
   group.add_options()("device", value_with_default(&target->device),
                       "cpu, cuda or auto (a usable GPU when this build has the CUDA device, else the CPU)")
       ("gemm-math", value_with_default(&target->gemm_math),
        "GPU GEMM arithmetic: f32 (exact, as the CPU), tf32 or bf16 (tensor cores, f32 accumulation); the CPU "
        "computes in f32 either way");
+  // clang-format on
 }
 
 std::unique_ptr<Device> open_device(const DeviceFlags& flags) {
@@ -61,6 +64,12 @@ std::unique_ptr<Device> open_device_or_report(const DeviceFlags& flags, const st
     print_refusal(program, e.what());
     return nullptr;
   }
+}
+
+void set_rank_threads(int threads, const DistributedContext& dist) {
+  const int local_ranks = std::max(1, dist.rank_info().local_size);
+  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  set_cpu_threads(threads > 0 ? threads : std::max(1, hardware / local_ranks));
 }
 
 std::unique_ptr<Device> open_device_on_every_rank(const DeviceFlags& flags, DistributedContext& dist,

@@ -34,6 +34,10 @@ std::string device_line(const DeviceFlags& flags, const Device& device);
 // A single-process program: the device, or null after printing "PROGRAM: <why>" on stderr.
 std::unique_ptr<Device> open_device_or_report(const DeviceFlags& flags, const std::string& program);
 
+// --threads of a rank of a job: sets this rank's CPU threads (OpenMP and OpenBLAS) to `threads`, or
+// for 0 to this node's cores divided by the job's ranks on it.
+void set_rank_threads(int threads, const DistributedContext& dist);
+
 // Collective over the job's world: every rank opens its device (its own GPU: make_rank_device);
 // when any rank cannot, the lowest such rank prints its one line on stderr and every rank gets null
 // (the program then exits non-zero on every rank, none left waiting in a collective).

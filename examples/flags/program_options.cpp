@@ -201,11 +201,13 @@ std::string locate_config_values(const std::vector<OptionSetting>& settings, con
 
 ProgramOptions::ProgramOptions(std::string program, std::string usage)
     : program_(std::move(program)), usage_(std::move(usage)), visible_("General") {
+  // clang-format off
   visible_.add_options()
       ("help,h", "print this help and exit")
       ("config", po::value<std::string>()->value_name("FILE"),
        "read options from an INI file: `key = value` lines, keys are the long option names (a [section] "
        "only groups them); options on the command line win");
+  // clang-format on
   all_.add(visible_);
 }
 

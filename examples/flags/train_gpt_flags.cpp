@@ -58,7 +58,12 @@ BatchNames train_gpt_batch_names() {
 std::string train_gpt_command(const PlanConfig& config) {
   std::string s = config.ranks > 1 ? "mpirun -np " + std::to_string(config.ranks) + " train_gpt" : "train_gpt";
   const SettingNames& names = train_gpt_setting_names();
-  for (const PlanSetting& p : config.training_settings()) s += " " + names.flag_of(p.setting) + " " + p.value;
+  for (const PlanSetting& p : config.training_settings()) {
+    s += ' ';  // appended piece by piece: GCC 12 warns falsely about " " + string
+    s += names.flag_of(p.setting);
+    s += ' ';
+    s += p.value;
+  }
   return s;
 }
 

@@ -92,8 +92,7 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   const bool root = dist.rank() == 0;
 
   const int local_ranks = std::max(1, dist.rank_info().local_size);
-  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  set_cpu_threads(o.threads > 0 ? o.threads : std::max(1, hardware / local_ranks));
+  set_rank_threads(o.threads, dist);
   const std::unique_ptr<Device> device = open_device_on_every_rank(o.device, dist, "train_gpt");
   if (!device) return 2;
   const std::string effective_config = effective_config_text("train_gpt", o.settings);

@@ -104,6 +104,7 @@ TrainOptions validate(TrainOptions o, const po::variables_map& vm) {
 std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool print_help) {
   TrainOptions o;
   po::options_description data("Data");
+  // clang-format off
   data.add_options()
       ("data", po::value(&o.data)->multitoken()->default_value(o.data, "data/corpus.bin"),
        "training token files or glob patterns (llm.c format; make one with tessera_prepare)")
@@ -114,7 +115,9 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("tokenizer", po::value(&o.tokenizer),
        "decode samples with: bytes, or a directory of GPT-2-format vocab.json and merges.txt (needed for GPT-2 "
        "data: llm.c and nanoGPT files do not ship them)");
+  // clang-format on
   po::options_description model("Model (GPT-2 layout)");
+  // clang-format off
   model.add_options()
       ("layers", value_with_default(&o.layers), "transformer blocks L")
       ("heads", value_with_default(&o.heads), "attention heads NH")
@@ -122,7 +125,9 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("seq-len", value_with_default(&o.seq_len), "sequence length T")
       ("vocab", value_with_default(&o.vocab),
        "vocabulary size V (0: the data's tokenizer's, padded to a multiple of 64)");
+  // clang-format on
   po::options_description batch("Batch (global = micro x ranks x accumulation; give any two, or one)");
+  // clang-format off
   batch.add_options()
       ("global-batch", po::value<std::int64_t>(), "sequences per optimizer step, over all ranks")
       ("micro-batch", po::value<std::int64_t>(), "sequences per forward/backward on one rank (default 8)")
@@ -130,7 +135,9 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("global-batch-tokens", po::value<std::int64_t>(),
        "tokens per optimizer step, over all ranks (instead of --global-batch: micro x ranks x accumulation x "
        "seq-len)");
+  // clang-format on
   po::options_description sharding("Sharding and precision");
+  // clang-format off
   sharding.add_options()
       ("zero", value_with_default(&o.zero),
        "ZeRO stage: 0 replicate (DDP), 1 shard optimizer state, 2 + gradients, 3 + parameters")
@@ -155,7 +162,9 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
        "nvme offload: auto (io_uring with O_DIRECT where possible) or buffered (pread/pwrite)")
       ("reshard-after-forward", value_with_default(&o.reshard_after_forward),
        "ZeRO-3: free gathered parameters after each unit's forward (true|false)");
+  // clang-format on
   po::options_description train("Training");
+  // clang-format off
   train.add_options()
       ("steps", value_with_default(&o.steps), "optimizer steps")
       ("lr", value_with_default(&o.lr), "peak learning rate")
@@ -175,8 +184,10 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("activation-checkpointing", value_with_default(&o.activation_checkpointing),
        "recompute activations in backward to save memory: none, blocks (every transformer block), every:K "
        "(blocks 0, K, 2K, ...) or selective (only layernorm, GELU and softmax outputs)");
+  // clang-format on
   add_device_option(train, &o.device);
   po::options_description checkpoints("Checkpoints (sharded HDF5, docs/CHECKPOINTS.md)");
+  // clang-format off
   checkpoints.add_options()
       ("checkpoint-dir", po::value(&o.checkpoint_dir),
        ("run directory for step_NNNNNNN/ checkpoints and `latest`; needed by --save-every, --resume auto and runs "
@@ -197,7 +208,9 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("allow-no-checkpoint-dir", po::bool_switch(&o.allow_no_checkpoint_dir),
        ("run more than " + std::to_string(kLongRunSteps) + " steps without --checkpoint-dir (refused otherwise: a "
         "crash or a stop signal would lose the whole run)").c_str());
+  // clang-format on
   po::options_description output("Output");
+  // clang-format off
   output.add_options()
       ("log-every", value_with_default(&o.log_every), "steps between log lines")
       ("progress", value_with_default(&o.progress),
@@ -218,7 +231,9 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("metrics", po::value(&o.metrics)->value_name("FILE"),
        "append one JSON object per logged step (and per validation) to FILE (docs/METRICS.md), and draw "
        "FILE.loss.svg and FILE.throughput.svg at the end of the run");
+  // clang-format on
   po::options_description divergence("Divergence");
+  // clang-format off
   divergence.add_options()
       ("max-skipped-steps", value_with_default(&o.max_skipped_steps),
        "stop with an error after this many consecutive skipped steps (non-finite gradients or spikes; 0: never)")
@@ -229,6 +244,7 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("spike-z", value_with_default(&o.spike_z), "spike guard: standard deviations that make a spike")
       ("spike-window", value_with_default(&o.spike_window),
        "spike guard: accepted steps the mean and spread are measured over");
+  // clang-format on
   ProgramOptions program("train_gpt", "train_gpt: train a GPT on a token file\nUsage: train_gpt [options]");
   for (const po::options_description* group : {&data, &model, &batch, &train, &sharding, &checkpoints, &output, &divergence}) {
     program.add(*group);

@@ -10,18 +10,14 @@
 
 namespace tessera {
 
-class CausalSelfAttention final : public Module {
+class CausalSelfAttention final : public ElementwiseRecomputable {
  public:
   CausalSelfAttention(std::int64_t channels, std::int64_t heads, float init_std, float proj_init_std);
 
   std::string type_name() const override { return "CausalSelfAttention"; }
   Tensor forward(Context& ctx, const Tensor& x) override;
   Tensor backward(Context& ctx, Tensor dy) override;
-  // Backward given the forward input x (B,T,C) f32; required in kElementwise mode.
-  Tensor backward_with_input(Context& ctx, const Tensor& dy, const Tensor& x);
-
-  void set_recompute(RecomputeMode mode) { recompute_ = mode; }
-  RecomputeMode recompute() const { return recompute_; }
+  Tensor backward_with_input(Context& ctx, const Tensor& dy, const Tensor& x) override;
 
  protected:
   void clear_own_saved() override;
@@ -33,7 +29,6 @@ class CausalSelfAttention final : public Module {
   std::int64_t channels_, heads_;
   ModuleSlot& qkv_;
   ModuleSlot& proj_;
-  RecomputeMode recompute_ = RecomputeMode::kKeepAll;
   Tensor qkv_out_;  // (B,T,3C)
   Tensor probs_;    // (B,NH,T,T)
 };

@@ -9,18 +9,14 @@
 
 namespace tessera {
 
-class Mlp final : public Module {
+class Mlp final : public ElementwiseRecomputable {
  public:
   Mlp(std::int64_t channels, float init_std, float proj_init_std);
 
   std::string type_name() const override { return "MLP"; }
   Tensor forward(Context& ctx, const Tensor& x) override;
   Tensor backward(Context& ctx, Tensor dy) override;
-  // Backward given the forward input x (B,T,C) f32; required in kElementwise mode.
-  Tensor backward_with_input(Context& ctx, const Tensor& dy, const Tensor& x);
-
-  void set_recompute(RecomputeMode mode) { recompute_ = mode; }
-  RecomputeMode recompute() const { return recompute_; }
+  Tensor backward_with_input(Context& ctx, const Tensor& dy, const Tensor& x) override;
 
  protected:
   void clear_own_saved() override { pre_gelu_ = Tensor(); }
@@ -29,7 +25,6 @@ class Mlp final : public Module {
   std::int64_t channels_;
   ModuleSlot& fc_;
   ModuleSlot& proj_;
-  RecomputeMode recompute_ = RecomputeMode::kKeepAll;
   Tensor pre_gelu_;  // (B,T,4C)
 };
 

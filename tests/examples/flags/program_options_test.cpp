@@ -31,6 +31,7 @@ struct Program {
   ProgramOptions options{"prog", "prog: a test program"};
   Program() {
     po::options_description group("Options");
+    // clang-format off
     group.add_options()
         ("layers", value_with_default(&v.layers), "blocks")
         ("lr", value_with_default(&v.lr), "learning rate")
@@ -39,6 +40,7 @@ struct Program {
         ("spike-guard", po::bool_switch(&v.guard), "guard")
         ("name", value_with_default(&v.name), "name")
         ("data", po::value(&v.data)->multitoken()->default_value(v.data, "a.bin"), "files");
+    // clang-format on
     options.add(group);
   }
   bool parse(std::vector<std::string> args) {
