@@ -16,12 +16,12 @@
 #include "bench_support.hpp"
 #include "flags/device_flag.hpp"
 #include "flags/program_options.hpp"
+#include "tessera/core/random.hpp"
+#include "tessera/model/modules/cross_entropy_loss.hpp"
+#include "tessera/model/modules/gpt.hpp"
 #include "tessera/model/recompute/recompute_policy.hpp"
 #include "tessera/runtime/cpu/blas_core.hpp"
 #include "tessera/training/local_trainer.hpp"
-#include "tessera/model/modules/cross_entropy_loss.hpp"
-#include "tessera/model/modules/gpt.hpp"
-#include "tessera/core/random.hpp"
 
 namespace tessera {
 namespace {
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   int threads = 2, steps = 5;
   std::int64_t batch_size = 8;
   DeviceFlags device_flag;  // --device, --gemm-math
-  GptConfig config;  // the small config: L=6 C=384 NH=6 V=8192 T=256
+  GptConfig config;         // the small config: L=6 C=384 NH=6 V=8192 T=256
   config.vocab_size = 8192;
   config.max_seq_len = 256;
   config.layers = 6;
@@ -110,11 +110,12 @@ int main(int argc, char** argv) {
   std::printf("bench_activation_ckpt: GPT %s, B=%lld, %d threads, f32, %s\n%s\n", config.to_string().c_str(),
               static_cast<long long>(batch_size), threads, runs[0].device->name().c_str(),
               device_line(device_flag, *runs[0].device).c_str());
-  std::printf("step = forward + cross-entropy + backward + AdamW (LocalTrainer); "
-              "median of %d steps after 1 warm-up\n\n",
-              steps);
-  std::printf("%-10s | %16s %8s %6s | %10s %8s %9s %8s\n", "policy", "peak activations", "vs none", "cut",
-              "ms/step", "vs none", "min ms", "vs none");
+  std::printf(
+      "step = forward + cross-entropy + backward + AdamW (LocalTrainer); "
+      "median of %d steps after 1 warm-up\n\n",
+      steps);
+  std::printf("%-10s | %16s %8s %6s | %10s %8s %9s %8s\n", "policy", "peak activations", "vs none", "cut", "ms/step",
+              "vs none", "min ms", "vs none");
   const double mib = 1024.0 * 1024.0;
   const double none_bytes = static_cast<double>(runs[0].peak_activations);
   const double none_median = median(runs[0].seconds);
@@ -123,8 +124,8 @@ int main(int argc, char** argv) {
     const double bytes = static_cast<double>(run.peak_activations);
     const double med = median(run.seconds);
     const double fastest = *std::min_element(run.seconds.begin(), run.seconds.end());
-    std::printf("%-10s | %12.1f MiB %7.2fx %5.2fx | %10.1f %7.2fx %9.1f %7.2fx\n", run.label.c_str(),
-                bytes / mib, bytes / none_bytes, none_bytes / bytes, med * 1e3, med / none_median, fastest * 1e3,
+    std::printf("%-10s | %12.1f MiB %7.2fx %5.2fx | %10.1f %7.2fx %9.1f %7.2fx\n", run.label.c_str(), bytes / mib,
+                bytes / none_bytes, none_bytes / bytes, med * 1e3, med / none_median, fastest * 1e3,
                 fastest / none_min);
   }
   return 0;

@@ -7,6 +7,7 @@
 // Usage: mpirun -np 4 bench_checkpoint [--dir /tmp/tessera_bench_checkpoint] [--reps 3]
 //        [--layers 7] [--dim 1024] [--threads 0] [--ranks 1,2,4] [--keep]
 #include <fcntl.h>
+#include <mpi.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,21 +19,19 @@
 #include <thread>
 #include <vector>
 
-#include <mpi.h>
-
 #include "bench_support.hpp"
+#include "flags/program_options.hpp"
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
-#include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/save/checkpoint_saver.hpp"
 #include "tessera/checkpointing/training_checkpointer.hpp"
 #include "tessera/comm/host_collectives.hpp"
 #include "tessera/comm/mpi/mpi_communicator.hpp"
-#include "flags/program_options.hpp"
 #include "tessera/launch/run_distributed.hpp"
+#include "tessera/model/modules/gpt.hpp"
 #include "tessera/runtime/cpu/blas_core.hpp"
 #include "tessera/runtime/device_factory.hpp"
-#include "tessera/model/modules/gpt.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
 
 namespace fs = std::filesystem;
@@ -299,7 +298,8 @@ int bench(DistributedContext& ctx, const Args& args) {
   std::vector<Row> rows;
   for (int n : args.ranks) {
     if (n > world) continue;
-    set_cpu_threads(args.threads > 0 ? args.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / n));
+    set_cpu_threads(args.threads > 0 ? args.threads
+                                     : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / n));
     if (auto comm = first_ranks(n)) {
       const Row row = bench_ranks(*comm, args, gpt);
       if (comm->rank() == 0) rows.push_back(row);
@@ -309,17 +309,19 @@ int bench(DistributedContext& ctx, const Args& args) {
   if (ctx.rank() != 0) return 0;
   std::printf("bench_checkpoint: GPT %s, ZeRO-3, f32 master + Adam m, v; dir %s; medians of %d repetitions\n",
               gpt.to_string().c_str(), args.dir.c_str(), args.reps);
-  std::printf("disk = one process, sequential 64 MiB writes + fsync / reads after dropping the page cache, as many "
-              "bytes as the state, probed right before every save; save / disk and load / disk are the medians of "
-              "the per-repetition ratios\n\n");
-  std::printf("| ranks | state GiB | disk write GB/s | save s | save GB/s | save / disk | disk read GB/s | load s | "
-              "load GB/s | load / disk | async stall s | stall / save | async total s | host buffers MiB/rank |\n");
+  std::printf(
+      "disk = one process, sequential 64 MiB writes + fsync / reads after dropping the page cache, as many "
+      "bytes as the state, probed right before every save; save / disk and load / disk are the medians of "
+      "the per-repetition ratios\n\n");
+  std::printf(
+      "| ranks | state GiB | disk write GB/s | save s | save GB/s | save / disk | disk read GB/s | load s | "
+      "load GB/s | load / disk | async stall s | stall / save | async total s | host buffers MiB/rank |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows) {
-    std::printf("| %d | %.2f | %.2f | %.2f | %.2f | %.0f%% | %.2f | %.2f | %.2f | %.0f%% | %.3f | %.1f%% | %.2f | %.0f |\n",
-                r.ranks, r.state_gib, r.disk_write, r.save_s, r.save_gbs, 100 * r.save_ratio, r.disk_read, r.load_s,
-                r.load_gbs, 100 * r.load_ratio, r.stall_s, 100 * r.stall_s / r.save_s,
-                r.async_total_s, r.host_mib);
+    std::printf(
+        "| %d | %.2f | %.2f | %.2f | %.2f | %.0f%% | %.2f | %.2f | %.2f | %.0f%% | %.3f | %.1f%% | %.2f | %.0f |\n",
+        r.ranks, r.state_gib, r.disk_write, r.save_s, r.save_gbs, 100 * r.save_ratio, r.disk_read, r.load_s, r.load_gbs,
+        100 * r.load_ratio, r.stall_s, 100 * r.stall_s / r.save_s, r.async_total_s, r.host_mib);
   }
   return 0;
 }
@@ -336,5 +338,6 @@ int main(int argc, char** argv) {
     return 1;
   }
   tessera::reexec_with_better_blas_core(argv);
-  return tessera::run_distributed(argc, argv, [&](tessera::DistributedContext& ctx) { return tessera::bench(ctx, args); });
+  return tessera::run_distributed(argc, argv,
+                                  [&](tessera::DistributedContext& ctx) { return tessera::bench(ctx, args); });
 }

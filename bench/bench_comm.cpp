@@ -23,11 +23,11 @@
 #include <string>
 #include <vector>
 
-#include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "flags/program_options.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "tessera/launch/run_distributed.hpp"
-#include "tessera/runtime/cpu/blas_core.hpp"
 #include "tessera/precision/float_bits.hpp"
+#include "tessera/runtime/cpu/blas_core.hpp"
 
 namespace {
 
@@ -93,9 +93,9 @@ void print_row(int rank, const char* collective, const char* dtype, std::size_t 
   if (rank != 0) return;
   const double algbw = static_cast<double>(bytes) / seconds / 1e9;
   const double mpi_algbw = static_cast<double>(mpi_bytes) / mpi_seconds / 1e9;
-  std::printf("%-15s %-5s %11zu %9.2f %10.3f %7.2f %7.2f | %10.3f %7.2f %7.2f | %6.2fx\n", collective, dtype,
-              elements, static_cast<double>(bytes) / (1 << 20), seconds * 1e3, algbw, algbw * bus_factor,
-              mpi_seconds * 1e3, mpi_algbw, mpi_algbw * bus_factor, mpi_seconds / seconds);
+  std::printf("%-15s %-5s %11zu %9.2f %10.3f %7.2f %7.2f | %10.3f %7.2f %7.2f | %6.2fx\n", collective, dtype, elements,
+              static_cast<double>(bytes) / (1 << 20), seconds * 1e3, algbw, algbw * bus_factor, mpi_seconds * 1e3,
+              mpi_algbw, mpi_algbw * bus_factor, mpi_seconds / seconds);
 }
 
 double memcpy_gbps(std::size_t bytes, bool all_ranks, int rank) {
@@ -111,8 +111,7 @@ int run(tessera::DistributedContext& ctx) {
   const std::optional<Settings> parsed = parse(ctx.argc(), ctx.argv(), ctx.rank() == 0);
   if (!parsed) return 0;
   const Settings& s = *parsed;
-  tessera::MpiCommunicator comm(MPI_COMM_WORLD, ctx.comm_options(),
-                                tessera::MpiTuning{s.segment_kib * 1024});
+  tessera::MpiCommunicator comm(MPI_COMM_WORLD, ctx.comm_options(), tessera::MpiTuning{s.segment_kib * 1024});
   const int n = comm.size();
   const int rank = comm.rank();
   const double ring = static_cast<double>(n - 1) / n;
@@ -121,16 +120,18 @@ int run(tessera::DistributedContext& ctx) {
   if (rank == 0) {
     std::printf("# bench_comm: %d ranks on %d node(s), MPI backend (direct reduce-scatter, segment %zu KiB)\n", n,
                 ctx.rank_info().num_nodes, s.segment_kib);
-    std::printf("# time = median over calls of the slowest rank's time per call; bandwidths in GB/s (1e9 B/s), nccl-tests definitions\n");
+    std::printf(
+        "# time = median over calls of the slowest rank's time per call; bandwidths in GB/s (1e9 B/s), nccl-tests "
+        "definitions\n");
     std::printf("# MPI f32 = MPI_Allreduce / MPI_Reduce_scatter_block / MPI_Allgather on the same element count\n");
   }
   const double copy_one = memcpy_gbps(max_bytes, false, rank);
   const double copy_all = memcpy_gbps(max_bytes, true, rank);
   if (rank == 0) {
-    std::printf("# memcpy %.0f MiB: %.2f GB/s one rank alone, %.2f GB/s per rank with all %d copying\n",
-                s.max_mib, copy_one, copy_all, n);
-    std::printf("%-15s %-5s %11s %9s %10s %7s %7s | %10s %7s %7s | %7s\n", "collective", "dtype", "elements",
-                "MiB", "time_ms", "algbw", "busbw", "MPI_ms", "algbw", "busbw", "vs MPI");
+    std::printf("# memcpy %.0f MiB: %.2f GB/s one rank alone, %.2f GB/s per rank with all %d copying\n", s.max_mib,
+                copy_one, copy_all, n);
+    std::printf("%-15s %-5s %11s %9s %10s %7s %7s | %10s %7s %7s | %7s\n", "collective", "dtype", "elements", "MiB",
+                "time_ms", "algbw", "busbw", "MPI_ms", "algbw", "busbw", "vs MPI");
   }
 
   // Buffers of the largest size, allocated once and touched a few times before any timing (fresh
@@ -165,7 +166,8 @@ int run(tessera::DistributedContext& ctx) {
       MPI_Allreduce(MPI_IN_PLACE, b.out_f32.data(), static_cast<int>(total), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     });
     const double ar_f32 = time_op(warmup, iters, [&] { comm.all_reduce(all_f32, DType::kF32, ReduceOp::kSum).wait(); });
-    const double ar_bf16 = time_op(warmup, iters, [&] { comm.all_reduce(all_bf16, DType::kBF16, ReduceOp::kSum).wait(); });
+    const double ar_bf16 =
+        time_op(warmup, iters, [&] { comm.all_reduce(all_bf16, DType::kBF16, ReduceOp::kSum).wait(); });
     print_row(rank, "all_reduce", "f32", total, f32_bytes, ar_f32, 2 * ring, mpi_ar, f32_bytes);
     print_row(rank, "all_reduce", "bf16", total, bf16_bytes, ar_bf16, 2 * ring, mpi_ar, f32_bytes);
 
@@ -185,8 +187,8 @@ int run(tessera::DistributedContext& ctx) {
 
     // all_gather: input per_rank, output total
     const double mpi_ag = time_op(warmup, iters, [&] {
-      MPI_Allgather(b.in_f32.data(), static_cast<int>(per_rank), MPI_FLOAT, b.out_f32.data(), static_cast<int>(per_rank),
-                    MPI_FLOAT, MPI_COMM_WORLD);
+      MPI_Allgather(b.in_f32.data(), static_cast<int>(per_rank), MPI_FLOAT, b.out_f32.data(),
+                    static_cast<int>(per_rank), MPI_FLOAT, MPI_COMM_WORLD);
     });
     const double ag_f32 = time_op(warmup, iters, [&] {
       comm.all_gather(tessera::ConstSpan(b.in_f32.data(), per_rank), all_f32, DType::kF32).wait();

@@ -19,10 +19,10 @@
 // (x4 steps), time = median of the slowest rank, algbw and busbw with nccl-tests' definitions
 // (busbw = algbw * 2(n-1)/n for all_reduce, * (n-1)/n otherwise; one rank: local copies).
 // Without a usable GPU it prints one line saying why and exits 0.
-#include <boost/program_options.hpp>
 #include <mpi.h>
 
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -37,10 +37,10 @@
 #include "tessera/comm/device_communicator.hpp"
 #include "tessera/launch/rank_device.hpp"
 #include "tessera/launch/run_distributed.hpp"
-#include "tessera/runtime/gemm_ceiling.hpp"
-#include "tessera/runtime/memory_tracker.hpp"
 #include "tessera/model/modules/gpt_flops.hpp"
 #include "tessera/model/recompute/recompute_policy.hpp"
+#include "tessera/runtime/gemm_ceiling.hpp"
+#include "tessera/runtime/memory_tracker.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
 #include "tessera/training/trainer.hpp"
 
@@ -95,9 +95,11 @@ std::optional<Options> parse(int argc, char** argv, bool print) {
   }
   po::notify(vm);
   if (o.steps < 1 || o.warmup < 0) throw std::invalid_argument("bench_gpu: --steps must be >= 1 and --warmup >= 0");
-  if (o.micro_124m < 1 || o.micro_1p5b < 1) throw std::invalid_argument("bench_gpu: --micro-124m/--micro-1.5b must be >= 1");
+  if (o.micro_124m < 1 || o.micro_1p5b < 1)
+    throw std::invalid_argument("bench_gpu: --micro-124m/--micro-1.5b must be >= 1");
   if (o.gemm_size < 256) throw std::invalid_argument("bench_gpu: --gemm-size must be >= 256");
-  if (!(o.min_mib > 0 && o.max_mib >= o.min_mib)) throw std::invalid_argument("bench_gpu: need 0 < --min-mib <= --max-mib");
+  if (!(o.min_mib > 0 && o.max_mib >= o.min_mib))
+    throw std::invalid_argument("bench_gpu: need 0 < --min-mib <= --max-mib");
   return o;
 }
 
@@ -158,10 +160,9 @@ void bench_model(const ModelRun& run, const Options& o, Device& device, Communic
   char mfu_peak[16] = "unknown";
   if (table_peak > 0) std::snprintf(mfu_peak, sizeof mfu_peak, "%.1f%%", 100.0 * flops_per_gpu / (table_peak * 1e12));
   std::printf("%-6s %11lld %5lld %-10s %9.1f %11.0f %8.1f %9s %8.1f%% %12s  loss %.3f; pool %s\n", run.name,
-              static_cast<long long>(model.parameter_count()), static_cast<long long>(run.micro),
-              run.recompute.c_str(), step * 1e3, tokens_per_s, flops_per_gpu / 1e12, mfu_peak,
-              100.0 * flops_per_gpu / (gemm_peak * 1e12), format_bytes(device.memory().peak_total()).c_str(), loss,
-              pool.describe().c_str());
+              static_cast<long long>(model.parameter_count()), static_cast<long long>(run.micro), run.recompute.c_str(),
+              step * 1e3, tokens_per_s, flops_per_gpu / 1e12, mfu_peak, 100.0 * flops_per_gpu / (gemm_peak * 1e12),
+              format_bytes(device.memory().peak_total()).c_str(), loss, pool.describe().c_str());
   std::fflush(stdout);
 }
 
@@ -178,14 +179,15 @@ void bench_training(const Options& o, const RankInfo& info, Device& device, Comm
   }
   bf16_device.reset();
   if (world.rank() == 0) {
-    std::printf("# %s, %d rank(s); GEMM math %s; bf16 dense peak: %s; measured %lld^3 GEMM (bf16 tensor cores, f32 "
-                "in/out): %.1f TFLOP/s\n",
-                name.c_str(), world.size(), o.gemm_math.c_str(),
-                table_peak > 0 ? (std::to_string(static_cast<int>(table_peak)) + " TFLOP/s (table)").c_str()
-                               : "unknown (not in the table)",
-                static_cast<long long>(o.gemm_size), gemm_peak);
-    std::printf("# ZeRO 0, f32 parameters, AdamW; step = median over %d steps (after %d) of the slowest rank\n", o.steps,
-                o.warmup);
+    std::printf(
+        "# %s, %d rank(s); GEMM math %s; bf16 dense peak: %s; measured %lld^3 GEMM (bf16 tensor cores, f32 "
+        "in/out): %.1f TFLOP/s\n",
+        name.c_str(), world.size(), o.gemm_math.c_str(),
+        table_peak > 0 ? (std::to_string(static_cast<int>(table_peak)) + " TFLOP/s (table)").c_str()
+                       : "unknown (not in the table)",
+        static_cast<long long>(o.gemm_size), gemm_peak);
+    std::printf("# ZeRO 0, f32 parameters, AdamW; step = median over %d steps (after %d) of the slowest rank\n",
+                o.steps, o.warmup);
     std::printf("%-6s %11s %5s %-10s %9s %11s %8s %9s %9s %12s\n", "model", "params", "micro", "ckpt", "step_ms",
                 "tokens/s", "TFLOP/s", "MFU_peak", "MFU_gemm", "peak_mem");
   }
@@ -196,8 +198,10 @@ void bench_training(const Options& o, const RankInfo& info, Device& device, Comm
   std::stringstream list(o.models);
   std::string wanted;
   while (std::getline(list, wanted, ',')) {
-    const auto run = std::find_if(std::begin(runs), std::end(runs), [&](const ModelRun& r) { return wanted == r.name; });
-    if (run == std::end(runs)) throw std::invalid_argument("bench_gpu: --models: unknown model '" + wanted + "' (124m, 1.5b)");
+    const auto run =
+        std::find_if(std::begin(runs), std::end(runs), [&](const ModelRun& r) { return wanted == r.name; });
+    if (run == std::end(runs))
+      throw std::invalid_argument("bench_gpu: --models: unknown model '" + wanted + "' (124m, 1.5b)");
     try {
       bench_model(*run, o, device, world, device_world, table_peak, gemm_peak);
     } catch (const std::bad_alloc& e) {
@@ -233,13 +237,16 @@ void bench_nccl(const Options& o, Device& device, Communicator& world, Communica
   const int n = nccl.size();
   const double ring = static_cast<double>(n - 1) / n;
   if (world.rank() == 0) {
-    std::printf("\n# NCCL over %d rank(s)%s; time = median of the slowest rank; GB/s = 1e9 B/s (nccl-tests)\n", n,
-                n == 1 ? " (one rank: the collectives are local copies; launch one rank per GPU for bus bandwidth)" : "");
+    std::printf(
+        "\n# NCCL over %d rank(s)%s; time = median of the slowest rank; GB/s = 1e9 B/s (nccl-tests)\n", n,
+        n == 1 ? " (one rank: the collectives are local copies; launch one rank per GPU for bus bandwidth)" : "");
     std::printf("%-15s %-5s %10s %10s %8s %8s\n", "collective", "dtype", "MiB", "time_us", "algbw", "busbw");
   }
   const auto max_bytes = static_cast<std::size_t>(o.max_mib * (1 << 20));
-  Tensor in = Tensor::zeros(device, {static_cast<std::int64_t>(max_bytes / 4)}, DType::kF32, MemoryCategory::kCommBuffers);
-  Tensor out = Tensor::zeros(device, {static_cast<std::int64_t>(max_bytes / 4)}, DType::kF32, MemoryCategory::kCommBuffers);
+  Tensor in =
+      Tensor::zeros(device, {static_cast<std::int64_t>(max_bytes / 4)}, DType::kF32, MemoryCategory::kCommBuffers);
+  Tensor out =
+      Tensor::zeros(device, {static_cast<std::int64_t>(max_bytes / 4)}, DType::kF32, MemoryCategory::kCommBuffers);
   for (double mib = o.min_mib; mib <= o.max_mib * 1.0001; mib *= 4) {
     for (DType dtype : {DType::kF32, DType::kBF16}) {
       // The element count of `mib` MiB of f32, a multiple of the ranks (bf16 moves half the bytes).
@@ -256,8 +263,11 @@ void bench_nccl(const Options& o, Device& device, Communicator& world, Communica
       const Row rows[] = {
           {"all_reduce", 2 * ring, [&] { return nccl.all_reduce(Span(out.data(), total), dtype, ReduceOp::kSum); }},
           {"reduce_scatter", ring,
-           [&] { return nccl.reduce_scatter(ConstSpan(in.data(), total), Span(out.data(), per_rank), dtype, ReduceOp::kSum); }},
-          {"all_gather", ring, [&] { return nccl.all_gather(ConstSpan(in.data(), per_rank), Span(out.data(), total), dtype); }},
+           [&] {
+             return nccl.reduce_scatter(ConstSpan(in.data(), total), Span(out.data(), per_rank), dtype, ReduceOp::kSum);
+           }},
+          {"all_gather", ring,
+           [&] { return nccl.all_gather(ConstSpan(in.data(), per_rank), Span(out.data(), total), dtype); }},
       };
       for (const Row& row : rows) {
         const double seconds = time_collective(world, device, iters, row.op);

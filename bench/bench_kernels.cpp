@@ -5,8 +5,8 @@
 // larger than the last-level cache (DRAM bandwidth), printed first, and one whose arrays add up to
 // the row's working set (every distinct array the kernel touches, once), measured just before it
 // (the same cache level). Bytes are counted as STREAM counts them: every array read or written
-// once (an array both read and written counts twice, as traffic, and once in the working set). Times are the best of the timed calls (as
-// STREAM reports its best: the call least disturbed by other processes). The last lines add the
+// once (an array both read and written counts twice, as traffic, and once in the working set). Times are the best of
+// the timed calls (as STREAM reports its best: the call least disturbed by other processes). The last lines add the
 // per-layer ops up into one training step, so the share of time outside GEMMs is visible.
 //
 // Usage: bench_kernels [--threads N] [--min-seconds S] [--config FILE]
@@ -24,10 +24,10 @@
 #include <vector>
 
 #include "flags/program_options.hpp"
+#include "stream_triad.hpp"
 #include "tessera/runtime/cpu/blas_core.hpp"
 #include "tessera/runtime/cpu/cpu_kernels.hpp"
 #include "tessera/runtime/device.hpp"
-#include "stream_triad.hpp"
 
 namespace po = boost::program_options;
 
@@ -88,8 +88,8 @@ double triad_gbs(double bytes) {
 }
 
 void print_header() {
-  std::printf("%-26s %-24s %12s %17s %15s %9s %9s\n", "op", "shape", "time", "rate", "triad same set",
-              "of triad", "of DRAM");
+  std::printf("%-26s %-24s %12s %17s %15s %9s %9s\n", "op", "shape", "time", "rate", "triad same set", "of triad",
+              "of DRAM");
 }
 
 void gemm_row(const char* name, const std::string& shape, double ms, double flops) {
@@ -153,22 +153,23 @@ bool parse_options(int argc, char** argv) {
 int run(int argc, char** argv) {
   if (!parse_options(argc, argv)) return 0;
   CpuKernels k;
-  std::printf("bench_kernels: GPT L=%lld C=%lld NH=%lld T=%lld B=%lld V=%lld, %d threads\n",
-              static_cast<long long>(kL), static_cast<long long>(kC), static_cast<long long>(kNH),
-              static_cast<long long>(kT), static_cast<long long>(kB), static_cast<long long>(kV),
-              tessera::cpu_threads());
-  std::printf("OpenBLAS kernels: %s (if this names an older CPU than the machine's, e.g. Prescott on an\n"
-              "AVX-512 machine, set OPENBLAS_CORETYPE, e.g. OPENBLAS_CORETYPE=SkylakeX)\n",
-              openblas_get_corename());
+  std::printf("bench_kernels: GPT L=%lld C=%lld NH=%lld T=%lld B=%lld V=%lld, %d threads\n", static_cast<long long>(kL),
+              static_cast<long long>(kC), static_cast<long long>(kNH), static_cast<long long>(kT),
+              static_cast<long long>(kB), static_cast<long long>(kV), tessera::cpu_threads());
+  std::printf(
+      "OpenBLAS kernels: %s (if this names an older CPU than the machine's, e.g. Prescott on an\n"
+      "AVX-512 machine, set OPENBLAS_CORETYPE, e.g. OPENBLAS_CORETYPE=SkylakeX)\n",
+      openblas_get_corename());
   {
     // The DRAM reference: three arrays of at least 128 MiB and 4x the last-level cache each.
     const double llc = static_cast<double>(tessera::benchmarks::last_level_cache_bytes());
     const double array_bytes = std::max(128.0 * (1 << 20), 4.0 * llc);
     g_dram_triad_gbs = triad_gbs(3.0 * array_bytes);
-    std::printf("STREAM triad a = b + s*c over 3 x %.0f MiB (last-level cache %.0f MiB): %.1f GB/s (DRAM)\n"
-                "memory-bound rows: GB/s counting every array read or written once, as %% of a triad over the same\n"
-                "working set timed just before the row, and as %% of the DRAM triad\n\n",
-                array_bytes / (1 << 20), llc / (1 << 20), g_dram_triad_gbs);
+    std::printf(
+        "STREAM triad a = b + s*c over 3 x %.0f MiB (last-level cache %.0f MiB): %.1f GB/s (DRAM)\n"
+        "memory-bound rows: GB/s counting every array read or written once, as %% of a triad over the same\n"
+        "working set timed just before the row, and as %% of the DRAM triad\n\n",
+        array_bytes / (1 << 20), llc / (1 << 20), g_dram_triad_gbs);
   }
   print_header();
 
@@ -176,8 +177,8 @@ int run(int argc, char** argv) {
   {
     Buffer a(1024 * 384), b(384 * 1536), c(1024 * 1536);
     const double ms = time_ms([&] {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1024, 1536, 384, 1.0f, a.get(), 384, b.get(), 1536,
-                  0.0f, c.get(), 1536);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1024, 1536, 384, 1.0f, a.get(), 384, b.get(), 1536, 0.0f,
+                  c.get(), 1536);
     });
     gemm_row("cblas_sgemm", dims(1024, 1536, 384), ms, 2.0 * 1024 * 1536 * 384);
   }
@@ -202,9 +203,8 @@ int run(int argc, char** argv) {
     float* dbias_or_null = l.bias ? db.get() : nullptr;
     l.fwd_ms = time_ms([&] { k.linear_forward(out.get(), inp.get(), w.get(), bias_or_null, kN, l.c, l.oc); });
     gemm_row(l.fwd, dims(kN, l.c, l.oc), l.fwd_ms, flops);
-    l.bwd_ms = time_ms([&] {
-      k.linear_backward(dinp.get(), dw.get(), dbias_or_null, out.get(), inp.get(), w.get(), kN, l.c, l.oc);
-    });
+    l.bwd_ms = time_ms(
+        [&] { k.linear_backward(dinp.get(), dw.get(), dbias_or_null, out.get(), inp.get(), w.get(), kN, l.c, l.oc); });
     gemm_row(l.bwd, dims(kN, l.c, l.oc), l.bwd_ms, 2.0 * flops);
   }
 
@@ -238,7 +238,8 @@ int run(int argc, char** argv) {
   {
     const std::int64_t n = kN * 4 * kC;
     Buffer inp(n, -4.0f, 4.0f), out(n), dinp(n);
-    gelu_fwd_ms = memory_row("gelu fwd", dims(kN, 4 * kC), 2.0 * n * 4, [&] { k.gelu_forward(out.get(), inp.get(), n); });
+    gelu_fwd_ms =
+        memory_row("gelu fwd", dims(kN, 4 * kC), 2.0 * n * 4, [&] { k.gelu_forward(out.get(), inp.get(), n); });
     gelu_bwd_ms = memory_row("gelu bwd", dims(kN, 4 * kC), 3.0 * n * 4,
                              [&] { k.gelu_backward(dinp.get(), inp.get(), out.get(), n); });
   }
@@ -290,9 +291,9 @@ int run(int argc, char** argv) {
       const tessera::ParamSegment all[] = {{0, params, true}};
       memory_row("adamw8bit_update", std::to_string(padded), (4.0 + 4.0 + 4.0 + 2.0 + 2.0) * padded,
                  (4.0 + 4.0 + 2.0) * padded, [&] {
-        k.adamw8bit_update(p8.get(), g8.get(), m_codes.data(), m_scale.get(), v_codes.data(), v_scale.get(), padded,
-                           kBlock, all, s, s);
-      });
+                   k.adamw8bit_update(p8.get(), g8.get(), m_codes.data(), m_scale.get(), v_codes.data(), v_scale.get(),
+                                      padded, kBlock, all, s, s);
+                 });
     }
     double sink = 0.0;
     double norm = 0.0;
@@ -328,8 +329,7 @@ int run(int argc, char** argv) {
   const double attn_ms = kL * (attn_fwd_ms + attn_bwd_ms);
   const double attn_flops = kL * 12.0 * kB * kT * kT * kC;
   const double other_ms = kL * (2 * ln_fwd_ms + 2 * ln_bwd_ms + 2 * add_ms + gelu_fwd_ms + gelu_bwd_ms) + ln_fwd_ms +
-                          ln_bwd_ms + emb_fwd_ms + emb_bwd_ms + ce_fwd_ms + ce_bwd_ms + adamw_ms + norm_ms +
-                          finite_ms;
+                          ln_bwd_ms + emb_fwd_ms + emb_bwd_ms + ce_fwd_ms + ce_bwd_ms + adamw_ms + norm_ms + finite_ms;
   const double total = gemm_ms + attn_ms + other_ms;
   std::printf("\nstep estimate (sum of the ops above, %lld params):\n", static_cast<long long>(params));
   std::printf("  linear layers   %9.2f ms  (%5.1f%%)  %7.1f GFLOP/s\n", gemm_ms, 100 * gemm_ms / total,

@@ -13,10 +13,10 @@
 #include "flags/device_flag.hpp"
 #include "flags/program_options.hpp"
 #include "tessera/launch/run_distributed.hpp"
-#include "tessera/runtime/cpu/blas_core.hpp"
 #include "tessera/planning/measured_step.hpp"
 #include "tessera/planning/memory_plan.hpp"
 #include "tessera/planning/plan_report.hpp"
+#include "tessera/runtime/cpu/blas_core.hpp"
 #include "tessera/runtime/device.hpp"
 #include "tessera/runtime/device_factory.hpp"
 
@@ -55,8 +55,9 @@ std::optional<Args> parse(int argc, char** argv, bool print_help) {
       ("threads", value_with_default(&a.threads), "CPU threads per rank");
   // clang-format on
   add_device_option(options, &a.device);
-  ProgramOptions program("bench_memory", "bench_memory: the planner's per-category prediction next to the engine's "
-                                         "measurement, ZeRO stages 0-3\nUsage: mpirun -np 2 bench_memory [options]");
+  ProgramOptions program("bench_memory",
+                         "bench_memory: the planner's per-category prediction next to the engine's "
+                         "measurement, ZeRO stages 0-3\nUsage: mpirun -np 2 bench_memory [options]");
   program.add(options);
   if (!program.parse(argc, argv, print_help)) return std::nullopt;
   a.policies = split(policies);
@@ -96,9 +97,8 @@ int bench(DistributedContext& ctx) {
     }
     if (ctx.rank() == 0) {
       std::printf("bench_memory: %s, %d ranks, micro %lld, checkpointing %s, param %s, reduce %s (rank 0)\n\n",
-                  rows.front().plan.config.model.describe().c_str(), world.size(),
-                  static_cast<long long>(args.micro), policy.c_str(), dtype_name(args.param),
-                  dtype_name(args.reduce));
+                  rows.front().plan.config.model.describe().c_str(), world.size(), static_cast<long long>(args.micro),
+                  policy.c_str(), dtype_name(args.param), dtype_name(args.reduce));
       std::printf("%s\n", format_comparison_table(rows).c_str());
     }
   }

@@ -22,11 +22,11 @@
 #include "flags/device_flag.hpp"
 #include "flags/program_options.hpp"
 #include "tessera/launch/run_distributed.hpp"
+#include "tessera/model/modules/gpt.hpp"
 #include "tessera/planning/memory_plan.hpp"
 #include "tessera/planning/plan_report.hpp"
 #include "tessera/runtime/cpu/blas_core.hpp"
 #include "tessera/runtime/cpu/host_memory_budget.hpp"
-#include "tessera/model/modules/gpt.hpp"
 #include "tessera/runtime/offload/aligned_buffer.hpp"
 #include "tessera/runtime/offload/io_queue.hpp"
 #include "tessera/runtime/offload/offload_file.hpp"
@@ -44,7 +44,7 @@ struct Options {
   bool offload_params = false;  // ZeRO-3: the parameter shard follows the optimizer state
   std::int64_t disk_test_mib = 1024;
   std::string run_one;  // internal: run this mode and print one result line
-  DeviceFlags device;  // --device, --gemm-math
+  DeviceFlags device;   // --device, --gemm-math
 };
 
 struct Result {
@@ -133,9 +133,9 @@ Result run_mode(const Options& o, const std::string& mode, Communicator& world) 
 std::string result_line(const Result& r) {
   std::ostringstream s;
   s.precision(17);
-  s << "RESULT " << r.mode << ' ' << r.ms_step << ' ' << r.ms_optimizer << ' ' << r.read_bytes << ' '
-    << r.written_bytes << ' ' << r.stream_seconds << ' ' << r.peak_rss << ' ' << r.state_bytes << ' ' << r.nvme_bytes
-    << ' ' << r.gather_read_bytes;
+  s << "RESULT " << r.mode << ' ' << r.ms_step << ' ' << r.ms_optimizer << ' ' << r.read_bytes << ' ' << r.written_bytes
+    << ' ' << r.stream_seconds << ' ' << r.peak_rss << ' ' << r.state_bytes << ' ' << r.nvme_bytes << ' '
+    << r.gather_read_bytes;
   return s.str();
 }
 
@@ -255,11 +255,12 @@ int run(int argc, char** argv) {
   if (!device) return 2;
   const GptConfig gpt = model_of(o);
   std::printf("%s\n", device_line(o.device, *device).c_str());
-  std::printf("bench_offload: GPT %s, %lld parameters, ZeRO-%d on 1 rank, micro-batch %lld x accumulation %lld, "
-              "params %s%s\n",
-              gpt.to_string().c_str(), static_cast<long long>(Gpt(gpt).parameter_count()), o.zero,
-              static_cast<long long>(o.micro), static_cast<long long>(o.accumulation), o.param_dtype.c_str(),
-              o.offload_params ? ", parameters offloaded too" : "");
+  std::printf(
+      "bench_offload: GPT %s, %lld parameters, ZeRO-%d on 1 rank, micro-batch %lld x accumulation %lld, "
+      "params %s%s\n",
+      gpt.to_string().c_str(), static_cast<long long>(Gpt(gpt).parameter_count()), o.zero,
+      static_cast<long long>(o.micro), static_cast<long long>(o.accumulation), o.param_dtype.c_str(),
+      o.offload_params ? ", parameters offloaded too" : "");
   // What each mode needs in host memory, from the planner (the engine on the meta device).
   const std::int64_t available = host_memory_budget().share(1);
   for (const char* mode : {"none", "cpu", "nvme"}) {
@@ -307,10 +308,11 @@ int run(int argc, char** argv) {
                 r.stream_seconds > 0 ? 100.0 * ideal / r.stream_seconds : 0.0, gb(r.peak_rss), gb(r.state_bytes));
     results[mode] = r;
   }
-  std::printf("\n(read GB includes the parameter shards read for ZeRO-3 gathers; stream GB/s: the optimizer passes' "
-              "reads and writes over the time they took; of disk: the disk's own time for that traffic at the "
-              "sequential rates above, over the time the passes took; state GB: master copy (when separate) and "
-              "optimizer state wherever they live)\n");
+  std::printf(
+      "\n(read GB includes the parameter shards read for ZeRO-3 gathers; stream GB/s: the optimizer passes' "
+      "reads and writes over the time they took; of disk: the disk's own time for that traffic at the "
+      "sequential rates above, over the time the passes took; state GB: master copy (when separate) and "
+      "optimizer state wherever they live)\n");
   if (results.count("none") && results.count("nvme")) {
     const Result &none = results["none"], &nvme = results["nvme"];
     const double resident_state = none.state_bytes;

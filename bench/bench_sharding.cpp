@@ -22,9 +22,9 @@
 #include "bench_support.hpp"
 #include "flags/program_options.hpp"
 #include "tessera/launch/run_distributed.hpp"
+#include "tessera/model/modules/gpt.hpp"
 #include "tessera/runtime/cpu/blas_core.hpp"
 #include "tessera/runtime/device_factory.hpp"
-#include "tessera/model/modules/gpt.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
 #include "tessera/training/trainer.hpp"
 
@@ -143,9 +143,12 @@ int bench(DistributedContext& ctx, const Options& o) {
     c.trainer->train_step({batches.back()}, 1e-4f);  // warm-up: records the unit order, first touches
     c.engine->set_phase_observer([&c](const std::string& phase) {
       const auto now = Clock::now();
-      if (phase == "loss") c.loss_at = now;
-      else if (phase == "step") c.step_at = now;
-      else if (phase.rfind("backward", 0) == 0) c.last_backward_at = now;
+      if (phase == "loss")
+        c.loss_at = now;
+      else if (phase == "step")
+        c.step_at = now;
+      else if (phase.rfind("backward", 0) == 0)
+        c.last_backward_at = now;
     });
   }
   for (int round = 0; round < o.steps; ++round) {
@@ -166,13 +169,14 @@ int bench(DistributedContext& ctx, const Options& o) {
   if (ctx.rank() == 0) {
     std::string reduce_list;
     for (DType d : o.reduce) reduce_list += std::string(reduce_list.empty() ? "" : ",") + dtype_name(d);
-    std::printf("bench_sharding: GPT %s, %d ranks x %d threads, micro %lld per rank, reduce %s, prefetch %d, "
-                "%d timed steps per configuration (median, interleaved) after 1 warm-up\n\n",
-                small.to_string().c_str(), n, o.threads, static_cast<long long>(o.micro), reduce_list.c_str(),
-                o.prefetch, o.steps);
+    std::printf(
+        "bench_sharding: GPT %s, %d ranks x %d threads, micro %lld per rank, reduce %s, prefetch %d, "
+        "%d timed steps per configuration (median, interleaved) after 1 warm-up\n\n",
+        small.to_string().c_str(), n, o.threads, static_cast<long long>(o.micro), reduce_list.c_str(), o.prefetch,
+        o.steps);
     const std::string versus = std::string("vs 0/") + dtype_name(configs.front().reduce);
-    std::printf("%-6s %-5s %9s %8s %8s %8s %10s %14s %14s %9s %12s %10s\n", "reduce", "stage", "ms/step", "fwd",
-                "bwd", "step", "tokens/s", "state/rank", "formula", "vs formula", "peak total", versus.c_str());
+    std::printf("%-6s %-5s %9s %8s %8s %8s %10s %14s %14s %9s %12s %10s\n", "reduce", "stage", "ms/step", "fwd", "bwd",
+                "step", "tokens/s", "state/rank", "formula", "vs formula", "peak total", versus.c_str());
   }
   std::vector<double> step_ms;
   for (Config& c : configs) step_ms.push_back(slowest_median_ms(world, c.total));
@@ -192,8 +196,8 @@ int bench(DistributedContext& ctx, const Options& o) {
       shard += u->layout().shard_numel();
     }
     const int st = c.stage;
-    const std::int64_t formula = (st < 3 ? 4 * padded : 4 * shard) + (st < 2 ? 4 * padded : 4 * shard) +
-                                 (st == 0 ? 8 * padded : 8 * shard);
+    const std::int64_t formula =
+        (st < 3 ? 4 * padded : 4 * shard) + (st < 2 ? 4 * padded : 4 * shard) + (st == 0 ? 8 * padded : 8 * shard);
     const MemoryTracker& m = c.device->memory();
     const std::int64_t measured = m.current(MemoryCategory::kParameters) + m.current(MemoryCategory::kGradients) +
                                   m.current(MemoryCategory::kOptimizerState);
@@ -201,18 +205,21 @@ int bench(DistributedContext& ctx, const Options& o) {
       const double tokens = static_cast<double>(o.micro * small.max_seq_len * n);
       char versus[32] = "-";
       if (reference_ms > 0) std::snprintf(versus, sizeof versus, "%.2fx", ms / reference_ms);
-      std::printf("%-6s %-5d %9.1f %8.1f %8.1f %8.1f %10.0f %14s %14s %8.2f%% %12s %10s\n", dtype_name(c.reduce), st, ms,
-                  fwd, bwd, stp, tokens / (ms * 1e-3), format_bytes(measured).c_str(), format_bytes(formula).c_str(),
+      std::printf("%-6s %-5d %9.1f %8.1f %8.1f %8.1f %10.0f %14s %14s %8.2f%% %12s %10s\n", dtype_name(c.reduce), st,
+                  ms, fwd, bwd, stp, tokens / (ms * 1e-3), format_bytes(measured).c_str(),
+                  format_bytes(formula).c_str(),
                   100.0 * static_cast<double>(measured - formula) / static_cast<double>(formula),
                   format_bytes(m.peak_total()).c_str(), versus);
     }
   }
   if (ctx.rank() == 0) {
-    std::printf("\nfwd: start of the step to the loss; bwd: to the last module's backward; step: the rest (the "
-                "last gradient reductions, the norm, the optimizer, publishing); each the max over ranks of the "
-                "rank's median\n");
-    std::printf("formula: params 4P (stages 0-2) or 4P/N (3); grads 4P (0-1) or 4P/N (2-3); Adam m,v 8P (0) or "
-                "8P/N (1-3); P = parameters padded per unit to a multiple of N\n");
+    std::printf(
+        "\nfwd: start of the step to the loss; bwd: to the last module's backward; step: the rest (the "
+        "last gradient reductions, the norm, the optimizer, publishing); each the max over ranks of the "
+        "rank's median\n");
+    std::printf(
+        "formula: params 4P (stages 0-2) or 4P/N (3); grads 4P (0-1) or 4P/N (2-3); Adam m,v 8P (0) or "
+        "8P/N (1-3); P = parameters padded per unit to a multiple of N\n");
   }
   return 0;
 }

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "tessera/training/local_trainer.hpp"
-#include "tessera/model/modules/gpt.hpp"
 #include "tessera/core/random.hpp"
+#include "tessera/model/modules/gpt.hpp"
+#include "tessera/training/local_trainer.hpp"
 
 namespace tessera::benchmarks {
 

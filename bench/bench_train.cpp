@@ -14,10 +14,10 @@
 // and gives the median over the steps of the step's GFLOP/s over the faster of its two samples.
 // Usage: bench_train [--threads N] [--steps N] [--warmup N] [--config tiny|small]...
 //                    [--trainer local|sharded|both] [--pick median|fastest]
-#include <boost/program_options.hpp>
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -27,14 +27,14 @@
 
 #include "bench_support.hpp"
 #include "tessera/launch/run_distributed.hpp"
+#include "tessera/model/modules/gpt.hpp"
+#include "tessera/model/modules/gpt_flops.hpp"
 #include "tessera/runtime/cpu/blas_core.hpp"
 #include "tessera/runtime/device_factory.hpp"
 #include "tessera/runtime/gemm_ceiling.hpp"
-#include "tessera/training/local_trainer.hpp"
-#include "tessera/model/modules/gpt.hpp"
-#include "tessera/model/modules/gpt_flops.hpp"
 #include "tessera/runtime/timed_device.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
+#include "tessera/training/local_trainer.hpp"
 #include "tessera/training/trainer.hpp"
 
 namespace po = boost::program_options;
@@ -184,20 +184,23 @@ RunResult run(TimedDevice& device, const BenchConfig& bc, const std::string& tra
   if (trainer_kind == "local") {
     materialize_parameters(model, device, 1);
     LocalTrainer trainer(model, device, AdamWConfig{}, 1.0f);
-    timings = time_steps(device, args, [&] { trainer.step(batch, 1e-4f); }, sample_ceiling);
+    timings = time_steps(
+        device, args, [&] { trainer.step(batch, 1e-4f); }, sample_ceiling);
   } else {
     ShardingConfig config;
     config.stage = ZeroStage::kStage0;
     ShardedEngine engine(model, device, world, config, 1);
     Trainer trainer(engine);
-    timings = time_steps(device, args, [&] { trainer.train_step(batch, 1e-4f); }, sample_ceiling);
+    timings = time_steps(
+        device, args, [&] { trainer.train_step(batch, 1e-4f); }, sample_ceiling);
   }
   const double tokens = static_cast<double>(bc.batch * bc.model.max_seq_len);
   const double flops_per_step = gpt_training_flops_per_token(bc.model, bc.model.max_seq_len) * tokens;
   std::vector<double> ratios;
   for (const StepTiming& t : timings) ratios.push_back(flops_per_step / t.seconds / 1e9 / t.ceiling_gflops);
   r.paired_ratio = median(ratios);
-  std::sort(timings.begin(), timings.end(), [](const StepTiming& a, const StepTiming& b) { return a.seconds < b.seconds; });
+  std::sort(timings.begin(), timings.end(),
+            [](const StepTiming& a, const StepTiming& b) { return a.seconds < b.seconds; });
   r.shown = args.pick == "fastest" ? timings.front() : timings[(timings.size() - 1) / 2];
   r.tokens_per_second = tokens / r.shown.seconds;
   r.gflops = flops_per_step / r.shown.seconds / 1e9;
@@ -206,11 +209,12 @@ RunResult run(TimedDevice& device, const BenchConfig& bc, const std::string& tra
 }
 
 void print_breakdown(const std::vector<RunResult>& results, const std::string& pick) {
-  std::printf("\nper-phase breakdown of the %s step, ms (%% of the step); overhead = step - sum of kernels,\n"
-              "of which alloc (allocate + free), fill (zero-fill) and copy are the framework's memory operations\n\n",
-              pick.c_str());
-  std::printf("%-6s %-8s %8s %15s %15s %15s %15s %15s %15s | %8s %7s %7s %7s\n", "config", "trainer", "step",
-              "gemm", "attention", "elementwise", "loss", "optimizer", "overhead", "alloc", "fill", "copy", "other");
+  std::printf(
+      "\nper-phase breakdown of the %s step, ms (%% of the step); overhead = step - sum of kernels,\n"
+      "of which alloc (allocate + free), fill (zero-fill) and copy are the framework's memory operations\n\n",
+      pick.c_str());
+  std::printf("%-6s %-8s %8s %15s %15s %15s %15s %15s %15s | %8s %7s %7s %7s\n", "config", "trainer", "step", "gemm",
+              "attention", "elementwise", "loss", "optimizer", "overhead", "alloc", "fill", "copy", "other");
   for (const RunResult& r : results) {
     const StepTiming& t = r.shown;
     const double step_ms = t.seconds * 1e3;
@@ -222,7 +226,8 @@ void print_breakdown(const std::vector<RunResult>& results, const std::string& p
     const double overhead = t.seconds - t.kernels.total_seconds();
     const double alloc = t.memory.seconds_of(MemoryOp::kAllocate) + t.memory.seconds_of(MemoryOp::kFree);
     const double fill = t.memory.seconds_of(MemoryOp::kFill), copy = t.memory.seconds_of(MemoryOp::kCopy);
-    const double optimizer = t.kernels.seconds_of(KernelGroup::kOptimizer) + t.kernels.seconds_of(KernelGroup::kConversion);
+    const double optimizer =
+        t.kernels.seconds_of(KernelGroup::kOptimizer) + t.kernels.seconds_of(KernelGroup::kConversion);
     std::printf("%-6s %-8s %8.1f %15s %15s %15s %15s %15s %15s | %8.2f %7.2f %7.2f %7.2f\n", r.config.c_str(),
                 r.trainer.c_str(), step_ms, cell(t.kernels.seconds_of(KernelGroup::kGemm)).c_str(),
                 cell(t.kernels.seconds_of(KernelGroup::kAttention)).c_str(),
@@ -230,9 +235,10 @@ void print_breakdown(const std::vector<RunResult>& results, const std::string& p
                 cell(t.kernels.seconds_of(KernelGroup::kLoss)).c_str(), cell(optimizer).c_str(), cell(overhead).c_str(),
                 alloc * 1e3, fill * 1e3, copy * 1e3, (overhead - alloc - fill - copy) * 1e3);
   }
-  std::printf("\ngemm: linear layers and the LM head (bias and fused epilogues included); elementwise: embedding,\n"
-              "layernorm, GELU, residual adds; loss: cross-entropy and its sum; optimizer: gradient norm, clipping,\n"
-              "AdamW (and dtype conversion, none in f32)\n");
+  std::printf(
+      "\ngemm: linear layers and the LM head (bias and fused epilogues included); elementwise: embedding,\n"
+      "layernorm, GELU, residual adds; loss: cross-entropy and its sum; optimizer: gradient norm, clipping,\n"
+      "AdamW (and dtype conversion, none in f32)\n");
 }
 
 int bench(DistributedContext& ctx, const Args& args) {
@@ -287,19 +293,21 @@ int bench(DistributedContext& ctx, const Args& args) {
     const BenchConfig& bc = *result_configs[i];
     std::printf("%-6s %-8s %-28s %10.1f %10.0f %12.1f %12.1f %7.1f%% %7.1f%% %10.1f %10.1f %12lld %8.1f %8.1f\n",
                 bc.name.c_str(), r.trainer.c_str(), (bc.model.to_string() + " B=" + std::to_string(bc.batch)).c_str(),
-                r.shown.seconds * 1e3, r.tokens_per_second, r.gflops, ceiling.gflops,
-                100.0 * r.gflops / ceiling.gflops, 100.0 * r.paired_ratio, static_cast<double>(r.peak_bytes) / (1 << 20),
+                r.shown.seconds * 1e3, r.tokens_per_second, r.gflops, ceiling.gflops, 100.0 * r.gflops / ceiling.gflops,
+                100.0 * r.paired_ratio, static_cast<double>(r.peak_bytes) / (1 << 20),
                 static_cast<double>(r.shown.cached_bytes) / (1 << 20), static_cast<long long>(r.shown.page_faults),
                 r.shown.cpu_seconds * 1e3, r.shown.system_seconds * 1e3);
   }
-  std::printf("\nratio: the shown step's GF/s over the sgemm ceiling above; paired: the median over the timed steps\n"
-              "of a step's GF/s over the faster of two %.0f ms samples of the ceiling's GEMM taken just before and\n"
-              "after it (on a shared machine the cores' speed drifts between the ceiling runs and the steps)\n",
-              kCeilingSampleSeconds * 1e3);
-  std::printf("peak MiB: the trackers' simultaneous peak (Storage bytes); cache MiB: free blocks the device's\n"
-              "allocator holds between steps; faults/step: page faults of the shown step (fresh pages mapped); cpu ms:\n"
-              "its CPU time over all threads (user + system; less sensitive than ms/step to other load on the\n"
-              "machine), sys ms: of it, the kernel's (page faults, mmap/munmap)\n");
+  std::printf(
+      "\nratio: the shown step's GF/s over the sgemm ceiling above; paired: the median over the timed steps\n"
+      "of a step's GF/s over the faster of two %.0f ms samples of the ceiling's GEMM taken just before and\n"
+      "after it (on a shared machine the cores' speed drifts between the ceiling runs and the steps)\n",
+      kCeilingSampleSeconds * 1e3);
+  std::printf(
+      "peak MiB: the trackers' simultaneous peak (Storage bytes); cache MiB: free blocks the device's\n"
+      "allocator holds between steps; faults/step: page faults of the shown step (fresh pages mapped); cpu ms:\n"
+      "its CPU time over all threads (user + system; less sensitive than ms/step to other load on the\n"
+      "machine), sys ms: of it, the kernel's (page faults, mmap/munmap)\n");
   print_breakdown(results, args.pick);
   return 0;
 }
@@ -316,5 +324,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   tessera::reexec_with_better_blas_core(argv);
-  return tessera::run_distributed(argc, argv, [&](tessera::DistributedContext& ctx) { return tessera::bench(ctx, args); });
+  return tessera::run_distributed(argc, argv,
+                                  [&](tessera::DistributedContext& ctx) { return tessera::bench(ctx, args); });
 }

@@ -20,7 +20,8 @@ void agree_on_success(Communicator& comm, const std::optional<CheckpointError>& 
     if (first < 0) first = r;
   }
   if (first < 0) return;
-  std::string message = broadcast_string(comm, comm.rank() == first ? std::string(local->what()) : std::string(), first);
+  std::string message =
+      broadcast_string(comm, comm.rank() == first ? std::string(local->what()) : std::string(), first);
   if (n > 1) {
     message = "rank " + std::to_string(first) + ": " + message;
     if (failed > 1) message += " (" + std::to_string(failed - 1) + " other rank(s) failed too)";

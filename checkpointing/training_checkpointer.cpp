@@ -5,13 +5,13 @@
 #include <stdexcept>
 #include <utility>
 
-#include "tessera/checkpointing/format/checkpoint_error.hpp"
 #include "tessera/checkpointing/export/checkpoint_export.hpp"
-#include "tessera/checkpointing/load/checkpoint_loader.hpp"
+#include "tessera/checkpointing/format/checkpoint_error.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/load/checkpoint_loader.hpp"
+#include "tessera/checkpointing/rank_agreement.hpp"
 #include "tessera/checkpointing/save/checkpoint_retention.hpp"
 #include "tessera/checkpointing/save/disk_space.hpp"
-#include "tessera/checkpointing/rank_agreement.hpp"
 #include "tessera/comm/host_collectives.hpp"
 #include "tessera/core/setting_error.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
@@ -24,14 +24,16 @@ TrainingCheckpointer::TrainingCheckpointer(CheckpointOptions options, ShardedEng
                                            RunConfig config)
     : options_(std::move(options)), engine_(engine), world_(world), config_(std::move(config)) {
   if (options_.save_every < 0) {
-    throw SettingError("checkpoint.save_every", std::to_string(options_.save_every), "must be >= 0 (0: no periodic saves)");
+    throw SettingError("checkpoint.save_every", std::to_string(options_.save_every),
+                       "must be >= 0 (0: no periodic saves)");
   }
   if (options_.keep_last < 0) {
     throw SettingError("checkpoint.keep_last", std::to_string(options_.keep_last), "must be >= 0 (0: keep all)");
   }
   if (options_.dir.empty() && (options_.save_every > 0 || options_.resume == "auto")) {
-    throw SettingError("checkpoint.dir", "(none)", "periodic saves and resuming from the latest checkpoint need a "
-                                                   "checkpoint directory");
+    throw SettingError("checkpoint.dir", "(none)",
+                       "periodic saves and resuming from the latest checkpoint need a "
+                       "checkpoint directory");
   }
   save_comm_ = world_.split(0, world_.rank());
   if (!options_.dir.empty()) prepare_directory();
@@ -139,8 +141,7 @@ void TrainingCheckpointer::save(const TrainingProgress& progress, StateHealth he
     committed_.push_back(std::move(result));
     return;
   }
-  SaveRequest request =
-      prepare_save(engine_, options_.dir, progress, config_, ShardSnapshot::copy(engine_, *staging_));
+  SaveRequest request = prepare_save(engine_, options_.dir, progress, config_, ShardSnapshot::copy(engine_, *staging_));
   writer_ = std::thread([this, request = std::move(request), save_options]() {
     try {
       SaveResult result = write_checkpoint(*save_comm_, request, save_options);

@@ -25,14 +25,14 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
-#include <mutex>
 #include <thread>
 #include <vector>
 
-#include "tessera/checkpointing/save/checkpoint_saver.hpp"
 #include "tessera/checkpointing/format/run_config.hpp"
+#include "tessera/checkpointing/save/checkpoint_saver.hpp"
 #include "tessera/checkpointing/stop_signal.hpp"
 #include "tessera/comm/communicator.hpp"
 
@@ -47,17 +47,17 @@ enum class SaveMode { kSync, kAsync };
 enum class ExistingCheckpoints { kRefuse, kOverwrite };
 
 struct CheckpointOptions {
-  std::string dir;               // --checkpoint-dir: run directory; empty: never save
-  std::int64_t save_every = 0;   // --save-every N: after every N-th step; 0: on stop signals only
-  int keep_last = 0;             // --keep-last K: newest K committed checkpoints kept; 0 keeps all
+  std::string dir;                  // --checkpoint-dir: run directory; empty: never save
+  std::int64_t save_every = 0;      // --save-every N: after every N-th step; 0: on stop signals only
+  int keep_last = 0;                // --keep-last K: newest K committed checkpoints kept; 0 keeps all
   SaveMode mode = SaveMode::kSync;  // --async-checkpoint: kAsync
   CheckpointCompression compression = CheckpointCompression::kNone;  // --checkpoint-compression
   // --resume: "" starts fresh; "auto" resumes from dir's latest when there is one (else fresh);
   // anything else is a run directory (its latest) or a checkpoint directory, which must exist.
   std::string resume;
-  std::string init_from;         // --init-from: exported weights (tessera_ckpt export) when not resuming
+  std::string init_from;  // --init-from: exported weights (tessera_ckpt export) when not resuming
   ExistingCheckpoints existing = ExistingCheckpoints::kRefuse;  // --overwrite: kOverwrite
-  bool handle_signals = true;    // SIGTERM / SIGUSR1: save at the next step boundary, then stop
+  bool handle_signals = true;  // SIGTERM / SIGUSR1: save at the next step boundary, then stop
   std::function<void(SavePhase, std::int64_t step)> phase_hook;  // for tests
 };
 

@@ -21,8 +21,7 @@ struct GroupShape {
 };
 
 void check_all_reduce_args(const GroupShape& group, Span buf, DType dtype, ReduceOp op);
-void check_reduce_scatter_args(const GroupShape& group, ConstSpan in, Span out, DType dtype,
-                               ReduceOp op);
+void check_reduce_scatter_args(const GroupShape& group, ConstSpan in, Span out, DType dtype, ReduceOp op);
 void check_all_gather_args(const GroupShape& group, ConstSpan in, Span out, DType dtype);
 void check_broadcast_args(const GroupShape& group, Span buf, DType dtype, int root);
 // The _f32 collectives: f32 buffers checked as above, and a floating wire dtype.

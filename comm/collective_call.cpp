@@ -21,9 +21,7 @@ const char* collective_name(CollectiveKind kind) {
 
 namespace {
 
-bool has_payload(CollectiveKind kind) {
-  return kind != CollectiveKind::kBarrier && kind != CollectiveKind::kSplit;
-}
+bool has_payload(CollectiveKind kind) { return kind != CollectiveKind::kBarrier && kind != CollectiveKind::kSplit; }
 
 bool has_op(CollectiveKind kind) {
   return kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduceScatter ||
@@ -32,8 +30,8 @@ bool has_op(CollectiveKind kind) {
 
 }  // namespace
 
-CollectiveCall make_collective_call(CollectiveKind kind, std::uint64_t sequence, std::uint64_t count,
-                                    DType dtype, ReduceOp op, int root) {
+CollectiveCall make_collective_call(CollectiveKind kind, std::uint64_t sequence, std::uint64_t count, DType dtype,
+                                    ReduceOp op, int root) {
   CollectiveCall call;
   call.sequence = sequence;
   call.kind = kind;
@@ -50,7 +48,8 @@ std::string describe(const CollectiveCall& call) {
   std::ostringstream out;
   out << '#' << call.sequence << ' ' << collective_name(call.kind) << '(';
   if (has_payload(call.kind)) {
-    const bool f32_buffers = call.kind == CollectiveKind::kAllReduceF32 || call.kind == CollectiveKind::kReduceScatterF32;
+    const bool f32_buffers =
+        call.kind == CollectiveKind::kAllReduceF32 || call.kind == CollectiveKind::kReduceScatterF32;
     out << "count=" << call.count << ", " << (f32_buffers ? "wire " : "") << dtype_name(call.dtype);
     if (has_op(call.kind)) out << ", " << reduce_op_name(call.op);
     if (call.kind == CollectiveKind::kBroadcast) out << ", root=" << call.root;
@@ -59,8 +58,7 @@ std::string describe(const CollectiveCall& call) {
   return out.str();
 }
 
-std::string find_collective_mismatch(std::span<const CollectiveCall> calls,
-                                     const std::string& communicator_name) {
+std::string find_collective_mismatch(std::span<const CollectiveCall> calls, const std::string& communicator_name) {
   constexpr int kMaxListed = 4;
   std::ostringstream out;
   int listed = 0;
@@ -69,8 +67,8 @@ std::string find_collective_mismatch(std::span<const CollectiveCall> calls,
     if (calls[r] == calls[0]) continue;
     ++differing;
     if (listed == kMaxListed) continue;
-    out << (listed == 0 ? "" : "; ") << "rank 0 called " << describe(calls[0]) << " but rank " << r
-        << " called " << describe(calls[r]);
+    out << (listed == 0 ? "" : "; ") << "rank 0 called " << describe(calls[0]) << " but rank " << r << " called "
+        << describe(calls[r]);
     ++listed;
   }
   if (differing == 0) return {};

@@ -34,8 +34,8 @@ struct CollectiveCall {
                                // split: 0
   std::int32_t root = -1;      // broadcast only
   CollectiveKind kind = CollectiveKind::kBarrier;
-  DType dtype = DType::kF32;   // the _f32 collectives: the wire dtype; ignored (kept kF32) by
-                               // barrier and split
+  DType dtype = DType::kF32;     // the _f32 collectives: the wire dtype; ignored (kept kF32) by
+                                 // barrier and split
   ReduceOp op = ReduceOp::kSum;  // ignored (kept kSum) by all but the reducing collectives
   std::uint8_t padding = 0;
 
@@ -44,8 +44,8 @@ struct CollectiveCall {
 
 // Builds a call with the fields its collective does not use left at their defaults, so two
 // matching calls compare equal.
-CollectiveCall make_collective_call(CollectiveKind kind, std::uint64_t sequence, std::uint64_t count,
-                                    DType dtype, ReduceOp op, int root);
+CollectiveCall make_collective_call(CollectiveKind kind, std::uint64_t sequence, std::uint64_t count, DType dtype,
+                                    ReduceOp op, int root);
 
 // "#5 all_reduce(count=1024, bf16, sum)", "#6 broadcast(count=8, f32, root=0)", "#7 barrier()",
 // "#8 reduce_scatter_f32(count=512, wire bf16, avg)".
@@ -59,7 +59,6 @@ class CollectiveMismatchError : public std::runtime_error {
 
 // calls[r] is what rank r called. Returns "" when all calls are equal, else a message naming, for
 // each rank whose call differs from rank 0's, both calls (at most a few ranks are listed).
-std::string find_collective_mismatch(std::span<const CollectiveCall> calls,
-                                     const std::string& communicator_name);
+std::string find_collective_mismatch(std::span<const CollectiveCall> calls, const std::string& communicator_name);
 
 }  // namespace tessera

@@ -26,8 +26,8 @@ constexpr const char* kNoNccl =
 
 bool nccl_backend_built() { return true; }
 
-std::unique_ptr<Communicator> make_nccl_communicator(Communicator& bootstrap, int device_index,
-                                                     void* compute_stream, const CommOptions& options) {
+std::unique_ptr<Communicator> make_nccl_communicator(Communicator& bootstrap, int device_index, void* compute_stream,
+                                                     const CommOptions& options) {
   const ncclUniqueId id = nccl_rendezvous(bootstrap);
   return std::make_unique<NcclCommunicator>(id, bootstrap.rank(), bootstrap.size(), device_index,
                                             static_cast<cudaStream_t>(compute_stream), options);

@@ -30,7 +30,7 @@ bool nccl_backend_built();
 // NCCL communicator over the same ranks on GPU `device_index` (RankInfo::device_index), whose
 // collectives follow and are awaited on `compute_stream` (a cudaStream_t; nullptr = the default
 // stream). Throws std::runtime_error when this build has no NCCL backend.
-std::unique_ptr<Communicator> make_nccl_communicator(Communicator& bootstrap, int device_index,
-                                                     void* compute_stream, const CommOptions& options);
+std::unique_ptr<Communicator> make_nccl_communicator(Communicator& bootstrap, int device_index, void* compute_stream,
+                                                     const CommOptions& options);
 
 }  // namespace tessera

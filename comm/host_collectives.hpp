@@ -42,7 +42,8 @@ inline constexpr bool kIsSpan<std::span<T, N>> = true;
 template <class T>
 constexpr void require_host_value_type() {
   static_assert(std::is_trivially_copyable_v<T>, "host collectives exchange T as bytes: T must be trivially copyable");
-  static_assert(std::is_default_constructible_v<T>, "host collectives value-initialise T: T needs a default constructor");
+  static_assert(std::is_default_constructible_v<T>,
+                "host collectives value-initialise T: T needs a default constructor");
   static_assert(!std::is_same_v<T, bool>, "std::vector<bool> has no data(): exchange std::uint8_t instead of bool");
   static_assert(!kIsSpan<T>, "a span is exchanged by its elements: pass std::span<const T>, not a span of mutable T");
 }

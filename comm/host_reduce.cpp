@@ -16,13 +16,11 @@ namespace {
 
 constexpr std::size_t kBlock = 2048;  // elements per block: 8 KiB of f32 accumulator
 
-
 // NaN wins; among equal values the earlier one is kept (so -0 vs +0 depends only on rank order).
 inline float max_keep_nan(float acc, float v) { return (v > acc || v != v) ? v : acc; }
 
 template <class Codec>
-void reduce_floating(std::span<const void* const> sources, void* dst_void, std::size_t count,
-                     ReduceOp op) {
+void reduce_floating(std::span<const void* const> sources, void* dst_void, std::size_t count, ReduceOp op) {
   using T = typename Codec::Storage;
   T* dst = static_cast<T*>(dst_void);
   const float divisor = static_cast<float>(sources.size());
@@ -110,8 +108,7 @@ void reduce_wire(std::span<const WireSource> sources, float* dst, std::size_t co
 
 }  // namespace
 
-void reduce_wire_in_order(std::span<const WireSource> sources, float* dst, std::size_t count, DType wire,
-                          ReduceOp op) {
+void reduce_wire_in_order(std::span<const WireSource> sources, float* dst, std::size_t count, DType wire, ReduceOp op) {
   if (sources.empty()) throw std::invalid_argument("reduce_wire_in_order: no sources to reduce");
   switch (wire) {
     case DType::kF32: return reduce_wire<F32Codec>(sources, dst, count, op);
@@ -125,12 +122,10 @@ void reduce_wire_in_order(std::span<const WireSource> sources, float* dst, std::
                               dtype_name(wire));
 }
 
-void reduce_in_order(std::span<const void* const> sources, void* dst, std::size_t count,
-                     DType dtype, ReduceOp op) {
+void reduce_in_order(std::span<const void* const> sources, void* dst, std::size_t count, DType dtype, ReduceOp op) {
   if (sources.empty()) throw std::invalid_argument("reduce_in_order: no sources to reduce");
   if (op == ReduceOp::kAvg && !is_floating(dtype)) {
-    throw std::invalid_argument(std::string("reduce_in_order: avg needs a floating dtype, got ") +
-                                dtype_name(dtype));
+    throw std::invalid_argument(std::string("reduce_in_order: avg needs a floating dtype, got ") + dtype_name(dtype));
   }
   switch (dtype) {
     case DType::kF32: return reduce_floating<F32Codec>(sources, dst, count, op);

@@ -18,8 +18,7 @@ namespace tessera {
 // sources.size() before that rounding. i32 sums wrap around (two's complement); avg is refused.
 // dst may be exactly one of the sources (in place) but must not partially overlap any of them.
 // Throws std::invalid_argument for avg on i32 or an empty source list.
-void reduce_in_order(std::span<const void* const> sources, void* dst, std::size_t count,
-                     DType dtype, ReduceOp op);
+void reduce_in_order(std::span<const void* const> sources, void* dst, std::size_t count, DType dtype, ReduceOp op);
 
 // One input of reduce_wire_in_order: `count` values of the wire dtype (a peer's message), or f32
 // values that count as rounded to the wire dtype (this rank's own input, never narrowed in memory).
@@ -33,7 +32,6 @@ struct WireSource {
 // the f32 sources, reduce_in_order in `wire` and widening the result give, without those passes.
 // `wire` is f32, bf16 or f16 (f32: reduce_in_order in f32). dst may be exactly one of the f32
 // sources (in place). Throws std::invalid_argument for a non-floating wire dtype or no sources.
-void reduce_wire_in_order(std::span<const WireSource> sources, float* dst, std::size_t count, DType wire,
-                          ReduceOp op);
+void reduce_wire_in_order(std::span<const WireSource> sources, float* dst, std::size_t count, DType wire, ReduceOp op);
 
 }  // namespace tessera

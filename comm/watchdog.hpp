@@ -35,7 +35,6 @@ class Watchdog {
   std::uint64_t begin(std::string what, CompletionProbe probe = {});
   void end(std::uint64_t ticket) noexcept;
 
-
   // Polling period for probes and the finest granularity of the timeout.
   static constexpr std::chrono::milliseconds kPollInterval{50};
 

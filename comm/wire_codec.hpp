@@ -45,8 +45,7 @@ struct WireF16Codec {
     const std::uint32_t normal = bits + ((127u - 15u) << 23);
     const std::uint32_t special = bits + ((255u - 31u) << 23);
     const float tiny = wire_float(bits + (113u << 23)) - wire_float(113u << 23);
-    const std::uint32_t magnitude =
-        exponent == (0x7c00u << 13) ? special : exponent == 0 ? wire_bits(tiny) : normal;
+    const std::uint32_t magnitude = exponent == (0x7c00u << 13) ? special : exponent == 0 ? wire_bits(tiny) : normal;
     return wire_float(magnitude | sign);
   }
   static std::uint16_t store(float x) {

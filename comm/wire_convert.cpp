@@ -24,8 +24,7 @@ void widen(const void* src_void, float* dst, std::size_t count) {
 }
 
 [[noreturn]] void refuse(const char* what, DType wire) {
-  throw std::invalid_argument(std::string(what) + ": the wire dtype must be f32, bf16 or f16, got " +
-                              dtype_name(wire));
+  throw std::invalid_argument(std::string(what) + ": the wire dtype must be f32, bf16 or f16, got " + dtype_name(wire));
 }
 
 }  // namespace

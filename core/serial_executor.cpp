@@ -5,7 +5,9 @@
 
 namespace tessera::detail {
 
-SerialExecutor::SerialExecutor() { thread_ = std::thread([this] { loop(); }); }
+SerialExecutor::SerialExecutor() {
+  thread_ = std::thread([this] { loop(); });
+}
 
 SerialExecutor::~SerialExecutor() {
   std::deque<Task> cancelled;

@@ -23,9 +23,11 @@ std::string SettingNames::explain(const SettingError& error) const {
   // Other settings the problem mentions are spelled as this program's flags too (longest first).
   std::string problem = error.problem();
   std::vector<std::pair<std::string, std::string>> by_length(flags_.begin(), flags_.end());
-  std::sort(by_length.begin(), by_length.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  std::sort(by_length.begin(), by_length.end(),
+            [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
   for (const auto& [setting, flag] : by_length) {
-    for (std::size_t at = problem.find(setting); at != std::string::npos; at = problem.find(setting, at + flag.size())) {
+    for (std::size_t at = problem.find(setting); at != std::string::npos;
+         at = problem.find(setting, at + flag.size())) {
       problem.replace(at, setting.size(), flag);
     }
   }

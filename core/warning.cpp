@@ -44,7 +44,9 @@ void write_stderr(const std::string& text) {
   }
 }
 
-std::string rank_prefix(int rank) { return "rank " + std::to_string(rank == kLauncherRank ? launcher_rank() : rank) + ": "; }
+std::string rank_prefix(int rank) {
+  return "rank " + std::to_string(rank == kLauncherRank ? launcher_rank() : rank) + ": ";
+}
 
 void emit(const std::string& line) {
   std::lock_guard lock(sink_mutex());

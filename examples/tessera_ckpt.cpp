@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "tessera/checkpointing/format/checkpoint_error.hpp"
+#include "flags/program_options.hpp"
 #include "tessera/checkpointing/export/checkpoint_export.hpp"
+#include "tessera/checkpointing/format/checkpoint_error.hpp"
 #include "tessera/checkpointing/format/checkpoint_info.hpp"
 #include "tessera/checkpointing/format/meta_digests.hpp"
 #include "tessera/core/setting_error.hpp"
-#include "flags/program_options.hpp"
 #include "tessera/precision/dtype.hpp"
 #include "tessera/runtime/memory_tracker.hpp"
 
@@ -59,7 +59,8 @@ int run(int argc, char** argv) {
   hidden.add_options()("args", po::value(&args)->multitoken(), "command and its arguments");
   po::positional_options_description positional;
   positional.add("args", -1);
-  tessera::ProgramOptions program("tessera_ckpt", std::string("tessera_ckpt: look at, check and export sharded checkpoints\n") + kUsage);
+  tessera::ProgramOptions program(
+      "tessera_ckpt", std::string("tessera_ckpt: look at, check and export sharded checkpoints\n") + kUsage);
   program.add(options);
   program.add_hidden(hidden);
   program.set_positional(positional);
@@ -78,10 +79,11 @@ int run(int argc, char** argv) {
   }
   if (command == "verify" && args.size() == 2) {
     const tessera::VerifySummary v = tessera::verify_checkpoint(args[1]);
-    std::printf("%s: step %lld, save id %s: meta.h5 and its layout are intact, %d shard file(s) belong to this save, "
-                "every checksum matches (%s of state read)\n",
-                v.dir.c_str(), static_cast<long long>(v.step), tessera::detail::hex64(v.save_id).c_str(), v.shard_files,
-                tessera::format_bytes(v.bytes).c_str());
+    std::printf(
+        "%s: step %lld, save id %s: meta.h5 and its layout are intact, %d shard file(s) belong to this save, "
+        "every checksum matches (%s of state read)\n",
+        v.dir.c_str(), static_cast<long long>(v.step), tessera::detail::hex64(v.save_id).c_str(), v.shard_files,
+        tessera::format_bytes(v.bytes).c_str());
     return 0;
   }
   if (command == "export" && args.size() == 3) {
@@ -93,7 +95,8 @@ int run(int argc, char** argv) {
     std::printf("exported step %lld: %lld tensors, %lld values as %s %s to %s (%s)\n", static_cast<long long>(s.step),
                 static_cast<long long>(s.parameters), static_cast<long long>(s.elements), tessera::dtype_name(o.dtype),
                 tessera::export_format_name(o.format), args[2].c_str(), tessera::format_bytes(s.bytes).c_str());
-    if (!s.config_json.empty()) std::printf("wrote %s (vocabulary %lld)\n", s.config_json.c_str(), static_cast<long long>(s.vocab_size));
+    if (!s.config_json.empty())
+      std::printf("wrote %s (vocabulary %lld)\n", s.config_json.c_str(), static_cast<long long>(s.vocab_size));
     return 0;
   }
   return usage_error("cannot understand the arguments");

@@ -19,15 +19,15 @@
 #include <string>
 #include <vector>
 
-#include "tessera/checkpointing/export/model_source.hpp"
-#include "tessera/core/setting_error.hpp"
-#include "tessera/comm/device_communicator.hpp"
 #include "flags/device_flag.hpp"
 #include "flags/program_options.hpp"
+#include "tessera/checkpointing/export/model_source.hpp"
+#include "tessera/comm/device_communicator.hpp"
+#include "tessera/core/setting_error.hpp"
 #include "tessera/launch/run_distributed.hpp"
+#include "tessera/sharding/sharded_engine.hpp"
 #include "tessera/text/data/sample_loader.hpp"
 #include "tessera/text/data/token_dataset.hpp"
-#include "tessera/sharding/sharded_engine.hpp"
 #include "tessera/training/trainer.hpp"
 #include "tessera/training/validation_loss.hpp"
 
@@ -60,15 +60,18 @@ std::optional<EvalOptions> parse_options(int argc, char** argv, bool print_help)
   hidden.add_options()("model", po::value(&o.model), "checkpoint, run directory or export");
   po::positional_options_description positional;
   positional.add("model", 1);
-  ProgramOptions program("tessera_eval", "tessera_eval: validation loss and logits of a checkpoint or export\n"
-                                         "Usage: tessera_eval MODEL [options]");
+  ProgramOptions program("tessera_eval",
+                         "tessera_eval: validation loss and logits of a checkpoint or export\n"
+                         "Usage: tessera_eval MODEL [options]");
   program.add(options);
   program.add_hidden(hidden);
   program.set_positional(positional);
   if (!program.parse(argc, argv, print_help)) return std::nullopt;
-  if (o.model.empty()) throw std::invalid_argument("name the MODEL: a checkpoint directory, run directory or export file");
+  if (o.model.empty())
+    throw std::invalid_argument("name the MODEL: a checkpoint directory, run directory or export file");
   if (o.data.empty() && !o.print_logits) throw std::invalid_argument("give --data (validation loss) or --print-logits");
-  if (o.print_logits && o.tokens.empty()) throw std::invalid_argument("--print-logits needs --tokens, e.g. --tokens 1,2,3");
+  if (o.print_logits && o.tokens.empty())
+    throw std::invalid_argument("--print-logits needs --tokens, e.g. --tokens 1,2,3");
   return o;
 }
 
@@ -79,7 +82,8 @@ std::vector<std::int32_t> parse_tokens(const std::string& text, std::int64_t voc
   while (std::getline(in, item, ',')) {
     const long long id = std::stoll(item);
     if (id < 0 || id >= vocab) {
-      throw std::invalid_argument("--tokens: " + item + " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+      throw std::invalid_argument("--tokens: " + item + " is outside the vocabulary [0, " + std::to_string(vocab) +
+                                  ")");
     }
     tokens.push_back(static_cast<std::int32_t>(id));
   }
@@ -138,7 +142,8 @@ int evaluate(DistributedContext& dist) {
     const auto t = static_cast<std::int64_t>(tokens.size());
     Context ctx(*device);
     ctx.training = false;
-    const Tensor logits = engine.forward(ctx, Tensor::from_host_i32(*device, tokens, {1, t}, MemoryCategory::kWorkspace));
+    const Tensor logits =
+        engine.forward(ctx, Tensor::from_host_i32(*device, tokens, {1, t}, MemoryCategory::kWorkspace));
     const std::vector<float> host = logits.to_host_f32();
     if (root) print_logits_json(tokens, host, source.config.vocab_size, source.token_vocab);
   }
@@ -151,9 +156,8 @@ int evaluate(DistributedContext& dist) {
 
 int main(int argc, char** argv) {
   return tessera::run_distributed(argc, argv, [](tessera::DistributedContext& dist) {
-    const tessera::SettingNames names{{"eval.batches", "--eval-batches"},
-                                      {"eval.micro", "--micro-batch"},
-                                      {"sharding.stage", "--zero"}};
+    const tessera::SettingNames names{
+        {"eval.batches", "--eval-batches"}, {"eval.micro", "--micro-batch"}, {"sharding.stage", "--zero"}};
     return tessera::reword_setting_errors(names, [&] { return tessera::evaluate(dist); });
   });
 }

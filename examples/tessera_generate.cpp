@@ -19,21 +19,21 @@
 #include <thread>
 #include <vector>
 
-#include "tessera/checkpointing/export/checkpoint_export.hpp"
-#include "tessera/checkpointing/load/checkpoint_loader.hpp"
-#include "tessera/checkpointing/export/model_source.hpp"
-#include "tessera/checkpointing/export/tokenizer_fields.hpp"
-#include "tessera/comm/device_communicator.hpp"
 #include "flags/device_flag.hpp"
 #include "flags/program_options.hpp"
+#include "tessera/checkpointing/export/checkpoint_export.hpp"
+#include "tessera/checkpointing/export/model_source.hpp"
+#include "tessera/checkpointing/export/tokenizer_fields.hpp"
+#include "tessera/checkpointing/load/checkpoint_loader.hpp"
+#include "tessera/comm/device_communicator.hpp"
+#include "tessera/core/random.hpp"
 #include "tessera/launch/run_distributed.hpp"
-#include "tessera/runtime/cpu/blas_core.hpp"
 #include "tessera/model/modules/gpt.hpp"
 #include "tessera/model/modules/gpt_sampling.hpp"
-#include "tessera/core/random.hpp"
+#include "tessera/runtime/cpu/blas_core.hpp"
+#include "tessera/sharding/sharded_engine.hpp"
 #include "tessera/text/tokenizer/printable_text.hpp"
 #include "tessera/text/tokenizer/tokenizer_spec.hpp"
-#include "tessera/sharding/sharded_engine.hpp"
 
 namespace tessera {
 namespace {
@@ -71,9 +71,10 @@ std::optional<GenerateOptions> parse_options(int argc, char** argv, bool print_h
   hidden.add_options()("source", po::value(&o.source), "checkpoint or export");
   po::positional_options_description positional;
   positional.add("source", 1);
-  ProgramOptions program("tessera_generate",
-                         "tessera_generate SOURCE [options]: continue a prompt with a trained GPT\n"
-                         "SOURCE: a checkpoint directory, a run directory (its latest) or a `tessera_ckpt export` file");
+  ProgramOptions program(
+      "tessera_generate",
+      "tessera_generate SOURCE [options]: continue a prompt with a trained GPT\n"
+      "SOURCE: a checkpoint directory, a run directory (its latest) or a `tessera_ckpt export` file");
   program.add(visible);
   program.add_hidden(hidden);
   program.set_positional(positional);
@@ -90,8 +91,9 @@ std::optional<GenerateOptions> parse_options(int argc, char** argv, bool print_h
 TokenizerSpec run_tokenizer(const ModelSource& source, const GptConfig& gpt, const std::string& flag) {
   std::optional<TokenizerSpec> recorded = stored_tokenizer(source.stored);
   if (!recorded && flag.empty() && gpt.vocab_size > 320) {
-    throw std::invalid_argument("the checkpoint does not record its tokenizer; pass --tokenizer (bytes or a directory "
-                                "of vocab.json and merges.txt)");
+    throw std::invalid_argument(
+        "the checkpoint does not record its tokenizer; pass --tokenizer (bytes or a directory "
+        "of vocab.json and merges.txt)");
   }
   return apply_tokenizer_flag(recorded.value_or(bytes_tokenizer_spec()), flag);
 }
@@ -153,5 +155,6 @@ int generate(DistributedContext& dist) {
 }  // namespace tessera
 
 int main(int argc, char** argv) {
-  return tessera::run_distributed(argc, argv, [](tessera::DistributedContext& dist) { return tessera::generate(dist); });
+  return tessera::run_distributed(argc, argv,
+                                  [](tessera::DistributedContext& dist) { return tessera::generate(dist); });
 }

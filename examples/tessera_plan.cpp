@@ -3,8 +3,8 @@
 // computed from the architecture the way Tessera's modules and ShardedEngine allocate (planning/).
 //
 //   tessera_plan --model gpt2-124m --zero 3 --ranks 8 --micro-batch 4 --param-dtype bf16 --device-memory 24GB
-//   tessera_plan --model llama-7b-shaped --ranks 64 --zero 3 --device-memory 80GB --global-batch 1024 --recommend --svg plan.svg
-//   tessera_plan --params 7B --zero 3 --ranks 8          (model state only)
+//   tessera_plan --model llama-7b-shaped --ranks 64 --zero 3 --device-memory 80GB --global-batch 1024 --recommend --svg
+//   plan.svg tessera_plan --params 7B --zero 3 --ranks 8          (model state only)
 //
 // Exit status: 0 when the plan fits (or no device memory was given), 2 when it does not, 1 on a
 // bad option.
@@ -14,14 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "tessera/core/setting_error.hpp"
 #include "flags/program_options.hpp"
 #include "flags/train_gpt_flags.hpp"
-#include "tessera/training/batch_plan.hpp"
+#include "tessera/core/setting_error.hpp"
 #include "tessera/planning/memory_plan.hpp"
 #include "tessera/planning/plan_report.hpp"
 #include "tessera/planning/plan_svg.hpp"
 #include "tessera/planning/recommend.hpp"
+#include "tessera/training/batch_plan.hpp"
 
 namespace tessera {
 namespace {
@@ -44,15 +44,17 @@ std::optional<Options> parse(int argc, char** argv) {
   int zero = 0;
   po::options_description desc("Options");
   auto opt = desc.add_options();
-  opt("model", po::value(&model), "preset: tiny, small, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1.5b, "
-                                  "llama-7b-shaped, llama-13b-shaped (the fields below override it)");
+  opt("model", po::value(&model),
+      "preset: tiny, small, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1.5b, "
+      "llama-7b-shaped, llama-13b-shaped (the fields below override it)");
   opt("layers", po::value<std::int64_t>(), "transformer blocks L");
   opt("dim", po::value<std::int64_t>(), "channels C");
   opt("heads", po::value<std::int64_t>(), "attention heads NH");
   opt("vocab", po::value<std::int64_t>(), "vocabulary size V");
   opt("seq-len", po::value<std::int64_t>(), "sequence length T");
-  opt("params", po::value(&params), "a raw parameter count instead of an architecture (7B, 124M, 1.5e9): "
-                                    "model state only");
+  opt("params", po::value(&params),
+      "a raw parameter count instead of an architecture (7B, 124M, 1.5e9): "
+      "model state only");
   opt("param-dtype", value_with_default(&param_dtype), "stored parameters: f32, bf16, f16");
   opt("reduce-dtype", value_with_default(&reduce_dtype), "gradient collectives: f32, bf16, f16");
   opt("grad-dtype", value_with_default(&grad_dtype),
@@ -70,15 +72,16 @@ std::optional<Options> parse(int argc, char** argv) {
   opt("micro-batch", po::value<std::int64_t>(), "sequences per rank per forward/backward (default 1)");
   opt("grad-accum", po::value<std::int64_t>(), "micro-batches per optimizer step");
   opt("global-batch-tokens", po::value<std::int64_t>(),
-      "target tokens per optimizer step, all ranks (instead of --global-batch: micro x ranks x accumulation x seq-len)");
-  opt("activation-checkpointing", value_with_default(&checkpointing),
-      "none, blocks, every:K or selective");
+      "target tokens per optimizer step, all ranks (instead of --global-batch: micro x ranks x accumulation x "
+      "seq-len)");
+  opt("activation-checkpointing", value_with_default(&checkpointing), "none, blocks, every:K or selective");
   opt("offload", value_with_default(&offload),
       "none, or optimizer[:cpu|:nvme] and/or params[:cpu|:nvme] (modelled; params needs --zero 3)");
   opt("device-memory", po::value(&device_memory), "memory per rank: 80GB, 24GiB, ...");
   opt("reserve", value_with_default(&reserve), "memory per rank held back for the runtime");
-  opt("recommend", po::bool_switch(&o.recommend), "choose precision, micro-batch, checkpointing, offload and "
-                                                   "accumulation that fit (needs --device-memory)");
+  opt("recommend", po::bool_switch(&o.recommend),
+      "choose precision, micro-batch, checkpointing, offload and "
+      "accumulation that fit (needs --device-memory)");
   opt("max-micro-batch", value_with_default(&o.max_micro), "--recommend: largest micro-batch tried");
   opt("target", value_with_default(&o.target),
       "--recommend: the device the run will use, gpu or cpu (offload is recommended only where the engine runs it: "
@@ -101,10 +104,11 @@ std::optional<Options> parse(int argc, char** argv) {
     return vm[name].as<std::int64_t>();
   };
   PlanConfig& c = o.config;
-  const bool arch = vm.count("layers") || vm.count("dim") || vm.count("heads") || vm.count("vocab") ||
-                    vm.count("seq-len");
+  const bool arch =
+      vm.count("layers") || vm.count("dim") || vm.count("heads") || vm.count("vocab") || vm.count("seq-len");
   if (!params.empty()) {
-    if (!model.empty() || arch) throw std::invalid_argument("--params replaces the architecture: drop --model/--layers/...");
+    if (!model.empty() || arch)
+      throw std::invalid_argument("--params replaces the architecture: drop --model/--layers/...");
     c.model = model_from_parameter_count(parse_count(params, "--params"));
   } else {
     c.model = model.empty() ? ModelSpec{"custom", GptConfig{}, 0} : model_preset(model);
@@ -175,7 +179,8 @@ std::string stage_table(const std::vector<PlanBar>& bars) {
     }
     row(memory_category_name(c), [c](const MemoryPlan& p) { return format_decimal_bytes(p.peak(c)); });
   }
-  row(step ? "total (simultaneous)" : "model state", [](const MemoryPlan& p) { return format_decimal_bytes(p.peak_total()); });
+  row(step ? "total (simultaneous)" : "model state",
+      [](const MemoryPlan& p) { return format_decimal_bytes(p.peak_total()); });
   if (bars.front().plan.judged()) {
     row("fits", [](const MemoryPlan& p) { return std::string(p.fits() ? "yes" : "no"); });
   }
@@ -207,8 +212,9 @@ int run(Options& o) {
       // Stages 0-3 of the configuration as given (the starting point), then the recommendation.
       std::vector<PlanBar> bars = stage_bars(c);
       bars.push_back({"chosen", r.plan});
-      write_plan_bar_chart_svg(o.svg, bars, c.model.describe() + ", " + std::to_string(c.ranks) +
-                                                " ranks: stages 0-3 as given, and the recommendation");
+      write_plan_bar_chart_svg(
+          o.svg, bars,
+          c.model.describe() + ", " + std::to_string(c.ranks) + " ranks: stages 0-3 as given, and the recommendation");
       std::printf("wrote %s\n", o.svg.c_str());
     }
     return r.fits ? 0 : 2;
@@ -225,7 +231,8 @@ int run(Options& o) {
   const MemoryPlan plan = plan_memory(c);
   std::printf("%s\n", format_plan(plan).c_str());
   if (o.detail) std::printf("%s\n", format_activation_breakdown(plan).c_str());
-  if (o.timeline && plan.has_step) std::printf("predicted phases of one step:\n%s\n", format_timeline(plan.timeline).c_str());
+  if (o.timeline && plan.has_step)
+    std::printf("predicted phases of one step:\n%s\n", format_timeline(plan.timeline).c_str());
   const std::vector<PlanBar> bars = stage_bars(c);
   std::printf("%s", stage_table(bars).c_str());
   if (!o.svg.empty()) {

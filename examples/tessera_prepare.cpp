@@ -25,13 +25,13 @@
 #include <string>
 #include <vector>
 
-#include "tessera/core/warning.hpp"
 #include "flags/program_options.hpp"
-#include "tessera/text/tokenizer/byte_tokenizer.hpp"
+#include "tessera/core/warning.hpp"
 #include "tessera/text/data/default_corpus.hpp"
 #include "tessera/text/data/token_file.hpp"
 #include "tessera/text/tokenizer/bpe_tokenizer.hpp"
 #include "tessera/text/tokenizer/bpe_trainer.hpp"
+#include "tessera/text/tokenizer/byte_tokenizer.hpp"
 #include "tessera/text/tokenizer/tokenizer_spec.hpp"
 
 namespace po = boost::program_options;
@@ -127,8 +127,7 @@ int run(const Options& options) {
     throw std::runtime_error("--val-fraction " + std::to_string(options.val_fraction) +
                              " is outside [0, 1); use e.g. 0.1, or 0 for no validation file");
   }
-  const std::vector<std::string> inputs =
-      options.inputs.empty() ? tessera::default_corpus_files() : options.inputs;
+  const std::vector<std::string> inputs = options.inputs.empty() ? tessera::default_corpus_files() : options.inputs;
   prepare_output_dir(options.out);
   if (options.bpe_vocab < 0) throw std::runtime_error("--bpe-vocab must be positive (e.g. 512), or 0 for bytes");
 
@@ -136,7 +135,8 @@ int run(const Options& options) {
   std::int64_t bytes = 0;
   for (const std::string& path : inputs) {
     std::string text = read_file(path);
-    std::cout << "read " << path << " (" << text.size() << " bytes)" << (text.empty() ? ", empty: skipped" : "") << "\n";
+    std::cout << "read " << path << " (" << text.size() << " bytes)" << (text.empty() ? ", empty: skipped" : "")
+              << "\n";
     if (text.empty()) continue;
     bytes += static_cast<std::int64_t>(text.size());
     documents.push_back(std::move(text));
@@ -153,8 +153,8 @@ int run(const Options& options) {
   const auto total = static_cast<std::int64_t>(tokens.size());
   const auto val = static_cast<std::int64_t>(std::floor(static_cast<double>(total) * options.val_fraction));
   const std::span<const std::int32_t> all(tokens);
-  tessera::write_token_file(options.out, all.first(static_cast<std::size_t>(total - val)), tessera::TokenFileFormat::kLlmc,
-                            chosen.record);
+  tessera::write_token_file(options.out, all.first(static_cast<std::size_t>(total - val)),
+                            tessera::TokenFileFormat::kLlmc, chosen.record);
   std::cout << inputs.size() << " files read, " << documents.size() << " documents, " << bytes << " bytes\n";
   std::cout << "wrote " << options.out << ": " << (total - val) << " tokens (training)\n";
   if (options.val_fraction > 0.0) {
@@ -163,10 +163,12 @@ int run(const Options& options) {
                               chosen.record);
     std::cout << "wrote " << val_out << ": " << val << " tokens (validation, the last " << options.val_fraction * 100
               << "%)\n";
-    if (val == 0) tessera::warn(0, "tessera_prepare: the validation file is empty; use more text or a larger --val-fraction");
+    if (val == 0)
+      tessera::warn(0, "tessera_prepare: the validation file is empty; use more text or a larger --val-fraction");
   }
   tessera::TokenizerSpec shown = chosen.record;  // "." is the token file's directory
-  if (shown.dir == ".") shown.dir = fs::path(options.out).has_parent_path() ? fs::path(options.out).parent_path().string() : ".";
+  if (shown.dir == ".")
+    shown.dir = fs::path(options.out).has_parent_path() ? fs::path(options.out).parent_path().string() : ".";
   std::cout << "tokenizer: " << shown.describe() << ", end-of-text " << tokenizer.end_of_text() << "; "
             << static_cast<double>(bytes) / static_cast<double>(total) << " bytes per token\n";
   return 0;

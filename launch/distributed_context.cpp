@@ -7,8 +7,8 @@
 
 namespace tessera {
 
-DistributedContext::DistributedContext(std::unique_ptr<Communicator> world, RankInfo info,
-                                       CommOptions options, int argc, char** argv)
+DistributedContext::DistributedContext(std::unique_ptr<Communicator> world, RankInfo info, CommOptions options,
+                                       int argc, char** argv)
     : info_(std::move(info)), options_(std::move(options)), world_(std::move(world)), argc_(argc), argv_(argv) {
   if (!world_) throw std::invalid_argument("DistributedContext: the world communicator is null");
   node_ = split_by_node(*world_, info_);

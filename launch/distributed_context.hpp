@@ -13,8 +13,7 @@ namespace tessera {
 class DistributedContext {
  public:
   // Collective over `world`: builds the node and cross-node groups by splitting it.
-  DistributedContext(std::unique_ptr<Communicator> world, RankInfo info, CommOptions options, int argc,
-                     char** argv);
+  DistributedContext(std::unique_ptr<Communicator> world, RankInfo info, CommOptions options, int argc, char** argv);
 
   const RankInfo& rank_info() const { return info_; }
   int rank() const { return info_.rank; }

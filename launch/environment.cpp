@@ -1,13 +1,13 @@
 // EnvLookup implementations and integer parsing of environment variables.
 #include "tessera/launch/environment.hpp"
 
+#include <unistd.h>  // environ
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <stdexcept>
-
-#include <unistd.h>  // environ
 
 namespace tessera {
 

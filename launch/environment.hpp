@@ -12,8 +12,8 @@ namespace tessera {
 // Returns the variable's value, or nullopt when it is not set.
 using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
 
-EnvLookup process_environment();                                    // getenv, at each lookup
-EnvLookup environment_snapshot();                                   // the process environment as of now
+EnvLookup process_environment();                                       // getenv, at each lookup
+EnvLookup environment_snapshot();                                      // the process environment as of now
 EnvLookup fixed_environment(std::map<std::string, std::string> vars);  // exactly these variables
 
 // Parses a variable holding an integer; nullopt when unset or empty. Throws std::invalid_argument

@@ -34,19 +34,23 @@ std::optional<int> lenient_int(const EnvLookup& env, const char* name) {
 // A launcher's rank must lie in [0, size) when both are known.
 void require_rank_below_size(const std::string& rank_name, int rank, const std::string& size_name, int size) {
   if (size >= 0 && size < 1) {
-    throw LaunchError(assignment(size_name, size) + " is not a process count; these variables do not come from "
+    throw LaunchError(assignment(size_name, size) +
+                      " is not a process count; these variables do not come from "
                       "a launcher: unset them or launch again");
   }
   if (rank < 0 || (size >= 1 && rank >= size)) {
-    throw LaunchError(assignment(rank_name, rank) + (size >= 1 ? " is not below " + assignment(size_name, size) : " is negative") +
+    throw LaunchError(assignment(rank_name, rank) +
+                      (size >= 1 ? " is not below " + assignment(size_name, size) : " is negative") +
                       "; these variables do not describe one launch (left over from another job?): unset them "
                       "or launch again");
   }
 }
 
 bool allowed_alone(const EnvLookup& env) {
-  return env_switch(env, kAllowVariable, "let a process run alone although its launcher's variables say several "
-                                         "were started").value_or(false);
+  return env_switch(env, kAllowVariable,
+                    "let a process run alone although its launcher's variables say several "
+                    "were started")
+      .value_or(false);
 }
 
 bool says_several(const LaunchClaim& claim) { return claim.processes > 1 || claim.rank > 0; }
@@ -56,12 +60,11 @@ std::string started(const LaunchClaim& claim) {
     return "started this process as rank " + std::to_string(claim.rank) + " of " + std::to_string(claim.processes);
   }
   if (claim.processes > 1) return "started " + std::to_string(claim.processes) + " processes";
-  return "started this process as rank " + std::to_string(claim.rank) + " of at least " + std::to_string(claim.rank + 1);
+  return "started this process as rank " + std::to_string(claim.rank) + " of at least " +
+         std::to_string(claim.rank + 1);
 }
 
-std::string count_of(const LaunchClaim& claim) {
-  return claim.processes > 1 ? std::to_string(claim.processes) : "N";
-}
+std::string count_of(const LaunchClaim& claim) { return claim.processes > 1 ? std::to_string(claim.processes) : "N"; }
 
 const std::string kEachAlone =
     ". Each of them would train alone and they would overwrite each other's checkpoints, so this process stops "
@@ -72,30 +75,43 @@ std::string mismatch_message(const LaunchClaim& claim, const std::string& progra
   const std::string allow = " To run one process alone on purpose, set " + std::string(kAllowVariable) + "=1.";
   switch (claim.source) {
     case ClaimSource::kTorchrun:
-      return "torchrun " + started(claim) + " (" + claim.evidence + "), but MPI reports a world of 1 rank: torchrun does "
-             "not start MPI ranks" + kEachAlone + "Launch with mpirun instead: mpirun -np " + n + " " + program +
+      return "torchrun " + started(claim) + " (" + claim.evidence +
+             "), but MPI reports a world of 1 rank: torchrun does "
+             "not start MPI ranks" +
+             kEachAlone + "Launch with mpirun instead: mpirun -np " + n + " " + program +
              " ... (under Slurm: srun --mpi=pmix -n " + n + " " + program + " ...)." + allow;
     case ClaimSource::kSrunStep:
-      return "srun " + started(claim) + " tasks (" + claim.evidence + "), but MPI reports a world of 1 rank: srun did not "
-             "connect its tasks through MPI" + kEachAlone + "Launch with srun --mpi=pmix " + program +
-             " ... (`srun --mpi=list` shows this Slurm's plugins; Open MPI needs PMIx support), or with mpirun -np " + n +
-             " " + program + " inside the job." + allow;
+      return "srun " + started(claim) + " tasks (" + claim.evidence +
+             "), but MPI reports a world of 1 rank: srun did not "
+             "connect its tasks through MPI" +
+             kEachAlone + "Launch with srun --mpi=pmix " + program +
+             " ... (`srun --mpi=list` shows this Slurm's plugins; Open MPI needs PMIx support), or with mpirun -np " +
+             n + " " + program + " inside the job." + allow;
     case ClaimSource::kOpenMpi:
-      return "mpirun " + started(claim) + " (" + claim.evidence + "), but MPI reports a world of 1 rank: the MPI library " +
-             program + " runs with did not join mpirun's processes" + kEachAlone + "Run it with the mpirun of the "
-             "MPI it was built with (compare `ldd " + program + " | grep libmpi` with `which mpirun`)." + allow;
+      return "mpirun " + started(claim) + " (" + claim.evidence +
+             "), but MPI reports a world of 1 rank: the MPI library " + program +
+             " runs with did not join mpirun's processes" + kEachAlone +
+             "Run it with the mpirun of the "
+             "MPI it was built with (compare `ldd " +
+             program + " | grep libmpi` with `which mpirun`)." + allow;
     case ClaimSource::kPmi:
     case ClaimSource::kPmix:
       return "a " + std::string(claim.source == ClaimSource::kPmi ? "PMI" : "PMIx") + " launcher " + started(claim) +
-             " (" + claim.evidence + "), but MPI reports a world of 1 rank: the MPI library " + program + " runs with "
-             "did not join the launcher's processes" + kEachAlone + "Launch with the mpiexec of the MPI " + program +
-             " was built with (Open MPI: mpirun -np " + n + " " + program + " ..., under Slurm: srun --mpi=pmix)." + allow;
+             " (" + claim.evidence + "), but MPI reports a world of 1 rank: the MPI library " + program +
+             " runs with "
+             "did not join the launcher's processes" +
+             kEachAlone + "Launch with the mpiexec of the MPI " + program + " was built with (Open MPI: mpirun -np " +
+             n + " " + program + " ..., under Slurm: srun --mpi=pmix)." + allow;
     case ClaimSource::kSlurmAllocation:
       return "this process runs directly in the batch script (or salloc shell) of a Slurm job of " + n + " tasks (" +
-             claim.evidence + ", no SLURM_STEP_ID: not a task started by srun), so it would train on one rank and "
+             claim.evidence +
+             ", no SLURM_STEP_ID: not a task started by srun), so it would train on one rank and "
              "leave the job's other tasks idle; it stops before doing any work. Start it through srun inside the "
-             "job: srun --mpi=pmix " + program + " ... (examples/slurm/train_gpt_cpu.sbatch), or submit with "
-             "--ntasks=1." + allow;
+             "job: srun --mpi=pmix " +
+             program +
+             " ... (examples/slurm/train_gpt_cpu.sbatch), or submit with "
+             "--ntasks=1." +
+             allow;
   }
   return "the launcher started several processes but MPI reports 1." + allow;
 }

@@ -35,8 +35,8 @@ enum class ClaimSource { kOpenMpi, kPmi, kTorchrun, kSrunStep, kPmix, kSlurmAllo
 // One launcher's statement of how many processes it started.
 struct LaunchClaim {
   ClaimSource source = ClaimSource::kOpenMpi;
-  int rank = -1;       // this process's rank by the launcher; -1 when it does not say
-  int processes = -1;  // processes it started; -1 when it does not say
+  int rank = -1;         // this process's rank by the launcher; -1 when it does not say
+  int processes = -1;    // processes it started; -1 when it does not say
   std::string evidence;  // the variables that say so: "RANK=0 WORLD_SIZE=2"
 };
 

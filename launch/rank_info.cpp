@@ -52,10 +52,9 @@ int RankInfo::device_index(int device_count) const {
 }
 
 std::string RankInfo::describe() const {
-  return "rank " + std::to_string(rank) + "/" + std::to_string(world_size) + " (host " + hostname +
-         "): local " + std::to_string(local_rank) + "/" + std::to_string(local_size) + ", node " +
-         std::to_string(node_rank) + "/" + std::to_string(num_nodes) + ", launched by " +
-         launcher_name(launcher);
+  return "rank " + std::to_string(rank) + "/" + std::to_string(world_size) + " (host " + hostname + "): local " +
+         std::to_string(local_rank) + "/" + std::to_string(local_size) + ", node " + std::to_string(node_rank) + "/" +
+         std::to_string(num_nodes) + ", launched by " + launcher_name(launcher);
 }
 
 RankInfo discover_rank_info(Communicator& world, const LauncherEnv& env) {

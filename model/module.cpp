@@ -108,7 +108,8 @@ void zero_gradients(Module& root) {
 
 const Tensor& require_value(const Parameter& p) {
   if (!p.value.defined()) {
-    throw std::runtime_error("parameter '" + p.name + "' has no storage: call materialize_parameters() "
+    throw std::runtime_error("parameter '" + p.name +
+                             "' has no storage: call materialize_parameters() "
                              "or wrap the model in an engine before forward");
   }
   return p.value;
@@ -116,7 +117,8 @@ const Tensor& require_value(const Parameter& p) {
 
 Tensor& require_grad(Parameter& p) {
   if (!p.grad.defined()) {
-    throw std::runtime_error("parameter '" + p.name + "' has no gradient buffer: call allocate_gradients() "
+    throw std::runtime_error("parameter '" + p.name +
+                             "' has no gradient buffer: call allocate_gradients() "
                              "before backward");
   }
   return p.grad;

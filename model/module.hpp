@@ -71,7 +71,8 @@ class Module {
   const std::vector<Parameter*>& own_parameters() const { return own_parameters_; }
 
   // Replaces the child in slot `name` by wrap(old child). Returns the new child.
-  Module& wrap_child(const std::string& name, const std::function<std::unique_ptr<Module>(std::unique_ptr<Module>)>& wrap);
+  Module& wrap_child(const std::string& name,
+                     const std::function<std::unique_ptr<Module>(std::unique_ptr<Module>)>& wrap);
 
  protected:
   Parameter& register_parameter(std::string name, Shape shape, ParameterInit init, bool decay);

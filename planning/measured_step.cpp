@@ -4,12 +4,11 @@
 #include <stdexcept>
 
 #include "tessera/comm/device_communicator.hpp"
-#include "tessera/core/setting_error.hpp"
-
-#include "tessera/runtime/device_factory.hpp"
-#include "tessera/model/recompute/recompute_policy.hpp"
-#include "tessera/model/modules/gpt.hpp"
 #include "tessera/core/random.hpp"
+#include "tessera/core/setting_error.hpp"
+#include "tessera/model/modules/gpt.hpp"
+#include "tessera/model/recompute/recompute_policy.hpp"
+#include "tessera/runtime/device_factory.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
 #include "tessera/training/trainer.hpp"
 
@@ -51,9 +50,10 @@ MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, 
 
   std::vector<MicroBatch> batches;
   for (std::int64_t a = 0; a < config.accumulation; ++a) {
-    const auto seed = options.seed * 1000003u + static_cast<std::uint64_t>(world.rank()) * 131u + static_cast<std::uint64_t>(a);
-    batches.push_back(random_tokens(*device, config.model.gpt->vocab_size, config.micro_batch,
-                                    config.tokens_per_sample(), seed));
+    const auto seed =
+        options.seed * 1000003u + static_cast<std::uint64_t>(world.rank()) * 131u + static_cast<std::uint64_t>(a);
+    batches.push_back(
+        random_tokens(*device, config.model.gpt->vocab_size, config.micro_batch, config.tokens_per_sample(), seed));
   }
   const float lr = 1e-4f;
   // Warm-up: the engine records the unit order its prefetching follows. One token is enough for that

@@ -18,8 +18,8 @@
 namespace tessera {
 
 struct MeasuredStep {
-  MemorySnapshot before_step;  // .current: bytes before the measured step
-  MemorySnapshot step;         // .peak / .peak_total during it, .current after it
+  MemorySnapshot before_step;          // .current: bytes before the measured step
+  MemorySnapshot step;                 // .peak / .peak_total during it, .current after it
   std::vector<MemorySample> timeline;  // the measured step's phases, when profiled
   MemorySnapshot host, nvme;           // the pinned-host and NVMe tiers after the step
 };

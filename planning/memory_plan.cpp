@@ -5,10 +5,10 @@
 #include <algorithm>
 
 #include "tessera/comm/loopback/loopback_communicator.hpp"
+#include "tessera/model/modules/gpt.hpp"
 #include "tessera/planning/model_state.hpp"
 #include "tessera/planning/parameter_count_model.hpp"
 #include "tessera/runtime/meta/meta_device.hpp"
-#include "tessera/model/modules/gpt.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
 #include "tessera/training/trainer.hpp"
 
@@ -50,7 +50,8 @@ MemoryPlan arithmetic_plan(MemoryPlan plan) {
        static_cast<std::int64_t>(dtype_size(c.precision.param_dtype)) * count(p.stored_params));
   book(MemoryKind::kDevice, MemoryCategory::kGradients,
        static_cast<std::int64_t>(dtype_size(c.grad_dtype)) * count(p.grad_accumulator));
-  book(p.optimizer_memory, MemoryCategory::kOptimizerState, optimizer_range_bytes(p, c.optimizer, count(p.optimizer_range)));
+  book(p.optimizer_memory, MemoryCategory::kOptimizerState,
+       optimizer_range_bytes(p, c.optimizer, count(p.optimizer_range)));
   plan.units.push_back({"model", n, shard * c.shard_ranks(), shard});
   plan.model_state_by_arithmetic = true;
   plan.before_step = tiers[static_cast<std::size_t>(MemoryKind::kDevice)].snapshot();

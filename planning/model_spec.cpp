@@ -54,7 +54,8 @@ std::pair<double, std::string> split_number(const std::string& text, const std::
   }
   std::string unit;
   for (char c : text.substr(used)) {
-    if (!std::isspace(static_cast<unsigned char>(c))) unit += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (!std::isspace(static_cast<unsigned char>(c)))
+      unit += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   }
   return {value, unit};
 }
@@ -126,10 +127,9 @@ std::int64_t parse_bytes(const std::string& text, const std::string& what) {
     const char* name;
     double scale;
   };
-  static constexpr Unit kUnits[] = {{"", 1.0},          {"B", 1.0},          {"KB", 1e3},
-                                    {"MB", 1e6},        {"GB", 1e9},         {"TB", 1e12},
-                                    {"KIB", 1024.0},    {"MIB", 1048576.0},  {"GIB", 1073741824.0},
-                                    {"TIB", 1099511627776.0}};
+  static constexpr Unit kUnits[] = {
+      {"", 1.0},    {"B", 1.0},      {"KB", 1e3},        {"MB", 1e6},           {"GB", 1e9},
+      {"TB", 1e12}, {"KIB", 1024.0}, {"MIB", 1048576.0}, {"GIB", 1073741824.0}, {"TIB", 1099511627776.0}};
   for (const Unit& u : kUnits) {
     if (unit == u.name) return static_cast<std::int64_t>(std::llround(value * u.scale));
   }
@@ -140,7 +140,8 @@ std::int64_t parse_bytes(const std::string& text, const std::string& what) {
 std::vector<UnitSize> gpt_unit_sizes(const GptConfig& c) {
   std::vector<UnitSize> units;
   units.push_back({"embed", (c.vocab_size + c.max_seq_len) * c.channels});
-  for (std::int64_t l = 0; l < c.layers; ++l) units.push_back({"h." + std::to_string(l), 12 * c.channels * c.channels + 13 * c.channels});
+  for (std::int64_t l = 0; l < c.layers; ++l)
+    units.push_back({"h." + std::to_string(l), 12 * c.channels * c.channels + 13 * c.channels});
   units.push_back({"ln_f", 2 * c.channels});
   return units;
 }

@@ -7,8 +7,8 @@
 //   stage 1: pΨ + gΨ + KΨ/N      stage 3: (p + g + K)Ψ/N
 // K is the optimizer's state (AdamW: m and v in f32, 8 bytes; 8-bit AdamW: 2 bytes plus 8 per
 // block) plus an f32 master copy (4 bytes) unless the parameters are f32 and double as the master:
-// mixed precision has K = 12, f32 training K = 8. Tessera accumulates gradients in f32 (g = 4); the paper's mixed-precision figure
-// 2Ψ + 2Ψ + 12Ψ uses g = 2 (grad_dtype bf16/f16 here: arithmetic the engine does not run).
+// mixed precision has K = 12, f32 training K = 8. Tessera accumulates gradients in f32 (g = 4); the paper's
+// mixed-precision figure 2Ψ + 2Ψ + 12Ψ uses g = 2 (grad_dtype bf16/f16 here: arithmetic the engine does not run).
 //
 // Shards are whole elements: Ψ/N is rounded up (ceil(Ψ/N)), as the engine pads a unit to a
 // multiple of N. The planner's per-unit figures (memory_plan) pad every unit separately.
@@ -17,8 +17,8 @@
 #include <cstdint>
 #include <string>
 
-#include "tessera/precision/mixed_precision.hpp"
 #include "tessera/model/optim/optimizer_state.hpp"
+#include "tessera/precision/mixed_precision.hpp"
 #include "tessera/sharding/placement.hpp"
 
 namespace tessera {

@@ -15,7 +15,7 @@ class ParameterCountModel final : public Module {
 
   std::string type_name() const override { return "ParameterCountModel"; }
   Tensor forward(Context& ctx, const Tensor& x) override;  // throws std::logic_error
-  Tensor backward(Context& ctx, Tensor dy) override;      // throws std::logic_error
+  Tensor backward(Context& ctx, Tensor dy) override;       // throws std::logic_error
 };
 
 }  // namespace tessera

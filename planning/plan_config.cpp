@@ -30,8 +30,9 @@ OffloadConfig parse_offload(const std::string& text) {
       o.parameters = target;
     } else {
       throw SettingError("plan.offload", text,
-                         "unknown state '" + what + "': use none, or a comma-separated list of optimizer[:cpu|:nvme] "
-                         "and params[:cpu|:nvme]");
+                         "unknown state '" + what +
+                             "': use none, or a comma-separated list of optimizer[:cpu|:nvme] "
+                             "and params[:cpu|:nvme]");
     }
   }
   return o;
@@ -50,7 +51,8 @@ std::int64_t PlanConfig::tokens_per_sample() const {
 void PlanConfig::validate() const {
   precision.validate();
   optimizer.validate();
-  if (!is_floating(grad_dtype)) throw SettingError("plan.grad_dtype", dtype_name(grad_dtype), "must be f32, bf16 or f16");
+  if (!is_floating(grad_dtype))
+    throw SettingError("plan.grad_dtype", dtype_name(grad_dtype), "must be f32, bf16 or f16");
   if (grad_dtype != DType::kF32 && model.gpt) {
     throw SettingError("plan.grad_dtype", dtype_name(grad_dtype),
                        "the engine accumulates gradients in f32; 2-byte gradients (the ZeRO paper's accounting) are "
@@ -73,8 +75,9 @@ void PlanConfig::validate() const {
                          "must be between 1 and the model's " + std::to_string(model.gpt->max_seq_len));
     }
   } else if (model.raw_parameters <= 0) {
-    throw std::invalid_argument("give a model: a preset, an architecture (layers, dim, heads, vocab, seq-len) or a "
-                                "parameter count");
+    throw std::invalid_argument(
+        "give a model: a preset, an architecture (layers, dim, heads, vocab, seq-len) or a "
+        "parameter count");
   }
   if (offload.parameters != OffloadTarget::kNone && stage != ZeroStage::kStage3) {
     throw SettingError("sharding.offload.parameters", offload_target_name(offload.parameters),

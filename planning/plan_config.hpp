@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "tessera/planning/model_spec.hpp"
-#include "tessera/precision/mixed_precision.hpp"
 #include "tessera/model/optim/optimizer_state.hpp"
 #include "tessera/model/recompute/recompute_policy.hpp"
+#include "tessera/planning/model_spec.hpp"
+#include "tessera/precision/mixed_precision.hpp"
 #include "tessera/sharding/sharding_config.hpp"
 
 namespace tessera {

@@ -77,13 +77,12 @@ std::string format_plan(const MemoryPlan& plan) {
   std::string out;
   out += "model   " + k.model.describe() + "\n";
   out += "config  " + k.describe() + "\n\n";
-  out += printf_string("%-22s %14s %14s   %s\n", "per rank", "before step", plan.has_step ? "peak in step" : "",
-                       "what");
+  out +=
+      printf_string("%-22s %14s %14s   %s\n", "per rank", "before step", plan.has_step ? "peak in step" : "", "what");
   for (MemoryCategory c : kAllMemoryCategories) {
-    out += printf_string("%-22s %14s %14s   %s\n", memory_category_name(c),
-                         format_decimal_bytes(plan.before_step.current_of(c)).c_str(),
-                         plan.has_step ? format_decimal_bytes(plan.peak(c)).c_str() : "",
-                         category_note(plan, c).c_str());
+    out += printf_string(
+        "%-22s %14s %14s   %s\n", memory_category_name(c), format_decimal_bytes(plan.before_step.current_of(c)).c_str(),
+        plan.has_step ? format_decimal_bytes(plan.peak(c)).c_str() : "", category_note(plan, c).c_str());
   }
   out += printf_string("%-22s %14s %14s   %s\n", "total", format_decimal_bytes(plan.before_step.current_total).c_str(),
                        plan.has_step ? format_decimal_bytes(plan.peak_total()).c_str() : "",
@@ -95,7 +94,8 @@ std::string format_plan(const MemoryPlan& plan) {
     const std::int64_t need = plan.needed(), budget = plan.budget();
     if (plan.fits()) {
       out += printf_string("fits: yes — %s of %s (%.0f%%), %s to spare\n", format_decimal_bytes(need).c_str(),
-                           format_decimal_bytes(budget).c_str(), 100.0 * static_cast<double>(need) / static_cast<double>(budget),
+                           format_decimal_bytes(budget).c_str(),
+                           100.0 * static_cast<double>(need) / static_cast<double>(budget),
                            format_decimal_bytes(budget - need).c_str());
     } else {
       out += printf_string("fits: NO — needs %s, %s over the %s available\n", format_decimal_bytes(need).c_str(),
@@ -103,8 +103,9 @@ std::string format_plan(const MemoryPlan& plan) {
     }
   }
   if (!plan.has_step) {
-    out += "(activations, communication buffers and transients need an architecture: a preset, or layers, dim, heads, "
-           "vocab and seq-len)\n";
+    out +=
+        "(activations, communication buffers and transients need an architecture: a preset, or layers, dim, heads, "
+        "vocab and seq-len)\n";
   }
   if (k.offload.any()) {
     out += "offloaded:";
@@ -128,11 +129,11 @@ std::string format_plan(const MemoryPlan& plan) {
     out += "model state by the ZeRO paper's arithmetic with " + std::string(dtype_name(k.grad_dtype)) +
            " gradients (the engine accumulates gradients in f32; f32 gradients are planned by running it)\n";
   }
-  const ModelStateBytes formula =
-      model_state_bytes(plan.parameter_count, k.precision, k.grad_dtype, k.stage, k.shard_ranks(), k.optimizer, k.offload);
-  out += "model state, ZeRO formula " + model_state_formula(k.precision, k.grad_dtype, k.stage, k.optimizer, k.offload) +
-         " with Ψ = " +
-         std::to_string(plan.parameter_count) + ", N = " + std::to_string(k.shard_ranks()) + ": " +
+  const ModelStateBytes formula = model_state_bytes(plan.parameter_count, k.precision, k.grad_dtype, k.stage,
+                                                    k.shard_ranks(), k.optimizer, k.offload);
+  out += "model state, ZeRO formula " +
+         model_state_formula(k.precision, k.grad_dtype, k.stage, k.optimizer, k.offload) +
+         " with Ψ = " + std::to_string(plan.parameter_count) + ", N = " + std::to_string(k.shard_ranks()) + ": " +
          format_decimal_bytes(formula.total()) + " (padding each unit to a multiple of N adds " +
          format_decimal_bytes(plan.before_step.current_of(MemoryCategory::kParameters) +
                               plan.before_step.current_of(MemoryCategory::kGradients) +
@@ -161,8 +162,9 @@ std::string format_rule_of_thumb(const MemoryPlan& plan) {
                     format_decimal_bytes(optimizer) + " + max(gradients " + format_decimal_bytes(gradients) +
                     " + optimizer intermediates 0 B, activations " + format_decimal_bytes(activations) +
                     ") = " + format_decimal_bytes(estimate) + "; the exact simultaneous peak is " +
-                    format_decimal_bytes(exact) + printf_string(" (%+.0f%%): ", 100.0 * static_cast<double>(exact - estimate) /
-                                                                                   static_cast<double>(std::max<std::int64_t>(estimate, 1)));
+                    format_decimal_bytes(exact) +
+                    printf_string(" (%+.0f%%): ", 100.0 * static_cast<double>(exact - estimate) /
+                                                      static_cast<double>(std::max<std::int64_t>(estimate, 1)));
   out += "the rule leaves out communication buffers and workspace (" + format_decimal_bytes(left_out) + ")";
   if (overlap > 0) {
     out += ", and takes gradients and activations as peaking apart while " + format_decimal_bytes(overlap) +
@@ -239,7 +241,8 @@ std::string format_comparison_table(const std::vector<PlanComparison>& rows) {
                            static_cast<double>(planned) / 1048576.0, static_cast<double>(measured) / 1048576.0,
                            static_cast<long long>(planned), static_cast<long long>(measured), diff);
     };
-    for (MemoryCategory c : kAllMemoryCategories) line(memory_category_name(c), r.plan.peak(c), r.measured.step.peak_of(c));
+    for (MemoryCategory c : kAllMemoryCategories)
+      line(memory_category_name(c), r.plan.peak(c), r.measured.step.peak_of(c));
     line("total (simultaneous)", r.plan.peak_total(), r.measured.step.peak_total);
   }
   return out;

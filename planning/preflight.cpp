@@ -11,8 +11,8 @@ namespace tessera {
 std::string PreflightCheck::summary() const {
   std::string s = "predicted peak " + format_decimal_bytes(predicted) + " per rank (" + format_decimal_bytes(needed) +
                   " with room for untracked memory), ";
-  s += available < 0 ? std::string("available memory unknown") : format_decimal_bytes(available) + " available (" +
-                                                                     available_source + ")";
+  s += available < 0 ? std::string("available memory unknown")
+                     : format_decimal_bytes(available) + " available (" + available_source + ")";
   return s;
 }
 
@@ -37,7 +37,8 @@ PreflightCheck preflight_memory_check(const PlanConfig& config, const MemoryBudg
   planned.host_is_device = options.host_memory;
   check.plan = plan_memory(planned);
   check.predicted = check.plan.needed();
-  check.needed = check.predicted + static_cast<std::int64_t>(static_cast<double>(check.predicted) * options.margin_fraction) +
+  check.needed = check.predicted +
+                 static_cast<std::int64_t>(static_cast<double>(check.predicted) * options.margin_fraction) +
                  options.margin_bytes;
   check.available = budget.share(options.sharers);
   check.available_source = budget.describe(options.sharers);

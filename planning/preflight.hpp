@@ -19,8 +19,8 @@
 namespace tessera {
 
 struct PreflightOptions {
-  int sharers = 1;             // processes sharing the device's shared memory (local ranks)
-  bool host_memory = true;     // the device's memory is host memory: both tiers come out of it
+  int sharers = 1;                                  // processes sharing the device's shared memory (local ranks)
+  bool host_memory = true;                          // the device's memory is host memory: both tiers come out of it
   OffloadTarget offload_to = OffloadTarget::kNvme;  // where the advisor may offload (RecommendRequest)
   double margin_fraction = 0.05;
   std::int64_t margin_bytes = std::int64_t{128} << 20;

@@ -93,8 +93,9 @@ Recommendation recommend(const RecommendRequest& request) {
     throw SettingError("plan.device_memory", "(none)", "a recommendation needs the memory per rank (e.g. 80GB)");
   }
   if (!request.base.model.gpt) {
-    throw std::invalid_argument("a recommendation needs an architecture (a preset or layers, dim, heads, ...), not "
-                                "only a parameter count: activations decide the micro-batch");
+    throw std::invalid_argument(
+        "a recommendation needs an architecture (a preset or layers, dim, heads, ...), not "
+        "only a parameter count: activations decide the micro-batch");
   }
   if (request.max_micro_batch < 1) throw std::invalid_argument("the largest micro-batch to try must be >= 1");
   const int ranks = request.base.ranks;
@@ -150,8 +151,8 @@ Recommendation recommend(const RecommendRequest& request) {
            [](PlanConfig& c) { c.recompute = RecomputePolicy::by_type("TransformerBlock"); });
   }
   if (w.micro == 0 && w.config.stage != ZeroStage::kStage3) {
-    w.take("ZeRO-3 (shard parameters)", "gather each unit's parameters as it runs:",
-           [](PlanConfig& c) { c.stage = ZeroStage::kStage3; });
+    w.take("ZeRO-3 (shard parameters)",
+           "gather each unit's parameters as it runs:", [](PlanConfig& c) { c.stage = ZeroStage::kStage3; });
   }
   const OffloadTarget to = request.offload_to;
   const std::string where = to == OffloadTarget::kNvme ? "NVMe files" : "host memory";
@@ -163,8 +164,9 @@ Recommendation recommend(const RecommendRequest& request) {
   }
   if (w.micro == 0 && to != OffloadTarget::kNone) {
     w.take("offload parameters to " + where,
-           "the parameter shard leaves the device and units are gathered from it as they run:",
-           [to](PlanConfig& c) { c.offload.parameters = to; });
+           "the parameter shard leaves the device and units are gathered from it as they run:", [to](PlanConfig& c) {
+             c.offload.parameters = to;
+           });
   }
 
   Recommendation r;
@@ -178,7 +180,8 @@ Recommendation recommend(const RecommendRequest& request) {
                                 : "even with ZeRO-3 and checkpointing (offload, the next step, does not run on this "
                                   "target yet)") +
                 ", " + need_vs_budget(w.first) + "; the largest part is " + memory_category_name(big) + " (" +
-                bytes(w.first.peak(big)) + "): use more ranks, a device with more memory, a shorter sequence or a "
+                bytes(w.first.peak(big)) +
+                "): use more ranks, a device with more memory, a shorter sequence or a "
                 "smaller model";
     return r;
   }
@@ -193,8 +196,8 @@ Recommendation recommend(const RecommendRequest& request) {
       const std::int64_t per_rank = *request.target_global_batch / ranks;
       w.steps.push_back({"activation checkpointing: blocks, to grow the micro-batch",
                          "micro " + std::to_string(w.micro) + " fits without it, micro " + std::to_string(grown) +
-                             " with it: accumulation " + std::to_string((per_rank + w.micro - 1) / w.micro) +
-                             " -> " + std::to_string((per_rank + grown - 1) / grown) + " (fewer, larger steps)",
+                             " with it: accumulation " + std::to_string((per_rank + w.micro - 1) / w.micro) + " -> " +
+                             std::to_string((per_rank + grown - 1) / grown) + " (fewer, larger steps)",
                          first.needed()});
       w.config = with;
       w.micro = grown;
@@ -223,12 +226,12 @@ Recommendation recommend(const RecommendRequest& request) {
     w.steps.push_back({"micro-batch " + std::to_string(micro), why, r.plan.needed()});
     w.steps.push_back({"accumulation " + std::to_string(c.accumulation),
                        "micro " + std::to_string(micro) + " x ranks " + std::to_string(ranks) + " x accumulation " +
-                           std::to_string(c.accumulation) + " = global " +
-                           std::to_string(*request.target_global_batch),
+                           std::to_string(c.accumulation) + " = global " + std::to_string(*request.target_global_batch),
                        r.plan.needed()});
   } else {
     c.micro_batch = micro;
-    r.batch = plan_batch({std::nullopt, micro, 1, ranks, c.tokens_per_sample(), kDefaultMicroBatch, request.batch_names});
+    r.batch =
+        plan_batch({std::nullopt, micro, 1, ranks, c.tokens_per_sample(), kDefaultMicroBatch, request.batch_names});
     r.plan = plan_memory(c);
     w.steps.push_back({"micro-batch " + std::to_string(micro),
                        micro == cap ? "the largest tried (--max-micro-batch " + std::to_string(cap) + ")"
@@ -245,11 +248,11 @@ Recommendation recommend(const RecommendRequest& request) {
       c.accumulation = per_rank / c.micro_batch;
       r.plan = plan_memory(c);
     }
-    w.steps.push_back({"micro-batch " + std::to_string(c.micro_batch) + " x accumulation " +
-                           std::to_string(c.accumulation),
-                       "the step's token buffers of every micro-batch did not fit beside the rest at a larger "
-                       "micro-batch",
-                       r.plan.needed()});
+    w.steps.push_back(
+        {"micro-batch " + std::to_string(c.micro_batch) + " x accumulation " + std::to_string(c.accumulation),
+         "the step's token buffers of every micro-batch did not fit beside the rest at a larger "
+         "micro-batch",
+         r.plan.needed()});
     r.batch = plan_batch({std::nullopt, c.micro_batch, c.accumulation, ranks, c.tokens_per_sample(), kDefaultMicroBatch,
                           request.batch_names});
   }

@@ -19,7 +19,7 @@ enum class DType : std::uint8_t {
 
 std::size_t dtype_size(DType dtype);
 const char* dtype_name(DType dtype);  // "f32", "bf16", "f16", "i32", "i8", "u8"
-bool is_floating(DType dtype);         // f32, bf16, f16
+bool is_floating(DType dtype);        // f32, bf16, f16
 
 // Parses "f32"/"fp32"/"float32", "bf16"/"bfloat16", "f16"/"fp16"/"float16", "i32"/"int32", "i8"/"int8",
 // "u8"/"uint8".

@@ -36,7 +36,7 @@ TESSERA_HD std::uint16_t f32_to_f16(float x) {
   const std::uint32_t u = f32_bits(x);
   const std::uint32_t sign = (u >> 16) & 0x8000u;
   const std::uint32_t abs = u & 0x7fffffffu;
-  if (abs > 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7e00u);  // NaN
+  if (abs > 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7e00u);   // NaN
   if (abs >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // >= 65520: inf
   if (abs < 0x38800000u) {  // below the smallest normal f16 (2^-14): subnormal or zero
     if (abs < 0x33000000u) return static_cast<std::uint16_t>(sign);  // < 2^-25 rounds to 0

@@ -21,16 +21,16 @@ std::string stop_signal_line(const std::string& checkpoint_dir, std::int64_t ste
 
 // What diverged_message says: where the run stopped and what it had tried.
 struct Divergence {
-  std::string program;              // the message's prefix ("train_gpt")
-  std::int64_t step = 0;            // steps completed when the run stopped
-  std::int64_t consecutive = 0;     // skipped in a row
-  std::int64_t total = 0;           // skipped in this run
-  std::int64_t limit = 0;           // run.max_skipped_steps
-  int reloads = 0;                  // times the run went back to its latest healthy checkpoint
-  bool spike_guard = false;         // run.spike_guard
-  std::string checkpoint_dir;       // "" when the run saves nothing
-  double lr = 0.0;                  // schedule.lr
-  double grad_clip = 0.0;           // sharding.grad_clip
+  std::string program;           // the message's prefix ("train_gpt")
+  std::int64_t step = 0;         // steps completed when the run stopped
+  std::int64_t consecutive = 0;  // skipped in a row
+  std::int64_t total = 0;        // skipped in this run
+  std::int64_t limit = 0;        // run.max_skipped_steps
+  int reloads = 0;               // times the run went back to its latest healthy checkpoint
+  bool spike_guard = false;      // run.spike_guard
+  std::string checkpoint_dir;    // "" when the run saves nothing
+  double lr = 0.0;               // schedule.lr
+  double grad_clip = 0.0;        // sharding.grad_clip
 };
 
 // "train_gpt: stopping at step 7: the last 6 steps were all skipped (--max-skipped-steps 6; 6 skipped

@@ -27,11 +27,11 @@ namespace tessera {
 struct StepReporterConfig {
   std::int64_t total_steps = 0;
   std::int64_t log_every = 1;
-  std::int64_t tokens_per_step = 0;     // all ranks
-  double flops_per_token = 0.0;         // training FLOPs, for MFU
-  double ceiling_gflops = 0.0;          // one rank's measured GEMM ceiling
-  std::string metrics_path;             // "": no metrics file
-  std::optional<std::int64_t> resumed_at;  // the step a resumed run continues from
+  std::int64_t tokens_per_step = 0;             // all ranks
+  double flops_per_token = 0.0;                 // training FLOPs, for MFU
+  double ceiling_gflops = 0.0;                  // one rank's measured GEMM ceiling
+  std::string metrics_path;                     // "": no metrics file
+  std::optional<std::int64_t> resumed_at;       // the step a resumed run continues from
   ProgressStyle style = ProgressStyle::kPlain;  // rank 0's (the other ranks draw nothing)
 };
 
@@ -55,7 +55,6 @@ class StepReporter {
   void went_back(std::int64_t step);
   // Ends the progress display and (rank 0, with a metrics file) writes the plots; returns their paths.
   std::vector<std::string> finish();
-
 
  private:
   double elapsed() const;

@@ -34,13 +34,14 @@ const TrainingRunOptions& validated(const TrainingRunOptions& o, const Communica
     throw SettingError(setting, std::to_string(value), problem);
   };
   if (o.steps < 0) refuse("run.steps", o.steps, "must be >= 0");
-  if (o.batch.micro < 1 || o.batch.accumulation < 1 || o.batch.global != o.batch.micro * o.batch.ranks * o.batch.accumulation) {
+  if (o.batch.micro < 1 || o.batch.accumulation < 1 ||
+      o.batch.global != o.batch.micro * o.batch.ranks * o.batch.accumulation) {
     throw SettingError("batch.global", std::to_string(o.batch.global),
                        "must be micro x ranks x accumulation, each >= 1 (make the plan with plan_batch)");
   }
   if (o.batch.ranks != world.size()) {
-    refuse("batch.ranks", o.batch.ranks, "the plan is for another rank count: this job has " +
-                                             std::to_string(world.size()) + " ranks");
+    refuse("batch.ranks", o.batch.ranks,
+           "the plan is for another rank count: this job has " + std::to_string(world.size()) + " ranks");
   }
   if (o.log_every < 1) refuse("run.log_every", o.log_every, "must be >= 1");
   if (o.eval_every < 0) refuse("run.eval_every", o.eval_every, "must be >= 0 (0: off)");
@@ -95,9 +96,8 @@ void TrainingRun::report_skip(std::int64_t step, const StepResult& result) {
 }
 
 bool TrainingRun::reload(std::int64_t& step) {
-  const std::optional<TrainingProgress> back = options_.spike_guard && reloads_ < options_.max_reloads
-                                                   ? checkpointer_.reload_last_healthy()
-                                                   : std::nullopt;
+  const std::optional<TrainingProgress> back =
+      options_.spike_guard && reloads_ < options_.max_reloads ? checkpointer_.reload_last_healthy() : std::nullopt;
   if (!back) return false;
   ++reloads_;
   // Back to the checkpoint's weights, but the data goes on where this step stopped: the batches of
@@ -215,7 +215,8 @@ void TrainingRun::finish_reporting(RunEnd end) {
   if (end == RunEnd::kStopped) return;
   Device& device = engine_.device();
   if (root) {
-    std::printf("\nmemory of rank 0:\n%s", (profiler_ ? profiler_->summary() : memory_summary(device.memory())).c_str());
+    std::printf("\nmemory of rank 0:\n%s",
+                (profiler_ ? profiler_->summary() : memory_summary(device.memory())).c_str());
   }
   if (profiler_) {
     // Step 1 (the second) is the first steady-state step: compare the last one with it.

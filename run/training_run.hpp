@@ -61,36 +61,36 @@ namespace tessera {
 using BatchSource = std::function<MicroBatch(std::int64_t first, std::int64_t count)>;
 
 struct TrainingRunOptions {
-  std::int64_t steps = 0;     // run.steps: train until this many optimizer steps are complete
-  BatchPlan batch;            // the global batch plan (plan_batch); batch.ranks must be the world size
-  LrSchedule schedule;        // learning rate per step
-  std::uint64_t seed = 0;     // run.seed: the data order's seed, stored with the progress
+  std::int64_t steps = 0;        // run.steps: train until this many optimizer steps are complete
+  BatchPlan batch;               // the global batch plan (plan_batch); batch.ranks must be the world size
+  LrSchedule schedule;           // learning rate per step
+  std::uint64_t seed = 0;        // run.seed: the data order's seed, stored with the progress
   CheckpointOptions checkpoint;  // where and when to save, what to resume from
   // The run's settings stored in every checkpoint: the model fields (a resume must match them) and
   // the program's own run fields; the run adds the batch plan and the learning-rate schedule.
   RunConfig run_config;
 
-  std::int64_t max_skipped_steps = 20;  // run.max_skipped_steps: skipped in a row that stop the run (0: never)
+  std::int64_t max_skipped_steps = 20;     // run.max_skipped_steps: skipped in a row that stop the run (0: never)
   std::optional<SpikeConfig> spike_guard;  // run.spike_guard: skip outlier steps, go back to a checkpoint
-  int max_reloads = 3;                  // checkpoint reloads before a run that keeps diverging stops
+  int max_reloads = 3;                     // checkpoint reloads before a run that keeps diverging stops
 
   // The validation loss (collective, on the run's Trainer), measured at the start, every eval_every
   // steps and after the last step; empty: none.
   std::function<float(Trainer&)> validation;
   std::int64_t eval_every = 0;
 
-  std::int64_t log_every = 20;          // progress lines (and metrics records) every this many steps
+  std::int64_t log_every = 20;                     // progress lines (and metrics records) every this many steps
   ProgressStyle progress = ProgressStyle::kPlain;  // rank 0's display
-  std::string metrics_path;             // JSON-lines metrics (training/metrics_log.hpp) and plots; "": none
-  double flops_per_token = 0.0;         // training FLOPs per token, for MFU
-  double ceiling_gflops = 0.0;          // one rank's measured GEMM ceiling, for MFU
-  std::string memory_profile;           // directory for the per-rank memory timeline; "": off
+  std::string metrics_path;                        // JSON-lines metrics (training/metrics_log.hpp) and plots; "": none
+  double flops_per_token = 0.0;                    // training FLOPs per token, for MFU
+  double ceiling_gflops = 0.0;                     // one rank's measured GEMM ceiling, for MFU
+  std::string memory_profile;                      // directory for the per-rank memory timeline; "": off
   // Called on every rank after every step that counts (not one undone by a reload), with the steps
   // completed and the step's result: a program's own logging.
   std::function<void(std::int64_t step, const StepResult& result)> on_step;
 
-  std::string program = "training";     // prefix of the run's messages
-  SettingNames names;                   // the program's spelling of the settings messages name
+  std::string program = "training";  // prefix of the run's messages
+  SettingNames names;                // the program's spelling of the settings messages name
 };
 
 enum class RunEnd {
@@ -143,7 +143,7 @@ class TrainingRun {
   TrainingProgress progress_;
   TrainingProgress resumed_;  // where the data position counts from (the resume, or the last reload)
   StateHealth last_health_ = StateHealth::kHealthy;  // of the last step taken, for a save after the loop
-  std::optional<StepReporter> reporter_;  // while run() runs
+  std::optional<StepReporter> reporter_;             // while run() runs
 };
 
 }  // namespace tessera

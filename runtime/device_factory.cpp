@@ -34,8 +34,7 @@ DeviceChoice parse_device_choice(std::string_view text) {
   for (DeviceChoice c : {DeviceChoice::kAuto, DeviceChoice::kCpu, DeviceChoice::kCuda, DeviceChoice::kMeta}) {
     if (text == device_choice_name(c)) return c;
   }
-  throw std::invalid_argument("device: unknown value '" + std::string(text) +
-                              "'; use one of auto, cpu, cuda, meta");
+  throw std::invalid_argument("device: unknown value '" + std::string(text) + "'; use one of auto, cpu, cuda, meta");
 }
 
 bool device_available(DeviceChoice choice) { return choice == DeviceChoice::kAuto || usable(choice); }

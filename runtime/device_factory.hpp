@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "tessera/runtime/gemm_math.hpp"
 #include "tessera/runtime/device.hpp"
+#include "tessera/runtime/gemm_math.hpp"
 
 namespace tessera {
 

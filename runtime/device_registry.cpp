@@ -18,7 +18,8 @@ std::array<DeviceBackend, kChoiceCount>& registry() {
 // Refers to every registration that must be linked, so that a static link keeps its object file
 // (a backend built only with its toolkit adds its registration here under its build flag).
 [[gnu::used]] const DeviceRegistration* const kLinkedRegistrations[] = {
-    &detail::kCpuDeviceRegistration, &detail::kMetaDeviceRegistration,
+    &detail::kCpuDeviceRegistration,
+    &detail::kMetaDeviceRegistration,
 #if defined(TESSERA_HAVE_CUDA)
     &detail::kCudaDeviceRegistration,
 #endif

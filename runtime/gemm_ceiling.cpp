@@ -5,9 +5,9 @@
 #include <chrono>
 #include <vector>
 
+#include "tessera/core/random.hpp"
 #include "tessera/runtime/device.hpp"
 #include "tessera/runtime/kernels.hpp"
-#include "tessera/core/random.hpp"
 
 namespace tessera {
 namespace {
@@ -50,8 +50,7 @@ GemmCeiling GemmCeilingProbe::measure(double min_seconds) {
   return {m_, n_, k_, 2.0 * static_cast<double>(m_) * n_ * k_ / best / 1e9};
 }
 
-GemmCeiling measure_gemm_ceiling(Device& device, std::int64_t m, std::int64_t n, std::int64_t k,
-                                 double min_seconds) {
+GemmCeiling measure_gemm_ceiling(Device& device, std::int64_t m, std::int64_t n, std::int64_t k, double min_seconds) {
   return GemmCeilingProbe(device, m, n, k).measure(min_seconds);
 }
 

@@ -19,116 +19,147 @@
 
 // c (m,n) = alpha * op(a) @ op(b) + beta * c, row-major; op(a) is (m,k), op(b) is (k,n).
 // lda/ldb/ldc are row strides of a, b, c as stored.
-TESSERA_KERNEL_OP(gemm, kGemm, (bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc),
+TESSERA_KERNEL_OP(gemm, kGemm,
+                  (bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                   const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+                   std::int64_t ldc),
                   (trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
 
 // out (n,oc) = inp (n,c) @ weight (oc,c)^T + bias (oc); bias may be null.
-TESSERA_KERNEL_OP(linear_forward, kGemm, (float* out, const float* inp, const float* weight, const float* bias, std::int64_t n, std::int64_t c, std::int64_t oc),
+TESSERA_KERNEL_OP(linear_forward, kGemm,
+                  (float* out, const float* inp, const float* weight, const float* bias, std::int64_t n, std::int64_t c,
+                   std::int64_t oc),
                   (out, inp, weight, bias, n, c, oc))
 // dinp (n,c) = dout (n,oc) @ weight (oc,c); dweight (oc,c) += dout^T @ inp; dbias (oc) += column sums
 // of dout. dinp and dbias may be null (input needs no gradient / layer has no bias).
-TESSERA_KERNEL_OP(linear_backward, kGemm, (float* dinp, float* dweight, float* dbias, const float* dout, const float* inp, const float* weight, std::int64_t n, std::int64_t c, std::int64_t oc),
+TESSERA_KERNEL_OP(linear_backward, kGemm,
+                  (float* dinp, float* dweight, float* dbias, const float* dout, const float* inp, const float* weight,
+                   std::int64_t n, std::int64_t c, std::int64_t oc),
                   (dinp, dweight, dbias, dout, inp, weight, n, c, oc))
 // A linear layer with GELU after it (the MLP's fc), as one op so a backend can run the bias and
 // GELU in the GEMM's epilogue: pre (n,oc) = inp (n,c) @ weight (oc,c)^T + bias (oc); out (n,oc) =
 // gelu(pre). pre is kept for backward. The same bits as linear_forward then gelu_forward.
-TESSERA_KERNEL_OP(linear_gelu_forward, kGemm, (float* out, float* pre, const float* inp, const float* weight, const float* bias, std::int64_t n, std::int64_t c, std::int64_t oc),
+TESSERA_KERNEL_OP(linear_gelu_forward, kGemm,
+                  (float* out, float* pre, const float* inp, const float* weight, const float* bias, std::int64_t n,
+                   std::int64_t c, std::int64_t oc),
                   (out, pre, inp, weight, bias, n, c, oc))
 // Its backward: dout (n,oc), the gradient of the GELU output, is overwritten with the gradient of
 // pre (gelu'(pre) * dout); then as linear_backward from it: dinp (n,c) = dpre @ weight; dweight
 // (oc,c) += dpre^T @ inp; dbias (oc) += column sums of dpre (in the pass that writes dpre). The
 // same bits as gelu_backward then linear_backward. dinp and dbias may be null.
-TESSERA_KERNEL_OP(linear_gelu_backward, kGemm, (float* dinp, float* dweight, float* dbias, float* dout, const float* pre, const float* inp, const float* weight, std::int64_t n, std::int64_t c, std::int64_t oc),
+TESSERA_KERNEL_OP(linear_gelu_backward, kGemm,
+                  (float* dinp, float* dweight, float* dbias, float* dout, const float* pre, const float* inp,
+                   const float* weight, std::int64_t n, std::int64_t c, std::int64_t oc),
                   (dinp, dweight, dbias, dout, pre, inp, weight, n, c, oc))
 
 // out (b,t,c) = wte[tokens[b,t]] (v,c) + wpe[t] (maxT,c). tokens (b,t) i32 in [0, v); a token
 // outside throws std::out_of_range naming it before anything is read or written.
-TESSERA_KERNEL_OP(embedding_forward, kElementwise, (float* out, const std::int32_t* tokens, const float* wte, const float* wpe, std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v),
+TESSERA_KERNEL_OP(embedding_forward, kElementwise,
+                  (float* out, const std::int32_t* tokens, const float* wte, const float* wpe, std::int64_t b,
+                   std::int64_t t, std::int64_t c, std::int64_t v),
                   (out, tokens, wte, wpe, b, t, c, v))
 // dwte (v,c) += scatter of dout rows by token; dwpe (maxT,c) += sum over batch of dout (b,t,c).
 // Deterministic: rows hitting the same token are added in (b,t) order. Tokens outside [0, v) throw
 // std::out_of_range before anything is written.
-TESSERA_KERNEL_OP(embedding_backward, kElementwise, (float* dwte, float* dwpe, const float* dout, const std::int32_t* tokens, std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v),
+TESSERA_KERNEL_OP(embedding_backward, kElementwise,
+                  (float* dwte, float* dwpe, const float* dout, const std::int32_t* tokens, std::int64_t b,
+                   std::int64_t t, std::int64_t c, std::int64_t v),
                   (dwte, dwpe, dout, tokens, b, t, c, v))
 
 // out (n,c) = (inp - mean) * rstd * weight (c) + bias (c); mean (n) and rstd (n) kept for backward.
-TESSERA_KERNEL_OP(layernorm_forward, kElementwise, (float* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias, std::int64_t n, std::int64_t c, float eps),
+TESSERA_KERNEL_OP(layernorm_forward, kElementwise,
+                  (float* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias,
+                   std::int64_t n, std::int64_t c, float eps),
                   (out, mean, rstd, inp, weight, bias, n, c, eps))
 // dinp (n,c) = ...; dweight (c) += ...; dbias (c) += ...
-TESSERA_KERNEL_OP(layernorm_backward, kElementwise, (float* dinp, float* dweight, float* dbias, const float* dout, const float* inp, const float* weight, const float* mean, const float* rstd, std::int64_t n, std::int64_t c),
+TESSERA_KERNEL_OP(layernorm_backward, kElementwise,
+                  (float* dinp, float* dweight, float* dbias, const float* dout, const float* inp, const float* weight,
+                   const float* mean, const float* rstd, std::int64_t n, std::int64_t c),
                   (dinp, dweight, dbias, dout, inp, weight, mean, rstd, n, c))
 // Residual add + LayerNorm in one pass: sum (n,c) = a + b (the residual stream, kept), out (n,c) =
 // layernorm(sum) with mean (n) and rstd (n). The same bits as add then layernorm_forward.
-TESSERA_KERNEL_OP(residual_layernorm_forward, kElementwise, (float* sum, float* out, float* mean, float* rstd, const float* a, const float* b, const float* weight, const float* bias, std::int64_t n, std::int64_t c, float eps),
+TESSERA_KERNEL_OP(residual_layernorm_forward, kElementwise,
+                  (float* sum, float* out, float* mean, float* rstd, const float* a, const float* b,
+                   const float* weight, const float* bias, std::int64_t n, std::int64_t c, float eps),
                   (sum, out, mean, rstd, a, b, weight, bias, n, c, eps))
 // layernorm_backward with the residual stream's gradient added in the same pass: dinp (n,c) =
 // dresidual (n,c) + the LayerNorm input gradient of dout; dweight, dbias (c) += as
 // layernorm_backward. The same bits as layernorm_backward then add. dinp may alias dout (not dresidual).
-TESSERA_KERNEL_OP(residual_layernorm_backward, kElementwise, (float* dinp, float* dweight, float* dbias, const float* dout, const float* dresidual, const float* inp, const float* weight, const float* mean, const float* rstd, std::int64_t n, std::int64_t c),
+TESSERA_KERNEL_OP(residual_layernorm_backward, kElementwise,
+                  (float* dinp, float* dweight, float* dbias, const float* dout, const float* dresidual,
+                   const float* inp, const float* weight, const float* mean, const float* rstd, std::int64_t n,
+                   std::int64_t c),
                   (dinp, dweight, dbias, dout, dresidual, inp, weight, mean, rstd, n, c))
 
 // Causal multi-head self-attention. qkv (b,t,3c) holds [q | k | v] per position, head h in columns
 // [h*hs, (h+1)*hs) of each, hs = c/nh. out (b,t,c); probs (b,nh,t,t) softmax(q k^T / sqrt(hs)) with
 // the causal mask, kept for backward (entries above the diagonal are 0).
-TESSERA_KERNEL_OP(attention_forward, kAttention, (float* out, float* probs, const float* qkv, std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh),
+TESSERA_KERNEL_OP(attention_forward, kAttention,
+                  (float* out, float* probs, const float* qkv, std::int64_t b, std::int64_t t, std::int64_t c,
+                   std::int64_t nh),
                   (out, probs, qkv, b, t, c, nh))
 // dqkv (b,t,3c) = gradient w.r.t. qkv; scratch (b,nh,t,t) is caller-provided workspace.
-TESSERA_KERNEL_OP(attention_backward, kAttention, (float* dqkv, float* scratch, const float* dout, const float* qkv, const float* probs, std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh),
+TESSERA_KERNEL_OP(attention_backward, kAttention,
+                  (float* dqkv, float* scratch, const float* dout, const float* qkv, const float* probs, std::int64_t b,
+                   std::int64_t t, std::int64_t c, std::int64_t nh),
                   (dqkv, scratch, dout, qkv, probs, b, t, c, nh))
 
 // GELU, tanh approximation (GPT-2). out (n) = gelu(inp); dinp (n) = gelu'(inp) * dout. dinp may alias dout.
-TESSERA_KERNEL_OP(gelu_forward, kElementwise, (float* out, const float* inp, std::int64_t n),
-                  (out, inp, n))
+TESSERA_KERNEL_OP(gelu_forward, kElementwise, (float* out, const float* inp, std::int64_t n), (out, inp, n))
 TESSERA_KERNEL_OP(gelu_backward, kElementwise, (float* dinp, const float* inp, const float* dout, std::int64_t n),
                   (dinp, inp, dout, n))
 
 // out (n) = a + b; out may alias a or b.
-TESSERA_KERNEL_OP(add, kElementwise, (float* out, const float* a, const float* b, std::int64_t n),
-                  (out, a, b, n))
+TESSERA_KERNEL_OP(add, kElementwise, (float* out, const float* a, const float* b, std::int64_t n), (out, a, b, n))
 // x (n) *= s
-TESSERA_KERNEL_OP(scale, kOptimizer, (float* x, float s, std::int64_t n),
-                  (x, s, n))
+TESSERA_KERNEL_OP(scale, kOptimizer, (float* x, float s, std::int64_t n), (x, s, n))
 
 // Fused softmax + cross-entropy over rows of logits (n,v) with targets (n) i32.
 // losses (n) = logsumexp(row) - row[target]; lse (n) = logsumexp(row) kept for backward.
-TESSERA_KERNEL_OP(cross_entropy_forward, kLoss, (float* losses, float* lse, const float* logits, const std::int32_t* targets, std::int64_t n, std::int64_t v),
+TESSERA_KERNEL_OP(cross_entropy_forward, kLoss,
+                  (float* losses, float* lse, const float* logits, const std::int32_t* targets, std::int64_t n,
+                   std::int64_t v),
                   (losses, lse, logits, targets, n, v))
 // dlogits (n,v) = (softmax(row) - onehot(target)) * dloss; dlogits may alias logits (in place).
-TESSERA_KERNEL_OP(cross_entropy_backward, kLoss, (float* dlogits, const float* logits, const float* lse, const std::int32_t* targets, float dloss, std::int64_t n, std::int64_t v),
+TESSERA_KERNEL_OP(cross_entropy_backward, kLoss,
+                  (float* dlogits, const float* logits, const float* lse, const std::int32_t* targets, float dloss,
+                   std::int64_t n, std::int64_t v),
                   (dlogits, logits, lse, targets, dloss, n, v))
 
 // Reductions write their result into device memory (no host round trip per call; the caller
 // gathers several results and copies them to the host once).
 // Sum of x (n) in double, written to out (one double in device memory). The CPU adds in index
 // order (the loss of a batch: n is its rows).
-TESSERA_KERNEL_OP(sum, kLoss, (const float* x, std::int64_t n, double* out),
-                  (x, n, out))
+TESSERA_KERNEL_OP(sum, kLoss, (const float* x, std::int64_t n, double* out), (x, n, out))
 // out (1) f64 = sum of squares of x (n) in double, with a reduction order independent of thread
 // count and of x's alignment. n == 0 writes 0.
-TESSERA_KERNEL_OP(sum_squares, kOptimizer, (const float* x, std::int64_t n, double* out),
-                  (x, n, out))
+TESSERA_KERNEL_OP(sum_squares, kOptimizer, (const float* x, std::int64_t n, double* out), (x, n, out))
 // out (n) = a + b as add(), and sum_squares_out (1) f64 = the sum of squares of the new out, the
 // bits sum_squares(out, n) would write (a gradient accumulation that also yields the gradient
 // norm). out may alias a or b. A backend may do both in one pass over memory (the CPU does).
-TESSERA_KERNEL_OP(add_sum_squares, kOptimizer, (float* out, const float* a, const float* b, std::int64_t n, double* sum_squares_out),
+TESSERA_KERNEL_OP(add_sum_squares, kOptimizer,
+                  (float* out, const float* a, const float* b, std::int64_t n, double* sum_squares_out),
                   (out, a, b, n, sum_squares_out))
 // out (1) i32 = 1 when any element of x (n) is inf or nan, else 0.
-TESSERA_KERNEL_OP(has_non_finite, kOptimizer, (const float* x, std::int64_t n, std::int32_t* out),
-                  (x, n, out))
+TESSERA_KERNEL_OP(has_non_finite, kOptimizer, (const float* x, std::int64_t n, std::int32_t* out), (x, n, out))
 
 // AdamW on n elements: param, m, v updated in place from grad * s.grad_scale (decoupled weight
 // decay). Each element's result does not depend on where the range starts.
-TESSERA_KERNEL_OP(adamw_update, kOptimizer, (float* param, const float* grad, float* m, float* v, std::int64_t n, const AdamWScalars& s),
+TESSERA_KERNEL_OP(adamw_update, kOptimizer,
+                  (float* param, const float* grad, float* m, float* v, std::int64_t n, const AdamWScalars& s),
                   (param, grad, m, v, n, s))
 
 // 8-bit AdamW on n elements (a multiple of `block`) in blocks of `block` (<= kMaxQuantBlock):
 // param (n) f32 and grad (n) f32; m_codes (n) i8 and v_codes (n) u8 the dynamic-map codes, with
 // m_absmax and v_absmax (n / block) f32 one scale per block — all updated in place: per block,
 // dequantize (quantization_math.hpp), the AdamW element update (adamw_math.hpp), requantize
-// against the block's new absmax (values x 1/absmax). `segments` (host memory, sorted, relative to param) are the parameters
-// in the range: their elements are updated with `decay` or `no_decay`; elements outside every
-// segment (padding) are not.
-TESSERA_KERNEL_OP(adamw8bit_update, kOptimizer, (float* param, const float* grad, std::int8_t* m_codes, float* m_absmax, std::uint8_t* v_codes, float* v_absmax, std::int64_t n, std::int64_t block, std::span<const ParamSegment> segments, const AdamWScalars& no_decay, const AdamWScalars& decay),
+// against the block's new absmax (values x 1/absmax). `segments` (host memory, sorted, relative to param) are the
+// parameters in the range: their elements are updated with `decay` or `no_decay`; elements outside every segment
+// (padding) are not.
+TESSERA_KERNEL_OP(adamw8bit_update, kOptimizer,
+                  (float* param, const float* grad, std::int8_t* m_codes, float* m_absmax, std::uint8_t* v_codes,
+                   float* v_absmax, std::int64_t n, std::int64_t block, std::span<const ParamSegment> segments,
+                   const AdamWScalars& no_decay, const AdamWScalars& decay),
                   (param, grad, m_codes, m_absmax, v_codes, v_absmax, n, block, segments, no_decay, decay))
 
 // Element conversion between floating dtypes (f32, bf16, f16), round to nearest even.

@@ -18,8 +18,8 @@ enum class MemoryCategory : int {
 
 inline constexpr std::size_t kMemoryCategoryCount = 6;
 inline constexpr std::array<MemoryCategory, kMemoryCategoryCount> kAllMemoryCategories = {
-    MemoryCategory::kParameters,   MemoryCategory::kGradients,   MemoryCategory::kOptimizerState,
-    MemoryCategory::kActivations,  MemoryCategory::kCommBuffers, MemoryCategory::kWorkspace};
+    MemoryCategory::kParameters,  MemoryCategory::kGradients,   MemoryCategory::kOptimizerState,
+    MemoryCategory::kActivations, MemoryCategory::kCommBuffers, MemoryCategory::kWorkspace};
 
 const char* memory_category_name(MemoryCategory category);  // "parameters", "gradients", ...
 

@@ -1,14 +1,14 @@
 // MemoryProfiler: phase samples, step peaks, leak check and the CSV timeline.
 #include "tessera/runtime/memory_profiler.hpp"
 
-#include "tessera/runtime/memory_timeline_svg.hpp"
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <ostream>
 #include <stdexcept>
+
+#include "tessera/runtime/memory_timeline_svg.hpp"
 
 namespace tessera {
 namespace {

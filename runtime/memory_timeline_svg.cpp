@@ -59,7 +59,8 @@ std::string memory_timeline_svg(const std::vector<MemorySample>& samples, const 
   std::vector<std::int64_t> below(static_cast<std::size_t>(n), 0);
   for (MemoryCategory c : kAllMemoryCategories) {
     std::vector<std::int64_t> above = below;
-    for (int i = 0; i < n; ++i) above[static_cast<std::size_t>(i)] += samples[static_cast<std::size_t>(i)].memory.current_of(c);
+    for (int i = 0; i < n; ++i)
+      above[static_cast<std::size_t>(i)] += samples[static_cast<std::size_t>(i)].memory.current_of(c);
     std::string points;
     for (int i = 0; i < n; ++i) points += svg_printf("%.1f,%.1f ", x(i), y(above[static_cast<std::size_t>(i)]));
     for (int i = n - 1; i >= 0; --i) points += svg_printf("%.1f,%.1f ", x(i), y(below[static_cast<std::size_t>(i)]));
@@ -75,11 +76,12 @@ std::string memory_timeline_svg(const std::vector<MemorySample>& samples, const 
   }
   if (!peak.empty()) svg += "<path d=\"" + peak + "\" stroke=\"black\" stroke-dasharray=\"4 3\" fill=\"none\"/>\n";
   svg += svg_printf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", left, top + plot_h,
-             left + plot_w, top + plot_h);
+                    left + plot_w, top + plot_h);
   for (int i = 0; i < n; ++i) {
     const MemorySample& s = samples[static_cast<std::size_t>(i)];
-    svg += svg_printf("<text transform=\"translate(%.1f,%.1f) rotate(-60)\" text-anchor=\"end\" font-size=\"10\">", x(i) + 3,
-               top + plot_h + 10) + svg_escape(s.phase) + "</text>\n";
+    svg += svg_printf("<text transform=\"translate(%.1f,%.1f) rotate(-60)\" text-anchor=\"end\" font-size=\"10\">",
+                      x(i) + 3, top + plot_h + 10) +
+           svg_escape(s.phase) + "</text>\n";
   }
   double ly = top + 10;
   const double lx = left + plot_w + 24;
@@ -91,8 +93,9 @@ std::string memory_timeline_svg(const std::vector<MemorySample>& samples, const 
   }
   svg += svg_printf("<path d=\"M%.1f,%.1f h14\" stroke=\"black\" stroke-dasharray=\"4 3\"/>\n", lx, ly + 7);
   svg += svg_printf("<text x=\"%.1f\" y=\"%.1f\">peak within phase</text>\n", lx + 20, ly + 12);
-  svg += svg_printf("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555555\">areas: bytes allocated at each phase end</text>\n",
-             left, height - 8);
+  svg += svg_printf(
+      "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555555\">areas: bytes allocated at each phase end</text>\n",
+      left, height - 8);
   return svg + "</svg>\n";
 }
 

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tessera/runtime/memory_profiler.hpp"
 #include "tessera/core/svg/svg_frame.hpp"
+#include "tessera/runtime/memory_profiler.hpp"
 
 namespace tessera {
 

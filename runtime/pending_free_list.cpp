@@ -31,8 +31,8 @@ void PendingFreeList::reclaim_completed() noexcept {
   try {
     std::lock_guard lock(mutex_);
     if (blocks_.empty()) return;
-    auto first_done = std::stable_partition(blocks_.begin(), blocks_.end(),
-                                            [](const Block& b) { return !completed(b); });
+    auto first_done =
+        std::stable_partition(blocks_.begin(), blocks_.end(), [](const Block& b) { return !completed(b); });
     done.assign(std::make_move_iterator(first_done), std::make_move_iterator(blocks_.end()));
     blocks_.erase(first_done, blocks_.end());
   } catch (...) {

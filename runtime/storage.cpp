@@ -20,9 +20,8 @@ std::shared_ptr<Storage> Storage::allocate(Device& device, std::size_t bytes, Me
     if (bytes > 0) data = device.allocate(bytes, kind);
   } catch (const std::bad_alloc&) {
     const MemoryTracker& tracker = device.memory(kind);
-    throw OutOfMemoryError(out_of_memory_message(device.name(), memory_kind_name(kind),
-                                                 memory_category_name(category), bytes, tracker.current_total(),
-                                                 tracker.peak_total()));
+    throw OutOfMemoryError(out_of_memory_message(device.name(), memory_kind_name(kind), memory_category_name(category),
+                                                 bytes, tracker.current_total(), tracker.peak_total()));
   }
   try {
     device.memory(kind).on_allocate(category, bytes);

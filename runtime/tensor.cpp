@@ -51,8 +51,8 @@ Tensor Tensor::from_host_i32(Device& device, std::span<const std::int32_t> value
                              MemoryCategory category) {
   Tensor t = empty(device, std::move(shape), DType::kI32, category);
   if (static_cast<std::int64_t>(values.size()) != t.numel()) {
-    throw std::invalid_argument("Tensor::from_host_i32: " + std::to_string(values.size()) +
-                                " values for shape " + shape_string(t.shape()));
+    throw std::invalid_argument("Tensor::from_host_i32: " + std::to_string(values.size()) + " values for shape " +
+                                shape_string(t.shape()));
   }
   device.copy_from_host(t.data(), values.data(), t.nbytes());
   return t;
@@ -109,8 +109,7 @@ void Tensor::zero_() {
 void Tensor::copy_from(const Tensor& src) {
   if (src.dtype() != dtype_ || src.numel() != numel()) {
     throw std::invalid_argument(std::string("Tensor::copy_from: ") + dtype_name(src.dtype()) +
-                                shape_string(src.shape()) + " into " + dtype_name(dtype_) +
-                                shape_string(shape_));
+                                shape_string(src.shape()) + " into " + dtype_name(dtype_) + shape_string(shape_));
   }
   if (nbytes() > 0) device().copy(data(), src.data(), nbytes());
 }
@@ -137,8 +136,8 @@ std::vector<std::int32_t> Tensor::to_host_i32() const {
 
 void Tensor::copy_from_host_f32(std::span<const float> values) {
   if (static_cast<std::int64_t>(values.size()) != numel()) {
-    throw std::invalid_argument("Tensor::copy_from_host_f32: " + std::to_string(values.size()) +
-                                " values for shape " + shape_string(shape_));
+    throw std::invalid_argument("Tensor::copy_from_host_f32: " + std::to_string(values.size()) + " values for shape " +
+                                shape_string(shape_));
   }
   if (dtype_ == DType::kF32) {
     if (!values.empty()) device().copy_from_host(data(), values.data(), nbytes());

@@ -51,8 +51,8 @@ void TimedKernels::timed(KernelGroup group, Op&& op) const {
 }
 
 // Every op: the inner table's op, timed under the op's group.
-#define TESSERA_KERNEL_OP(name, group, params, args) \
-  void TimedKernels::name params const {                 \
+#define TESSERA_KERNEL_OP(name, group, params, args)      \
+  void TimedKernels::name params const {                  \
     timed(KernelGroup::group, [&] { inner_.name args; }); \
   }
 #include "tessera/runtime/kernel_ops.hpp"

@@ -4,8 +4,8 @@
 
 #include <stdexcept>
 
-#include "tessera/runtime/device.hpp"
 #include "tessera/precision/convert.hpp"
+#include "tessera/runtime/device.hpp"
 #include "tessera/runtime/kernels.hpp"
 #include "tessera/runtime/offload/window_stream.hpp"
 
@@ -32,8 +32,8 @@ FlatParamUnit::FlatParamUnit(std::string name, FlatLayout layout, const Placemen
   if (!p.transient_compute_copy) compute_ = stored_.tensor();
   // The f32 master over the optimizer range: the stored parameters (or a view), or its own copy.
   if (!p.master_is_params) {
-    master_ = PlacedTensor(device_, store_, range.count, DType::kF32, 1, MemoryCategory::kOptimizerState,
-                           p.optimizer_memory);
+    master_ =
+        PlacedTensor(device_, store_, range.count, DType::kF32, 1, MemoryCategory::kOptimizerState, p.optimizer_memory);
   } else if (stored_.values() == range.count) {
     master_ = stored_;
   } else {
@@ -98,7 +98,8 @@ Work FlatParamUnit::start_gather(Communicator& shard_comm) {
   // The shard comes from the file first; the gather starts once it is in.
   std::byte* staged = staged_.reserve(static_cast<std::size_t>(stored_.extent().file_bytes()));
   Work read = store_->read_all(stored_.extent(), staged);
-  return then(std::move(read), [&shard_comm, staged, S, out, pd] { return shard_comm.all_gather(ConstSpan(staged, S), out, pd); });
+  return then(std::move(read),
+              [&shard_comm, staged, S, out, pd] { return shard_comm.all_gather(ConstSpan(staged, S), out, pd); });
 }
 
 void FlatParamUnit::finish_gather() {
@@ -159,12 +160,12 @@ Work FlatParamUnit::start_grad_reduce(Communicator& shard_comm) {
 }
 
 void FlatParamUnit::finish_grad_reduce(Communicator* replicate_comm, double* sum_squares_out) {
-  const FlatRange range =
-      placement_.grad_collective == GradCollective::kAllReduce ? layout_.full() : layout_.shard();
+  const FlatRange range = placement_.grad_collective == GradCollective::kAllReduce ? layout_.full() : layout_.shard();
   float* reduced = reduced_into_shard_ ? grad_shard_.data_as<float>() : grad_full_.data_as<float>() + range.begin;
   if (replicate_comm != nullptr) {
-    replicate_comm->all_reduce_f32(Span(reduced, static_cast<std::size_t>(range.count)), precision_.reduce_dtype,
-                                   ReduceOp::kAvg).wait();
+    replicate_comm
+        ->all_reduce_f32(Span(reduced, static_cast<std::size_t>(range.count)), precision_.reduce_dtype, ReduceOp::kAvg)
+        .wait();
   }
   sum_squares_kept_in_ = nullptr;
   if (placement_.transient_full_grads) {
@@ -206,9 +207,8 @@ Tensor FlatParamUnit::reduced_grad_range() const {
 
 void FlatParamUnit::grad_sum_squares(const Kernels& kernels, double* out) const {
   if (out != nullptr && out == sum_squares_kept_in_) return;
-  const float* g = placement_.grad_accumulator == Extent::kShard
-                       ? grad_shard_.data_as<float>()
-                       : grad_full_.data_as<float>() + layout_.shard_begin();
+  const float* g = placement_.grad_accumulator == Extent::kShard ? grad_shard_.data_as<float>()
+                                                                 : grad_full_.data_as<float>() + layout_.shard_begin();
   kernels.sum_squares(g, layout_.shard_numel(), out);
 }
 
@@ -248,15 +248,15 @@ Work FlatParamUnit::start_publish(Communicator& shard_comm) {
     const PlacedTensor target = published_range();
     const StreamSlot slots[] = {master_.slot(true, false), target.slot(false, true)};
     const Kernels& kernels = device_.kernels();
-    stream_windows(store_, slots, range.count,
-                   [&](std::int64_t, std::int64_t count, std::span<std::byte* const> data) {
-                     kernels.convert(data[0], DType::kF32, data[1], pd, count);
-                   });
+    stream_windows(store_, slots, range.count, [&](std::int64_t, std::int64_t count, std::span<std::byte* const> data) {
+      kernels.convert(data[0], DType::kF32, data[1], pd, count);
+    });
   }
   published_by_step_ = false;
   if (!placement_.publish_by_all_gather) return Work();
   Tensor stored = stored_.tensor();
-  const void* mine = static_cast<const std::byte*>(stored.data()) + static_cast<std::size_t>(range.begin) * dtype_size(pd);
+  const void* mine =
+      static_cast<const std::byte*>(stored.data()) + static_cast<std::size_t>(range.begin) * dtype_size(pd);
   return shard_comm.all_gather(ConstSpan(mine, static_cast<std::size_t>(range.count)),
                                Span(stored.data(), static_cast<std::size_t>(stored.numel())), pd);
 }

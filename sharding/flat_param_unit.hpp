@@ -32,9 +32,9 @@
 #include <vector>
 
 #include "tessera/comm/communicator.hpp"
+#include "tessera/model/optim/optimizer_state.hpp"
 #include "tessera/runtime/offload/aligned_buffer.hpp"
 #include "tessera/runtime/offload/placed_tensor.hpp"
-#include "tessera/model/optim/optimizer_state.hpp"
 #include "tessera/sharding/flat_layout.hpp"
 #include "tessera/sharding/placement.hpp"
 

@@ -37,8 +37,7 @@ Placement make_placement(ZeroStage stage, const MixedPrecision& precision, const
   // f32 parameters double as the master unless the optimizer range lives in another memory — but
   // state on NVMe streams past the parameters wherever they are, so they stay the master (no f32
   // copy in the files, a third less traffic per step).
-  p.master_is_params =
-      f32_params && (p.params_memory == p.optimizer_memory || p.optimizer_memory == MemoryKind::kNvme);
+  p.master_is_params = f32_params && (p.params_memory == p.optimizer_memory || p.optimizer_memory == MemoryKind::kNvme);
   p.publish_by_all_gather = st == 1 || st == 2;
   p.grad_accumulator = st >= 2 ? Extent::kShard : Extent::kFull;
   p.transient_full_grads = st >= 2;

@@ -8,9 +8,9 @@ namespace tessera {
 ShardGroups make_shard_groups(Communicator& world, ZeroStage stage, int hybrid_group) {
   const int h = hybrid_group;
   if (h < 0 || (h > 0 && world.size() % h != 0)) {
-    throw SettingError("sharding.hybrid_group", std::to_string(h),
-                       "must divide the number of ranks " + std::to_string(world.size()) +
-                           " (ranks are grouped consecutively)");
+    throw SettingError(
+        "sharding.hybrid_group", std::to_string(h),
+        "must divide the number of ranks " + std::to_string(world.size()) + " (ranks are grouped consecutively)");
   }
   ShardGroups groups;
   groups.shard = &world;

@@ -12,8 +12,8 @@
 namespace tessera {
 
 struct ShardGroups {
-  Communicator* shard = nullptr;      // ranks that shard model state together
-  Communicator* replicate = nullptr;  // ranks holding the same shard (hybrid), or null
+  Communicator* shard = nullptr;                               // ranks that shard model state together
+  Communicator* replicate = nullptr;                           // ranks holding the same shard (hybrid), or null
   std::unique_ptr<Communicator> owned_shard, owned_replicate;  // when made by splitting
 };
 

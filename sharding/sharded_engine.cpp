@@ -7,9 +7,9 @@
 
 #include "tessera/comm/host_collectives.hpp"
 #include "tessera/core/setting_error.hpp"
+#include "tessera/model/optim/grad_clip.hpp"
 #include "tessera/runtime/device.hpp"
 #include "tessera/runtime/kernels.hpp"
-#include "tessera/model/optim/grad_clip.hpp"
 #include "tessera/runtime/storage.hpp"
 #include "tessera/sharding/sharded_unit_module.hpp"
 #include "tessera/sharding/staged_collectives.hpp"
@@ -37,8 +37,8 @@ void check_offload_supported(const OffloadConfig& offload, const Device& device)
 
 ShardedEngine::ShardedEngine(Module& model, Device& device, Communicator& world, const ShardingConfig& config,
                              std::uint64_t seed)
-    : ShardedEngine(model, device, world,
-                    make_shard_groups(world, validated(config).stage, config.hybrid_group), config, seed) {}
+    : ShardedEngine(model, device, world, make_shard_groups(world, validated(config).stage, config.hybrid_group),
+                    config, seed) {}
 
 ShardedEngine::ShardedEngine(Module& model, Device& device, Communicator& world, ShardGroups groups,
                              const ShardingConfig& config, std::uint64_t seed)
@@ -62,7 +62,8 @@ ShardedEngine::ShardedEngine(Module& model, Device& device, Communicator& world,
     }
   }
   if (config_.uses_loss_scaling()) scaler_.emplace(config_.loss_scaler);
-  in_flight_.configure(InFlightKind::kGather, 0, [this](int u) { units_[static_cast<std::size_t>(u)]->finish_gather(); });
+  in_flight_.configure(InFlightKind::kGather, 0,
+                       [this](int u) { units_[static_cast<std::size_t>(u)]->finish_gather(); });
   // The reduce of the step's last backward also writes the unit's gradient sum of squares.
   in_flight_.configure(InFlightKind::kReduce, static_cast<std::size_t>(config_.max_reduces_in_flight), [this](int u) {
     const auto unit = static_cast<std::size_t>(u);
@@ -80,9 +81,8 @@ void ShardedEngine::check_devices() const {
   for (const Communicator* comm : {&world_, groups_.shard, groups_.replicate}) {
     if (comm == nullptr || comm->memory_space() == device_.memory_space()) continue;
     throw std::invalid_argument("communicator '" + comm->name() + "' (" + comm_backend_name(comm->backend()) +
-                                ") works on " + memory_space_name(comm->memory_space()) +
-                                " memory but the device " + device_.name() + " holds " +
-                                memory_space_name(device_.memory_space()) +
+                                ") works on " + memory_space_name(comm->memory_space()) + " memory but the device " +
+                                device_.name() + " holds " + memory_space_name(device_.memory_space()) +
                                 " memory: use a communicator for the device's memory (MPI for the CPU device)");
   }
 }
@@ -92,9 +92,9 @@ void ShardedEngine::build_units(Module& model, std::uint64_t seed) {
   Communicator& shard = *groups_.shard;
   const std::int64_t alignment = optimizer_alignment(config_.optimizer);
   for (const UnitParameters& u : partition.units) {
-    units_.push_back(std::make_unique<FlatParamUnit>(
-        u.name, FlatLayout(u.parameters, shard.size(), shard.rank(), alignment), placement_, config_.precision,
-        config_.optimizer, device_, nvme_.get()));
+    units_.push_back(
+        std::make_unique<FlatParamUnit>(u.name, FlatLayout(u.parameters, shard.size(), shard.rank(), alignment),
+                                        placement_, config_.precision, config_.optimizer, device_, nvme_.get()));
   }
   if (nvme_) nvme_->allocate_file();  // every unit has reserved its extents
   for (auto& unit : units_) unit->initialize(seed);
@@ -120,8 +120,8 @@ void ShardedEngine::prefetch(std::vector<int>& order, std::size_t& cursor, int u
   ++cursor;
   if (!placement_.gather_for_compute) return;
   const std::size_t limit = static_cast<std::size_t>(config_.prefetch_units);
-  for (std::size_t i = cursor; i < order.size() && i < cursor + limit && in_flight_.count(InFlightKind::kGather) < limit;
-       ++i) {
+  for (std::size_t i = cursor;
+       i < order.size() && i < cursor + limit && in_flight_.count(InFlightKind::kGather) < limit; ++i) {
     const FlatParamUnit& next = *units_[static_cast<std::size_t>(order[i])];
     if (!next.params_ready() && !next.gather_in_flight()) issue_gather(order[i]);
   }

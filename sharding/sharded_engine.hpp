@@ -38,8 +38,8 @@
 #include <vector>
 
 #include "tessera/comm/communicator.hpp"
-#include "tessera/runtime/storage.hpp"
 #include "tessera/model/module.hpp"
+#include "tessera/runtime/storage.hpp"
 #include "tessera/sharding/flat_param_unit.hpp"
 #include "tessera/sharding/in_flight_queue.hpp"
 #include "tessera/sharding/optimizer_step_result.hpp"
@@ -58,11 +58,10 @@ class ShardedEngine : private UnitHooks {
   // `model`'s parameters must not be materialised yet; the engine gives them storage and initial
   // values for `seed`. `world` and `device` must outlive the engine; `world` must work on the
   // device's memory space (an MPI communicator with the CPU device).
-  ShardedEngine(Module& model, Device& device, Communicator& world, const ShardingConfig& config,
-                std::uint64_t seed);
+  ShardedEngine(Module& model, Device& device, Communicator& world, const ShardingConfig& config, std::uint64_t seed);
   // With groups built by the caller (their communicators must outlive the engine unless owned).
-  ShardedEngine(Module& model, Device& device, Communicator& world, ShardGroups groups,
-                const ShardingConfig& config, std::uint64_t seed);
+  ShardedEngine(Module& model, Device& device, Communicator& world, ShardGroups groups, const ShardingConfig& config,
+                std::uint64_t seed);
   ~ShardedEngine() override;  // puts the original modules back
 
   // tokens/inputs -> outputs, gathering units as they run.

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "tessera/precision/loss_scaler.hpp"
-#include "tessera/precision/mixed_precision.hpp"
 #include "tessera/model/module.hpp"
 #include "tessera/model/optim/optimizer_state.hpp"
+#include "tessera/precision/loss_scaler.hpp"
+#include "tessera/precision/mixed_precision.hpp"
 #include "tessera/sharding/offload_config.hpp"
 #include "tessera/sharding/placement.hpp"
 

@@ -11,8 +11,8 @@ namespace tessera {
 namespace {
 
 bool has_prefix(const std::string& name, const std::string& prefix) {
-  return name == prefix || (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0 &&
-                            name[prefix.size()] == '.');
+  return name == prefix ||
+         (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0 && name[prefix.size()] == '.');
 }
 
 }  // namespace

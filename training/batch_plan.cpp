@@ -11,8 +11,7 @@ std::string str(std::int64_t v) { return std::to_string(v); }
 
 void require_positive(std::int64_t value, std::string_view what, std::string_view unit) {
   if (value < 1) {
-    throw std::invalid_argument(std::string(what) + " must be >= 1 " + std::string(unit) + ", got " +
-                                str(value));
+    throw std::invalid_argument(std::string(what) + " must be >= 1 " + std::string(unit) + ", got " + str(value));
   }
 }
 
@@ -65,27 +64,26 @@ void check_consistent(std::int64_t global, std::int64_t micro, std::int64_t accu
   if (global % (checked_mul(ranks, accumulation, names)) == 0) {
     fixes.push_back(names.micro + " " + str(global / (ranks * accumulation)));
   }
-  throw std::invalid_argument("global " + str(global) + " != micro " + str(micro) + " x ranks " +
-                              str(ranks) + " x accumulation " + str(accumulation) + " = " +
-                              str(product) + "; change one: " + join_or(fixes) +
-                              " (or leave one of the three options out to have it derived)");
+  throw std::invalid_argument("global " + str(global) + " != micro " + str(micro) + " x ranks " + str(ranks) +
+                              " x accumulation " + str(accumulation) + " = " + str(product) + "; change one: " +
+                              join_or(fixes) + " (or leave one of the three options out to have it derived)");
 }
 
 // global / step where step = the product of the two given factors (`factors` spells them out);
 // `other` names the derived value, suggested as global / step rounded down when that is >= 1.
-std::int64_t divide_exactly(std::int64_t global, std::int64_t step, const std::string& factors,
-                            std::string_view other, const BatchNames& names) {
+std::int64_t divide_exactly(std::int64_t global, std::int64_t step, const std::string& factors, std::string_view other,
+                            const BatchNames& names) {
   if (global % step == 0) return global / step;
-  std::string message = "global " + str(global) + " is not divisible by " + factors + "; nearest valid: " +
-                        nearest_multiples(global, step, names);
+  std::string message = "global " + str(global) + " is not divisible by " + factors +
+                        "; nearest valid: " + nearest_multiples(global, step, names);
   if (global / step >= 1) message += ", or use " + std::string(other) + " " + str(global / step);
   throw std::invalid_argument(message);
 }
 
 // "3840000 (accumulation 15) or 4096000 (accumulation 16)": the global token counts either side of
 // `global` sequences that are whole multiples of `step` sequences, with the value each multiple gives.
-std::string nearest_token_counts(std::int64_t global, std::int64_t step, std::int64_t seq_len,
-                                 std::string_view derived, const BatchNames& names) {
+std::string nearest_token_counts(std::int64_t global, std::int64_t step, std::int64_t seq_len, std::string_view derived,
+                                 const BatchNames& names) {
   std::vector<std::string> items;
   for (const std::int64_t k : {global / step, global / step + 1}) {
     if (k < 1) continue;
@@ -149,14 +147,14 @@ std::int64_t sequences_in_tokens(std::int64_t global_tokens, std::int64_t seq_le
   require_positive(seq_len, names.seq_len, "token");
   if (global_tokens % seq_len == 0) return global_tokens / seq_len;
   throw std::invalid_argument(names.global_tokens + " " + str(global_tokens) + " is not a multiple of " +
-                              names.seq_len + " " + str(seq_len) + "; nearest valid: " +
-                              nearest_multiples(global_tokens, seq_len, names));
+                              names.seq_len + " " + str(seq_len) +
+                              "; nearest valid: " + nearest_multiples(global_tokens, seq_len, names));
 }
 
 std::string BatchPlan::describe() const {
   return "global batch " + str(global) + " sequences = micro " + str(micro) + " x ranks " + str(ranks) +
-         " x accumulation " + str(accumulation) + " (" + str(global_tokens()) +
-         " tokens per step at seq_len " + str(seq_len) + ")";
+         " x accumulation " + str(accumulation) + " (" + str(global_tokens()) + " tokens per step at seq_len " +
+         str(seq_len) + ")";
 }
 
 BatchPlan plan_batch(const BatchRequest& request) {
@@ -198,13 +196,13 @@ BatchPlan plan_batch(const BatchRequest& request) {
     } else if (request.micro) {
       plan.micro = *request.micro;
       const std::int64_t step = checked_mul(plan.micro, ranks, names);
-      plan.accumulation = divide_exactly(plan.global, step, "micro " + str(plan.micro) + " x " + r + " = " +
-                                                                str(step), "accumulation", names);
+      plan.accumulation = divide_exactly(plan.global, step, "micro " + str(plan.micro) + " x " + r + " = " + str(step),
+                                         "accumulation", names);
     } else if (request.accumulation) {
       plan.accumulation = *request.accumulation;
       const std::int64_t step = checked_mul(ranks, plan.accumulation, names);
-      plan.micro = divide_exactly(plan.global, step, r + " x accumulation " + str(plan.accumulation) + " = " +
-                                                         str(step), "micro", names);
+      plan.micro = divide_exactly(plan.global, step,
+                                  r + " x accumulation " + str(plan.accumulation) + " = " + str(step), "micro", names);
     } else {
       if (plan.global % ranks != 0) {
         throw std::invalid_argument("global " + str(plan.global) + " is not divisible by " + r +

@@ -36,13 +36,13 @@ inline constexpr std::int64_t kDefaultMicroBatch = 8;
 // What the user asked for; unset values are derived. Every rank must build the same request
 // (the planner is pure arithmetic, so every rank then gets the same plan without communicating).
 struct BatchRequest {
-  std::optional<std::int64_t> global;        // --global-batch: sequences per optimizer step, all ranks
-  std::optional<std::int64_t> micro;         // --micro-batch: sequences per rank per forward/backward
-  std::optional<std::int64_t> accumulation;  // --grad-accum: micro-batches per rank per optimizer step
-  int data_parallel_ranks = 1;               // >= 1
-  std::int64_t seq_len = 1;                  // tokens per sequence, >= 1
-  std::int64_t default_micro = kDefaultMicroBatch;  // micro used when --micro-batch is not given
-  BatchNames names;                                 // how messages name the values
+  std::optional<std::int64_t> global;                        // --global-batch: sequences per optimizer step, all ranks
+  std::optional<std::int64_t> micro;                         // --micro-batch: sequences per rank per forward/backward
+  std::optional<std::int64_t> accumulation;                  // --grad-accum: micro-batches per rank per optimizer step
+  int data_parallel_ranks = 1;                               // >= 1
+  std::int64_t seq_len = 1;                                  // tokens per sequence, >= 1
+  std::int64_t default_micro = kDefaultMicroBatch;           // micro used when --micro-batch is not given
+  BatchNames names;                                          // how messages name the values
   std::optional<std::int64_t> global_tokens = std::nullopt;  // --global-batch-tokens: instead of `global`
 };
 
@@ -54,7 +54,7 @@ struct BatchPlan {
   int ranks = 0;
   std::int64_t seq_len = 0;
 
-  std::int64_t per_rank() const { return micro * accumulation; }  // sequences per rank per step
+  std::int64_t per_rank() const { return micro * accumulation; }   // sequences per rank per step
   std::int64_t global_tokens() const { return global * seq_len; }  // tokens per optimizer step
   std::int64_t micro_tokens() const { return micro * seq_len; }    // tokens per rank per micro-step
   // "global batch 512 sequences = micro 4 x ranks 8 x accumulation 16

@@ -24,7 +24,6 @@ class LocalTrainer {
   // Mean loss of `batch` without touching gradients or optimizer state.
   float evaluate(const MicroBatch& batch);
 
-
  private:
   Module& model_;
   Device& device_;

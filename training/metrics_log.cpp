@@ -7,9 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
-#include <stdexcept>
-
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "tessera/core/warning.hpp"
 
@@ -57,8 +56,10 @@ MetricsLog::MetricsLog(std::string path, std::optional<std::int64_t> continue_fr
     elapsed_before_ = keep_until(*continue_from, /*drop_validation_at_step=*/true);
   } else {
     out_.open(path_, std::ios::trunc);
-    if (!out_) throw std::runtime_error("cannot write the metrics file " + path_ + ": check that its directory exists "
-                                        "and is writable");
+    if (!out_)
+      throw std::runtime_error("cannot write the metrics file " + path_ +
+                               ": check that its directory exists "
+                               "and is writable");
   }
 }
 
@@ -87,8 +88,10 @@ double MetricsLog::keep_until(std::int64_t step, bool drop_validation_at_step) {
     std::ofstream out(temporary, std::ios::trunc);
     for (const std::string& line : kept) out << line << '\n';
     out.flush();
-    if (!out) throw std::runtime_error("cannot write the metrics file " + temporary + ": check that its directory "
-                                       "exists and is writable");
+    if (!out)
+      throw std::runtime_error("cannot write the metrics file " + temporary +
+                               ": check that its directory "
+                               "exists and is writable");
   }
   std::error_code ec;
   std::filesystem::rename(temporary, path_, ec);
@@ -96,8 +99,9 @@ double MetricsLog::keep_until(std::int64_t step, bool drop_validation_at_step) {
   out_.open(path_, std::ios::app);
   if (!out_) throw std::runtime_error("cannot append to the metrics file " + path_);
   if (unreadable > 0) {
-    warn(kLauncherRank, path_ + ": dropped " + std::to_string(unreadable) +
-                            " line(s) that are not metrics records (a run killed while writing one leaves half a line)");
+    warn(kLauncherRank,
+         path_ + ": dropped " + std::to_string(unreadable) +
+             " line(s) that are not metrics records (a run killed while writing one leaves half a line)");
   }
   return elapsed;
 }
@@ -132,7 +136,8 @@ void MetricsLog::append(const TrainRecord& r) {
 }
 
 void MetricsLog::append(const ValidationRecord& r) {
-  const Json j = {{"kind", "val"}, {"step", r.step}, {"val_loss", number(r.val_loss)}, {"elapsed_s", number(r.elapsed_s)}};
+  const Json j = {
+      {"kind", "val"}, {"step", r.step}, {"val_loss", number(r.val_loss)}, {"elapsed_s", number(r.elapsed_s)}};
   write_line(j.dump());
 }
 

@@ -30,7 +30,7 @@ struct TrainRecord {
   double grad_norm = 0.0;
   bool skipped = false;
   double tokens_per_s = 0.0;
-  double mfu = 0.0;  // fraction
+  double mfu = 0.0;                                                                // fraction
   std::array<std::int64_t, kMemoryCategoryCount> memory_current{}, memory_peak{};  // bytes by category
   std::int64_t memory_current_total = 0, memory_peak_total = 0;
   std::int64_t skipped_steps = 0;  // skipped so far in this run

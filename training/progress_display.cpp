@@ -8,7 +8,7 @@
 namespace tessera {
 namespace {
 
-constexpr const char* kClearLine = "\r\033[K";  // to the line's start, erase to its end
+constexpr const char* kClearLine = "\r\033[K";        // to the line's start, erase to its end
 constexpr std::chrono::milliseconds kOrderWait(200);  // a stdout line waits this long for its turn
 
 }  // namespace

@@ -19,12 +19,12 @@ struct ProgressFigures {
   float loss = 0.0f;
   float lr = 0.0f;
   double grad_norm = 0.0;
-  bool skipped = false;          // this step was skipped (non-finite gradients, a spike)
-  double tokens_per_s = 0.0;     // all ranks
-  double mfu = 0.0;              // model FLOP utilisation, a fraction (0.012 is 1.2%)
-  double peak_mib = 0.0;         // the largest peak over the ranks
-  double elapsed_s = 0.0;        // training time of the run so far
-  std::optional<double> eta_s;   // time left; nullopt: not known yet
+  bool skipped = false;         // this step was skipped (non-finite gradients, a spike)
+  double tokens_per_s = 0.0;    // all ranks
+  double mfu = 0.0;             // model FLOP utilisation, a fraction (0.012 is 1.2%)
+  double peak_mib = 0.0;        // the largest peak over the ranks
+  double elapsed_s = 0.0;       // training time of the run so far
+  std::optional<double> eta_s;  // time left; nullopt: not known yet
 };
 
 std::string live_progress_line(const ProgressFigures& figures);

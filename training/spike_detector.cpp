@@ -1,8 +1,8 @@
 // SpikeDetector: z-scores of the loss and the gradient norm against a window of accepted steps.
 #include "tessera/training/spike_detector.hpp"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <tuple>
 #include <utility>
@@ -14,8 +14,8 @@ namespace tessera {
 void SpikeConfig::validate() const {
   if (window < 2) throw SettingError("spike.window", std::to_string(window), "must be >= 2 steps");
   if (warmup < 2 || warmup > window) {
-    throw SettingError("spike.warmup", std::to_string(warmup), "must be between 2 and the window (" +
-                                                                   std::to_string(window) + ")");
+    throw SettingError("spike.warmup", std::to_string(warmup),
+                       "must be between 2 and the window (" + std::to_string(window) + ")");
   }
   if (!(z > 0.0) || !std::isfinite(z)) throw SettingError("spike.z", std::to_string(z), "must be a positive number");
 }
@@ -42,11 +42,13 @@ bool SpikeDetector::is_spike(double loss, double grad_norm) {
   }
   if (static_cast<int>(losses_.values.size()) >= config_.warmup) {
     double deviations = 0.0, mean = 0.0;
-    for (auto [window, value, name] : {std::tuple{&losses_, loss, "loss"}, std::tuple{&norms_, grad_norm, "gradient norm"}}) {
+    for (auto [window, value, name] :
+         {std::tuple{&losses_, loss, "loss"}, std::tuple{&norms_, grad_norm, "gradient norm"}}) {
       if (window->stands_out(value, config_.z, deviations, mean)) {
         ++spikes_;
-        std::snprintf(text, sizeof text, "%s %.4g is %.1f standard deviations above the mean %.4g of the last %zu steps",
-                      name, value, deviations, mean, window->values.size());
+        std::snprintf(text, sizeof text,
+                      "%s %.4g is %.1f standard deviations above the mean %.4g of the last %zu steps", name, value,
+                      deviations, mean, window->values.size());
         last_reason_ = text;
         return true;
       }

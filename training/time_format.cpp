@@ -33,7 +33,7 @@ std::string iso8601_local(std::chrono::system_clock::time_point time) {
   localtime_r(&t, &tm);
   char text[40];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S%z", &tm);  // ...+0100
-  const std::string stamp = text;  // the offset as +hhmm; ISO 8601 writes +hh:mm
+  const std::string stamp = text;                                // the offset as +hhmm; ISO 8601 writes +hh:mm
   const std::size_t n = stamp.size();
   if (n < 5 || (stamp[n - 5] != '+' && stamp[n - 5] != '-')) return stamp;
   return stamp.substr(0, n - 2) + ":" + stamp.substr(n - 2);

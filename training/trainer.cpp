@@ -4,8 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "tessera/runtime/device.hpp"
 #include "tessera/model/modules/cross_entropy_loss.hpp"
+#include "tessera/runtime/device.hpp"
 #include "tessera/sharding/staged_collectives.hpp"
 
 namespace tessera {

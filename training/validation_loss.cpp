@@ -34,7 +34,8 @@ float validation_loss(Trainer& trainer, const SampleLoader& loader, const Valida
   for (std::int64_t round = 0; round < rounds; ++round) {
     const std::int64_t k = round * ranks + rank;
     if (k < set.batches) {
-      losses[static_cast<std::size_t>(k)] = trainer.evaluate(load_windows(engine.device(), loader, k * set.micro, set.micro));
+      losses[static_cast<std::size_t>(k)] =
+          trainer.evaluate(load_windows(engine.device(), loader, k * set.micro, set.micro));
     } else if (collective_forward) {
       trainer.evaluate(load_windows(engine.device(), loader, 0, set.micro));  // keeps the gathers in step
     }

@@ -3,14 +3,14 @@
 
 #include <stdexcept>
 
-#include "tessera/checkpointing/format/checkpoint_error.hpp"
 #include "tessera/checkpointing/export/checkpoint_parameters.hpp"
-#include "tessera/checkpointing/format/checkpoint_paths.hpp"
-#include "tessera/checkpointing/save/disk_space.hpp"
-#include "tessera/checkpointing/format/hdf5_util.hpp"
 #include "tessera/checkpointing/export/hf_gpt2_config.hpp"
 #include "tessera/checkpointing/export/hf_gpt2_names.hpp"
 #include "tessera/checkpointing/export/safetensors_file.hpp"
+#include "tessera/checkpointing/format/checkpoint_error.hpp"
+#include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/format/hdf5_util.hpp"
+#include "tessera/checkpointing/save/disk_space.hpp"
 #include "tessera/core/setting_error.hpp"
 #include "tessera/precision/float_bits.hpp"
 

@@ -35,10 +35,10 @@ inline constexpr const char* kHfGpt2Names = "hf-gpt2";
 
 struct ExportSummary {
   std::int64_t step = 0;
-  std::int64_t parameters = 0;  // tensors written
-  std::int64_t elements = 0;    // values written
-  std::int64_t bytes = 0;       // size of the output file
-  std::int64_t vocab_size = 0;  // token-embedding rows written
+  std::int64_t parameters = 0;        // tensors written
+  std::int64_t elements = 0;          // values written
+  std::int64_t bytes = 0;             // size of the output file
+  std::int64_t vocab_size = 0;        // token-embedding rows written
   std::filesystem::path config_json;  // safetensors: the config.json written beside it
 };
 

@@ -2,8 +2,8 @@
 #include "tessera/checkpointing/export/checkpoint_parameters.hpp"
 
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
-#include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/save/shard_file_writer.hpp"
 
 namespace tessera {

@@ -2,15 +2,15 @@
 #include <functional>
 #include <optional>
 
-#include "tessera/checkpointing/format/checkpoint_error.hpp"
 #include "tessera/checkpointing/export/checkpoint_export.hpp"
-#include "tessera/checkpointing/load/checkpoint_loader.hpp"
-#include "tessera/checkpointing/format/hdf5_util.hpp"
 #include "tessera/checkpointing/export/hf_gpt2_config.hpp"
 #include "tessera/checkpointing/export/hf_gpt2_names.hpp"
-#include "tessera/checkpointing/rank_agreement.hpp"
 #include "tessera/checkpointing/export/safetensors_file.hpp"
+#include "tessera/checkpointing/format/checkpoint_error.hpp"
+#include "tessera/checkpointing/format/hdf5_util.hpp"
 #include "tessera/checkpointing/format/virtual_datasets.hpp"
+#include "tessera/checkpointing/load/checkpoint_loader.hpp"
+#include "tessera/checkpointing/rank_agreement.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
 
 namespace fs = std::filesystem;
@@ -34,8 +34,8 @@ void read_flat_range(hid_t dset, const Shape& shape, std::int64_t lo, std::int64
   }
   const hsize_t n[1] = {static_cast<hsize_t>(hi - lo)};
   H5Id mem(check_id(H5Screate_simple(1, n, nullptr), CheckpointErrorKind::kIo, "H5Screate_simple"), H5Sclose);
-  check_status(H5Dread(dset, H5T_NATIVE_FLOAT, mem.get(), space.get(), H5P_DEFAULT, out), CheckpointErrorKind::kCorruptData,
-               "reading " + where);
+  check_status(H5Dread(dset, H5T_NATIVE_FLOAT, mem.get(), space.get(), H5P_DEFAULT, out),
+               CheckpointErrorKind::kCorruptData, "reading " + where);
 }
 
 Shape dataset_shape(hid_t dset, const std::string& where) {
@@ -84,15 +84,15 @@ void stage_hf(const std::vector<std::unique_ptr<FlatParamUnit>>& units, const Hf
                               source.where + " has no tensor '" + hf->name + "' (" + e.name + ", shape " +
                                   shape_string(shape) + " in this model); use the model options it was exported with");
       }
-      const bool fits = hf->vocab_rows ? stored->size() == 2 && stored->at(1) == shape.at(1) && stored->at(0) <= shape.at(0)
-                                       : *stored == hf_shape(*hf, shape, 0);
+      const bool fits = hf->vocab_rows
+                            ? stored->size() == 2 && stored->at(1) == shape.at(1) && stored->at(0) <= shape.at(0)
+                            : *stored == hf_shape(*hf, shape, 0);
       if (!fits) {
-        throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
-                              source.where + ":" + name + " has shape " + shape_string(*stored) +
-                                  " but this model's " + e.name + " " + shape_string(shape) + " needs " +
-                                  shape_string(hf_shape(*hf, shape, shape.at(0))) +
-                                  (hf->vocab_rows ? " (or fewer rows)" : "") +
-                                  "; use the model options it was exported with");
+        throw CheckpointError(
+            CheckpointErrorKind::kConfigMismatch,
+            source.where + ":" + name + " has shape " + shape_string(*stored) + " but this model's " + e.name + " " +
+                shape_string(shape) + " needs " + shape_string(hf_shape(*hf, shape, shape.at(0))) +
+                (hf->vocab_rows ? " (or fewer rows)" : "") + "; use the model options it was exported with");
       }
       const std::int64_t lo = std::max(begin, e.offset), hi = std::min(end, e.offset + e.numel);
       if (lo >= hi) continue;
@@ -106,9 +106,9 @@ void stage_hf(const std::vector<std::unique_ptr<FlatParamUnit>>& units, const Hf
 RunConfig hdf5_model_fields(hid_t f, const std::string& path) {
   const std::string kind = detail::has_attribute(f, "kind") ? detail::read_string_attribute(f, "kind", path) : "";
   if (kind != "export") {
-    throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
-                          path + " is not a file written by `tessera_ckpt export` (kind '" + kind +
-                              "'); export the checkpoint first");
+    throw CheckpointError(
+        CheckpointErrorKind::kUnknownFormat,
+        path + " is not a file written by `tessera_ckpt export` (kind '" + kind + "'); export the checkpoint first");
   }
   RunConfig stored;
   if (detail::link_exists(f, "config")) {
@@ -199,7 +199,8 @@ RunConfig read_export_model_config(const fs::path& file) {
   return hdf5_names(f.get(), path) == kHfGpt2Names ? hf_fields_of_hdf5(stored) : stored;
 }
 
-void load_exported_weights(ShardedEngine& engine, Communicator& world, const fs::path& file, const RunConfig& expected) {
+void load_exported_weights(ShardedEngine& engine, Communicator& world, const fs::path& file,
+                           const RunConfig& expected) {
   const auto& units = engine.units();
   std::vector<std::vector<float>> staging(units.size());
   run_and_agree(world, [&] {
@@ -229,9 +230,9 @@ void load_exported_weights(ShardedEngine& engine, Communicator& world, const fs:
       check_model_fields(stored, expected, path);
       stage_tessera_hdf5(units, f.get(), path, staging);
     } else {
-      throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
-                            path + " names its tensors '" + names + "', which this build does not read (it reads " +
-                                kTesseraNames + " and " + kHfGpt2Names + ")");
+      throw CheckpointError(CheckpointErrorKind::kUnknownFormat, path + " names its tensors '" + names +
+                                                                     "', which this build does not read (it reads " +
+                                                                     kTesseraNames + " and " + kHfGpt2Names + ")");
     }
   });
   for (std::size_t u = 0; u < units.size(); ++u) {

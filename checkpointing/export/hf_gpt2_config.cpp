@@ -68,13 +68,15 @@ RunConfig read_hf_gpt2_config(const std::filesystem::path& path) {
     throw CheckpointError(CheckpointErrorKind::kCorruptData, path.string() + " is not JSON: " + e.what());
   }
   if (config.value("model_type", std::string()) != "gpt2") {
-    throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
-                          path.string() + " is not a GPT-2 config (model_type '" +
-                              config.value("model_type", std::string()) + "'); Tessera reads GPT-2 models");
+    throw CheckpointError(CheckpointErrorKind::kUnknownFormat, path.string() + " is not a GPT-2 config (model_type '" +
+                                                                   config.value("model_type", std::string()) +
+                                                                   "'); Tessera reads GPT-2 models");
   }
   RunConfig fields;
-  const std::pair<const char*, const char*> keys[] = {{"vocab_size", "vocab_size"}, {"n_positions", "max_seq_len"},
-                                                      {"n_layer", "layers"},       {"n_head", "heads"},
+  const std::pair<const char*, const char*> keys[] = {{"vocab_size", "vocab_size"},
+                                                      {"n_positions", "max_seq_len"},
+                                                      {"n_layer", "layers"},
+                                                      {"n_head", "heads"},
                                                       {"n_embd", "channels"}};
   for (const auto& [theirs, ours] : keys) {
     if (!config.contains(theirs) || !config[theirs].is_number_integer()) {

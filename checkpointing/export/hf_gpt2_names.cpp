@@ -14,7 +14,8 @@ bool starts_with(const std::string& s, const std::string& prefix) { return s.rfi
 std::vector<float> transpose(const std::vector<float>& values, std::int64_t rows, std::int64_t cols) {
   std::vector<float> out(values.size());
   for (std::int64_t r = 0; r < rows; ++r) {
-    for (std::int64_t c = 0; c < cols; ++c) out[static_cast<std::size_t>(c * rows + r)] = values[static_cast<std::size_t>(r * cols + c)];
+    for (std::int64_t c = 0; c < cols; ++c)
+      out[static_cast<std::size_t>(c * rows + r)] = values[static_cast<std::size_t>(r * cols + c)];
   }
   return out;
 }
@@ -29,9 +30,12 @@ std::optional<HfTensorName> hf_gpt2_name(const std::string& n) {
   const std::size_t dot = n.find('.', 2);
   if (dot == std::string::npos) return std::nullopt;
   const std::string block = n.substr(0, dot + 1), rest = n.substr(dot + 1);  // "h.3.", "attn.qkv.weight"
-  static const std::map<std::string, std::string> kModules{{"ln_1.", "ln_1."},          {"ln_2.", "ln_2."},
-                                                           {"attn.qkv.", "attn.c_attn."}, {"attn.proj.", "attn.c_proj."},
-                                                           {"mlp.fc.", "mlp.c_fc."},      {"mlp.proj.", "mlp.c_proj."}};
+  static const std::map<std::string, std::string> kModules{{"ln_1.", "ln_1."},
+                                                           {"ln_2.", "ln_2."},
+                                                           {"attn.qkv.", "attn.c_attn."},
+                                                           {"attn.proj.", "attn.c_proj."},
+                                                           {"mlp.fc.", "mlp.c_fc."},
+                                                           {"mlp.proj.", "mlp.c_proj."}};
   for (const auto& [ours, theirs] : kModules) {
     if (!starts_with(rest, ours)) continue;
     const std::string leaf = rest.substr(ours.size());

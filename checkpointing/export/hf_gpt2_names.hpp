@@ -23,9 +23,9 @@
 namespace tessera {
 
 struct HfTensorName {
-  std::string name;          // "transformer.h.0.attn.c_attn.weight"
-  bool transposed = false;   // a Linear weight (out, in) stored as Conv1D (in, out)
-  bool vocab_rows = false;   // the token embedding: rows beyond the vocabulary are padding
+  std::string name;         // "transformer.h.0.attn.c_attn.weight"
+  bool transposed = false;  // a Linear weight (out, in) stored as Conv1D (in, out)
+  bool vocab_rows = false;  // the token embedding: rows beyond the vocabulary are padding
 };
 
 // The Hugging Face name and layout of a Tessera GPT parameter; std::nullopt for a name outside the GPT-2 layout.

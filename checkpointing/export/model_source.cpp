@@ -1,13 +1,13 @@
 // Model sources: a checkpoint (meta.h5's model fields) or an export (its stored config).
 #include "tessera/checkpointing/export/model_source.hpp"
 
-#include "tessera/checkpointing/format/checkpoint_error.hpp"
 #include "tessera/checkpointing/export/checkpoint_export.hpp"
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
-#include "tessera/checkpointing/load/checkpoint_loader.hpp"
+#include "tessera/checkpointing/format/checkpoint_error.hpp"
 #include "tessera/checkpointing/format/checkpoint_meta.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
 #include "tessera/checkpointing/format/hdf5_util.hpp"
+#include "tessera/checkpointing/load/checkpoint_loader.hpp"
 
 namespace fs = std::filesystem;
 
@@ -21,7 +21,8 @@ RunConfig read_hdf5_export_config(const fs::path& file) {
   detail::Hdf5Guard guard;
   const std::string path = file.string();
   H5Id f = detail::open_file_read(path);
-  const std::string kind = detail::has_attribute(f.get(), "kind") ? detail::read_string_attribute(f.get(), "kind", path) : "";
+  const std::string kind =
+      detail::has_attribute(f.get(), "kind") ? detail::read_string_attribute(f.get(), "kind", path) : "";
   if (kind != "export") {
     throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
                           path + " is not a file written by `tessera_ckpt export` (kind '" + kind + "')");
@@ -65,13 +66,15 @@ ModelSource open_model_source(const fs::path& path) {
   }
   std::error_code ec;
   if (!fs::exists(path, ec)) {
-    throw CheckpointError(CheckpointErrorKind::kMissingFile,
-                          path.string() + " does not exist; pass a checkpoint directory, a run directory or an export file");
+    throw CheckpointError(
+        CheckpointErrorKind::kMissingFile,
+        path.string() + " does not exist; pass a checkpoint directory, a run directory or an export file");
   }
   const auto dir = resolve_checkpoint(path);
   if (!dir) {
-    throw CheckpointError(CheckpointErrorKind::kMissingFile,
-                          path.string() + " is neither an export file nor a checkpoint or run directory with a checkpoint");
+    throw CheckpointError(
+        CheckpointErrorKind::kMissingFile,
+        path.string() + " is neither an export file nor a checkpoint or run directory with a checkpoint");
   }
   source.path = *dir;
   const CheckpointMeta meta = read_meta_file((*dir / kMetaFileName).string());

@@ -15,12 +15,12 @@ namespace tessera {
 class ShardedEngine;
 
 struct ModelSource {
-  std::filesystem::path path;      // the checkpoint directory (resolved) or the export file
+  std::filesystem::path path;  // the checkpoint directory (resolved) or the export file
   bool is_export = false;
-  GptConfig config;                // the model to build (an export's vocabulary: the rows it holds)
-  std::int64_t token_vocab = 0;    // real tokens (<= config.vocab_size): the tokenizer's when recorded
-  RunConfig stored;                // the source's stored config: a checkpoint's, an HDF5 export's
-                                   // (model and run fields); a safetensors export's model fields
+  GptConfig config;              // the model to build (an export's vocabulary: the rows it holds)
+  std::int64_t token_vocab = 0;  // real tokens (<= config.vocab_size): the tokenizer's when recorded
+  RunConfig stored;              // the source's stored config: a checkpoint's, an HDF5 export's
+                                 // (model and run fields); a safetensors export's model fields
 };
 
 // Reads the source's model fields. CheckpointError naming the file when it is neither a checkpoint

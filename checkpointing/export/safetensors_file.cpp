@@ -51,7 +51,8 @@ SafetensorsWriter::SafetensorsWriter(const std::filesystem::path& out, std::vect
     t.begin = at;
     t.end = at + static_cast<std::uint64_t>(shape_numel(t.shape)) * element_bytes(t.dtype);
     at = t.end;
-    header[t.name] = {{"dtype", safetensors_dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {t.begin, t.end}}};
+    header[t.name] = {
+        {"dtype", safetensors_dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {t.begin, t.end}}};
   }
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::string text = header.dump();
@@ -112,7 +113,8 @@ SafetensorsReader::SafetensorsReader(const std::filesystem::path& path) : path_(
   try {
     header = json::parse(text);
   } catch (const json::exception& e) {
-    throw CheckpointError(CheckpointErrorKind::kUnknownFormat, where + ": the safetensors header is not JSON: " + e.what());
+    throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
+                          where + ": the safetensors header is not JSON: " + e.what());
   }
   data_start_ = 8 + n;
   try {
@@ -131,14 +133,14 @@ SafetensorsReader::SafetensorsReader(const std::filesystem::path& path) : path_(
       if (t.end < t.begin || t.end - t.begin != bytes || data_start_ + t.end > size) {
         throw CheckpointError(CheckpointErrorKind::kCorruptData,
                               where + ":" + name + " has data_offsets [" + std::to_string(t.begin) + ", " +
-                                  std::to_string(t.end) + ") for " + std::to_string(bytes) +
-                                  " bytes of shape " + shape_string(t.shape) + " in a file of " +
-                                  std::to_string(size) + " bytes");
+                                  std::to_string(t.end) + ") for " + std::to_string(bytes) + " bytes of shape " +
+                                  shape_string(t.shape) + " in a file of " + std::to_string(size) + " bytes");
       }
       tensors_[name] = t;
     }
   } catch (const json::exception& e) {
-    throw CheckpointError(CheckpointErrorKind::kUnknownFormat, where + ": a safetensors header entry is malformed: " + e.what());
+    throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
+                          where + ": a safetensors header entry is malformed: " + e.what());
   }
 }
 

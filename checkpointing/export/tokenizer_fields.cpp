@@ -28,7 +28,8 @@ std::optional<TokenizerSpec> stored_tokenizer(const RunConfig& config) {
   spec.kind = parse_tokenizer_kind(kind->second, "checkpoint field run.tokenizer");
   try {
     if (const auto it = run.find("tokenizer_vocab"); it != run.end()) spec.vocab_size = std::stoi(it->second);
-    if (const auto it = run.find("tokenizer_hash"); it != run.end()) spec.files_hash = std::stoull(it->second, nullptr, 16);
+    if (const auto it = run.find("tokenizer_hash"); it != run.end())
+      spec.files_hash = std::stoull(it->second, nullptr, 16);
   } catch (const std::exception&) {
     throw std::invalid_argument("checkpoint fields run.tokenizer_vocab / run.tokenizer_hash do not parse");
   }

@@ -23,8 +23,7 @@ const char* checkpoint_error_kind_name(CheckpointErrorKind kind);  // "missing f
 
 class CheckpointError : public std::runtime_error {
  public:
-  CheckpointError(CheckpointErrorKind kind, const std::string& message)
-      : std::runtime_error(message), kind_(kind) {}
+  CheckpointError(CheckpointErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
   CheckpointErrorKind kind() const { return kind_; }
 
  private:

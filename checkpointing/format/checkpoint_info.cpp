@@ -4,10 +4,10 @@
 #include <memory>
 #include <sstream>
 
-#include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/format/checkpoint_meta.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
 #include "tessera/checkpointing/format/meta_digests.hpp"
+#include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/load/shard_file_reader.hpp"
 #include "tessera/checkpointing/save/shard_file_writer.hpp"
 #include "tessera/runtime/memory_tracker.hpp"

@@ -117,14 +117,15 @@ void check_layout_structure(const CheckpointLayout& layout, const std::string& w
   }
   for (std::size_t u = 0; u < by_unit.size(); ++u) {
     auto& params = by_unit[u];
-    std::sort(params.begin(), params.end(), [](const ParamRecord* a, const ParamRecord* b) { return a->offset < b->offset; });
+    std::sort(params.begin(), params.end(),
+              [](const ParamRecord* a, const ParamRecord* b) { return a->offset < b->offset; });
     for (std::size_t i = 1; i < params.size(); ++i) {
       const ParamRecord& a = *params[i - 1];
       const ParamRecord& b = *params[i];
       if (a.offset + a.numel() > b.offset) {
-        corrupt_layout(where, "parameters '" + a.name + "' " + element_range(a.offset, a.offset + a.numel()) + " and '" +
-                                  b.name + "' " + element_range(b.offset, b.offset + b.numel()) + " overlap in unit '" +
-                                  layout.units[u].name + "'");
+        corrupt_layout(where, "parameters '" + a.name + "' " + element_range(a.offset, a.offset + a.numel()) +
+                                  " and '" + b.name + "' " + element_range(b.offset, b.offset + b.numel()) +
+                                  " overlap in unit '" + layout.units[u].name + "'");
       }
     }
   }
@@ -164,10 +165,11 @@ void check_same_parameters(const CheckpointLayout& stored, const CheckpointLayou
   for (const ParamRecord& p : current.params) {
     auto it = by_name.find(p.name);
     if (it == by_name.end()) {
-      throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
-                            where + " has no parameter '" + p.name + "' (shape " + shape_string(p.shape) +
-                                " in this model): it was written for a different model; use the model options it was written "
-                                "with, or start without resuming");
+      throw CheckpointError(
+          CheckpointErrorKind::kConfigMismatch,
+          where + " has no parameter '" + p.name + "' (shape " + shape_string(p.shape) +
+              " in this model): it was written for a different model; use the model options it was written "
+              "with, or start without resuming");
     }
     if (it->second->shape != p.shape) {
       throw CheckpointError(CheckpointErrorKind::kConfigMismatch,

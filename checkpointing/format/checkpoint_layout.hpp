@@ -59,7 +59,7 @@ struct CheckpointLayout {
   std::vector<ShardPiece> locate(int unit, std::int64_t begin, std::int64_t end) const;
   std::int64_t parameter_count() const;  // sum of parameter numels
   std::int64_t padded_elements() const;  // sum over units of shard_numel * shard_ranks
-  std::int64_t state_bytes() const;  // of every state over every unit's padded buffer
+  std::int64_t state_bytes() const;      // of every state over every unit's padded buffer
 };
 
 // Throws CheckpointError(kCorruptData) naming `where` unless the layout is consistent: units of

@@ -8,11 +8,11 @@
 #include <type_traits>
 
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
-#include "tessera/checkpointing/save/disk_space.hpp"
 #include "tessera/checkpointing/format/hdf5_util.hpp"
 #include "tessera/checkpointing/format/meta_digests.hpp"
-#include "tessera/checkpointing/save/shard_file_writer.hpp"
 #include "tessera/checkpointing/format/virtual_datasets.hpp"
+#include "tessera/checkpointing/save/disk_space.hpp"
+#include "tessera/checkpointing/save/shard_file_writer.hpp"
 
 namespace tessera {
 namespace {
@@ -128,7 +128,8 @@ std::vector<StateSpec> read_states(hid_t layout_group, std::int64_t alignment, c
     if (per_value[i] < 1 || alignment % per_value[i] != 0) {
       throw CheckpointError(CheckpointErrorKind::kCorruptData,
                             w + ": state '" + names[i] + "' has " + std::to_string(per_value[i]) +
-                                " elements per value, which does not divide the alignment " + std::to_string(alignment));
+                                " elements per value, which does not divide the alignment " +
+                                std::to_string(alignment));
     }
     try {
       states.push_back({names[i], parse_dtype(dtypes[i], "state dtype"), per_value[i]});
@@ -183,9 +184,9 @@ CheckpointLayout read_layout(hid_t file, int shard_ranks, const std::string& whe
     layout.params.push_back(std::move(p));
   }
   if (at != param_dims.size()) {
-    throw CheckpointError(CheckpointErrorKind::kCorruptData,
-                          w + ": param_ndim adds up to " + std::to_string(at) + " dims but param_dims holds " +
-                              std::to_string(param_dims.size()));
+    throw CheckpointError(CheckpointErrorKind::kCorruptData, w + ": param_ndim adds up to " + std::to_string(at) +
+                                                                 " dims but param_dims holds " +
+                                                                 std::to_string(param_dims.size()));
   }
   check_layout_structure(layout, w);  // ranges, overlaps, names
   return layout;
@@ -241,9 +242,9 @@ class DigestedReader {
 void require_stored(bool ok, const std::string& path, const std::string& field, const std::string& value,
                     const std::string& expected) {
   if (ok) return;
-  throw CheckpointError(CheckpointErrorKind::kCorruptData,
-                        path + " is corrupted: its stored " + field + " is " + value + ", but " + expected +
-                            "; resume from an earlier checkpoint");
+  throw CheckpointError(CheckpointErrorKind::kCorruptData, path + " is corrupted: its stored " + field + " is " +
+                                                               value + ", but " + expected +
+                                                               "; resume from an earlier checkpoint");
 }
 
 }  // namespace
@@ -282,7 +283,8 @@ void write_meta_file(const std::string& path, const CheckpointMeta& meta) {
     for (const char* section : {"model", "run"}) {
       H5Id group = detail::create_group(config.get(), section, path);
       const auto& fields = std::string(section) == "model" ? meta.config.model() : meta.config.run();
-      for (const auto& [key, value] : fields) w.attribute(group.get(), std::string("config.") + section + ".", key, value);
+      for (const auto& [key, value] : fields)
+        w.attribute(group.get(), std::string("config.") + section + ".", key, value);
     }
     if (!meta.config.effective_config().empty()) {
       w.attribute(config.get(), "config.", "effective", meta.config.effective_config());
@@ -354,12 +356,13 @@ CheckpointMeta read_meta_file(const std::string& path) {
     try {
       return parse();
     } catch (const std::invalid_argument& e) {
-      throw CheckpointError(CheckpointErrorKind::kCorruptData,
-                            path + " is corrupted: its stored " + attribute + " is not valid (" + e.what() +
-                                "); resume from an earlier checkpoint");
+      throw CheckpointError(CheckpointErrorKind::kCorruptData, path + " is corrupted: its stored " + attribute +
+                                                                   " is not valid (" + e.what() +
+                                                                   "); resume from an earlier checkpoint");
     }
   };
-  meta.stage = stored("zero_stage", [&] { return parse_zero_stage(static_cast<int>(r.integer(f, "", "zero_stage", path))); });
+  meta.stage =
+      stored("zero_stage", [&] { return parse_zero_stage(static_cast<int>(r.integer(f, "", "zero_stage", path))); });
   meta.precision.param_dtype =
       stored("param_dtype", [&] { return parse_dtype(r.text(f, "", "param_dtype", path), "param_dtype"); });
   meta.precision.reduce_dtype =
@@ -397,9 +400,10 @@ CheckpointMeta read_meta_file(const std::string& path) {
   if (detail::link_exists(f, "loss_scaler")) {
     H5Id scaler = detail::open_group(f, "loss_scaler", path);
     const std::string w = path + ":/loss_scaler";
-    meta.loss_scaler = DynamicLossScaler::State{static_cast<float>(r.real(scaler.get(), "loss_scaler.", "scale", w)),
-                                                r.integer(scaler.get(), "loss_scaler.", "good_steps", w),
-                                                static_cast<int>(r.integer(scaler.get(), "loss_scaler.", "hysteresis_left", w))};
+    meta.loss_scaler =
+        DynamicLossScaler::State{static_cast<float>(r.real(scaler.get(), "loss_scaler.", "scale", w)),
+                                 r.integer(scaler.get(), "loss_scaler.", "good_steps", w),
+                                 static_cast<int>(r.integer(scaler.get(), "loss_scaler.", "hysteresis_left", w))};
     require_stored(std::isfinite(meta.loss_scaler->scale) && meta.loss_scaler->scale > 0.0f, path, "loss_scaler.scale",
                    std::to_string(meta.loss_scaler->scale), "a loss scale is finite and positive");
   }

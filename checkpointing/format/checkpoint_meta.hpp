@@ -36,9 +36,9 @@
 
 #include "tessera/checkpointing/format/checkpoint_layout.hpp"
 #include "tessera/checkpointing/format/run_config.hpp"
+#include "tessera/model/optim/optimizer_state.hpp"
 #include "tessera/precision/loss_scaler.hpp"
 #include "tessera/precision/mixed_precision.hpp"
-#include "tessera/model/optim/optimizer_state.hpp"
 #include "tessera/sharding/sharding_config.hpp"
 
 namespace tessera {

@@ -39,10 +39,10 @@ void fsync_opened(const fs::path& path, int flags) {
 
 void check_readable_format(std::int64_t version, const std::string& path) {
   if (version >= kOldestReadableFormat && version <= kCheckpointFormatVersion) return;
-  const std::string readable = kOldestReadableFormat == kCheckpointFormatVersion
-                                   ? "version " + std::to_string(kCheckpointFormatVersion)
-                                   : "versions " + std::to_string(kOldestReadableFormat) + " to " +
-                                         std::to_string(kCheckpointFormatVersion);
+  const std::string readable =
+      kOldestReadableFormat == kCheckpointFormatVersion
+          ? "version " + std::to_string(kCheckpointFormatVersion)
+          : "versions " + std::to_string(kOldestReadableFormat) + " to " + std::to_string(kCheckpointFormatVersion);
   throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
                         path + " has checkpoint format version " + std::to_string(version) + "; this build reads " +
                             readable + ": resume it with the Tessera version that wrote it");
@@ -122,7 +122,9 @@ void discard_checkpoint(const fs::path& dir, const fs::path& checkpoint, const s
   durable_rename(checkpoint, trash);
   if (after_rename) after_rename();
   fs::remove_all(trash, ec);
-  if (ec) throw CheckpointError(CheckpointErrorKind::kIo, "cannot remove old checkpoint " + trash.string() + ": " + ec.message());
+  if (ec)
+    throw CheckpointError(CheckpointErrorKind::kIo,
+                          "cannot remove old checkpoint " + trash.string() + ": " + ec.message());
 }
 
 void fsync_path(const fs::path& path) { fsync_opened(path, O_RDONLY); }

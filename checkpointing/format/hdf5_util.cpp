@@ -294,7 +294,8 @@ std::vector<std::string> read_strings(hid_t loc, const std::string& name, const 
   H5Id dset = open_dataset(loc, name, where);
   H5Id file_type(check_id(H5Dget_type(dset.get()), CheckpointErrorKind::kCorruptData, "H5Dget_type"), H5Tclose);
   if (H5Tget_class(file_type.get()) != H5T_STRING || H5Tis_variable_str(file_type.get()) > 0) {
-    throw CheckpointError(CheckpointErrorKind::kCorruptData, where + ":" + name + " is not a fixed-length string table");
+    throw CheckpointError(CheckpointErrorKind::kCorruptData,
+                          where + ":" + name + " is not a fixed-length string table");
   }
   const std::size_t width = H5Tget_size(file_type.get());
   const auto count = static_cast<std::size_t>(dataset_length(dset.get(), where + ":" + name));

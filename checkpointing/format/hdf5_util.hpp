@@ -43,7 +43,8 @@ class H5Id {
 
 // Holds the process-wide HDF5 lock and silences HDF5's automatic error printing on this thread
 // while alive. The first one in a process turns off HDF5's clean-up at exit (H5dont_atexit), so a
-// file whose close failed on a full disk never crashes the process at exit. Every function below expects one to be alive on the calling thread. Recursive.
+// file whose close failed on a full disk never crashes the process at exit. Every function below expects one to be
+// alive on the calling thread. Recursive.
 class Hdf5Guard {
  public:
   Hdf5Guard();

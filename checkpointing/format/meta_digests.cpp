@@ -70,19 +70,21 @@ void MetaDigests::check(const std::string& name, const void* data, std::size_t b
   if (!checking_) return;
   const auto it = digests_.find(name);
   if (it == digests_.end()) {
-    throw CheckpointError(CheckpointErrorKind::kCorruptData,
-                          where + " is corrupted: it records no checksum for its value " + name +
-                              "; resume from an earlier checkpoint");
+    throw CheckpointError(
+        CheckpointErrorKind::kCorruptData,
+        where + " is corrupted: it records no checksum for its value " + name + "; resume from an earlier checkpoint");
   }
   const std::uint64_t actual = xxh64(data, bytes);
   if (actual != it->second) {
     throw CheckpointError(CheckpointErrorKind::kCorruptData,
                           where + " is corrupted: its stored " + name + " has xxh64 " + hex64(actual) + " but " +
-                              hex64(it->second) + " was recorded when it was written; resume from an earlier checkpoint");
+                              hex64(it->second) +
+                              " was recorded when it was written; resume from an earlier checkpoint");
   }
 }
 
-void MetaDigests::check(const std::string& name, const std::vector<std::string>& table, const std::string& where) const {
+void MetaDigests::check(const std::string& name, const std::vector<std::string>& table,
+                        const std::string& where) const {
   const std::string all = joined(table);
   check(name, all.data(), all.size(), where);
 }

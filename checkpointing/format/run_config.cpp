@@ -3,7 +3,6 @@
 
 #include <cstdio>
 
-
 namespace tessera {
 
 std::string RunConfig::format_double(double value) {

@@ -32,15 +32,11 @@ class RunConfig {
   void set_model(const std::string& key, const std::string& value) { model_[key] = value; }
   void set_run(const std::string& key, const std::string& value) { run_[key] = value; }
   template <typename T>
-    requires std::is_arithmetic_v<T>
-  void set_model(const std::string& key, T value) {
-    model_[key] = format_value(value);
-  }
+  requires std::is_arithmetic_v<T>
+  void set_model(const std::string& key, T value) { model_[key] = format_value(value); }
   template <typename T>
-    requires std::is_arithmetic_v<T>
-  void set_run(const std::string& key, T value) {
-    run_[key] = format_value(value);
-  }
+  requires std::is_arithmetic_v<T>
+  void set_run(const std::string& key, T value) { run_[key] = format_value(value); }
 
   const std::map<std::string, std::string>& model() const { return model_; }
   const std::map<std::string, std::string>& run() const { return run_; }

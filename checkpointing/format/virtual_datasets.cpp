@@ -5,8 +5,8 @@
 
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
 #include "tessera/checkpointing/format/hdf5_util.hpp"
-#include "tessera/checkpointing/save/shard_file_writer.hpp"
 #include "tessera/checkpointing/format/state_file_types.hpp"
+#include "tessera/checkpointing/save/shard_file_writer.hpp"
 
 namespace tessera {
 namespace {
@@ -75,8 +75,8 @@ void write_one(hid_t group, const std::string& name, const ParamRecord& p, const
   const std::string& dataset = state.name;
   const Shape dims = dims_of(p.shape);
   std::vector<hsize_t> vdims(dims.begin(), dims.end());
-  H5Id vspace(check_id(H5Screate_simple(static_cast<int>(vdims.size()), vdims.data(), nullptr), CheckpointErrorKind::kIo,
-                       "H5Screate_simple"),
+  H5Id vspace(check_id(H5Screate_simple(static_cast<int>(vdims.size()), vdims.data(), nullptr),
+                       CheckpointErrorKind::kIo, "H5Screate_simple"),
               H5Sclose);
   const UnitRecord& unit = layout.units.at(static_cast<std::size_t>(p.unit));
   const hsize_t src_dims[1] = {static_cast<hsize_t>(unit.shard_numel)};

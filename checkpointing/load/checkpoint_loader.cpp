@@ -12,10 +12,10 @@
 
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
 #include "tessera/checkpointing/format/meta_digests.hpp"
-#include "tessera/checkpointing/rank_agreement.hpp"
 #include "tessera/checkpointing/load/shard_file_reader.hpp"
-#include "tessera/checkpointing/save/shard_file_writer.hpp"
 #include "tessera/checkpointing/load/state_read_plan.hpp"
+#include "tessera/checkpointing/rank_agreement.hpp"
+#include "tessera/checkpointing/save/shard_file_writer.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
 
 namespace fs = std::filesystem;
@@ -48,8 +48,9 @@ std::vector<DatasetRanges> ranges_of(const std::vector<DatasetRead>& reads, cons
     DatasetRanges& d = out.emplace_back(DatasetRanges{*r.old_unit, spec.name, spec.dtype, {}});
     for (const StateRequest& q : *r.requests) {
       std::byte* b = base ? base(q.unit, r.state) : nullptr;
-      d.ranges.push_back({q.begin / per, q.count / per,
-                          b == nullptr ? nullptr : b + static_cast<std::size_t>(q.target / per) * dtype_size(spec.dtype)});
+      d.ranges.push_back(
+          {q.begin / per, q.count / per,
+           b == nullptr ? nullptr : b + static_cast<std::size_t>(q.target / per) * dtype_size(spec.dtype)});
     }
   }
   return out;
@@ -93,7 +94,7 @@ class ReadTargets {
  private:
   const std::vector<std::unique_ptr<FlatParamUnit>>& units_;
   const std::vector<StateSpec>& specs_;
-  std::vector<std::vector<std::byte*>> base_;                         // [unit][state]
+  std::vector<std::vector<std::byte*>> base_;                       // [unit][state]
   std::vector<std::vector<std::unique_ptr<std::byte[]>>> staging_;  // [unit][state], null: in place
 };
 
@@ -105,7 +106,8 @@ void check_shard_files(const CheckpointMeta& meta, const fs::path& dir) {
     std::error_code ec;
     if (!fs::is_regular_file(file, ec)) {
       throw CheckpointError(CheckpointErrorKind::kMissingFile,
-                            file.string() + " is missing (the checkpoint has " + std::to_string(meta.layout.shard_ranks) +
+                            file.string() + " is missing (the checkpoint has " +
+                                std::to_string(meta.layout.shard_ranks) +
                                 " shard files); restore it or resume from an earlier checkpoint");
     }
     const auto size = static_cast<std::int64_t>(fs::file_size(file, ec));
@@ -123,7 +125,8 @@ void check_same_save(const ShardFileReader& reader, const CheckpointMeta& meta, 
   const bool same_id = reader.save_id() == meta.save_id;
   if (same_id && reader.step() == meta.progress.step) return;
   auto save = [](std::uint64_t id, std::int64_t step) {
-    return (id != 0 ? "save " + detail::hex64(id) : std::string("a save without id")) + " of step " + std::to_string(step);
+    return (id != 0 ? "save " + detail::hex64(id) : std::string("a save without id")) + " of step " +
+           std::to_string(step);
   };
   throw CheckpointError(CheckpointErrorKind::kCorruptData,
                         reader.path() + " does not belong to this checkpoint: it was written by " +
@@ -143,8 +146,8 @@ void check_model_fields(const RunConfig& stored, const RunConfig& expected, cons
   }
 }
 
-LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const fs::path& path,
-                           const RunConfig& expected, const LoadOptions& options) {
+LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const fs::path& path, const RunConfig& expected,
+                           const LoadOptions& options) {
   LoadResult result;
   const auto& units = engine.units();
   const fs::path meta_path = path / kMetaFileName;
@@ -152,7 +155,7 @@ LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const fs:
   StateReadPlan by_parameter, by_position;
   FileReads files;
   std::vector<std::unique_ptr<ShardFileReader>> readers;  // per file of `files`
-  std::int64_t verified_bytes = 0;                         // read by the verifying pass
+  std::int64_t verified_bytes = 0;                        // read by the verifying pass
   auto plan_of = [&](std::size_t k) -> const StateReadPlan& {
     return k == 0 || current.state_alignment == 1 ? by_parameter : by_position;  // k 0: the f32 master, element-wise
   };
@@ -172,7 +175,8 @@ LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const fs:
   run_and_agree(world, [&] {
     std::error_code ec;
     if (!fs::is_directory(path, ec)) {
-      throw CheckpointError(CheckpointErrorKind::kMissingFile, "checkpoint directory " + path.string() + " does not exist");
+      throw CheckpointError(CheckpointErrorKind::kMissingFile,
+                            "checkpoint directory " + path.string() + " does not exist");
     }
     if (!fs::is_regular_file(meta_path, ec)) {
       throw CheckpointError(CheckpointErrorKind::kMissingFile,
@@ -222,8 +226,7 @@ LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const fs:
   engine.mark_state_partial(partial);
   std::optional<ReadTargets> targets;
   run_and_agree(world, [&] {
-    targets.emplace(units, current.states,
-                    [&](std::size_t u, std::size_t k) { return plan_of(k).covered[u]; });
+    targets.emplace(units, current.states, [&](std::size_t u, std::size_t k) { return plan_of(k).covered[u]; });
     read_all([&](std::size_t u, std::size_t k) { return targets->base(u, k); });
   });
   targets->finish();
@@ -240,7 +243,8 @@ LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const fs:
   engine.publish_parameters();
   result.progress = result.meta.progress;
   const auto rank = static_cast<std::size_t>(world.rank());
-  result.progress.rng_state = rank < result.meta.rng_states.size() ? result.meta.rng_states[rank] : std::vector<std::uint64_t>{};
+  result.progress.rng_state =
+      rank < result.meta.rng_states.size() ? result.meta.rng_states[rank] : std::vector<std::uint64_t>{};
   return result;
 }
 

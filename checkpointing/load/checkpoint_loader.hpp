@@ -37,8 +37,8 @@ class ShardedEngine;
 class ShardFileReader;
 
 struct LoadResult {
-  TrainingProgress progress;  // rng_state: this rank's stored words (empty when the checkpoint had fewer ranks)
-  CheckpointMeta meta;        // what was stored (settings at save time, every rank's RNG words)
+  TrainingProgress progress;    // rng_state: this rank's stored words (empty when the checkpoint had fewer ranks)
+  CheckpointMeta meta;          // what was stored (settings at save time, every rank's RNG words)
   std::int64_t bytes_read = 0;  // of shard-file data this rank loaded (each chunk once)
 };
 

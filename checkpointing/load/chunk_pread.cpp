@@ -4,12 +4,11 @@
 #include "tessera/checkpointing/load/chunk_pread.hpp"
 
 #include <fcntl.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-
-#include <omp.h>
 
 #include "tessera/checkpointing/format/checksum.hpp"
 
@@ -20,7 +19,8 @@ namespace {
 std::string read_whole(int fd, std::byte* data, std::int64_t bytes, std::int64_t offset) {
   std::int64_t done = 0;
   while (done < bytes) {
-    const ssize_t n = ::pread(fd, data + done, static_cast<std::size_t>(bytes - done), static_cast<off_t>(offset + done));
+    const ssize_t n =
+        ::pread(fd, data + done, static_cast<std::size_t>(bytes - done), static_cast<off_t>(offset + done));
     if (n > 0) {
       done += n;
       continue;
@@ -38,8 +38,9 @@ std::string read_whole(int fd, std::byte* data, std::int64_t bytes, std::int64_t
 
 }  // namespace
 
-std::vector<ChunkResult> pread_chunks(int fd0, const std::string& path, std::span<const ChunkPread> chunks,
-                                      const std::function<void(std::size_t, const std::byte*, const ChunkResult&)>& use) {
+std::vector<ChunkResult> pread_chunks(
+    int fd0, const std::string& path, std::span<const ChunkPread> chunks,
+    const std::function<void(std::size_t, const std::byte*, const ChunkResult&)>& use) {
   std::vector<ChunkResult> results(chunks.size());
   const auto n = static_cast<std::int64_t>(chunks.size());
 #pragma omp parallel if (n > 1)

@@ -11,12 +11,12 @@
 #include <optional>
 #include <span>
 
-#include "tessera/checkpointing/load/chunk_pread.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
 #include "tessera/checkpointing/format/checksum.hpp"
 #include "tessera/checkpointing/format/meta_digests.hpp"
-#include "tessera/checkpointing/save/shard_file_writer.hpp"
 #include "tessera/checkpointing/format/state_file_types.hpp"
+#include "tessera/checkpointing/load/chunk_pread.hpp"
+#include "tessera/checkpointing/save/shard_file_writer.hpp"
 
 namespace tessera {
 namespace {
@@ -39,11 +39,10 @@ std::string hex(std::uint64_t v) {
 void read_run(hid_t dset, hid_t file_space, hid_t type, std::int64_t lo, std::int64_t hi, void* out,
               const std::string& where) {
   const hsize_t start[1] = {static_cast<hsize_t>(lo)}, count[1] = {static_cast<hsize_t>(hi - lo)};
-  check_status(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, count, nullptr), CheckpointErrorKind::kIo,
-               "selecting in " + where);
+  check_status(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, count, nullptr),
+               CheckpointErrorKind::kIo, "selecting in " + where);
   H5Id mem_space(check_id(H5Screate_simple(1, count, nullptr), CheckpointErrorKind::kIo, "H5Screate_simple"), H5Sclose);
-  check_status(H5Dread(dset, type, mem_space.get(), file_space, H5P_DEFAULT, out),
-               CheckpointErrorKind::kCorruptData,
+  check_status(H5Dread(dset, type, mem_space.get(), file_space, H5P_DEFAULT, out), CheckpointErrorKind::kCorruptData,
                "reading elements [" + std::to_string(lo) + ", " + std::to_string(hi) + ") of " + where);
 }
 
@@ -65,8 +64,8 @@ void verify_chunks(const std::byte* data, std::size_t element_bytes, std::int64_
 #pragma omp parallel for schedule(static)
   for (std::int64_t c = first; c < last; ++c) {
     const std::int64_t clo = c * chunk, chi = std::min(length, clo + chunk);
-    actual[static_cast<std::size_t>(c - first)] =
-        xxh64(data + static_cast<std::size_t>(clo - lo) * element_bytes, static_cast<std::size_t>(chi - clo) * element_bytes);
+    actual[static_cast<std::size_t>(c - first)] = xxh64(data + static_cast<std::size_t>(clo - lo) * element_bytes,
+                                                        static_cast<std::size_t>(chi - clo) * element_bytes);
   }
   for (std::int64_t c = first; c < last; ++c) {
     const std::uint64_t got = actual[static_cast<std::size_t>(c - first)], stored = sums[static_cast<std::size_t>(c)];
@@ -103,10 +102,10 @@ std::vector<std::int64_t> needed_chunks(const std::vector<ElementRange>& ranges,
   for (const ElementRange& r : ranges) {
     if (r.count <= 0) continue;
     if (r.begin < 0 || r.begin + r.count > d.length) {
-      throw CheckpointError(CheckpointErrorKind::kCorruptData,
-                            d.where + " has " + std::to_string(d.length) + " elements; elements [" +
-                                std::to_string(r.begin) + ", " + std::to_string(r.begin + r.count) +
-                                ") were expected by the checkpoint's layout");
+      throw CheckpointError(CheckpointErrorKind::kCorruptData, d.where + " has " + std::to_string(d.length) +
+                                                                   " elements; elements [" + std::to_string(r.begin) +
+                                                                   ", " + std::to_string(r.begin + r.count) +
+                                                                   ") were expected by the checkpoint's layout");
     }
     for (std::int64_t c = r.begin / d.chunk; c <= (r.begin + r.count - 1) / d.chunk; ++c) needed.push_back(c);
   }
@@ -187,19 +186,20 @@ DatasetPlan plan_dataset(hid_t file, const std::string& path, const DatasetRange
   p.chunk = d.chunk;
   const H5Id type = detail::state_hdf5_type(r.dtype);
   {
-    H5Id stored(check_id(H5Dget_type(d.dset.get()), CheckpointErrorKind::kCorruptData, "H5Dget_type " + p.where), H5Tclose);
+    H5Id stored(check_id(H5Dget_type(d.dset.get()), CheckpointErrorKind::kCorruptData, "H5Dget_type " + p.where),
+                H5Tclose);
     if (H5Tequal(stored.get(), type.get()) <= 0) {
-      throw CheckpointError(CheckpointErrorKind::kCorruptData,
-                            p.where + " is not stored as " + dtype_name(r.dtype) + " elements as the checkpoint's "
-                                      "metadata says");
+      throw CheckpointError(CheckpointErrorKind::kCorruptData, p.where + " is not stored as " + dtype_name(r.dtype) +
+                                                                   " elements as the checkpoint's "
+                                                                   "metadata says");
     }
   }
   p.sums = detail::read_u64_vector(d.group.get(), r.dataset + kChecksumSuffix, path + ":" + unit_group_path(r.unit));
   const std::int64_t chunks = p.chunk > 0 ? (p.length + p.chunk - 1) / p.chunk : -1;
   if (chunks < 0 || static_cast<std::int64_t>(p.sums.size()) != chunks) {
-    throw CheckpointError(CheckpointErrorKind::kCorruptData,
-                          p.where + ": checksum table has " + std::to_string(p.sums.size()) + " entries for " +
-                              std::to_string(chunks) + " chunks");
+    throw CheckpointError(CheckpointErrorKind::kCorruptData, p.where + ": checksum table has " +
+                                                                 std::to_string(p.sums.size()) + " entries for " +
+                                                                 std::to_string(chunks) + " chunks");
   }
   p.needed = needed_chunks(r.ranges, d);
   if (!raw_possible || !stored_raw(d)) return p;
@@ -232,7 +232,8 @@ std::int64_t read_through_hdf5(hid_t file, const std::string& path, const Datase
   std::int64_t bytes = 0;
   for (std::size_t i = 0; i < needed.size();) {
     std::size_t j = i + 1;
-    while (j < needed.size() && needed[j] == needed[j - 1] + 1 && static_cast<std::int64_t>(j - i) < chunks_per_run) ++j;
+    while (j < needed.size() && needed[j] == needed[j - 1] + 1 && static_cast<std::int64_t>(j - i) < chunks_per_run)
+      ++j;
     const std::int64_t lo = needed[i] * p.chunk, hi = p.chunk_end(needed[j - 1]);
     const ElementRange* direct = p.direct_range(lo, hi, keep);
     std::byte* target = nullptr;

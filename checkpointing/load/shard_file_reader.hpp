@@ -56,7 +56,8 @@ class ShardFileReader {
   void read(const std::string& unit, const std::string& dataset, DType dtype, std::vector<ElementRange> ranges);
   // Reads and verifies the same chunks as read() without keeping them (ranges' `out` is not used):
   // a check of everything before anything is written, through one reused buffer.
-  void verify(const std::string& unit, const std::string& dataset, DType dtype, const std::vector<ElementRange>& ranges);
+  void verify(const std::string& unit, const std::string& dataset, DType dtype,
+              const std::vector<ElementRange>& ranges);
   // The same for many datasets of the file at once: their unfiltered chunks are read in one sweep in
   // the order they lie in the file, whatever the order of `reads`. On a refusal some ranges may
   // already hold what was read.

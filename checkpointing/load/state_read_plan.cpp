@@ -28,7 +28,8 @@ int find_unit(const CheckpointLayout& layout, const std::string& name) {
 
 }  // namespace
 
-StateReadPlan plan_reads_by_parameter(const CheckpointLayout& old, const std::vector<std::unique_ptr<FlatParamUnit>>& units) {
+StateReadPlan plan_reads_by_parameter(const CheckpointLayout& old,
+                                      const std::vector<std::unique_ptr<FlatParamUnit>>& units) {
   StateReadPlan plan;
   for (std::size_t u = 0; u < units.size(); ++u) {
     const FlatParamUnit& unit = *units[u];
@@ -49,8 +50,9 @@ StateReadPlan plan_reads_by_parameter(const CheckpointLayout& old, const std::ve
   return plan;
 }
 
-StateReadPlan plan_reads_by_position(const CheckpointLayout& old, const std::vector<std::unique_ptr<FlatParamUnit>>& units,
-                                     std::int64_t alignment, const std::string& where) {
+StateReadPlan plan_reads_by_position(const CheckpointLayout& old,
+                                     const std::vector<std::unique_ptr<FlatParamUnit>>& units, std::int64_t alignment,
+                                     const std::string& where) {
   StateReadPlan plan;
   for (std::size_t u = 0; u < units.size(); ++u) {
     const FlatParamUnit& unit = *units[u];

@@ -32,11 +32,13 @@ struct StateReadPlan {
   std::vector<std::int64_t> covered;  // per new unit: elements of its range the reads cover, from its start
 };
 
-StateReadPlan plan_reads_by_parameter(const CheckpointLayout& old, const std::vector<std::unique_ptr<FlatParamUnit>>& units);
+StateReadPlan plan_reads_by_parameter(const CheckpointLayout& old,
+                                      const std::vector<std::unique_ptr<FlatParamUnit>>& units);
 
 // Throws CheckpointError(kConfigMismatch) naming the unit when the old checkpoint has no unit of
 // that name with the same parameters at the same offsets. `alignment`: the block size.
-StateReadPlan plan_reads_by_position(const CheckpointLayout& old, const std::vector<std::unique_ptr<FlatParamUnit>>& units,
-                                     std::int64_t alignment, const std::string& where);
+StateReadPlan plan_reads_by_position(const CheckpointLayout& old,
+                                     const std::vector<std::unique_ptr<FlatParamUnit>>& units, std::int64_t alignment,
+                                     const std::string& where);
 
 }  // namespace tessera

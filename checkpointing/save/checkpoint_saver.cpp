@@ -6,8 +6,8 @@
 #include <random>
 
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
-#include "tessera/checkpointing/save/checkpoint_retention.hpp"
 #include "tessera/checkpointing/rank_agreement.hpp"
+#include "tessera/checkpointing/save/checkpoint_retention.hpp"
 #include "tessera/comm/host_collectives.hpp"
 #include "tessera/runtime/device.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
@@ -99,7 +99,8 @@ SaveResult write_and_commit(Communicator& comm, const SaveRequest& request, cons
     if (!root) return;
     std::error_code ec;
     fs::create_directories(request.dir, ec);
-    if (ec) throw CheckpointError(CheckpointErrorKind::kIo, "cannot create " + request.dir.string() + ": " + ec.message());
+    if (ec)
+      throw CheckpointError(CheckpointErrorKind::kIo, "cannot create " + request.dir.string() + ": " + ec.message());
     remove_stale_temporaries(request.dir);
     fs::create_directory(tmp_dir, ec);
     if (ec) throw CheckpointError(CheckpointErrorKind::kIo, "cannot create " + tmp_dir.string() + ": " + ec.message());
@@ -112,7 +113,8 @@ SaveResult write_and_commit(Communicator& comm, const SaveRequest& request, cons
     ShardWriteOptions write_options;
     write_options.compression = options.compression;
     write_options.chunk_elements = options.chunk_elements;
-    if (options.phase_hook) write_options.after_first_dataset = [&] {
+    if (options.phase_hook)
+      write_options.after_first_dataset = [&] {
         options.phase_hook(SavePhase::kShardPartlyWritten, meta.progress.step);
       };
     shard_bytes = write_shard_file((tmp_dir / shard_file_name(request.shard)).string(), request.snapshot, request.shard,
@@ -132,8 +134,8 @@ SaveResult write_and_commit(Communicator& comm, const SaveRequest& request, cons
     if (!root) return;
     for (std::size_t s = 0; s < meta.shard_file_bytes.size(); ++s) {
       if (meta.shard_file_bytes[s] < 0) {
-        throw CheckpointError(CheckpointErrorKind::kIo, "no rank wrote shard " + std::to_string(s) + " of " +
-                                                            tmp_dir.string());
+        throw CheckpointError(CheckpointErrorKind::kIo,
+                              "no rank wrote shard " + std::to_string(s) + " of " + tmp_dir.string());
       }
     }
     const fs::path meta_path = tmp_dir / kMetaFileName;

@@ -46,7 +46,7 @@ enum class SavePhase {
 struct SaveOptions {
   CheckpointCompression compression = CheckpointCompression::kNone;
   int keep_last = 0;  // keep the newest K committed checkpoints (and the newest healthy one); 0 keeps all
-  StateHealth health = StateHealth::kHealthy;  // stored in meta.h5; retention keeps the newest healthy
+  StateHealth health = StateHealth::kHealthy;           // stored in meta.h5; retention keeps the newest healthy
   std::int64_t chunk_elements = kDefaultChunkElements;  // the largest chunk (ShardWriteOptions)
   // For tests: called with the phase and the step being saved on the ranks that reach a phase.
   std::function<void(SavePhase, std::int64_t step)> phase_hook;
@@ -55,7 +55,7 @@ struct SaveOptions {
 // What write_checkpoint needs, captured at a step boundary.
 struct SaveRequest {
   std::filesystem::path dir;
-  CheckpointMeta meta;                    // settings, progress, config, layout (sizes, rng filled later)
+  CheckpointMeta meta;                   // settings, progress, config, layout (sizes, rng filled later)
   std::vector<std::uint64_t> rng_state;  // this rank's
   ShardSnapshot snapshot;                // this rank's shard (empty units when shard < 0)
   int shard = -1;                        // shard file this rank writes, or -1
@@ -64,7 +64,7 @@ struct SaveRequest {
 
 // What a committed save wrote, the same on every rank but bytes_written.
 struct SaveResult {
-  std::filesystem::path path;         // DIR/step_N
+  std::filesystem::path path;  // DIR/step_N
   std::int64_t step = 0;
   std::int64_t bytes_written = 0;     // by this rank (its shard file, plus meta.h5 on rank 0)
   std::int64_t checkpoint_bytes = 0;  // every file of the save: all shard files and meta.h5

@@ -15,9 +15,7 @@ namespace fs = std::filesystem;
 namespace tessera {
 namespace {
 
-std::string bytes_text(std::int64_t bytes) {
-  return std::to_string(bytes) + " bytes (" + format_bytes(bytes) + ")";
-}
+std::string bytes_text(std::int64_t bytes) { return std::to_string(bytes) + " bytes (" + format_bytes(bytes) + ")"; }
 
 }  // namespace
 
@@ -48,10 +46,10 @@ void check_checkpoint_space(const fs::path& dir, std::int64_t bytes_needed) {
   ::unlink(probe.c_str());
   const std::int64_t available = free_bytes(dir);
   if (available >= 0 && available < bytes_needed) {
-    throw CheckpointError(CheckpointErrorKind::kIo,
-                          "the checkpoint directory " + dir.string() + " has " + bytes_text(available) +
-                              " free, but one checkpoint needs " + bytes_text(bytes_needed) +
-                              "; free space there or choose another directory");
+    throw CheckpointError(CheckpointErrorKind::kIo, "the checkpoint directory " + dir.string() + " has " +
+                                                        bytes_text(available) + " free, but one checkpoint needs " +
+                                                        bytes_text(bytes_needed) +
+                                                        "; free space there or choose another directory");
   }
 }
 
@@ -60,8 +58,8 @@ CheckpointError explain_write_failure(const CheckpointError& cause, const fs::pa
   const std::string text = cause.what();
   const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
   const std::int64_t available = free_bytes(parent);
-  const bool full = text.find(std::strerror(ENOSPC)) != std::string::npos || text.find("errno = 28") != std::string::npos ||
-                    (available >= 0 && available < bytes_needed);
+  const bool full = text.find(std::strerror(ENOSPC)) != std::string::npos ||
+                    text.find("errno = 28") != std::string::npos || (available >= 0 && available < bytes_needed);
   if (!full) return cause;
   return CheckpointError(CheckpointErrorKind::kIo,
                          std::string(std::strerror(ENOSPC)) + ": writing " + path.string() + " needs about " +

@@ -8,10 +8,10 @@
 
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
 #include "tessera/checkpointing/format/checksum.hpp"
-#include "tessera/checkpointing/save/disk_space.hpp"
 #include "tessera/checkpointing/format/hdf5_util.hpp"
 #include "tessera/checkpointing/format/meta_digests.hpp"
 #include "tessera/checkpointing/format/state_file_types.hpp"
+#include "tessera/checkpointing/save/disk_space.hpp"
 #include "tessera/core/setting_error.hpp"
 
 namespace tessera {

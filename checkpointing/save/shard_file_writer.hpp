@@ -2,9 +2,9 @@
 // dataset per state tensor of the snapshot — "master", then the optimizer's ("exp_avg",
 // "exp_avg_sq" for AdamW) — each (shard_numel / elements_per_value) values in the tensor's dtype
 // (state_file_types), chunked, with attributes `unit`, `offset` (the shard's first element in the
-// unit's flat buffer), `unit_numel`, `chunk_elements`, `dtype` and `elements_per_value`; beside each a table <name>_xxh64 ((chunks) u64)
-// holding the XXH64 of every chunk's bytes. Root attributes: format version, kind "shard", shard,
-// shard_ranks, step, save_id (16 hex digits: the id meta.h5 of the same save holds).
+// unit's flat buffer), `unit_numel`, `chunk_elements`, `dtype` and `elements_per_value`; beside each a table
+// <name>_xxh64 ((chunks) u64) holding the XXH64 of every chunk's bytes. Root attributes: format version, kind "shard",
+// shard, shard_ranks, step, save_id (16 hex digits: the id meta.h5 of the same save holds).
 #pragma once
 
 #include <cstdint>

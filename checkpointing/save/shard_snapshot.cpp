@@ -24,12 +24,14 @@ UnitShardData describe_unit(const FlatParamUnit& unit) {
 }  // namespace
 
 HostStagingBuffer::~HostStagingBuffer() {
-  if (tracker_ != nullptr && capacity_ > 0) tracker_->on_free(MemoryCategory::kCommBuffers, static_cast<std::size_t>(capacity_));
+  if (tracker_ != nullptr && capacity_ > 0)
+    tracker_->on_free(MemoryCategory::kCommBuffers, static_cast<std::size_t>(capacity_));
 }
 
 void HostStagingBuffer::reserve(std::int64_t bytes) {
   if (bytes <= capacity_) return;
-  if (tracker_ != nullptr && capacity_ > 0) tracker_->on_free(MemoryCategory::kCommBuffers, static_cast<std::size_t>(capacity_));
+  if (tracker_ != nullptr && capacity_ > 0)
+    tracker_->on_free(MemoryCategory::kCommBuffers, static_cast<std::size_t>(capacity_));
   data_.reset();
   capacity_ = 0;
   data_.reset(new std::byte[static_cast<std::size_t>(bytes)]);

@@ -12,8 +12,8 @@ namespace tessera {
 LoopbackCommunicator::LoopbackCommunicator(int rank, int size, CommOptions options)
     : CommunicatorBase(std::move(options)) {
   if (size < 1 || rank < 0 || rank >= size) {
-    throw std::invalid_argument("loopback communicator '" + name() + "': rank " + std::to_string(rank) +
-                                " of " + std::to_string(size) + " ranks; pass size >= 1 and a rank in [0, size)");
+    throw std::invalid_argument("loopback communicator '" + name() + "': rank " + std::to_string(rank) + " of " +
+                                std::to_string(size) + " ranks; pass size >= 1 and a rank in [0, size)");
   }
   set_group(rank, size);
 }

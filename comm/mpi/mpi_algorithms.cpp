@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "tessera/comm/collective_call.hpp"
 #include "tessera/comm/host_reduce.hpp"
@@ -47,8 +47,7 @@ void wait_all(std::vector<MPI_Request>& requests) {
   if (requests.empty()) return;
   for (int polls = 0;; ++polls) {
     int done = 0;
-    TESSERA_MPI_CHECK(
-        MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE));
+    TESSERA_MPI_CHECK(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE));
     if (done) break;
     if (polls < 64) continue;
     if (polls < 1024) {
@@ -105,8 +104,8 @@ void MpiAlgorithms::agree_on_count(const char* collective, std::size_t count, DT
   if (same) return;
   std::string text = std::string(collective) + " was called with different counts on different ranks:";
   for (int p = 0; p < size_ && p < 8; ++p) {
-    text += std::string(p == 0 ? " " : ", ") + "rank " + std::to_string(p) + " passed " + std::to_string(theirs[2 * p]) +
-            " " + dtype_name(static_cast<DType>(theirs[2 * p + 1]));
+    text += std::string(p == 0 ? " " : ", ") + "rank " + std::to_string(p) + " passed " +
+            std::to_string(theirs[2 * p]) + " " + dtype_name(static_cast<DType>(theirs[2 * p + 1]));
   }
   if (size_ > 8) text += ", ...";
   text += " (this is rank " + std::to_string(rank_) +
@@ -199,16 +198,14 @@ void MpiAlgorithms::reduce_scatter_phase(const std::byte* in, std::byte* out, co
   }
 }
 
-void MpiAlgorithms::all_gather_phase(const std::byte* mine, std::byte* out, const ChunkLayout& layout,
-                                     DType dtype) {
+void MpiAlgorithms::all_gather_phase(const std::byte* mine, std::byte* out, const ChunkLayout& layout, DType dtype) {
   const std::size_t element = dtype_size(dtype);
   const int n = size_;
   const int r = rank_;
   std::vector<MPI_Request> requests;
   for (int j = 1; j < n; ++j) {
     const int from = (r + j) % n;
-    post_recv(out + layout.offset[from] * element, layout.count[from] * element, from, kTagAllGather,
-              comm_, requests);
+    post_recv(out + layout.offset[from] * element, layout.count[from] * element, from, kTagAllGather, comm_, requests);
   }
   for (int j = 1; j < n; ++j) {
     const int to = (r + n - j) % n;
@@ -224,7 +221,7 @@ void MpiAlgorithms::all_gather_phase_narrowed(const float* mine, float* out, con
   const std::size_t wire_element = dtype_size(wire);
   const int n = size_;
   const int r = rank_;
-  if (n == 1) return;  // mine is already in place
+  if (n == 1) return;                                                                   // mine is already in place
   const std::size_t segment = std::max<std::size_t>(1, segment_bytes_ / wire_element);  // elements
   const std::size_t peers = static_cast<std::size_t>(n - 1);
   const std::size_t receive_slot_bytes = peers * segment * wire_element;
@@ -240,8 +237,8 @@ void MpiAlgorithms::all_gather_phase_narrowed(const float* mine, float* out, con
     for (std::size_t j = 0; j < peers; ++j) {
       const int from = static_cast<int>((r + 1 + j) % n);
       if (k >= segments.count(from)) continue;
-      post_recv(slot + j * segment * wire_element, segments.length(from, k) * wire_element, from, kTagAllGather,
-                comm_, requests);
+      post_recv(slot + j * segment * wire_element, segments.length(from, k) * wire_element, from, kTagAllGather, comm_,
+                requests);
     }
     if (k >= segments.count(r)) return;
     std::byte* packed = send_scratch_.data() + (k % 2) * send_slot_bytes;
@@ -300,8 +297,7 @@ void MpiAlgorithms::reduce_scatter_f32(const float* in, float* out, std::size_t 
                        equal_chunks(count_per_rank, size_), Encoding{DType::kF32, wire}, op);
 }
 
-void MpiAlgorithms::reduce_scatter(const void* in, void* out, std::size_t count_per_rank, DType dtype,
-                                   ReduceOp op) {
+void MpiAlgorithms::reduce_scatter(const void* in, void* out, std::size_t count_per_rank, DType dtype, ReduceOp op) {
   agree_on_count("reduce_scatter", count_per_rank, dtype);
   reduce_scatter_phase(static_cast<const std::byte*>(in), static_cast<std::byte*>(out),
                        equal_chunks(count_per_rank, size_), Encoding{dtype, dtype}, op);
@@ -309,8 +305,8 @@ void MpiAlgorithms::reduce_scatter(const void* in, void* out, std::size_t count_
 
 void MpiAlgorithms::all_gather(const void* in, void* out, std::size_t count_per_rank, DType dtype) {
   agree_on_count("all_gather", count_per_rank, dtype);
-  all_gather_phase(static_cast<const std::byte*>(in), static_cast<std::byte*>(out),
-                   equal_chunks(count_per_rank, size_), dtype);
+  all_gather_phase(static_cast<const std::byte*>(in), static_cast<std::byte*>(out), equal_chunks(count_per_rank, size_),
+                   dtype);
 }
 
 void MpiAlgorithms::broadcast(void* buf, std::size_t count, DType dtype, int root) {

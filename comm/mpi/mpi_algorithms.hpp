@@ -62,11 +62,10 @@ class MpiAlgorithms {
  private:
   // Rank r reduces chunk r of every rank's `in` into `out` (layout.count[r] elements of
   // encoding.buffer; `out` may be exactly in + layout.offset[r]).
-  void reduce_scatter_phase(const std::byte* in, std::byte* out, const ChunkLayout& layout,
-                            Encoding encoding, ReduceOp op);
+  void reduce_scatter_phase(const std::byte* in, std::byte* out, const ChunkLayout& layout, Encoding encoding,
+                            ReduceOp op);
   // `mine` (layout.count[r] elements) lands at out + layout.offset[r] on every rank.
-  void all_gather_phase(const std::byte* mine, std::byte* out, const ChunkLayout& layout,
-                        DType dtype);
+  void all_gather_phase(const std::byte* mine, std::byte* out, const ChunkLayout& layout, DType dtype);
   // The same for f32 values that are exactly representable in `wire` (a reduced chunk), sent as
   // `wire` segment by segment; `mine` is exactly out + layout.offset[r].
   void all_gather_phase_narrowed(const float* mine, float* out, const ChunkLayout& layout, DType wire);

@@ -30,8 +30,8 @@ void check_mpi(int code, const char* call, const char* file, int line) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  throw std::runtime_error("rank " + std::to_string(rank) + " " + source_path(file) + ":" +
-                           std::to_string(line) + ": " + call + " failed: " + text);
+  throw std::runtime_error("rank " + std::to_string(rank) + " " + source_path(file) + ":" + std::to_string(line) +
+                           ": " + call + " failed: " + text);
 }
 
 }  // namespace tessera::detail

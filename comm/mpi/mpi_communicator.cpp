@@ -55,8 +55,7 @@ void require_mpi_thread_level() {
   MPI_Query_thread(&provided);
   if (provided < kRequiredMpiThreadLevel) {
     throw std::runtime_error(std::string("MPI was initialised with ") + mpi_thread_level_name(provided) +
-                             " but the MPI communicator needs " +
-                             mpi_thread_level_name(kRequiredMpiThreadLevel) +
+                             " but the MPI communicator needs " + mpi_thread_level_name(kRequiredMpiThreadLevel) +
                              " (its progress thread calls MPI beside the application thread): "
                              "initialise MPI with MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...), "
                              "or use an MPI library built with thread support");
@@ -107,14 +106,13 @@ Work MpiCommunicator::enqueue(CollectiveCall call, std::function<void()> body) {
       [this, call, check, body = std::move(body), work] { execute(call, check, body, *work); },
       [this, call, work] {
         work->fail(std::make_exception_ptr(std::runtime_error(
-            "collective " + describe_here(call) +
-            " was cancelled: the communicator was destroyed before it ran")));
+            "collective " + describe_here(call) + " was cancelled: the communicator was destroyed before it ran")));
       });
   return Work(work);
 }
 
-void MpiCommunicator::execute(const CollectiveCall& call, CollectiveCheck check,
-                              const std::function<void()>& body, detail::CompletionWork& work) {
+void MpiCommunicator::execute(const CollectiveCall& call, CollectiveCheck check, const std::function<void()>& body,
+                              detail::CompletionWork& work) {
   try {
     throw_if_failed();
   } catch (...) {
@@ -140,8 +138,8 @@ void MpiCommunicator::execute(const CollectiveCall& call, CollectiveCheck check,
 
 void MpiCommunicator::verify_matching_calls(const CollectiveCall& call) {
   std::vector<CollectiveCall> calls(static_cast<std::size_t>(size()));
-  TESSERA_MPI_CHECK(MPI_Allgather(&call, sizeof(CollectiveCall), MPI_BYTE, calls.data(),
-                                  sizeof(CollectiveCall), MPI_BYTE, comm_));
+  TESSERA_MPI_CHECK(
+      MPI_Allgather(&call, sizeof(CollectiveCall), MPI_BYTE, calls.data(), sizeof(CollectiveCall), MPI_BYTE, comm_));
   const std::string mismatch = find_collective_mismatch(calls, name());
   if (!mismatch.empty()) throw CollectiveMismatchError(mismatch);
 }
@@ -155,25 +153,23 @@ Work MpiCommunicator::all_reduce(Span buf, DType dtype, ReduceOp op) {
 Work MpiCommunicator::reduce_scatter(ConstSpan in, Span out, DType dtype, ReduceOp op) {
   detail::check_reduce_scatter_args(group_shape(), in, out, dtype, op);
   const auto call = make_collective_call(CollectiveKind::kReduceScatter, 0, out.count, dtype, op, -1);
-  return enqueue(call, [this, in, out, dtype, op] {
-    algorithms_->reduce_scatter(in.data, out.data, out.count, dtype, op);
-  });
+  return enqueue(call,
+                 [this, in, out, dtype, op] { algorithms_->reduce_scatter(in.data, out.data, out.count, dtype, op); });
 }
 
 Work MpiCommunicator::all_reduce_f32(Span buf, DType wire, ReduceOp op) {
   detail::check_all_reduce_f32_args(group_shape(), buf, wire, op);
   const auto call = make_collective_call(CollectiveKind::kAllReduceF32, 0, buf.count, wire, op, -1);
-  return enqueue(call, [this, buf, wire, op] {
-    algorithms_->all_reduce_f32(static_cast<float*>(buf.data), buf.count, wire, op);
-  });
+  return enqueue(
+      call, [this, buf, wire, op] { algorithms_->all_reduce_f32(static_cast<float*>(buf.data), buf.count, wire, op); });
 }
 
 Work MpiCommunicator::reduce_scatter_f32(ConstSpan in, Span out, DType wire, ReduceOp op) {
   detail::check_reduce_scatter_f32_args(group_shape(), in, out, wire, op);
   const auto call = make_collective_call(CollectiveKind::kReduceScatterF32, 0, out.count, wire, op, -1);
   return enqueue(call, [this, in, out, wire, op] {
-    algorithms_->reduce_scatter_f32(static_cast<const float*>(in.data), static_cast<float*>(out.data), out.count,
-                                    wire, op);
+    algorithms_->reduce_scatter_f32(static_cast<const float*>(in.data), static_cast<float*>(out.data), out.count, wire,
+                                    op);
   });
 }
 

@@ -1,9 +1,8 @@
 // Element-wise conversion kernels on the communicator's stream, one grid-stride loop per codec.
-#include "tessera/comm/nccl/device_wire_convert.hpp"
-
 #include <stdexcept>
 #include <string>
 
+#include "tessera/comm/nccl/device_wire_convert.hpp"
 #include "tessera/comm/nccl/nccl_check.hpp"
 #include "tessera/precision/float_codec.hpp"
 
@@ -36,21 +35,20 @@ unsigned blocks_for(std::size_t count) {
 
 template <class Codec>
 void narrow(const float* src, void* dst, std::size_t count, cudaStream_t stream) {
-  narrow_kernel<Codec><<<blocks_for(count), kThreads, 0, stream>>>(src, static_cast<typename Codec::Storage*>(dst),
-                                                                   count);
+  narrow_kernel<Codec>
+      <<<blocks_for(count), kThreads, 0, stream>>>(src, static_cast<typename Codec::Storage*>(dst), count);
   TESSERA_CUDA_CHECK(cudaGetLastError());
 }
 
 template <class Codec>
 void widen(const void* src, float* dst, std::size_t count, cudaStream_t stream) {
-  widen_kernel<Codec><<<blocks_for(count), kThreads, 0, stream>>>(static_cast<const typename Codec::Storage*>(src),
-                                                                  dst, count);
+  widen_kernel<Codec>
+      <<<blocks_for(count), kThreads, 0, stream>>>(static_cast<const typename Codec::Storage*>(src), dst, count);
   TESSERA_CUDA_CHECK(cudaGetLastError());
 }
 
 [[noreturn]] void refuse(const char* what, DType wire) {
-  throw std::invalid_argument(std::string(what) + ": the wire dtype must be f32, bf16 or f16, got " +
-                              dtype_name(wire));
+  throw std::invalid_argument(std::string(what) + ": the wire dtype must be f32, bf16 or f16, got " + dtype_name(wire));
 }
 
 }  // namespace

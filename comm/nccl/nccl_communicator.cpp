@@ -2,9 +2,8 @@
 // communication stream between a "compute work is ready" event and a "collective done" event.
 #include "tessera/comm/nccl/nccl_communicator.hpp"
 
-#include <unistd.h>
-
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <stdexcept>
@@ -65,16 +64,16 @@ constexpr std::size_t kBarrierBytes = 256;  // keeps the call table that follows
 
 }  // namespace
 
-NcclCommunicator::NcclCommunicator(const ncclUniqueId& id, int rank, int size, int device,
-                                   cudaStream_t compute_stream, CommOptions options, cudaStream_t comm_stream)
+NcclCommunicator::NcclCommunicator(const ncclUniqueId& id, int rank, int size, int device, cudaStream_t compute_stream,
+                                   CommOptions options, cudaStream_t comm_stream)
     : CommunicatorBase(std::move(options)), device_(device), compute_stream_(compute_stream) {
   CudaDeviceGuard guard(device_);
   TESSERA_NCCL_CHECK(ncclCommInitRank(&comm_, size, id, rank));
   start(comm_stream);
 }
 
-NcclCommunicator::NcclCommunicator(Adopt, ncclComm_t comm, int device, cudaStream_t compute_stream,
-                                   CommOptions options, cudaStream_t comm_stream)
+NcclCommunicator::NcclCommunicator(Adopt, ncclComm_t comm, int device, cudaStream_t compute_stream, CommOptions options,
+                                   cudaStream_t comm_stream)
     : CommunicatorBase(std::move(options)), comm_(comm), device_(device), compute_stream_(compute_stream) {
   start(comm_stream);
 }
@@ -138,11 +137,12 @@ bool NcclCommunicator::probe(detail::NcclWork& work) {
 void NcclCommunicator::verify_matching_calls(const CollectiveCall& call) {
   auto* table = static_cast<std::byte*>(scratch_) + kBarrierBytes;
   const std::size_t mine = static_cast<std::size_t>(rank()) * sizeof(CollectiveCall);
-  TESSERA_CUDA_CHECK(cudaMemcpyAsync(table + mine, &call, sizeof(CollectiveCall), cudaMemcpyHostToDevice, comm_stream_));
+  TESSERA_CUDA_CHECK(
+      cudaMemcpyAsync(table + mine, &call, sizeof(CollectiveCall), cudaMemcpyHostToDevice, comm_stream_));
   TESSERA_NCCL_CHECK(ncclAllGather(table + mine, table, sizeof(CollectiveCall), ncclUint8, comm_, comm_stream_));
   std::vector<CollectiveCall> calls(static_cast<std::size_t>(size()));
-  TESSERA_CUDA_CHECK(cudaMemcpyAsync(calls.data(), table, calls.size() * sizeof(CollectiveCall),
-                                     cudaMemcpyDeviceToHost, comm_stream_));
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(calls.data(), table, calls.size() * sizeof(CollectiveCall), cudaMemcpyDeviceToHost,
+                                     comm_stream_));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(comm_stream_));
   const std::string mismatch = find_collective_mismatch(calls, name());
   if (!mismatch.empty()) throw CollectiveMismatchError(mismatch);
@@ -162,8 +162,8 @@ Work NcclCommunicator::launch(CollectiveCall call, const std::function<void(cuda
     enqueue(comm_stream_);
     cudaEvent_t done = nullptr;
     TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
-    auto work = std::make_shared<detail::NcclWork>(std::make_shared<detail::CudaEventWork>(device_, done),
-                                                   compute_stream_);
+    auto work =
+        std::make_shared<detail::NcclWork>(std::make_shared<detail::CudaEventWork>(device_, done), compute_stream_);
     TESSERA_CUDA_CHECK(cudaEventRecord(done, comm_stream_));
     if (watchdog_) watchdog_->begin(describe_here(call), [this, work] { return probe(*work); });
     last_ = work;
@@ -211,58 +211,61 @@ Work NcclCommunicator::reduce_scatter_f32(ConstSpan in, Span out, DType wire, Re
   detail::check_reduce_scatter_f32_args(group_shape(), in, out, wire, op);
   const auto* input = static_cast<const float*>(in.data);
   auto* output = static_cast<float*>(out.data);
-  return launch(make_collective_call(CollectiveKind::kReduceScatterF32, 0, out.count, wire, op, -1), [&](cudaStream_t s) {
-    if (wire == DType::kF32) {
-      TESSERA_NCCL_CHECK(ncclReduceScatter(input, output, out.count, ncclFloat32, nccl_op(op), comm_, s));
-      return;
-    }
-    // The wire buffer holds the narrowed input; this rank's slice of it receives the reduction
-    // (NCCL's in-place layout), which is widened into `out`.
-    const std::size_t element = dtype_size(wire);
-    void* packed = nullptr;
-    TESSERA_CUDA_CHECK(cudaMallocAsync(&packed, std::max<std::size_t>(1, in.count) * element, s));
-    auto* mine = static_cast<std::byte*>(packed) + static_cast<std::size_t>(rank()) * out.count * element;
-    detail::narrow_to_wire_on_stream(input, packed, in.count, wire, s);
-    TESSERA_NCCL_CHECK(ncclReduceScatter(packed, mine, out.count, nccl_dtype(wire), nccl_op(op), comm_, s));
-    detail::widen_from_wire_on_stream(mine, output, out.count, wire, s);
-    TESSERA_CUDA_CHECK(cudaFreeAsync(packed, s));
-  });
+  return launch(
+      make_collective_call(CollectiveKind::kReduceScatterF32, 0, out.count, wire, op, -1), [&](cudaStream_t s) {
+        if (wire == DType::kF32) {
+          TESSERA_NCCL_CHECK(ncclReduceScatter(input, output, out.count, ncclFloat32, nccl_op(op), comm_, s));
+          return;
+        }
+        // The wire buffer holds the narrowed input; this rank's slice of it receives the reduction
+        // (NCCL's in-place layout), which is widened into `out`.
+        const std::size_t element = dtype_size(wire);
+        void* packed = nullptr;
+        TESSERA_CUDA_CHECK(cudaMallocAsync(&packed, std::max<std::size_t>(1, in.count) * element, s));
+        auto* mine = static_cast<std::byte*>(packed) + static_cast<std::size_t>(rank()) * out.count * element;
+        detail::narrow_to_wire_on_stream(input, packed, in.count, wire, s);
+        TESSERA_NCCL_CHECK(ncclReduceScatter(packed, mine, out.count, nccl_dtype(wire), nccl_op(op), comm_, s));
+        detail::widen_from_wire_on_stream(mine, output, out.count, wire, s);
+        TESSERA_CUDA_CHECK(cudaFreeAsync(packed, s));
+      });
 }
 
 Work NcclCommunicator::all_gather(ConstSpan in, Span out, DType dtype) {
   detail::check_all_gather_args(group_shape(), in, out, dtype);
-  return launch(make_collective_call(CollectiveKind::kAllGather, 0, in.count, dtype, ReduceOp::kSum, -1), [&](cudaStream_t s) {
-    TESSERA_NCCL_CHECK(ncclAllGather(in.data, out.data, in.count, nccl_dtype(dtype), comm_, s));
-  });
+  return launch(make_collective_call(CollectiveKind::kAllGather, 0, in.count, dtype, ReduceOp::kSum, -1),
+                [&](cudaStream_t s) {
+                  TESSERA_NCCL_CHECK(ncclAllGather(in.data, out.data, in.count, nccl_dtype(dtype), comm_, s));
+                });
 }
 
 Work NcclCommunicator::broadcast(Span buf, DType dtype, int root) {
   detail::check_broadcast_args(group_shape(), buf, dtype, root);
-  return launch(make_collective_call(CollectiveKind::kBroadcast, 0, buf.count, dtype, ReduceOp::kSum, root), [&](cudaStream_t s) {
-    TESSERA_NCCL_CHECK(ncclBroadcast(buf.data, buf.data, buf.count, nccl_dtype(dtype), root, comm_, s));
-  });
+  return launch(make_collective_call(CollectiveKind::kBroadcast, 0, buf.count, dtype, ReduceOp::kSum, root),
+                [&](cudaStream_t s) {
+                  TESSERA_NCCL_CHECK(ncclBroadcast(buf.data, buf.data, buf.count, nccl_dtype(dtype), root, comm_, s));
+                });
 }
 
 Work NcclCommunicator::barrier() {
-  return launch(make_collective_call(CollectiveKind::kBarrier, 0, 0, DType::kF32, ReduceOp::kSum, -1), [&](cudaStream_t s) {
-    TESSERA_NCCL_CHECK(ncclAllReduce(scratch_, scratch_, 1, ncclInt32, ncclSum, comm_, s));
-  });
+  return launch(
+      make_collective_call(CollectiveKind::kBarrier, 0, 0, DType::kF32, ReduceOp::kSum, -1),
+      [&](cudaStream_t s) { TESSERA_NCCL_CHECK(ncclAllReduce(scratch_, scratch_, 1, ncclInt32, ncclSum, comm_, s)); });
 }
 
 std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
   check_split_color(color);
   ncclComm_t child = nullptr;
-  Work work = launch(make_collective_call(CollectiveKind::kSplit, 0, 0, DType::kF32, ReduceOp::kSum, -1), [&](cudaStream_t) {
-    TESSERA_CUDA_CHECK(cudaStreamSynchronize(comm_stream_));  // NCCL requires no pending work on the parent
-    TESSERA_NCCL_CHECK(ncclCommSplit(comm_, color == kNoGroup ? NCCL_SPLIT_NOCOLOR : color, key, &child, nullptr));
-  });
+  Work work =
+      launch(make_collective_call(CollectiveKind::kSplit, 0, 0, DType::kF32, ReduceOp::kSum, -1), [&](cudaStream_t) {
+        TESSERA_CUDA_CHECK(cudaStreamSynchronize(comm_stream_));  // NCCL requires no pending work on the parent
+        TESSERA_NCCL_CHECK(ncclCommSplit(comm_, color == kNoGroup ? NCCL_SPLIT_NOCOLOR : color, key, &child, nullptr));
+      });
   work.wait();  // rethrows a failed split
   if (child == nullptr) return nullptr;
   // A stream of the caller's is shared with the child; a stream of this communicator's own is not
   // (either communicator may be destroyed first).
-  return std::unique_ptr<Communicator>(new NcclCommunicator(Adopt{}, child, device_, compute_stream_,
-                                                            child_options(color),
-                                                            owns_comm_stream_ ? nullptr : comm_stream_));
+  return std::unique_ptr<Communicator>(new NcclCommunicator(
+      Adopt{}, child, device_, compute_stream_, child_options(color), owns_comm_stream_ ? nullptr : comm_stream_));
 }
 
 }  // namespace tessera

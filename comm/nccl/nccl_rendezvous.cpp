@@ -10,8 +10,8 @@ namespace tessera {
 
 ncclUniqueId nccl_rendezvous(Communicator& bootstrap) {
   if (bootstrap.memory_space() != MemorySpace::kHost) {
-    throw std::invalid_argument("nccl_rendezvous: the bootstrap communicator '" + bootstrap.name() +
-                                "' works on " + memory_space_name(bootstrap.memory_space()) +
+    throw std::invalid_argument("nccl_rendezvous: the bootstrap communicator '" + bootstrap.name() + "' works on " +
+                                memory_space_name(bootstrap.memory_space()) +
                                 " memory; pass a host-memory one (the MPI world)");
   }
   ncclUniqueId id{};

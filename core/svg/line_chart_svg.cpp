@@ -18,7 +18,7 @@ struct Axis {
 
 // integer: ticks on whole numbers only (steps).
 Axis round_axis(double low, double high, int ticks, bool integer) {
-  if (!(low <= high)) low = high = 0;  // no finite values
+  if (!(low <= high)) low = high = 0;                         // no finite values
   if (high - low < 1e-12 * std::max(1.0, std::fabs(high))) {  // one value: a band around it
     const double pad = std::max(1.0, std::fabs(high)) * 0.05;
     low -= pad;
@@ -72,7 +72,8 @@ std::string line_chart_svg(const LineChart& chart) {
   svg += svg_printf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", left + plot_w / 2, top + plot_h + 40) +
          svg_escape(chart.x_label) + "</text>\n";
   svg += svg_printf("<text transform=\"translate(%.1f,%.1f) rotate(-90)\" text-anchor=\"middle\">", 18.0,
-                    top + plot_h / 2) + svg_escape(chart.y_label) + "</text>\n";
+                    top + plot_h / 2) +
+         svg_escape(chart.y_label) + "</text>\n";
 
   double ly = top + 10;
   const double lx = left + plot_w + 24;
@@ -87,7 +88,8 @@ std::string line_chart_svg(const LineChart& chart) {
              "\"><title>" + svg_escape(s.name) + "</title></polyline>\n";
     }
     svg += svg_printf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke-width=\"3\" stroke=\"", lx, ly + 7,
-                      lx + 16, ly + 7) + svg_escape(s.color) + "\"/>\n";
+                      lx + 16, ly + 7) +
+           svg_escape(s.color) + "\"/>\n";
     svg += svg_printf("<text x=\"%.1f\" y=\"%.1f\">", lx + 22, ly + 11) + svg_escape(s.name) + "</text>\n";
     ly += 22;
   }

@@ -9,8 +9,8 @@
 namespace tessera {
 
 struct LineSeries {
-  std::string name;   // in the legend and the polyline's <title>
-  std::string color;  // "#4e79a7"
+  std::string name;          // in the legend and the polyline's <title>
+  std::string color;         // "#4e79a7"
   std::vector<double> x, y;  // the same length; non-finite values are left out of the line
 };
 

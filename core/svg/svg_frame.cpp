@@ -44,8 +44,10 @@ double svg_value_tick_step(double span, int ticks) {
 
 std::string svg_frame_open(double width, double height, double left, double plot_w, const std::string& title,
                            const std::vector<SvgGridLine>& grid) {
-  std::string svg = svg_printf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                               "font-family=\"sans-serif\" font-size=\"12\">\n", width, height);
+  std::string svg = svg_printf(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n",
+      width, height);
   svg += svg_printf("<rect width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", width, height);
   svg += svg_printf("<text x=\"%.0f\" y=\"24\" font-size=\"15\" font-weight=\"bold\">", left) + svg_escape(title) +
          "</text>\n";

@@ -10,9 +10,8 @@
 #include <memory>
 #include <random>
 #include <string>
-#include <vector>
-
 #include <tessera/tessera.hpp>
+#include <vector>
 
 namespace {
 

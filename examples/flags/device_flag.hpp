@@ -16,7 +16,7 @@
 namespace tessera {
 
 struct DeviceFlags {
-  std::string device = "auto";   // cpu | cuda | auto
+  std::string device = "auto";    // cpu | cuda | auto
   std::string gemm_math = "f32";  // the GPU's GEMM arithmetic: f32 | tf32 | bf16 (runtime/gemm_math.hpp)
 };
 

@@ -182,7 +182,9 @@ std::string effective_config_text(const std::string& program, const std::vector<
     switch (s.origin) {
       case OptionOrigin::kDefault: line += "  # default"; break;
       case OptionOrigin::kConfigFile: line += "  # " + where; break;
-      case OptionOrigin::kCommandLine: line += "  # command line" + (s.file.empty() ? "" : " (over " + where + ")"); break;
+      case OptionOrigin::kCommandLine:
+        line += "  # command line" + (s.file.empty() ? "" : " (over " + where + ")");
+        break;
       case OptionOrigin::kUnset: break;
     }
     text += line + "\n";
@@ -292,8 +294,10 @@ void ProgramOptions::read_config_file(const std::string& path) {
       const std::string near = nearest_name(all_, name);
       throw std::invalid_argument(where + "unknown key '" + l.key + "'" +
                                   (l.section.empty() ? "" : " (in section [" + l.section + "])") + "; " +
-                                  (near.empty() ? "" : "did you mean '" + near + "'? ") + "The keys are the long option "
-                                  "names of " + program_ + " --help");
+                                  (near.empty() ? "" : "did you mean '" + near + "'? ") +
+                                  "The keys are the long option "
+                                  "names of " +
+                                  program_ + " --help");
     }
     if (name == "config" || name == "help") {
       throw std::invalid_argument(where + name + " can only be given on the command line");

@@ -16,7 +16,6 @@
 #pragma once
 
 #include <boost/program_options.hpp>
-
 #include <charconv>
 #include <string>
 #include <type_traits>
@@ -62,8 +61,8 @@ struct OptionSetting {
   std::string name;   // long name: "layers"
   std::string value;  // as option_value_text spells it; "" when unset
   OptionOrigin origin = OptionOrigin::kUnset;
-  std::string file;   // the config file that set it (kConfigFile), or whose value the command line overrode
-  int line = 0;       // its line there; 0: none
+  std::string file;  // the config file that set it (kConfigFile), or whose value the command line overrode
+  int line = 0;      // its line there; 0: none
 };
 
 // settings as an INI file --config reads back: "name = value  # origin" per option, unset
@@ -124,7 +123,7 @@ class ProgramOptions {
   po::options_description visible_, all_;
   po::positional_options_description positional_;
   po::variables_map values_;
-  std::vector<OptionSetting> from_file_;     // what the config file set, or the command line overrode
+  std::vector<OptionSetting> from_file_;  // what the config file set, or the command line overrode
 };
 
 }  // namespace tessera

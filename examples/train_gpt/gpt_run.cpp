@@ -72,7 +72,8 @@ void print_sample(ShardedEngine& engine, const GptConfig& config, const Tokenize
   const auto logits_of = [&](Context& ctx, const Tensor& tokens) { return engine.forward(ctx, tokens); };
   const std::vector<std::int32_t> prompt =
       tokenizer ? tokenizer->encode("The ")
-                : std::vector<std::int32_t>{static_cast<std::int32_t>(std::min<std::int64_t>(spec.vocab_size, config.vocab_size) - 1)};
+                : std::vector<std::int32_t>{
+                      static_cast<std::int32_t>(std::min<std::int64_t>(spec.vocab_size, config.vocab_size) - 1)};
   const auto tokens = sample_tokens(logits_of, config, engine.device(), prompt, sampling, rng);
   if (root && tokenizer) {
     std::printf("\nsample:\n---\nThe %s\n---\n", printable_text(tokenizer->decode(tokens)).c_str());
@@ -112,7 +113,8 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   const TokenDataset train_data = open_token_dataset(o.data, data_format);
   std::optional<TokenDataset> val_data;
   const std::string val_path = o.val_data.empty() ? default_val_path(o.data.front()) : o.val_data;
-  if (!o.val_data.empty() || std::filesystem::exists(val_path)) val_data.emplace(open_token_dataset({val_path}, data_format));
+  if (!o.val_data.empty() || std::filesystem::exists(val_path))
+    val_data.emplace(open_token_dataset({val_path}, data_format));
   const SampleLoader train_loader(train_data, o.seq_len, o.seed);
   std::optional<SampleLoader> val_loader;
   if (val_data) val_loader.emplace(*val_data, o.seq_len, o.seed, SampleOrder::kSequential);  // windows in file order
@@ -132,7 +134,8 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   if (val_data) check_token_ids(*val_data, config.vocab_size);
   const RecomputePolicy recompute = parse_recompute_policy(o.activation_checkpointing);
   const ShardingConfig sharding = sharding_config(o);
-  if (!o.no_memory_check && !memory_fits(plan_config_of(config, sharding, plan, recompute), *device, local_ranks, world)) {
+  if (!o.no_memory_check &&
+      !memory_fits(plan_config_of(config, sharding, plan, recompute), *device, local_ranks, world)) {
     return 3;
   }
   Gpt model(config);

@@ -2,13 +2,13 @@
 #include "run_settings.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
+#include "flags/train_gpt_flags.hpp"
 #include "tessera/checkpointing/save/shard_file_writer.hpp"
 #include "tessera/comm/host_collectives.hpp"
-#include "flags/train_gpt_flags.hpp"
 #include "tessera/planning/preflight.hpp"
 
 namespace tessera {
@@ -69,7 +69,8 @@ bool memory_fits(const PlanConfig& config, Device& device, int local_ranks, Comm
   if (world.rank() == static_cast<int>(first_failing - fits.begin())) {
     std::fprintf(stderr, "rank %d: %s", world.rank(), check.report().c_str());
     if (check.recommendation && check.recommendation->fits) {
-      std::fprintf(stderr, "try: %s (with your other options)\n", train_gpt_command(check.recommendation->config).c_str());
+      std::fprintf(stderr, "try: %s (with your other options)\n",
+                   train_gpt_command(check.recommendation->config).c_str());
     }
     std::fflush(stderr);
   }

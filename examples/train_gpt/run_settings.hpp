@@ -4,17 +4,17 @@
 #pragma once
 
 #include "tessera/checkpointing/training_checkpointer.hpp"
-#include "tessera/run/training_run.hpp"
 #include "tessera/comm/communicator.hpp"
 #include "tessera/launch/rank_info.hpp"
-#include "tessera/planning/plan_config.hpp"
-#include "tessera/runtime/device.hpp"
 #include "tessera/model/modules/gpt.hpp"
 #include "tessera/model/recompute/recompute_policy.hpp"
+#include "tessera/planning/plan_config.hpp"
+#include "tessera/run/training_run.hpp"
+#include "tessera/runtime/device.hpp"
 #include "tessera/sharding/sharding_config.hpp"
-#include "train_options.hpp"
 #include "tessera/training/batch_plan.hpp"
 #include "tessera/training/progress_display.hpp"
+#include "train_options.hpp"
 
 namespace tessera {
 

@@ -2,17 +2,16 @@
 #include "train_options.hpp"
 
 #include <boost/program_options.hpp>
-
 #include <cmath>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
 
 #include "checkpoint_flags.hpp"
-#include "tessera/checkpointing/save/shard_file_writer.hpp"
 #include "flags/device_flag.hpp"
-#include "tessera/text/data/data_format.hpp"
+#include "tessera/checkpointing/save/shard_file_writer.hpp"
 #include "tessera/model/recompute/recompute_policy.hpp"
+#include "tessera/text/data/data_format.hpp"
 
 namespace tessera {
 
@@ -246,7 +245,8 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
        "spike guard: accepted steps the mean and spread are measured over");
   // clang-format on
   ProgramOptions program("train_gpt", "train_gpt: train a GPT on a token file\nUsage: train_gpt [options]");
-  for (const po::options_description* group : {&data, &model, &batch, &train, &sharding, &checkpoints, &output, &divergence}) {
+  for (const po::options_description* group :
+       {&data, &model, &batch, &train, &sharding, &checkpoints, &output, &divergence}) {
     program.add(*group);
   }
   if (!program.parse(argc, argv, print_help)) return std::nullopt;

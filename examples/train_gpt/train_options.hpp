@@ -16,9 +16,9 @@ namespace tessera {
 struct TrainOptions {
   // data
   std::vector<std::string> data{"data/corpus.bin"};  // token files or glob patterns
-  std::string val_data;                               // default: <data>_val.bin when it exists
-  std::string data_format = "detect";                 // detect | tessera | llmc | nanogpt
-  std::string tokenizer;                              // "bytes" or a vocab.json + merges.txt directory; "": the data's
+  std::string val_data;                              // default: <data>_val.bin when it exists
+  std::string data_format = "detect";                // detect | tessera | llmc | nanogpt
+  std::string tokenizer;                             // "bytes" or a vocab.json + merges.txt directory; "": the data's
   // model
   std::int64_t layers = 4, heads = 4, dim = 256, seq_len = 128, vocab = 0;  // vocab 0: tokenizer's, padded to 64
   // batch: global = micro x ranks x accumulation; unset values are derived (training/batch_plan.hpp)
@@ -28,8 +28,8 @@ struct TrainOptions {
   std::int64_t steps = 800, warmup = 20;
   double lr = 1e-3, min_lr_ratio = 0.1, weight_decay = 0.1, grad_clip = 1.0, beta1 = 0.9, beta2 = 0.95;
   std::uint64_t seed = 1337;
-  int threads = 0;  // 0: this node's cores divided by its ranks
-  DeviceFlags device;  // --device, --gemm-math
+  int threads = 0;                                // 0: this node's cores divided by its ranks
+  DeviceFlags device;                             // --device, --gemm-math
   std::string activation_checkpointing = "none";  // none | blocks | every:K | selective
   std::string optimizer = "adamw";                // adamw | adamw8bit
   std::int64_t optimizer_block = 2048;            // adamw8bit: elements per quantization block
@@ -45,13 +45,13 @@ struct TrainOptions {
   std::int64_t save_every = 0;
   int keep_last = 0;
   bool async_checkpoint = false;
-  bool overwrite = false;  // a fresh run may delete the checkpoints already in --checkpoint-dir
+  bool overwrite = false;                // a fresh run may delete the checkpoints already in --checkpoint-dir
   bool allow_no_checkpoint_dir = false;  // a long run without --checkpoint-dir (checkpoint_flags.hpp)
   // output
   std::int64_t log_every = 20, eval_every = 200, eval_batches = 4, sample_tokens = 300;
   std::string progress = "auto";  // auto | live | plain (training/progress_display.hpp)
   double temperature = 0.8;
-  std::string memory_profile;  // directory for the per-rank memory timeline; empty: off
+  std::string memory_profile;    // directory for the per-rank memory timeline; empty: off
   bool no_memory_check = false;  // skip the pre-flight memory check
   std::string metrics;           // JSON-lines metrics file (training/metrics_log.hpp); empty: none
   // divergence (training/skipped_steps.hpp, training/spike_detector.hpp)

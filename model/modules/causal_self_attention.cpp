@@ -3,14 +3,13 @@
 
 #include <stdexcept>
 
+#include "tessera/model/modules/linear.hpp"
 #include "tessera/model/modules/linear_recompute.hpp"
 #include "tessera/runtime/kernels.hpp"
-#include "tessera/model/modules/linear.hpp"
 
 namespace tessera {
 
-CausalSelfAttention::CausalSelfAttention(std::int64_t channels, std::int64_t heads, float init_std,
-                                         float proj_init_std)
+CausalSelfAttention::CausalSelfAttention(std::int64_t channels, std::int64_t heads, float init_std, float proj_init_std)
     : channels_(channels),
       heads_(heads),
       qkv_(register_child("qkv", std::make_unique<Linear>(channels, 3 * channels, true, init_std))),
@@ -49,8 +48,9 @@ Tensor CausalSelfAttention::forward(Context& ctx, const Tensor& x) {
 
 Tensor CausalSelfAttention::backward(Context& ctx, Tensor dy) {
   if (recompute_ == RecomputeMode::kElementwise) {
-    throw std::logic_error("CausalSelfAttention::backward: in elementwise-recompute mode the caller passes the "
-                           "input again: call backward_with_input(ctx, dy, x)");
+    throw std::logic_error(
+        "CausalSelfAttention::backward: in elementwise-recompute mode the caller passes the "
+        "input again: call backward_with_input(ctx, dy, x)");
   }
   check_input(qkv_out_.defined(), "CausalSelfAttention::backward", "a preceding training forward", dy);
   Tensor dqkv = attention_grad(ctx, proj_->backward(ctx, dy), probs_);
@@ -67,8 +67,8 @@ Tensor CausalSelfAttention::backward_with_input(Context& ctx, const Tensor& dy, 
     // Recompute the probabilities: the same kernel on the kept qkv (proj kept the output itself).
     Tensor probs = new_activation(ctx, {b, heads_, t, t});
     Tensor att = Tensor::empty(ctx.device, {b, t, channels_}, DType::kF32, MemoryCategory::kWorkspace);
-    ctx.device.kernels().attention_forward(att.data_as<float>(), probs.data_as<float>(), qkv_out_.data_as<float>(),
-                                           b, t, channels_, heads_);
+    ctx.device.kernels().attention_forward(att.data_as<float>(), probs.data_as<float>(), qkv_out_.data_as<float>(), b,
+                                           t, channels_, heads_);
     att = Tensor();
     dqkv = attention_grad(ctx, datt, probs);
   }
@@ -81,8 +81,7 @@ Tensor CausalSelfAttention::attention_grad(Context& ctx, const Tensor& datt, con
   {
     Tensor scratch = Tensor::empty(ctx.device, {b, heads_, t, t}, DType::kF32, MemoryCategory::kWorkspace);
     ctx.device.kernels().attention_backward(dqkv.data_as<float>(), scratch.data_as<float>(), datt.data_as<float>(),
-                                            qkv_out_.data_as<float>(), probs.data_as<float>(), b, t, channels_,
-                                            heads_);
+                                            qkv_out_.data_as<float>(), probs.data_as<float>(), b, t, channels_, heads_);
   }
   clear_own_saved();
   return dqkv;

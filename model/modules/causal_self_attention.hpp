@@ -5,8 +5,8 @@
 // (recomputed from qkv in backward) nor the input x: backward_with_input takes x again from the caller.
 #pragma once
 
-#include "tessera/model/modules/recompute_mode.hpp"
 #include "tessera/model/module.hpp"
+#include "tessera/model/modules/recompute_mode.hpp"
 
 namespace tessera {
 

@@ -3,16 +3,15 @@
 
 #include <stdexcept>
 
-#include "tessera/runtime/kernels.hpp"
-#include "tessera/runtime/device.hpp"
 #include "tessera/model/module.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/runtime/kernels.hpp"
 #include "tessera/runtime/storage.hpp"
 
 namespace tessera {
 
 float CrossEntropyLoss::forward(Context& ctx, const Tensor& logits, const Tensor& targets) {
-  check_input(logits.ndim() == 3 && logits.dtype() == DType::kF32, "CrossEntropyLoss", "logits f32 (B, T, V)",
-              logits);
+  check_input(logits.ndim() == 3 && logits.dtype() == DType::kF32, "CrossEntropyLoss", "logits f32 (B, T, V)", logits);
   check_input(targets.dtype() == DType::kI32 && targets.ndim() == 2 && targets.dim(0) == logits.dim(0) &&
                   targets.dim(1) == logits.dim(1),
               "CrossEntropyLoss", "targets i32 (B, T) matching logits " + shape_string(logits.shape()), targets);
@@ -39,9 +38,9 @@ float CrossEntropyLoss::forward(Context& ctx, const Tensor& logits, const Tensor
 Tensor CrossEntropyLoss::backward(Context& ctx, float scale) {
   if (!logits_.defined()) throw std::logic_error("CrossEntropyLoss::backward without a training forward");
   const std::int64_t rows = logits_.dim(0) * logits_.dim(1), vocab = logits_.dim(2);
-  ctx.device.kernels().cross_entropy_backward(logits_.data_as<float>(), logits_.data_as<float>(),
-                                              lse_.data_as<float>(), targets_.data_as<std::int32_t>(),
-                                              scale / static_cast<float>(rows), rows, vocab);
+  ctx.device.kernels().cross_entropy_backward(logits_.data_as<float>(), logits_.data_as<float>(), lse_.data_as<float>(),
+                                              targets_.data_as<std::int32_t>(), scale / static_cast<float>(rows), rows,
+                                              vocab);
   Tensor dlogits = logits_;
   logits_ = Tensor();
   targets_ = Tensor();

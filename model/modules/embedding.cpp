@@ -18,8 +18,8 @@ Tensor Embedding::forward(Context& ctx, const Tensor& tokens) {
   const std::int64_t b = tokens.dim(0), t = tokens.dim(1);
   Tensor x = new_activation(ctx, {b, t, channels_});
   ctx.device.kernels().embedding_forward(x.data_as<float>(), tokens.data_as<std::int32_t>(),
-                                         require_value(wte_).data_as<float>(), require_value(wpe_).data_as<float>(),
-                                         b, t, channels_, vocab_);
+                                         require_value(wte_).data_as<float>(), require_value(wpe_).data_as<float>(), b,
+                                         t, channels_, vocab_);
   if (ctx.training) tokens_ = tokens;
   return x;
 }

@@ -22,9 +22,9 @@ void GptConfig::validate() const {
   positive(heads, "model.heads");
   positive(channels, "model.channels");
   if (channels % heads != 0) {
-    throw SettingError("model.channels", std::to_string(channels),
-                       "is not divisible by the " + std::to_string(heads) +
-                           " heads; choose channels that are a multiple of heads");
+    throw SettingError(
+        "model.channels", std::to_string(channels),
+        "is not divisible by the " + std::to_string(heads) + " heads; choose channels that are a multiple of heads");
   }
   // Parameter count in 128-bit arithmetic (each factor < 2^63, so no product of two overflows it),
   // bounded so that every byte count derived from it (bytes per parameter x parameters, over ranks)
@@ -53,8 +53,8 @@ Gpt::Gpt(const GptConfig& config) : config_(config) {
   config_.validate();
   const float std = 0.02f;
   const float proj_std = 0.02f / std::sqrt(2.0f * static_cast<float>(config.layers));
-  auto& embed = register_child("embed", std::make_unique<Embedding>(config.vocab_size, config.max_seq_len,
-                                                                    config.channels, std));
+  auto& embed =
+      register_child("embed", std::make_unique<Embedding>(config.vocab_size, config.max_seq_len, config.channels, std));
   order_.push_back(&embed);
   for (std::int64_t l = 0; l < config.layers; ++l) {
     order_.push_back(&register_child(

@@ -22,7 +22,7 @@ struct GptConfig {
   // than kMaxParameters parameters (whose byte counts would overflow int64).
   void validate() const;
   static constexpr std::int64_t kMaxParameters = std::int64_t{1} << 56;  // 7.2e16
-  std::string to_string() const;  // "L=4 C=256 NH=4 V=257 T=256"
+  std::string to_string() const;                                         // "L=4 C=256 NH=4 V=257 T=256"
 };
 
 class Gpt final : public Module {

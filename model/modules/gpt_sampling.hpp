@@ -5,16 +5,16 @@
 #include <functional>
 #include <vector>
 
+#include "tessera/core/random.hpp"
 #include "tessera/model/context.hpp"
 #include "tessera/model/modules/gpt.hpp"
-#include "tessera/core/random.hpp"
 
 namespace tessera {
 
 struct SamplingOptions {
   std::int64_t new_tokens = 200;
-  float temperature = 0.8f;  // <= 0: greedy
-  std::int64_t top_k = 0;    // 0: all tokens
+  float temperature = 0.8f;      // <= 0: greedy
+  std::int64_t top_k = 0;        // 0: all tokens
   std::int64_t vocab_limit = 0;  // > 0: never sample ids >= this (padding ids of a padded vocab)
 };
 

@@ -44,9 +44,9 @@ LayerNorm::ResidualOutput LayerNorm::forward_residual(Context& ctx, const Tensor
   ResidualOutput y{new_activation(ctx, a.shape()), new_activation(ctx, a.shape())};
   Tensor mean = new_activation(ctx, {rows});
   Tensor rstd = new_activation(ctx, {rows});
-  ctx.device.kernels().residual_layernorm_forward(y.sum.data_as<float>(), y.out.data_as<float>(),
-                                                  mean.data_as<float>(), rstd.data_as<float>(), a.data_as<float>(),
-                                                  b.data_as<float>(), require_value(weight_).data_as<float>(),
+  ctx.device.kernels().residual_layernorm_forward(y.sum.data_as<float>(), y.out.data_as<float>(), mean.data_as<float>(),
+                                                  rstd.data_as<float>(), a.data_as<float>(), b.data_as<float>(),
+                                                  require_value(weight_).data_as<float>(),
                                                   require_value(bias_).data_as<float>(), rows, channels_, eps_);
   if (ctx.training) {
     input_ = y.sum;
@@ -89,8 +89,8 @@ Tensor LayerNorm::backward_residual(Context& ctx, const Tensor& dy, const Tensor
   Tensor dx = new_activation(ctx, input_.shape());
   ctx.device.kernels().residual_layernorm_backward(
       dx.data_as<float>(), require_grad(weight_).data_as<float>(), require_grad(bias_).data_as<float>(),
-      dy.data_as<float>(), dresidual.data_as<float>(), input_.data_as<float>(),
-      require_value(weight_).data_as<float>(), mean_.data_as<float>(), rstd_.data_as<float>(), rows, channels_);
+      dy.data_as<float>(), dresidual.data_as<float>(), input_.data_as<float>(), require_value(weight_).data_as<float>(),
+      mean_.data_as<float>(), rstd_.data_as<float>(), rows, channels_);
   clear_own_saved();
   return dx;
 }

@@ -1,8 +1,8 @@
 // Linear forward/backward through the device's linear kernels.
 #include "tessera/model/modules/linear.hpp"
 
-#include "tessera/runtime/kernels.hpp"
 #include "tessera/model/modules/linear_recompute.hpp"
+#include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
 

@@ -4,8 +4,8 @@
 
 #include <stdexcept>
 
-#include "tessera/runtime/kernels.hpp"
 #include "tessera/model/modules/linear.hpp"
+#include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
 namespace {

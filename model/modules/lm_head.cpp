@@ -12,8 +12,8 @@ Tensor LmHead::forward(Context& ctx, const Tensor& x) {
   check_input(x.ndim() == 3 && x.dim(2) == channels, "LmHead", "f32 (B, T, " + std::to_string(channels) + ")", x);
   Tensor logits = new_activation(ctx, {x.dim(0), x.dim(1), vocab});
   ctx.device.kernels().linear_forward(logits.data_as<float>(), x.data_as<float>(),
-                                      require_value(weight_).data_as<float>(), nullptr, x.dim(0) * x.dim(1),
-                                      channels, vocab);
+                                      require_value(weight_).data_as<float>(), nullptr, x.dim(0) * x.dim(1), channels,
+                                      vocab);
   if (ctx.training) input_ = x;
   return logits;
 }
@@ -22,10 +22,9 @@ Tensor LmHead::backward(Context& ctx, Tensor dlogits) {
   check_input(input_.defined(), "LmHead::backward", "a preceding training forward", dlogits);
   const std::int64_t vocab = weight_.shape[0], channels = weight_.shape[1];
   Tensor dx = new_activation(ctx, input_.shape());
-  ctx.device.kernels().linear_backward(dx.data_as<float>(), require_grad(weight_).data_as<float>(), nullptr,
-                                       dlogits.data_as<float>(), input_.data_as<float>(),
-                                       require_value(weight_).data_as<float>(), input_.dim(0) * input_.dim(1),
-                                       channels, vocab);
+  ctx.device.kernels().linear_backward(
+      dx.data_as<float>(), require_grad(weight_).data_as<float>(), nullptr, dlogits.data_as<float>(),
+      input_.data_as<float>(), require_value(weight_).data_as<float>(), input_.dim(0) * input_.dim(1), channels, vocab);
   input_ = Tensor();
   return dx;
 }

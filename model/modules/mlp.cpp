@@ -5,9 +5,9 @@
 
 #include <stdexcept>
 
+#include "tessera/model/modules/linear.hpp"
 #include "tessera/model/modules/linear_recompute.hpp"
 #include "tessera/runtime/kernels.hpp"
-#include "tessera/model/modules/linear.hpp"
 
 namespace tessera {
 namespace {
@@ -42,8 +42,9 @@ Tensor Mlp::forward(Context& ctx, const Tensor& x) {
 
 Tensor Mlp::backward(Context& ctx, Tensor dy) {
   if (recompute_ == RecomputeMode::kElementwise) {
-    throw std::logic_error("MLP::backward: in elementwise-recompute mode the caller passes the input again: "
-                           "call backward_with_input(ctx, dy, x)");
+    throw std::logic_error(
+        "MLP::backward: in elementwise-recompute mode the caller passes the input again: "
+        "call backward_with_input(ctx, dy, x)");
   }
   check_input(pre_gelu_.defined(), "MLP::backward", "a preceding training forward", dy);
   Tensor dg = proj_->backward(ctx, dy);
@@ -53,8 +54,7 @@ Tensor Mlp::backward(Context& ctx, Tensor dy) {
     return dx;
   }
   // dg is not needed after this: compute dh in place.
-  ctx.device.kernels().gelu_backward(dg.data_as<float>(), pre_gelu_.data_as<float>(), dg.data_as<float>(),
-                                     dg.numel());
+  ctx.device.kernels().gelu_backward(dg.data_as<float>(), pre_gelu_.data_as<float>(), dg.data_as<float>(), dg.numel());
   pre_gelu_ = Tensor();
   return fc_->backward(ctx, dg);
 }

@@ -4,8 +4,8 @@
 // output and takes the input x again from the caller (the fc layer did not keep it).
 #pragma once
 
-#include "tessera/model/modules/recompute_mode.hpp"
 #include "tessera/model/module.hpp"
+#include "tessera/model/modules/recompute_mode.hpp"
 
 namespace tessera {
 

@@ -5,10 +5,10 @@
 
 #include <stdexcept>
 
-#include "tessera/runtime/kernels.hpp"
 #include "tessera/model/modules/causal_self_attention.hpp"
 #include "tessera/model/modules/layer_norm.hpp"
 #include "tessera/model/modules/mlp.hpp"
+#include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
 namespace {

@@ -5,8 +5,8 @@
 // and the GELU output.
 #pragma once
 
-#include "tessera/model/modules/recompute_mode.hpp"
 #include "tessera/model/module.hpp"
+#include "tessera/model/modules/recompute_mode.hpp"
 
 namespace tessera {
 

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "tessera/runtime/device.hpp"
 #include "tessera/model/module.hpp"
+#include "tessera/runtime/device.hpp"
 
 namespace tessera {
 

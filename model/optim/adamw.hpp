@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "tessera/runtime/kernels.hpp"
 #include "tessera/model/parameter.hpp"
+#include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
 
@@ -22,8 +22,7 @@ struct AdamWConfig {
 
 // Scalars for step number `step` (1-based) at learning rate `lr`; weight decay only when `decay`;
 // the gradients multiplied by `grad_scale` inside the update (AdamWScalars::grad_scale).
-AdamWScalars adamw_scalars(const AdamWConfig& config, std::int64_t step, float lr, bool decay,
-                           float grad_scale = 1.0f);
+AdamWScalars adamw_scalars(const AdamWConfig& config, std::int64_t step, float lr, bool decay, float grad_scale = 1.0f);
 
 class AdamW {
  public:

@@ -15,9 +15,8 @@ std::vector<StateSpec> AdamW8bitRule::static_specs(std::int64_t block) {
           {"exp_avg_sq_absmax", DType::kF32, block}};
 }
 
-void AdamW8bitRule::update(const Kernels& kernels, float* master, const float* grads,
-                           std::span<std::byte* const> state, std::int64_t count,
-                           std::span<const ParamSegment> segments, float lr, std::int64_t step,
+void AdamW8bitRule::update(const Kernels& kernels, float* master, const float* grads, std::span<std::byte* const> state,
+                           std::int64_t count, std::span<const ParamSegment> segments, float lr, std::int64_t step,
                            float grad_scale) const {
   if (count % block_ != 0) {
     throw std::invalid_argument("AdamW8bitRule: a window of " + std::to_string(count) +

@@ -4,9 +4,9 @@
 
 #include <cmath>
 
+#include "tessera/model/module.hpp"
 #include "tessera/runtime/device.hpp"
 #include "tessera/runtime/kernels.hpp"
-#include "tessera/model/module.hpp"
 #include "tessera/runtime/storage.hpp"
 
 namespace tessera {

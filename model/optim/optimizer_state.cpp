@@ -39,7 +39,8 @@ std::vector<StateSpec> optimizer_state_specs(const OptimizerConfig& config) {
 std::int64_t optimizer_state_bytes(const OptimizerConfig& config, std::int64_t count) {
   std::int64_t bytes = 0;
   for (const StateSpec& s : optimizer_state_specs(config)) {
-    bytes += static_cast<std::int64_t>(dtype_size(s.dtype)) * ((count + s.elements_per_value - 1) / s.elements_per_value);
+    bytes +=
+        static_cast<std::int64_t>(dtype_size(s.dtype)) * ((count + s.elements_per_value - 1) / s.elements_per_value);
   }
   return bytes;
 }

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "tessera/precision/dtype.hpp"
 #include "tessera/model/optim/adamw.hpp"
+#include "tessera/precision/dtype.hpp"
 #include "tessera/runtime/param_segment.hpp"
 #include "tessera/runtime/tensor.hpp"
 

@@ -4,8 +4,8 @@
 #include <charconv>
 #include <stdexcept>
 
-#include "tessera/model/recompute/recompute_wrapper.hpp"
 #include "tessera/model/modules/transformer_block.hpp"
+#include "tessera/model/recompute/recompute_wrapper.hpp"
 
 namespace tessera {
 namespace {
@@ -98,8 +98,7 @@ std::string RecomputePolicy::to_string() const {
   switch (kind) {
     case RecomputePolicyKind::kNone: return "none";
     case RecomputePolicyKind::kByType: return blocks ? "blocks" : "by-type:" + type_name;
-    case RecomputePolicyKind::kEveryKth:
-      return "every:" + std::to_string(every) + (blocks ? "" : " of " + type_name);
+    case RecomputePolicyKind::kEveryKth: return "every:" + std::to_string(every) + (blocks ? "" : " of " + type_name);
     case RecomputePolicyKind::kByName: return "by-name";
     case RecomputePolicyKind::kSelective: return "selective";
   }

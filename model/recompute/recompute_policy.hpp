@@ -28,8 +28,8 @@ struct RecomputePolicy {
 
   RecomputePolicyKind kind = RecomputePolicyKind::kNone;
   std::string type_name = "TransformerBlock";  // kByType, kEveryKth: which modules are candidates
-  std::int64_t every = 1;                       // kEveryKth: k >= 1
-  CheckFn check_fn;                             // kByName
+  std::int64_t every = 1;                      // kEveryKth: k >= 1
+  CheckFn check_fn;                            // kByName
 
   static RecomputePolicy none();
   static RecomputePolicy by_type(std::string type_name = "TransformerBlock");

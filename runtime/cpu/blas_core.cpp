@@ -22,8 +22,8 @@ std::string better_blas_core() {
   if (core != "Prescott" && core != "Core2" && core != "Nehalem" && core != "Sandybridge") return "";
 #if defined(__x86_64__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq")) {
     return "SkylakeX";
   }
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
@@ -38,9 +38,10 @@ void reexec_with_better_blas_core(char** argv) {
   if (core.empty()) return;
   setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
   execv("/proc/self/exe", argv);
-  warn(kLauncherRank, "OpenBLAS uses its generic '" + blas_core_name() + "' kernels on this CPU; re-running with "
-                      "OPENBLAS_CORETYPE=" + core + " failed (" + std::strerror(errno) +
-                      "). Set it yourself for ~10x faster GEMMs.");
+  warn(kLauncherRank, "OpenBLAS uses its generic '" + blas_core_name() +
+                          "' kernels on this CPU; re-running with "
+                          "OPENBLAS_CORETYPE=" +
+                          core + " failed (" + std::strerror(errno) + "). Set it yourself for ~10x faster GEMMs.");
 }
 
 }  // namespace tessera

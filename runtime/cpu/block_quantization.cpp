@@ -50,8 +50,9 @@ constexpr std::array<std::uint8_t, 64> byte_indices(Index index) {
 
 // Position 16k + 4q + j holds element 16q + 4k + j (k: 128-bit lane, q: output register): unpacking
 // byte planes in this order gives register q the floats of elements 16q .. 16q + 15 in order.
-alignas(64) constexpr auto kTranspose =
-    byte_indices([](int p) { return 16 * ((p >> 2) & 3) + 4 * (p >> 4) + (p & 3); });
+alignas(64) constexpr auto kTranspose = byte_indices([](int p) {
+  return 16 * ((p >> 2) & 3) + 4 * (p >> 4) + (p & 3);
+});
 // The high byte of each element's top word, from the words of elements 0-31 (bytes 0-63) and
 // 32-63 (bytes 64-127), in the order whose byte-to-word unpacking gives elements 0-31, then 32-63:
 // position 16k + j holds element 8k + j, position 16k + 8 + j element 32 + 8k + j.
@@ -59,7 +60,7 @@ alignas(64) constexpr auto kGroupOrder = byte_indices([](int p) {
   const int element = (p & 8) ? 32 + 8 * (p >> 4) + (p & 7) : 8 * (p >> 4) + (p & 7);
   return 2 * element + 1;  // byte index across the two word registers (2 bytes per element)
 });
-alignas(64) constexpr auto kLowBytes = byte_indices([](int p) { return 2 * p; });       // of 64 words in two registers
+alignas(64) constexpr auto kLowBytes = byte_indices([](int p) { return 2 * p; });  // of 64 words in two registers
 alignas(64) constexpr auto kHighBytes = byte_indices([](int p) { return 2 * p + 1; });
 alignas(64) constexpr auto kTopWords = [] {
   std::array<std::uint16_t, 32> a{};
@@ -129,8 +130,8 @@ void scaled(const float* x, __m512 inv_scale, __m512 y[4]) {
 constexpr std::int64_t kChunk = 1024;
 
 // Cells of x[0..n) * inv_scale (n a multiple of 64): low byte in cell_lo, bits 8-9 in cell_hi.
-void cells(const float* x, __m512 inv_scale, const QuantizationTables& t, std::uint8_t* cell_lo,
-           std::uint8_t* cell_hi, std::int64_t n) {
+void cells(const float* x, __m512 inv_scale, const QuantizationTables& t, std::uint8_t* cell_lo, std::uint8_t* cell_hi,
+           std::int64_t n) {
   const ByteTable entry_lo_of(t.cell_entry_bytes[0].data()), entry_hi_of(t.cell_entry_bytes[1].data());
   const __m512i top_words = load(kTopWords.data()), group_order = load(kGroupOrder.data());
   const __m512i low_bytes = load(kLowBytes.data()), high_bytes = load(kHighBytes.data());

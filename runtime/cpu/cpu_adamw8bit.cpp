@@ -18,8 +18,7 @@ namespace {
 
 // Calls update(lo, hi, decay) for every parameter run inside [block_lo, block_hi), in order.
 template <class Update>
-void for_each_run(std::span<const ParamSegment> segments, std::int64_t block_lo, std::int64_t block_hi,
-                  Update update) {
+void for_each_run(std::span<const ParamSegment> segments, std::int64_t block_lo, std::int64_t block_hi, Update update) {
   auto it = std::partition_point(segments.begin(), segments.end(),
                                  [block_lo](const ParamSegment& s) { return s.begin + s.count <= block_lo; });
   for (; it != segments.end() && it->begin < block_hi; ++it) {
@@ -48,12 +47,12 @@ void prefetch_lines(const float* param, const float* grad, const std::int8_t* m_
 
 }  // namespace
 
-void CpuKernels::adamw8bit_update(float* param,            // (n) updated
-                                  const float* grad,       // (n)
-                                  std::int8_t* m_codes,    // (n) updated
-                                  float* m_absmax,         // (n / block) updated
-                                  std::uint8_t* v_codes,   // (n) updated
-                                  float* v_absmax,         // (n / block) updated
+void CpuKernels::adamw8bit_update(float* param,           // (n) updated
+                                  const float* grad,      // (n)
+                                  std::int8_t* m_codes,   // (n) updated
+                                  float* m_absmax,        // (n / block) updated
+                                  std::uint8_t* v_codes,  // (n) updated
+                                  float* v_absmax,        // (n / block) updated
                                   std::int64_t n, std::int64_t block, std::span<const ParamSegment> segments,
                                   const AdamWScalars& no_decay, const AdamWScalars& decay) const {
   if (block < 1 || block > kMaxQuantBlock || n % block != 0) {

@@ -91,11 +91,11 @@ void CpuKernels::attention_forward(float* out,        // (b,t,c)
   }
 }
 
-void CpuKernels::attention_backward(float* dqkv,        // (b,t,3c) written
-                                    float* scratch,     // (b,nh,t,t) workspace
-                                    const float* dout,  // (b,t,c)
-                                    const float* qkv,   // (b,t,3c)
-                                    const float* probs, // (b,nh,t,t)
+void CpuKernels::attention_backward(float* dqkv,         // (b,t,3c) written
+                                    float* scratch,      // (b,nh,t,t) workspace
+                                    const float* dout,   // (b,t,c)
+                                    const float* qkv,    // (b,t,3c)
+                                    const float* probs,  // (b,nh,t,t)
                                     std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh) const {
   const std::int64_t hs = head_size(c, nh, "CpuKernels::attention_backward");
   const std::int64_t ld = 3 * c;

@@ -21,15 +21,15 @@ namespace tessera {
 namespace {
 
 constexpr std::int64_t kBlock = 2048;  // logits per online-softmax step (8 KiB, in L1)
-constexpr int kLanes = 16;            // partial sums per block: one 512-bit vector
+constexpr int kLanes = 16;             // partial sums per block: one 512-bit vector
 static_assert(kBlock % kLanes == 0);
 
 void check_targets(const std::int32_t* targets, std::int64_t n, std::int64_t v, const char* where) {
   for (std::int64_t i = 0; i < n; ++i) {
     if (targets[i] < 0 || targets[i] >= v) {
-      throw std::out_of_range(std::string(where) + ": target[" + std::to_string(i) + "] = " +
-                              std::to_string(targets[i]) + " is outside the vocabulary [0, " + std::to_string(v) +
-                              "); check the data's token ids against the model's vocab size");
+      throw std::out_of_range(std::string(where) + ": target[" + std::to_string(i) +
+                              "] = " + std::to_string(targets[i]) + " is outside the vocabulary [0, " +
+                              std::to_string(v) + "); check the data's token ids against the model's vocab size");
     }
   }
 }

@@ -92,8 +92,8 @@ Stream& CpuDevice::stream(StreamRole role) {
 
 void CpuDevice::synchronize() {
   std::exception_ptr first;
-  for (Stream* s : {static_cast<Stream*>(&compute_), static_cast<Stream*>(&communication_),
-                    static_cast<Stream*>(&copy_)}) {
+  for (Stream* s :
+       {static_cast<Stream*>(&compute_), static_cast<Stream*>(&communication_), static_cast<Stream*>(&copy_)}) {
     try {
       s->synchronize();
     } catch (...) {
@@ -114,9 +114,9 @@ Stream& CpuDevice::own(Stream& stream, const char* what) {
 std::unique_ptr<Device> make_cpu_device() { return std::make_unique<CpuDevice>(); }
 
 namespace detail {
-const DeviceRegistration kCpuDeviceRegistration(
-    DeviceBackend{DeviceChoice::kCpu, "cpu", [] { return 1; }, [] { return std::string(); },
-                  [](const DeviceOptions&) { return make_cpu_device(); }});
+const DeviceRegistration kCpuDeviceRegistration(DeviceBackend{DeviceChoice::kCpu, "cpu", [] { return 1; },
+                                                              [] { return std::string(); },
+                                                              [](const DeviceOptions&) { return make_cpu_device(); }});
 }  // namespace detail
 
 void set_cpu_threads(int threads) {

@@ -58,7 +58,7 @@ class CpuDevice final : public Device {
   Stream& own(Stream& stream, const char* what);
 
   CpuKernels kernels_;
-  BlockCache cache_;               // before pending_frees_: pending blocks are released into it
+  BlockCache cache_;  // before pending_frees_: pending blocks are released into it
   PendingFreeList pending_frees_;
   InlineStream compute_{StreamRole::kCompute};
   InlineStream communication_{StreamRole::kCommunication};

@@ -14,7 +14,6 @@ namespace {
 
 constexpr std::int64_t kParallelMin = 1 << 14;  // below this many elements one thread is faster
 
-
 template <typename From, typename To>
 void convert_loop(const void* src, void* dst, std::int64_t n) {
   const auto* in = static_cast<const typename From::Storage*>(src);

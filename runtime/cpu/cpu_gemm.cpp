@@ -53,9 +53,9 @@ void CpuKernels::gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n
     }
     return;
   }
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-              to_blas(m, "m"), to_blas(n, "n"), to_blas(k, "k"), alpha, a, to_blas(lda, "lda"), b,
-              to_blas(ldb, "ldb"), beta, c, to_blas(ldc, "ldc"));
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, to_blas(m, "m"),
+              to_blas(n, "n"), to_blas(k, "k"), alpha, a, to_blas(lda, "lda"), b, to_blas(ldb, "ldb"), beta, c,
+              to_blas(ldc, "ldc"));
 }
 
 void CpuKernels::linear_forward(float* out,           // (n,oc)

@@ -103,20 +103,18 @@ void CpuKernels::sum(const float* x, std::int64_t n, double* out) const {
 
 void CpuKernels::sum_squares(const float* x,  // (n)
                              std::int64_t n, double* out) const {
-  *out = n <= 0 ? 0.0
-                : sum_of_chunks(n, [x](std::int64_t begin, std::int64_t count) {
-                    return chunk_sum_squares(x + begin, count);
-                  });
+  *out = n <= 0 ? 0.0 : sum_of_chunks(n, [x](std::int64_t begin, std::int64_t count) {
+    return chunk_sum_squares(x + begin, count);
+  });
 }
 
 void CpuKernels::add_sum_squares(float* out,      // (n) written; may alias a or b
                                  const float* a,  // (n)
                                  const float* b,  // (n)
                                  std::int64_t n, double* sum_squares_out) const {
-  *sum_squares_out = n <= 0 ? 0.0
-                            : sum_of_chunks(n, [out, a, b](std::int64_t begin, std::int64_t count) {
-                                return chunk_add_sum_squares(out + begin, a + begin, b + begin, count);
-                              });
+  *sum_squares_out = n <= 0 ? 0.0 : sum_of_chunks(n, [out, a, b](std::int64_t begin, std::int64_t count) {
+    return chunk_add_sum_squares(out + begin, a + begin, b + begin, count);
+  });
 }
 
 void CpuKernels::has_non_finite(const float* x, std::int64_t n, std::int32_t* out) const {

@@ -61,8 +61,8 @@ inline void layernorm_param_grads_block(float* dweight, float* dbias, const floa
 // stored first and the residual added in a second pass over the row (in L1): in one expression
 // the compiler may contract the product and the add into an FMA, which rounds differently. dx may
 // alias d, not residual.
-inline void layernorm_backward_row(float* dx, const float* d, const float* x, const float* weight, float mu,
-                                   float rs, std::int64_t c, const float* residual) {
+inline void layernorm_backward_row(float* dx, const float* d, const float* x, const float* weight, float mu, float rs,
+                                   std::int64_t c, const float* residual) {
   const float inv_c = 1.0f / static_cast<float>(c);
   float g_sum = 0.0f;
   float gx_sum = 0.0f;

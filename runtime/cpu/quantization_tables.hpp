@@ -32,7 +32,7 @@ struct QuantizationTables {
   // [b][code]: byte b of the bits of thresholds[code] (thresholds[255] is +infinity).
   std::array<std::array<std::uint8_t, 256>, 4> threshold_bytes{};
   std::array<std::array<std::uint8_t, 256>, 2> cell_entry_bytes{};  // [b][group k >> 8]: byte b of e
-  std::array<std::uint8_t, kMaxQuantCells> cell_start{};             // by cell: a code
+  std::array<std::uint8_t, kMaxQuantCells> cell_start{};            // by cell: a code
   int cells = 0;
 };
 
@@ -90,8 +90,8 @@ constexpr QuantizationTables make_quantization_tables(const QuantizationMap& map
       const bool negative = group >= 128;
       // At 2 and above the start is 254, one below the top, as quantize_code's last cell starts:
       // NaN stays there (no threshold is below it), every number steps up to 255.
-      const int start = detail::at_least_two(group) ? (negative ? 0 : 254)
-                                                    : detail::code_span(map, k0, k0 + (1u << shift) - 1).first;
+      const int start =
+          detail::at_least_two(group) ? (negative ? 0 : 254) : detail::code_span(map, k0, k0 + (1u << shift) - 1).first;
       t.cell_start[static_cast<std::size_t>(next + c)] = static_cast<std::uint8_t>(start);
     }
     next += count;

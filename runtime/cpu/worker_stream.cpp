@@ -27,8 +27,8 @@ Event WorkerStream::record() {
         }
       },
       [state] {
-        state->fail(std::make_exception_ptr(
-            std::runtime_error("the stream was destroyed before it reached this event")));
+        state->fail(
+            std::make_exception_ptr(std::runtime_error("the stream was destroyed before it reached this event")));
       });
   return Event(std::move(state));
 }

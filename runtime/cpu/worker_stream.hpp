@@ -31,7 +31,7 @@ class WorkerStream final : public Stream {
 
   StreamRole role_;
   mutable std::mutex mutex_;
-  std::exception_ptr error_;  // the first failure, kept for the stream's life
+  std::exception_ptr error_;         // the first failure, kept for the stream's life
   detail::SerialExecutor executor_;  // last: its thread stops before the members above go away
 };
 

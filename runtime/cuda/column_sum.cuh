@@ -17,8 +17,8 @@
 
 namespace tessera::detail {
 
-inline constexpr int kColumnSlice = 32;        // columns per block, one per lane
-inline constexpr int kColumnThreadRows = 8;    // thread rows per block
+inline constexpr int kColumnSlice = 32;      // columns per block, one per lane
+inline constexpr int kColumnThreadRows = 8;  // thread rows per block
 inline constexpr std::int64_t kRowsPerGroup = 256;
 inline constexpr std::int64_t kMaxRowGroups = 64;
 
@@ -29,8 +29,8 @@ inline std::int64_t column_row_groups(std::int64_t n, std::int64_t c, int output
   groups = groups < fit ? groups : fit;
   if (groups < 1) {
     throw std::invalid_argument("column sum over " + std::to_string(c) + " columns needs " +
-                                std::to_string(c * outputs) + " floats of scratch, " +
-                                std::to_string(scratch_floats) + " given; enlarge the CUDA kernels' workspace");
+                                std::to_string(c * outputs) + " floats of scratch, " + std::to_string(scratch_floats) +
+                                " given; enlarge the CUDA kernels' workspace");
   }
   return groups;
 }

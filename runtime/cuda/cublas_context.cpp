@@ -49,8 +49,7 @@ void CublasContext::release() noexcept {
 
 std::optional<cublasLtMatmulAlgo_t> CublasContext::lt_algo(const LtMatmulKey& key, cublasLtMatmulDesc_t desc,
                                                            cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
-                                                           cublasLtMatrixLayout_t c,
-                                                           cublasLtMatrixLayout_t d) const {
+                                                           cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d) const {
   const std::lock_guard lock(cache_mutex_);
   if (auto it = algo_cache_.find(key); it != algo_cache_.end()) return it->second;
   cublasLtMatmulPreference_t pref = nullptr;
@@ -58,8 +57,8 @@ std::optional<cublasLtMatmulAlgo_t> CublasContext::lt_algo(const LtMatmulKey& ke
   std::optional<cublasLtMatmulAlgo_t> algo;
   try {
     const std::size_t bytes = workspace_bytes_;
-    TESSERA_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &bytes,
-                                                              sizeof bytes));
+    TESSERA_CUBLAS_CHECK(
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &bytes, sizeof bytes));
     TESSERA_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
                                                               &key.align_a, sizeof key.align_a));
     TESSERA_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,

@@ -27,11 +27,11 @@ __global__ void adamw_kernel(float* param, const T* grad, float* m, float* v, T*
 }  // namespace
 
 template <typename T>
-void launch_adamw(float* param,     // (n) updated
-                  const T* grad,    // (n)
-                  float* m,         // (n) updated
-                  float* v,         // (n) updated
-                  T* param_copy,    // (n) written, or null
+void launch_adamw(float* param,   // (n) updated
+                  const T* grad,  // (n)
+                  float* m,       // (n) updated
+                  float* v,       // (n) updated
+                  T* param_copy,  // (n) written, or null
                   std::int64_t n, const AdamWScalars& s, cudaStream_t stream) {
   if (n == 0) return;
   adamw_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(param, grad, m, v, param_copy, n, s);

@@ -28,8 +28,10 @@ __device__ std::int64_t first_segment_ending_after(const ParamSegment* segments,
   std::int64_t lo = 0, hi = count;
   while (lo < hi) {
     const std::int64_t mid = (lo + hi) / 2;
-    if (segments[mid].begin + segments[mid].count <= at) lo = mid + 1;
-    else hi = mid;
+    if (segments[mid].begin + segments[mid].count <= at)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -112,13 +114,13 @@ void launch_store_segments(ParamSegment* dst, std::span<const ParamSegment> segm
 }
 
 template <typename T>
-void launch_adamw8bit(float* param,            // (n) updated
-                      const T* grad,           // (n)
-                      std::int8_t* m_codes,    // (n) updated
-                      float* m_absmax,         // (n / block) updated
-                      std::uint8_t* v_codes,   // (n) updated
-                      float* v_absmax,         // (n / block) updated
-                      T* param_copy,           // (n) written where updated, or null
+void launch_adamw8bit(float* param,           // (n) updated
+                      const T* grad,          // (n)
+                      std::int8_t* m_codes,   // (n) updated
+                      float* m_absmax,        // (n / block) updated
+                      std::uint8_t* v_codes,  // (n) updated
+                      float* v_absmax,        // (n / block) updated
+                      T* param_copy,          // (n) written where updated, or null
                       std::int64_t n, std::int64_t block, const ParamSegment* segments, std::int64_t segment_count,
                       const AdamWScalars& no_decay, const AdamWScalars& decay, cudaStream_t stream) {
   if (block < 1 || block > kMaxQuantBlock || n % block != 0) {

@@ -132,8 +132,8 @@ void launch_attention_backward(const CublasContext& blas, GemmMath math,
     T* ds = scratch + l * g.loop_probs;
     T* dv = dqkv + l * g.loop_qkv + 2 * c;
     // dP = dout v^T
-    launch_gemm_batched(blas, math, false, true, t, t, hs, 1.0f, d_o, c, g.stride_out, v, ld, g.stride_qkv, 0.0f, ds,
-                        t, g.stride_probs, g.batch);
+    launch_gemm_batched(blas, math, false, true, t, t, hs, 1.0f, d_o, c, g.stride_out, v, ld, g.stride_qkv, 0.0f, ds, t,
+                        g.stride_probs, g.batch);
     // dv = P^T dout
     launch_gemm_batched(blas, math, true, false, t, hs, t, 1.0f, p, t, g.stride_probs, d_o, c, g.stride_out, 0.0f, dv,
                         ld, g.stride_qkv, g.batch);
@@ -154,10 +154,10 @@ void launch_attention_backward(const CublasContext& blas, GemmMath math,
   }
 }
 
-#define TESSERA_INSTANTIATE_ATTENTION(T)                                                                             \
-  template void launch_attention_forward<T>(const CublasContext&, GemmMath, T*, T*, const T*, std::int64_t,          \
-                                            std::int64_t, std::int64_t, std::int64_t);                               \
-  template void launch_attention_backward<T>(const CublasContext&, GemmMath, T*, T*, const T*, const T*, const T*,   \
+#define TESSERA_INSTANTIATE_ATTENTION(T)                                                                           \
+  template void launch_attention_forward<T>(const CublasContext&, GemmMath, T*, T*, const T*, std::int64_t,        \
+                                            std::int64_t, std::int64_t, std::int64_t);                             \
+  template void launch_attention_backward<T>(const CublasContext&, GemmMath, T*, T*, const T*, const T*, const T*, \
                                              std::int64_t, std::int64_t, std::int64_t, std::int64_t);
 TESSERA_INSTANTIATE_ATTENTION(float)
 TESSERA_INSTANTIATE_ATTENTION(__nv_bfloat16)

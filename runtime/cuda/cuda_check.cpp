@@ -41,8 +41,8 @@ void check_cuda(cudaError_t error, const char* call, const char* file, int line)
 
 void check_cublas(cublasStatus_t status, const char* call, const char* file, int line) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
-  throw std::runtime_error(error_location(file, line) + ": " + call + " failed: " + cublasGetStatusName(status) +
-                           ": " + cublasGetStatusString(status));
+  throw std::runtime_error(error_location(file, line) + ": " + call + " failed: " + cublasGetStatusName(status) + ": " +
+                           cublasGetStatusString(status));
 }
 
 }  // namespace tessera::detail

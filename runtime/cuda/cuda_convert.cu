@@ -20,7 +20,7 @@ __global__ void convert_kernel(const typename From::Storage* in, typename To::St
 template <typename From, typename To>
 void launch_pair(const void* src, void* dst, std::int64_t n, cudaStream_t stream) {
   convert_kernel<From, To><<<grid_for(n), kThreads, 0, stream>>>(static_cast<const typename From::Storage*>(src),
-                                                                  static_cast<typename To::Storage*>(dst), n);
+                                                                 static_cast<typename To::Storage*>(dst), n);
   TESSERA_CUDA_CHECK_LAUNCH("convert_kernel");
 }
 

@@ -62,22 +62,22 @@ void launch_cross_entropy_forward(float* losses,                // (n)
 }
 
 template <typename T>
-void launch_cross_entropy_backward(T* dlogits,                    // (n,v) written; may alias logits
-                                   const T* logits,               // (n,v)
-                                   const float* lse,              // (n)
-                                   const std::int32_t* targets,   // (n)
+void launch_cross_entropy_backward(T* dlogits,                   // (n,v) written; may alias logits
+                                   const T* logits,              // (n,v)
+                                   const float* lse,             // (n)
+                                   const std::int32_t* targets,  // (n)
                                    float dloss, std::int64_t n, std::int64_t v, cudaStream_t stream) {
   if (n == 0) return;
-  cross_entropy_backward_kernel<T><<<static_cast<unsigned>(n), kThreads, 0, stream>>>(dlogits, logits, lse, targets,
-                                                                                      dloss, v);
+  cross_entropy_backward_kernel<T>
+      <<<static_cast<unsigned>(n), kThreads, 0, stream>>>(dlogits, logits, lse, targets, dloss, v);
   TESSERA_CUDA_CHECK_LAUNCH("cross_entropy_backward_kernel");
 }
 
-#define TESSERA_INSTANTIATE_CROSS_ENTROPY(T)                                                                   \
-  template void launch_cross_entropy_forward<T>(float*, float*, const T*, const std::int32_t*, std::int64_t,  \
-                                                std::int64_t, cudaStream_t);                                  \
-  template void launch_cross_entropy_backward<T>(T*, const T*, const float*, const std::int32_t*, float,      \
-                                                 std::int64_t, std::int64_t, cudaStream_t);
+#define TESSERA_INSTANTIATE_CROSS_ENTROPY(T)                                                                           \
+  template void launch_cross_entropy_forward<T>(float*, float*, const T*, const std::int32_t*, std::int64_t,           \
+                                                std::int64_t, cudaStream_t);                                           \
+  template void launch_cross_entropy_backward<T>(T*, const T*, const float*, const std::int32_t*, float, std::int64_t, \
+                                                 std::int64_t, cudaStream_t);
 TESSERA_INSTANTIATE_CROSS_ENTROPY(float)
 TESSERA_INSTANTIATE_CROSS_ENTROPY(__nv_bfloat16)
 #undef TESSERA_INSTANTIATE_CROSS_ENTROPY

@@ -20,8 +20,8 @@ int checked_index(int index) {
   if (probe.count == 0) throw std::runtime_error("device cuda: no usable GPU (" + probe.reason + ")");
   if (index < 0) index = 0;
   if (index >= probe.count) {
-    throw std::invalid_argument("device cuda: GPU index " + std::to_string(index) + " is out of range: " +
-                                std::to_string(probe.count) + " GPU(s) visible (indices 0.." +
+    throw std::invalid_argument("device cuda: GPU index " + std::to_string(index) +
+                                " is out of range: " + std::to_string(probe.count) + " GPU(s) visible (indices 0.." +
                                 std::to_string(probe.count - 1) + ")");
   }
   return index;

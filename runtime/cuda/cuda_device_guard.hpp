@@ -13,8 +13,10 @@ class CudaDeviceGuard {
  public:
   explicit CudaDeviceGuard(int device) {
     TESSERA_CUDA_CHECK(cudaGetDevice(&previous_));
-    if (previous_ != device) TESSERA_CUDA_CHECK(cudaSetDevice(device));
-    else previous_ = -1;  // nothing to restore
+    if (previous_ != device)
+      TESSERA_CUDA_CHECK(cudaSetDevice(device));
+    else
+      previous_ = -1;  // nothing to restore
   }
   ~CudaDeviceGuard() {
     if (previous_ >= 0) cudaSetDevice(previous_);  // never throws

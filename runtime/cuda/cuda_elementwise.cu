@@ -60,10 +60,10 @@ void launch_scale(T* x, float s, std::int64_t n, cudaStream_t stream) {
   TESSERA_CUDA_CHECK_LAUNCH("scale_kernel");
 }
 
-#define TESSERA_INSTANTIATE_ELEMENTWISE(T)                                                          \
-  template void launch_gelu_forward<T>(T*, const T*, std::int64_t, cudaStream_t);                   \
-  template void launch_gelu_backward<T>(T*, const T*, const T*, std::int64_t, cudaStream_t);        \
-  template void launch_add<T>(T*, const T*, const T*, std::int64_t, cudaStream_t);                  \
+#define TESSERA_INSTANTIATE_ELEMENTWISE(T)                                                   \
+  template void launch_gelu_forward<T>(T*, const T*, std::int64_t, cudaStream_t);            \
+  template void launch_gelu_backward<T>(T*, const T*, const T*, std::int64_t, cudaStream_t); \
+  template void launch_add<T>(T*, const T*, const T*, std::int64_t, cudaStream_t);           \
   template void launch_scale<T>(T*, float, std::int64_t, cudaStream_t);
 TESSERA_INSTANTIATE_ELEMENTWISE(float)
 TESSERA_INSTANTIATE_ELEMENTWISE(__nv_bfloat16)

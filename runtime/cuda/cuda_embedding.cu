@@ -98,10 +98,10 @@ __global__ void find_bad_token_kernel(const std::int32_t* tokens, std::int64_t n
 }  // namespace
 
 template <typename T>
-void launch_embedding_forward(T* out,                       // (b,t,c)
-                              const std::int32_t* tokens,   // (b,t) in [0, v)
-                              const T* wte,                 // (v,c)
-                              const T* wpe,                 // (maxT,c), maxT >= t
+void launch_embedding_forward(T* out,                      // (b,t,c)
+                              const std::int32_t* tokens,  // (b,t) in [0, v)
+                              const T* wte,                // (v,c)
+                              const T* wpe,                // (maxT,c), maxT >= t
                               std::int64_t b, std::int64_t t, std::int64_t c, cudaStream_t stream) {
   if (b * t * c == 0) return;
   embedding_forward_kernel<T><<<grid_for(b * t * c), kThreads, 0, stream>>>(out, tokens, wte, wpe, b * t, t, c);
@@ -109,10 +109,10 @@ void launch_embedding_forward(T* out,                       // (b,t,c)
 }
 
 template <typename T>
-void launch_embedding_backward(T* dwte,                      // (v,c) accumulated
-                               T* dwpe,                      // (maxT,c) accumulated
-                               const T* dout,                // (b,t,c)
-                               const std::int32_t* tokens,   // (b,t) in [0, v)
+void launch_embedding_backward(T* dwte,                     // (v,c) accumulated
+                               T* dwpe,                     // (maxT,c) accumulated
+                               const T* dout,               // (b,t,c)
+                               const std::int32_t* tokens,  // (b,t) in [0, v)
                                std::int64_t b, std::int64_t t, std::int64_t c, cudaStream_t stream) {
   if (b * t * c == 0) return;
   position_grad_kernel<T><<<grid_for(t * c), kThreads, 0, stream>>>(dwpe, dout, b, t, c);

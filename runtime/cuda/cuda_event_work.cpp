@@ -12,8 +12,8 @@ CudaEventWork::CudaEventWork(int device, cudaEvent_t event, std::shared_ptr<cons
 
 CudaEventWork::~CudaEventWork() {
   int previous = -1;
-  const bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != device_ &&
-                        cudaSetDevice(device_) == cudaSuccess;
+  const bool switched =
+      cudaGetDevice(&previous) == cudaSuccess && previous != device_ && cudaSetDevice(device_) == cudaSuccess;
   cudaEventDestroy(event_);
   if (switched) cudaSetDevice(previous);
 }
@@ -28,8 +28,8 @@ void CudaEventWork::wait() {
 
 bool CudaEventWork::is_completed() {
   int previous = -1;
-  const bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != device_ &&
-                        cudaSetDevice(device_) == cudaSuccess;
+  const bool switched =
+      cudaGetDevice(&previous) == cudaSuccess && previous != device_ && cudaSetDevice(device_) == cudaSuccess;
   const cudaError_t state = cudaEventQuery(event_);
   if (switched) cudaSetDevice(previous);
   if (state == cudaErrorNotReady) return false;
@@ -37,7 +37,9 @@ bool CudaEventWork::is_completed() {
   return true;
 }
 
-void CudaEventWork::enqueue_wait(cudaStream_t stream) const { TESSERA_CUDA_CHECK(cudaStreamWaitEvent(stream, event_, 0)); }
+void CudaEventWork::enqueue_wait(cudaStream_t stream) const {
+  TESSERA_CUDA_CHECK(cudaStreamWaitEvent(stream, event_, 0));
+}
 
 std::exception_ptr CudaEventWork::failure() const { return failure_ ? failure_->through(position_) : nullptr; }
 

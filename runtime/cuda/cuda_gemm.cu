@@ -133,8 +133,8 @@ void launch_gemm_batched(const CublasContext& blas, GemmMath math, bool trans_a,
                          std::int64_t ldc, std::int64_t stride_c, std::int64_t batch) {
   if (m == 0 || n == 0 || batch == 0) return;
   if (k == 0) {
-    scale_matrices_kernel<T><<<grid_for(batch * m * n), kThreads, 0, blas.stream()>>>(c, m, n, ldc, stride_c, batch,
-                                                                                      beta);
+    scale_matrices_kernel<T>
+        <<<grid_for(batch * m * n), kThreads, 0, blas.stream()>>>(c, m, n, ldc, stride_c, batch, beta);
     TESSERA_CUDA_CHECK_LAUNCH("scale_matrices_kernel");
     return;
   }

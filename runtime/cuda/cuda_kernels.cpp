@@ -35,8 +35,8 @@ void CudaKernels::gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t 
   detail::launch_gemm(blas_, math_, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-void CudaKernels::linear_forward(float* out, const float* inp, const float* weight, const float* bias,
-                                 std::int64_t n, std::int64_t c, std::int64_t oc) const {
+void CudaKernels::linear_forward(float* out, const float* inp, const float* weight, const float* bias, std::int64_t n,
+                                 std::int64_t c, std::int64_t oc) const {
   const CudaDeviceGuard guard(device_);
   detail::launch_linear_forward(blas_, math_, out, inp, weight, bias, n, c, oc);
 }
@@ -47,8 +47,8 @@ void CudaKernels::linear_backward(float* dinp, float* dweight, float* dbias, con
   detail::launch_linear_backward(blas_, math_, dinp, dweight, dbias, dout, inp, weight, n, c, oc);
 }
 
-void CudaKernels::linear_gelu_forward(float* out, float* pre, const float* inp, const float* weight,
-                                      const float* bias, std::int64_t n, std::int64_t c, std::int64_t oc) const {
+void CudaKernels::linear_gelu_forward(float* out, float* pre, const float* inp, const float* weight, const float* bias,
+                                      std::int64_t n, std::int64_t c, std::int64_t oc) const {
   const CudaDeviceGuard guard(device_);
   detail::launch_linear_forward(blas_, math_, pre, inp, weight, bias, n, c, oc);
   detail::launch_gelu_forward(out, static_cast<const float*>(pre), n * oc, stream_);
@@ -59,8 +59,8 @@ void CudaKernels::linear_gelu_backward(float* dinp, float* dweight, float* dbias
                                        std::int64_t oc) const {
   const CudaDeviceGuard guard(device_);
   detail::launch_gelu_backward(dout, pre, static_cast<const float*>(dout), n * oc, stream_);
-  detail::launch_linear_backward(blas_, math_, dinp, dweight, dbias, static_cast<const float*>(dout), inp, weight, n,
-                                 c, oc);
+  detail::launch_linear_backward(blas_, math_, dinp, dweight, dbias, static_cast<const float*>(dout), inp, weight, n, c,
+                                 oc);
 }
 
 void CudaKernels::embedding_forward(float* out, const std::int32_t* tokens, const float* wte, const float* wpe,
@@ -196,8 +196,8 @@ void CudaKernels::adamw8bit_update(float* param, const float* grad, std::int8_t*
 void CudaKernels::convert(const void* src, DType from, void* dst, DType to, std::int64_t n) const {
   const CudaDeviceGuard guard(device_);
   if (from == to) {
-    TESSERA_CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<std::size_t>(n) * dtype_size(from),
-                                       cudaMemcpyDeviceToDevice, stream_));
+    TESSERA_CUDA_CHECK(
+        cudaMemcpyAsync(dst, src, static_cast<std::size_t>(n) * dtype_size(from), cudaMemcpyDeviceToDevice, stream_));
     return;
   }
   if (!is_floating(from) || !is_floating(to)) {

@@ -19,8 +19,8 @@
 #include <cuda_runtime.h>
 
 #include "tessera/runtime/cuda/cublas_context.hpp"
-#include "tessera/runtime/gemm_math.hpp"
 #include "tessera/runtime/cuda/token_range_check.hpp"
+#include "tessera/runtime/gemm_math.hpp"
 #include "tessera/runtime/kernels.hpp"
 
 namespace tessera {

@@ -12,7 +12,7 @@
 namespace tessera::detail {
 
 inline constexpr int kWarp = 32;
-inline constexpr int kThreads = 256;              // threads per block of the element-wise kernels
+inline constexpr int kThreads = 256;               // threads per block of the element-wise kernels
 inline constexpr std::int64_t kMaxGrid = 1 << 16;  // blocks of a grid-stride loop
 
 // Blocks for a grid-stride loop over n items with `threads` per block.
@@ -28,9 +28,13 @@ __device__ __forceinline__ float to_f32(__nv_bfloat16 x) { return __bfloat162flo
 template <typename T>
 __device__ __forceinline__ T from_f32(float x);
 template <>
-__device__ __forceinline__ float from_f32<float>(float x) { return x; }
+__device__ __forceinline__ float from_f32<float>(float x) {
+  return x;
+}
 template <>
-__device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+__device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
 
 // The first index and the stride of a 1-D grid-stride loop.
 __device__ __forceinline__ std::int64_t grid_start() {

@@ -119,14 +119,14 @@ void launch_layernorm_forward(T* out,           // (n,c)
 }
 
 template <typename T>
-void launch_residual_layernorm_forward(T* sum,          // (n,c) = a + b
-                                       T* out,          // (n,c)
-                                       float* mean,     // (n)
-                                       float* rstd,     // (n)
-                                       const T* a,      // (n,c)
-                                       const T* b,      // (n,c)
-                                       const T* weight, // (c)
-                                       const T* bias,   // (c)
+void launch_residual_layernorm_forward(T* sum,           // (n,c) = a + b
+                                       T* out,           // (n,c)
+                                       float* mean,      // (n)
+                                       float* rstd,      // (n)
+                                       const T* a,       // (n,c)
+                                       const T* b,       // (n,c)
+                                       const T* weight,  // (c)
+                                       const T* bias,    // (c)
                                        std::int64_t n, std::int64_t c, float eps, cudaStream_t stream) {
   if (n == 0) return;
   layernorm_forward_kernel<T, true>
@@ -149,8 +149,8 @@ void launch_residual_layernorm_backward(T* dinp,             // (n,c) written; m
   if (n == 0) return;
   column_sums<2, T>(ColumnOutputs<2, T>{{dweight, dbias}}, NormGradValues<T>{dout, inp, mean, rstd, c}, n, c, scratch,
                     scratch_floats, stream);
-  layernorm_backward_kernel<T><<<row_blocks(n), kThreads, 0, stream>>>(dinp, dout, dresidual, inp, weight, mean, rstd,
-                                                                       n, c);
+  layernorm_backward_kernel<T>
+      <<<row_blocks(n), kThreads, 0, stream>>>(dinp, dout, dresidual, inp, weight, mean, rstd, n, c);
   TESSERA_CUDA_CHECK_LAUNCH("layernorm_backward_kernel");
 }
 
@@ -169,16 +169,16 @@ void launch_layernorm_backward(T* dinp,            // (n,c) written; may alias d
                                         scratch_floats, stream);
 }
 
-#define TESSERA_INSTANTIATE_LAYERNORM(T)                                                                            \
-  template void launch_layernorm_forward<T>(T*, float*, float*, const T*, const T*, const T*, std::int64_t,         \
-                                            std::int64_t, float, cudaStream_t);                                     \
-  template void launch_layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const float*, const float*,  \
-                                             std::int64_t, std::int64_t, float*, std::size_t, cudaStream_t);       \
-  template void launch_residual_layernorm_forward<T>(T*, T*, float*, float*, const T*, const T*, const T*, const T*, \
-                                                     std::int64_t, std::int64_t, float, cudaStream_t);             \
-  template void launch_residual_layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const T*,           \
-                                                      const float*, const float*, std::int64_t, std::int64_t,       \
-                                                      float*, std::size_t, cudaStream_t);
+#define TESSERA_INSTANTIATE_LAYERNORM(T)                                                                              \
+  template void launch_layernorm_forward<T>(T*, float*, float*, const T*, const T*, const T*, std::int64_t,           \
+                                            std::int64_t, float, cudaStream_t);                                       \
+  template void launch_layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const float*, const float*,    \
+                                             std::int64_t, std::int64_t, float*, std::size_t, cudaStream_t);          \
+  template void launch_residual_layernorm_forward<T>(T*, T*, float*, float*, const T*, const T*, const T*, const T*,  \
+                                                     std::int64_t, std::int64_t, float, cudaStream_t);                \
+  template void launch_residual_layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const T*,             \
+                                                      const float*, const float*, std::int64_t, std::int64_t, float*, \
+                                                      std::size_t, cudaStream_t);
 TESSERA_INSTANTIATE_LAYERNORM(float)
 TESSERA_INSTANTIATE_LAYERNORM(__nv_bfloat16)
 #undef TESSERA_INSTANTIATE_LAYERNORM

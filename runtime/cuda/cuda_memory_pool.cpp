@@ -38,8 +38,8 @@ CudaMemoryPool::CudaMemoryPool(int device) : device_(device) {
 
 CudaMemoryPool::~CudaMemoryPool() {
   int previous = -1;
-  const bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != device_ &&
-                        cudaSetDevice(device_) == cudaSuccess;
+  const bool switched =
+      cudaGetDevice(&previous) == cudaSuccess && previous != device_ && cudaSetDevice(device_) == cudaSuccess;
   cudaMemPoolDestroy(pool_);
   if (switched) cudaSetDevice(previous);
 }
@@ -58,8 +58,8 @@ void* CudaMemoryPool::allocate(std::size_t bytes, cudaStream_t stream) {
 
 void CudaMemoryPool::free(void* ptr, cudaStream_t stream) noexcept {
   int previous = -1;
-  const bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != device_ &&
-                        cudaSetDevice(device_) == cudaSuccess;
+  const bool switched =
+      cudaGetDevice(&previous) == cudaSuccess && previous != device_ && cudaSetDevice(device_) == cudaSuccess;
   if (cudaFreeAsync(ptr, stream) != cudaSuccess) cudaGetLastError();
   if (switched) cudaSetDevice(previous);
 }

@@ -62,8 +62,8 @@ void launch_embedding_backward(T* dwte, T* dwpe, const T* dout, const std::int32
                                std::int64_t t, std::int64_t c, cudaStream_t stream);
 // Writes to *first_bad (device) the smallest (index << 32 | token bits) over tokens (n) outside
 // [0, v), or leaves it untouched; the caller presets it to all ones.
-void launch_find_bad_token(const std::int32_t* tokens, std::int64_t n, std::int64_t v,
-                           unsigned long long* first_bad, cudaStream_t stream);
+void launch_find_bad_token(const std::int32_t* tokens, std::int64_t n, std::int64_t v, unsigned long long* first_bad,
+                           cudaStream_t stream);
 
 // ---- layernorm (cuda_layernorm.cu) -----------------------------------------------------------------
 template <typename T>
@@ -82,9 +82,9 @@ void launch_residual_layernorm_forward(T* sum, T* out, float* mean, float* rstd,
 // As launch_layernorm_backward, with dresidual (n,c) added to dinp (null: nothing added); dinp may
 // alias dout, not dresidual.
 template <typename T>
-void launch_residual_layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* dresidual,
-                                        const T* inp, const T* weight, const float* mean, const float* rstd,
-                                        std::int64_t n, std::int64_t c, float* scratch, std::size_t scratch_floats,
+void launch_residual_layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* dresidual, const T* inp,
+                                        const T* weight, const float* mean, const float* rstd, std::int64_t n,
+                                        std::int64_t c, float* scratch, std::size_t scratch_floats,
                                         cudaStream_t stream);
 // Floats of scratch a column sum of `outputs` vectors over (n,c) needs (at most what fits in
 // scratch_floats: fewer row groups are used when less is given; the result depends only on n, c
@@ -93,8 +93,8 @@ std::size_t column_sum_scratch_floats(std::int64_t n, std::int64_t c, int output
 
 // ---- attention (cuda_attention.cu), on blas.stream() -----------------------------------------------
 template <typename T>
-void launch_attention_forward(const CublasContext& blas, GemmMath math, T* out, T* probs, const T* qkv,
-                              std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh);
+void launch_attention_forward(const CublasContext& blas, GemmMath math, T* out, T* probs, const T* qkv, std::int64_t b,
+                              std::int64_t t, std::int64_t c, std::int64_t nh);
 template <typename T>
 void launch_attention_backward(const CublasContext& blas, GemmMath math, T* dqkv, T* scratch, const T* dout,
                                const T* qkv, const T* probs, std::int64_t b, std::int64_t t, std::int64_t c,
@@ -138,8 +138,8 @@ void launch_has_non_finite(const T* x, std::int64_t n, std::int32_t* out, cudaSt
 // param, m, v (n) f32 updated in place from grad (n) T; when param_copy is not null the updated
 // parameter is also written there as T (the bf16 write-back of an f32 master).
 template <typename T>
-void launch_adamw(float* param, const T* grad, float* m, float* v, T* param_copy, std::int64_t n,
-                  const AdamWScalars& s, cudaStream_t stream);
+void launch_adamw(float* param, const T* grad, float* m, float* v, T* param_copy, std::int64_t n, const AdamWScalars& s,
+                  cudaStream_t stream);
 // As Kernels::adamw8bit_update, one thread block per quantization block; `segments` (segment_count)
 // is a device copy of the sorted segment table; param_copy as in launch_adamw.
 template <typename T>

@@ -75,9 +75,9 @@ void launch_has_non_finite(const T* x, std::int64_t n, std::int32_t* out, cudaSt
   TESSERA_CUDA_CHECK_LAUNCH("has_non_finite_kernel");
 }
 
-#define TESSERA_INSTANTIATE_REDUCE(T)                                                                  \
-  template void launch_sum<T>(const T*, std::int64_t, double*, double*, cudaStream_t);                \
-  template void launch_sum_squares<T>(const T*, std::int64_t, double*, double*, cudaStream_t);        \
+#define TESSERA_INSTANTIATE_REDUCE(T)                                                          \
+  template void launch_sum<T>(const T*, std::int64_t, double*, double*, cudaStream_t);         \
+  template void launch_sum_squares<T>(const T*, std::int64_t, double*, double*, cudaStream_t); \
   template void launch_has_non_finite<T>(const T*, std::int64_t, std::int32_t*, cudaStream_t);
 TESSERA_INSTANTIATE_REDUCE(float)
 TESSERA_INSTANTIATE_REDUCE(__nv_bfloat16)

@@ -54,8 +54,8 @@ CudaStream::CudaStream(int device, StreamRole role)
 
 CudaStream::~CudaStream() {
   int previous = -1;
-  const bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != device_ &&
-                        cudaSetDevice(device_) == cudaSuccess;
+  const bool switched =
+      cudaGetDevice(&previous) == cudaSuccess && previous != device_ && cudaSetDevice(device_) == cudaSuccess;
   cudaStreamSynchronize(stream_);
   cudaStreamDestroy(stream_);
   if (switched) cudaSetDevice(previous);

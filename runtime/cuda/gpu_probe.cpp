@@ -22,10 +22,9 @@ GpuProbe probe_gpus() {
       return probe;
     }
     cudaGetLastError();
-    const std::string decoded = error == cudaSuccess
-                                    ? std::string("cudaGetDeviceCount: 0 devices")
-                                    : std::string("cudaGetDeviceCount: ") + cudaGetErrorName(error) + ": " +
-                                          cudaGetErrorString(error);
+    const std::string decoded = error == cudaSuccess ? std::string("cudaGetDeviceCount: 0 devices")
+                                                     : std::string("cudaGetDeviceCount: ") + cudaGetErrorName(error) +
+                                                           ": " + cudaGetErrorString(error);
     int driver = 0, runtime = 0;
     cudaDriverGetVersion(&driver);
     cudaRuntimeGetVersion(&runtime);

@@ -20,9 +20,7 @@ PinnedHostCache::~PinnedHostCache() {
   for (const auto& [ptr, size] : handed_out_) cudaFreeHost(ptr);
 }
 
-std::size_t PinnedHostCache::size_class(std::size_t bytes) {
-  return std::bit_ceil(std::max(bytes, kSmallestClass));
-}
+std::size_t PinnedHostCache::size_class(std::size_t bytes) { return std::bit_ceil(std::max(bytes, kSmallestClass)); }
 
 void* PinnedHostCache::allocate(std::size_t bytes) {
   const std::size_t size = size_class(bytes);

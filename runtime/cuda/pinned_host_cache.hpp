@@ -37,7 +37,7 @@ class PinnedHostCache {
 
  private:
   mutable std::mutex mutex_;
-  std::map<std::size_t, std::vector<void*>> free_;  // by size class
+  std::map<std::size_t, std::vector<void*>> free_;     // by size class
   std::unordered_map<void*, std::size_t> handed_out_;  // block -> size class
   std::int64_t allocated_ = 0, peak_allocated_ = 0, reserved_ = 0, peak_reserved_ = 0;
 };

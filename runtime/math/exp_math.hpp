@@ -71,7 +71,7 @@ TESSERA_HD float exp2_of_product(float a, float b) {
   const float shifted = madd(a, b, detail::kExpShift);
   const float n = shifted - detail::kExpShift;  // exact
   const float f = madd(a, b, -n);               // a*b - n from the unrounded product
-  float p = 1.3276472e-3f;  // 2^f on [-1/2, 1/2], relative error 7.5e-8
+  float p = 1.3276472e-3f;                      // 2^f on [-1/2, 1/2], relative error 7.5e-8
   p = madd(p, f, 9.67554133e-3f);
   p = madd(p, f, 5.55071327e-2f);
   p = madd(p, f, 2.40221197e-1f);

@@ -69,7 +69,7 @@ TESSERA_HD float gelu_derivative(float x) {
   const float e = exp2_of_product(xc, madd(x2, detail::kGeluT2, detail::kGeluT0));
   const float s = 1.0f / (1.0f + e);
   const float q = xc * madd(x2, detail::kGeluD2, detail::kGeluD0);  // x 2 du/dx
-  return madd(q * (e * s), s, s);                                  // s + x 2du/dx (e s) s
+  return madd(q * (e * s), s, s);                                   // s + x 2du/dx (e s) s
 }
 
 }  // namespace tessera

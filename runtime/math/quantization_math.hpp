@@ -29,7 +29,7 @@ namespace tessera {
 // smallest threshold of either map, 1.6e-7) up to 1.0; smaller magnitudes fall in cell 0, 1.0 and
 // above (and NaN) in the last cell.
 inline constexpr int kQuantCellShift = 16;
-inline constexpr int kQuantFirstCell = 103 << 7;                   // 2^-24 = 2^(103 - 127)
+inline constexpr int kQuantFirstCell = 103 << 7;                  // 2^-24 = 2^(103 - 127)
 inline constexpr int kQuantCells = (127 << 7) - kQuantFirstCell;  // 3072
 
 TESSERA_HD int magnitude_cell(float x) {
@@ -44,12 +44,13 @@ constexpr float cell_lower(int c) {
   return c == 0 ? 0.0f : std::bit_cast<float>(static_cast<std::uint32_t>(c + kQuantFirstCell) << kQuantCellShift);
 }
 constexpr float cell_upper(int c) {
-  return c + 1 == kQuantCells ? 2.0f
-                              : std::bit_cast<float>(static_cast<std::uint32_t>(c + 1 + kQuantFirstCell) << kQuantCellShift);
+  return c + 1 == kQuantCells
+             ? 2.0f
+             : std::bit_cast<float>(static_cast<std::uint32_t>(c + 1 + kQuantFirstCell) << kQuantCellShift);
 }
 
 struct QuantizationMap {
-  std::array<float, 256> values{};      // sorted ascending; code = index
+  std::array<float, 256> values{};  // sorted ascending; code = index
   // Midpoints between neighbours: code c covers (t[c-1], t[c]]; t[255] is +infinity (a sentinel).
   std::array<float, 256> thresholds{};
   // Where quantize_code starts for a cell: the code of its smallest value (x >= 0: the cell's lower
@@ -143,7 +144,11 @@ TESSERA_HD float dequantize_code(std::uint8_t code, const QuantizationMap& map) 
 }
 
 // Signed codes are stored as i8: code - 128.
-TESSERA_HD std::int8_t signed_code_to_i8(std::uint8_t code) { return static_cast<std::int8_t>(static_cast<int>(code) - 128); }
-TESSERA_HD std::uint8_t i8_to_signed_code(std::int8_t stored) { return static_cast<std::uint8_t>(static_cast<int>(stored) + 128); }
+TESSERA_HD std::int8_t signed_code_to_i8(std::uint8_t code) {
+  return static_cast<std::int8_t>(static_cast<int>(code) - 128);
+}
+TESSERA_HD std::uint8_t i8_to_signed_code(std::int8_t stored) {
+  return static_cast<std::uint8_t>(static_cast<int>(stored) + 128);
+}
 
 }  // namespace tessera

@@ -26,9 +26,9 @@ void MetaDevice::synchronize() {
 std::unique_ptr<Device> make_meta_device() { return std::make_unique<MetaDevice>(); }
 
 namespace detail {
-const DeviceRegistration kMetaDeviceRegistration(
-    DeviceBackend{DeviceChoice::kMeta, "meta", [] { return 1; }, [] { return std::string(); },
-                  [](const DeviceOptions&) { return make_meta_device(); }});
+const DeviceRegistration kMetaDeviceRegistration(DeviceBackend{
+    DeviceChoice::kMeta, "meta", [] { return 1; }, [] { return std::string(); },
+    [](const DeviceOptions&) { return make_meta_device(); }});
 }  // namespace detail
 
 }  // namespace tessera

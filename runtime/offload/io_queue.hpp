@@ -46,7 +46,6 @@ class IoQueue {
 // io_uring on `fd` with `depth` entries when the kernel allows it (otherwise, or when `blocking`
 // is asked for, pread/pwrite; `refusal` then says why io_uring was not used, "" when asked).
 // `path` names the file in errors.
-std::unique_ptr<IoQueue> make_io_queue(int fd, const std::string& path, int depth, bool blocking,
-                                       std::string* refusal);
+std::unique_ptr<IoQueue> make_io_queue(int fd, const std::string& path, int depth, bool blocking, std::string* refusal);
 
 }  // namespace tessera

@@ -18,10 +18,10 @@ const char* offload_io_name(OffloadIo io);  // "auto", "buffered"
 OffloadIo parse_offload_io(const std::string& text);
 
 struct NvmeSettings {
-  std::string path;                      // directory of the offload files (one per rank)
+  std::string path;                       // directory of the offload files (one per rank)
   std::int64_t block_elements = 1 << 20;  // elements per streamed block (a multiple of the optimizer's block)
-  int buffers = 4;                       // blocks in flight through the ring
-  int queue_depth = 32;                  // io_uring submission queue entries
+  int buffers = 4;                        // blocks in flight through the ring
+  int queue_depth = 32;                   // io_uring submission queue entries
   OffloadIo io = OffloadIo::kAuto;
 
   // Throws SettingError ("offload.block", "offload.buffers", "offload.queue_depth") for values no

@@ -181,7 +181,8 @@ std::vector<std::string> NvmeStore::notices() const {
   std::vector<std::string> lines;
   if (!file_) return lines;
   if (file_->replaced_stale()) {
-    lines.push_back("offload: replaced " + file_->path().string() + " left by an earlier run (its contents are not used)");
+    lines.push_back("offload: replaced " + file_->path().string() +
+                    " left by an earlier run (its contents are not used)");
   }
   std::string why = file_->direct_refusal();
   if (!queue_refusal_.empty()) why += (why.empty() ? "" : "; ") + queue_refusal_;

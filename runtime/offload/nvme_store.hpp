@@ -29,8 +29,8 @@ class Device;
 class OffloadFile;
 
 struct FileExtent {
-  std::int64_t offset = -1;           // byte offset of chunk 0 in the file
-  std::int64_t values = 0;            // values of the tensor
+  std::int64_t offset = -1;  // byte offset of chunk 0 in the file
+  std::int64_t values = 0;   // values of the tensor
   std::size_t value_bytes = 0;
   std::int64_t values_per_chunk = 0;  // values of one streamed block
   std::int64_t chunk_stride = 0;      // bytes from one chunk to the next (aligned)

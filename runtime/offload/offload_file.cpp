@@ -37,7 +37,8 @@ OffloadFile::OffloadFile(const std::filesystem::path& dir, int rank, bool try_di
   open_file(try_direct);
   if (!direct_) return;
   // Some file systems accept O_DIRECT at open and refuse the transfers: probe with one block.
-  void* block = std::aligned_alloc(static_cast<std::size_t>(kDirectIoAlignment), static_cast<std::size_t>(kDirectIoAlignment));
+  void* block =
+      std::aligned_alloc(static_cast<std::size_t>(kDirectIoAlignment), static_cast<std::size_t>(kDirectIoAlignment));
   std::memset(block, 0, static_cast<std::size_t>(kDirectIoAlignment));
   const ssize_t wrote = ::pwrite(fd_, block, static_cast<std::size_t>(kDirectIoAlignment), 0);
   const int error = errno;
@@ -64,8 +65,7 @@ void OffloadFile::open_file(bool direct) {
   }
   if (fd_ < 0) {
     throw SettingError(kSetting, dir_.string(),
-                       "cannot create " + path_.string() + ": " + std::strerror(errno) +
-                           "; give a writable directory");
+                       "cannot create " + path_.string() + ": " + std::strerror(errno) + "; give a writable directory");
   }
   direct_ = direct;
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
@@ -80,7 +80,8 @@ void OffloadFile::open_file(bool direct) {
   if (::fstat(fd_, &st) == 0 && st.st_size > 0) {
     replaced_stale_ = true;  // left by a run that did not exit cleanly: its bytes are never read
     if (::ftruncate(fd_, 0) != 0) {
-      throw SettingError(kSetting, dir_.string(), "cannot truncate the stale " + path_.string() + ": " + std::strerror(errno));
+      throw SettingError(kSetting, dir_.string(),
+                         "cannot truncate the stale " + path_.string() + ": " + std::strerror(errno));
     }
   }
 }
@@ -99,9 +100,10 @@ void OffloadFile::reserve(std::int64_t bytes) {
     const std::int64_t available = static_cast<std::int64_t>(fs.f_bavail) * static_cast<std::int64_t>(fs.f_frsize);
     if (bytes - held > available) {
       throw SettingError(kSetting, dir_.string(),
-                         "the offloaded state of this rank needs " + std::to_string(bytes) + " bytes (" + format_bytes(bytes) +
-                             ") in " + path_.string() + " but the file system has " + std::to_string(available) +
-                             " bytes (" + format_bytes(available) + ") free; free space, choose another directory or "
+                         "the offloaded state of this rank needs " + std::to_string(bytes) + " bytes (" +
+                             format_bytes(bytes) + ") in " + path_.string() + " but the file system has " +
+                             std::to_string(available) + " bytes (" + format_bytes(available) +
+                             ") free; free space, choose another directory or "
                              "use more ranks");
     }
   }

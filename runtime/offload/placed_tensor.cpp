@@ -47,7 +47,8 @@ void PlacedTensor::read(std::int64_t first, std::int64_t count, void* host) cons
     return;
   }
   const std::size_t vb = dtype_size(dtype_);
-  tensor_.device().copy_to_host(host, static_cast<const std::byte*>(tensor_.data()) + static_cast<std::size_t>(first) * vb,
+  tensor_.device().copy_to_host(host,
+                                static_cast<const std::byte*>(tensor_.data()) + static_cast<std::size_t>(first) * vb,
                                 static_cast<std::size_t>(count) * vb);
 }
 

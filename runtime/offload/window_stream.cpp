@@ -67,13 +67,16 @@ void stream_windows(NvmeStore* store, std::span<const StreamSlot> slots, std::in
       const std::int64_t begin = w * window, n = std::min(window, count - begin);
       for (std::size_t k = 0; k < slots.size(); ++k) {
         const StreamSlot& s = slots[k];
-        data[k] = s.filed != nullptr ? buffer(w, k)
-                                     : (s.resident == nullptr ? nullptr
-                                                              : s.resident + static_cast<std::size_t>(begin / s.elements_per_value) * s.value_bytes);
+        data[k] = s.filed != nullptr
+                      ? buffer(w, k)
+                      : (s.resident == nullptr
+                             ? nullptr
+                             : s.resident + static_cast<std::size_t>(begin / s.elements_per_value) * s.value_bytes);
       }
       work(begin, n, data);
       for (std::size_t k = 0; k < slots.size(); ++k) {
-        if (slots[k].filed != nullptr && slots[k].save) writes[set].push_back(store->write_chunk(*slots[k].filed, w, data[k]));
+        if (slots[k].filed != nullptr && slots[k].save)
+          writes[set].push_back(store->write_chunk(*slots[k].filed, w, data[k]));
       }
     }
     for (auto& set_writes : writes) wait_list(set_writes);

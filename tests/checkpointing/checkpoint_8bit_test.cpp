@@ -9,9 +9,9 @@
 
 #include "checkpoint_test_support.hpp"
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
-#include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/format/checkpoint_meta.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/save/checkpoint_saver.hpp"
 
 namespace tessera::testing {
@@ -50,9 +50,10 @@ TEST(Checkpoint8bit, ReshardsBitForBitAndResumes) {
     int ranks;
     ZeroStage stage;
   };
-  for (const Target& t : {Target{1, ZeroStage::kStage0}, Target{2, ZeroStage::kStage3}, Target{world_size(), ZeroStage::kStage1}}) {
-    const std::string what = "2 ranks ZeRO-2 -> " + std::to_string(t.ranks) + " ranks ZeRO-" +
-                             std::to_string(zero_stage_number(t.stage));
+  for (const Target& t :
+       {Target{1, ZeroStage::kStage0}, Target{2, ZeroStage::kStage3}, Target{world_size(), ZeroStage::kStage1}}) {
+    const std::string what =
+        "2 ranks ZeRO-2 -> " + std::to_string(t.ranks) + " ranks ZeRO-" + std::to_string(zero_stage_number(t.stage));
     auto comm = first_ranks(t.ranks);
     if (!comm) continue;
     TrainedEngine resumed(*comm, RunSetup(t.stage, 0, kF32, OptimizerKind::kAdamW8bit), /*seed=*/77);

@@ -17,10 +17,10 @@
 
 #include "checkpoint_test_support.hpp"
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
-#include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
-#include "tessera/checkpointing/save/checkpoint_saver.hpp"
 #include "tessera/checkpointing/format/hdf5_util.hpp"
+#include "tessera/checkpointing/load/checkpoint_loader.hpp"
+#include "tessera/checkpointing/save/checkpoint_saver.hpp"
 #include "tests/launch/child_job.hpp"
 
 namespace fs = std::filesystem;
@@ -91,31 +91,52 @@ TEST(CheckpointCorruption, EachCaseNamesTheProblemAndChangesNothing) {
   }
   const std::string shard0 = shard_file_name(0), shard1 = shard_file_name(1);
   std::vector<CorruptionCase> cases = {
-      {"missing shard", [&](const fs::path& c) { fs::remove(c / shard1); }, CheckpointErrorKind::kMissingFile,
-       {shard1, "is missing"}, "info"},
-      {"truncated shard", [&](const fs::path& c) { fs::resize_file(c / shard0, fs::file_size(c / shard0) / 2); },
-       CheckpointErrorKind::kTruncatedFile, {shard0, "truncated", "bytes but"}, "info"},
+      {"missing shard",
+       [&](const fs::path& c) { fs::remove(c / shard1); },
+       CheckpointErrorKind::kMissingFile,
+       {shard1, "is missing"},
+       "info"},
+      {"truncated shard",
+       [&](const fs::path& c) { fs::resize_file(c / shard0, fs::file_size(c / shard0) / 2); },
+       CheckpointErrorKind::kTruncatedFile,
+       {shard0, "truncated", "bytes but"},
+       "info"},
       {"unknown format version",
        [](const fs::path& c) {
          detail::Hdf5Guard guard;
          detail::H5Id f = detail::open_file_readwrite((c / kMetaFileName).string());
          detail::write_attribute(f.get(), "tessera_checkpoint_format", std::int64_t{99});
        },
-       CheckpointErrorKind::kUnknownFormat, {"meta.h5", "format version 99", "this build reads version 3"}, "info"},
-      {"missing meta.h5", [](const fs::path& c) { fs::remove(c / kMetaFileName); }, CheckpointErrorKind::kMissingFile,
-       {"meta.h5", "not a complete checkpoint"}, ""},
-      {"corrupted dataset", [&](const fs::path& c) { flip_chunk_byte(c / shard1, "/units/h.0/exp_avg", 1); },
-       CheckpointErrorKind::kCorruptData, {shard1, "/units/h.0/exp_avg", "is corrupted", "chunk 1"}, "verify",
-       tiny_run_config(), true},
+       CheckpointErrorKind::kUnknownFormat,
+       {"meta.h5", "format version 99", "this build reads version 3"},
+       "info"},
+      {"missing meta.h5",
+       [](const fs::path& c) { fs::remove(c / kMetaFileName); },
+       CheckpointErrorKind::kMissingFile,
+       {"meta.h5", "not a complete checkpoint"},
+       ""},
+      {"corrupted dataset",
+       [&](const fs::path& c) { flip_chunk_byte(c / shard1, "/units/h.0/exp_avg", 1); },
+       CheckpointErrorKind::kCorruptData,
+       {shard1, "/units/h.0/exp_avg", "is corrupted", "chunk 1"},
+       "verify",
+       tiny_run_config(),
+       true},
   };
-  CorruptionCase layers{"model config: layers", [](const fs::path&) {}, CheckpointErrorKind::kConfigMismatch,
-                        {"meta.h5", "layers = 2", "layers = 3"}, ""};
+  CorruptionCase layers{"model config: layers",
+                        [](const fs::path&) {},
+                        CheckpointErrorKind::kConfigMismatch,
+                        {"meta.h5", "layers = 2", "layers = 3"},
+                        ""};
   GptConfig three_layers = tiny_gpt();
   three_layers.layers = 3;
   layers.expected = tiny_run_config(three_layers);
   cases.push_back(layers);
-  CorruptionCase vocab{"model config: vocab", [](const fs::path&) {}, CheckpointErrorKind::kConfigMismatch,
-                       {"vocab_size = 13", "vocab_size = 50"}, ""};
+  CorruptionCase vocab{"model config: vocab",
+                       [](const fs::path&) {},
+                       CheckpointErrorKind::kConfigMismatch,
+                       {"vocab_size = 13", "vocab_size = 50"},
+                       ""};
   GptConfig bigger_vocab = tiny_gpt();
   bigger_vocab.vocab_size = 50;
   vocab.expected = tiny_run_config(bigger_vocab);
@@ -149,20 +170,23 @@ TEST(CheckpointCorruption, EachCaseNamesTheProblemAndChangesNothing) {
         }
       }
       if (verify_first || !c.in_data) {
-        EXPECT_EQ(state_fingerprint(*victim.engine), before) << c.name << mode << ": the engine changed, rank " << world.rank();
+        EXPECT_EQ(state_fingerprint(*victim.engine), before)
+            << c.name << mode << ": the engine changed, rank " << world.rank();
         continue;
       }
       // Part of the state holds the refused checkpoint: training and saving refuse, naming it.
       const std::string named = "partly overwritten by a refused load of " + ckpt.string();
       for (const auto& [use, call] : std::vector<std::pair<std::string, std::function<void()>>>{
-               {"forward", [&] { victim.train(1, 2); }},
-               {"a checkpoint save",
-                [&] { save_checkpoint(*victim.engine, world, dir.path() / "never", victim.progress(1), tiny_run_config()); }}}) {
+               {"forward", [&] { victim.train(1, 2); }}, {"a checkpoint save", [&] {
+                                                            save_checkpoint(*victim.engine, world, dir.path() / "never",
+                                                                            victim.progress(1), tiny_run_config());
+                                                          }}}) {
         try {
           call();
           ADD_FAILURE() << c.name << ": " << use << " ran on a partly loaded engine, rank " << world.rank();
         } catch (const std::runtime_error& e) {
-          EXPECT_NE(std::string(e.what()).find(use + " refused: the state was " + named), std::string::npos) << e.what();
+          EXPECT_NE(std::string(e.what()).find(use + " refused: the state was " + named), std::string::npos)
+              << e.what();
         }
       }
       EXPECT_FALSE(fs::exists(dir.path() / "never" / step_dir_name(1)));
@@ -202,7 +226,8 @@ TEST(CheckpointCorruption, ParameterShapesOfAnotherModelAreNamed) {
   } catch (const CheckpointError& e) {
     EXPECT_EQ(e.kind(), CheckpointErrorKind::kConfigMismatch) << e.what();
     for (const char* part : {"'embed.wte'", "(13, 9) in the checkpoint", "(13, 12) in this model"}) {
-      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << "message lacks \"" << part << "\": " << e.what();
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
+          << "message lacks \"" << part << "\": " << e.what();
     }
   }
   EXPECT_EQ(state_fingerprint(*other.engine), before);

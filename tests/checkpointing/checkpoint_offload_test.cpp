@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "checkpoint_test_support.hpp"
-#include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/save/checkpoint_saver.hpp"
 #include "tests/support/scratch_dir.hpp"
 

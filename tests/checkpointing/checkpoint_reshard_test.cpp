@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "checkpoint_test_support.hpp"
-#include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/save/checkpoint_saver.hpp"
 
 namespace tessera::testing {
@@ -49,8 +49,8 @@ void expect_reshard_continues(const Case& c) {
   // Resume at the new rank count.
   if (auto comm = first_ranks(c.to_ranks)) {
     TrainedEngine resumed(*comm, c.to, /*seed=*/999);
-    const LoadResult loaded = load_checkpoint(*resumed.engine, *comm, dir.path() / step_dir_name(kSaveAt),
-                                              tiny_run_config());
+    const LoadResult loaded =
+        load_checkpoint(*resumed.engine, *comm, dir.path() / step_dir_name(kSaveAt), tiny_run_config());
     EXPECT_EQ(loaded.progress.step, kSaveAt) << what;
     EXPECT_EQ(loaded.meta.world_size, c.from_ranks) << what;
     // Ranks that existed before get their RNG words back, new ranks none.

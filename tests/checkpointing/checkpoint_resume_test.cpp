@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "checkpoint_test_support.hpp"
-#include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/save/checkpoint_saver.hpp"
 
 namespace tessera::testing {
@@ -27,8 +27,8 @@ void expect_bit_identical_resume(const RunSetup& setup, const std::filesystem::p
   const auto reference_params = gather_state(*reference.engine, 0);
   const auto reference_m = gather_state(*reference.engine, 1);
   const auto reference_v = gather_state(*reference.engine, 2);
-  const auto reference_scaler = reference.engine->loss_scaler() ? reference.engine->loss_scaler()->state()
-                                                                 : DynamicLossScaler::State{};
+  const auto reference_scaler =
+      reference.engine->loss_scaler() ? reference.engine->loss_scaler()->state() : DynamicLossScaler::State{};
 
   // Train to kSaveAt, save, throw the engine away.
   {

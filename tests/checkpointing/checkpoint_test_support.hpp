@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "tests/sharding/sharding_test_support.hpp"
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
 #include "tessera/checkpointing/format/run_config.hpp"
 #include "tessera/sharding/full_parameters.hpp"
 #include "tessera/training/trainer.hpp"
+#include "tests/sharding/sharding_test_support.hpp"
 
 namespace tessera::testing {
 
@@ -65,7 +65,8 @@ inline std::unique_ptr<Communicator> first_ranks(int ranks) {
 }
 
 struct RunSetup {
-  RunSetup(ZeroStage s = ZeroStage::kStage0, int hybrid = 0, MixedPrecision p = {}, OptimizerKind o = OptimizerKind::kAdamW)
+  RunSetup(ZeroStage s = ZeroStage::kStage0, int hybrid = 0, MixedPrecision p = {},
+           OptimizerKind o = OptimizerKind::kAdamW)
       : stage(s), hybrid_group(hybrid), precision(p), optimizer(o) {}
   ZeroStage stage;
   int hybrid_group;
@@ -153,9 +154,12 @@ inline std::map<std::string, std::vector<float>> gather_state(ShardedEngine& eng
     if (units[u]->optimizer_range().count == layout.padded_numel()) {
       flat = mine;
     } else {
-      engine.shard_group().all_gather(ConstSpan(mine.data(), mine.size()), Span(flat.data(), flat.size()), DType::kF32).wait();
+      engine.shard_group()
+          .all_gather(ConstSpan(mine.data(), mine.size()), Span(flat.data(), flat.size()), DType::kF32)
+          .wait();
     }
-    for (const FlatEntry& e : layout.entries()) out[e.name].assign(flat.begin() + e.offset, flat.begin() + e.offset + e.numel);
+    for (const FlatEntry& e : layout.entries())
+      out[e.name].assign(flat.begin() + e.offset, flat.begin() + e.offset + e.numel);
   }
   return out;
 }
@@ -177,8 +181,9 @@ inline std::vector<std::vector<std::byte>> gather_unit_bytes(ShardedEngine& engi
     if (units[u]->optimizer_range().count == layout.padded_numel()) {
       full = mine;
     } else {
-      engine.shard_group().all_gather(ConstSpan(mine.data(), mine.size()), Span(full.data(), full.size()),
-                                      DType::kU8).wait();
+      engine.shard_group()
+          .all_gather(ConstSpan(mine.data(), mine.size()), Span(full.data(), full.size()), DType::kU8)
+          .wait();
     }
     const std::int64_t whole = (layout.numel() + alignment - 1) / alignment * alignment;
     full.resize(static_cast<std::size_t>(whole / t.elements_per_value) * size);

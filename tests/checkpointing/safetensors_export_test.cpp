@@ -16,10 +16,10 @@
 #include <set>
 
 #include "checkpoint_test_support.hpp"
-#include "tessera/checkpointing/format/checkpoint_error.hpp"
 #include "tessera/checkpointing/export/checkpoint_export.hpp"
-#include "tessera/checkpointing/save/checkpoint_saver.hpp"
 #include "tessera/checkpointing/export/safetensors_file.hpp"
+#include "tessera/checkpointing/format/checkpoint_error.hpp"
+#include "tessera/checkpointing/save/checkpoint_saver.hpp"
 #include "tessera/core/setting_error.hpp"
 #include "tessera/precision/float_bits.hpp"
 #include "tests/launch/child_job.hpp"
@@ -65,8 +65,9 @@ std::map<std::string, Expected> expected_names() {
 }
 
 // What the file must hold for `hf` from the engine's full parameters: transposed, vocabulary sliced.
-std::vector<float> expected_values(const std::string& hf, const Expected& e, const std::map<std::string, std::vector<float>>& params,
-                                   const Module& model, Shape* shape) {
+std::vector<float> expected_values(const std::string& hf, const Expected& e,
+                                   const std::map<std::string, std::vector<float>>& params, const Module& model,
+                                   Shape* shape) {
   Shape s;
   for (const NamedParameter& np : const_cast<Module&>(model).named_parameters()) {
     if (np.name == e.tessera) s = np.parameter->shape;
@@ -76,7 +77,8 @@ std::vector<float> expected_values(const std::string& hf, const Expected& e, con
     *shape = {s[1], s[0]};
     std::vector<float> out(v.size());
     for (std::int64_t r = 0; r < s[0]; ++r) {
-      for (std::int64_t c = 0; c < s[1]; ++c) out[static_cast<std::size_t>(c * s[0] + r)] = v[static_cast<std::size_t>(r * s[1] + c)];
+      for (std::int64_t c = 0; c < s[1]; ++c)
+        out[static_cast<std::size_t>(c * s[0] + r)] = v[static_cast<std::size_t>(r * s[1] + c)];
     }
     return out;
   }
@@ -99,7 +101,8 @@ void check_safetensors(const fs::path& file, const std::string& dtype, const Mod
   const std::string bytes = read_bytes(file);
   ASSERT_GE(bytes.size(), 8u) << file;
   std::uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);  // little-endian
+  for (int i = 7; i >= 0; --i)
+    n = (n << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);  // little-endian
   ASSERT_LE(8 + n, bytes.size()) << "header length " << n;
   EXPECT_EQ((8 + n) % 8, 0u) << "the data does not start 8-byte aligned: header length " << n;
   const std::string text = bytes.substr(8, n);
@@ -138,7 +141,8 @@ void check_safetensors(const fs::path& file, const std::string& dtype, const Mod
       if (size == 4) {
         std::memcpy(&actual, at, 4);
       } else {
-        const std::uint16_t h = static_cast<std::uint16_t>(static_cast<unsigned char>(at[0]) | static_cast<unsigned char>(at[1]) << 8);
+        const std::uint16_t h =
+            static_cast<std::uint16_t>(static_cast<unsigned char>(at[0]) | static_cast<unsigned char>(at[1]) << 8);
         actual = bf16_to_f32(h);
         want = bf16_to_f32(f32_to_bf16(want));
       }
@@ -216,7 +220,8 @@ TEST(SafetensorsExport, ParsesIndependentlyAndLoadsBack) {
         for (const auto& [name, e] : expected_names()) {
           Shape shape, stored;
           const auto expected = expected_values(name, e, saved, *run.model, &shape);
-          EXPECT_EQ(compare_states({{name, h5_read(hf_h5.string(), "/model/" + name, &stored)}}, {{name, expected}}), "")
+          EXPECT_EQ(compare_states({{name, h5_read(hf_h5.string(), "/model/" + name, &stored)}}, {{name, expected}}),
+                    "")
               << "torch-names";
           EXPECT_EQ(stored, shape) << name;
         }
@@ -310,15 +315,18 @@ TEST(SafetensorsExport, AnExtensionThatDoesNotMatchTheFormatIsRefused) {
     }
     // The program: exit 2 and the reason; the right extension works.
     const ChildResult bad = run_child_job(tessera_ckpt() + " export " + dir.path().string() + " " +
-                                              (dir.path() / "m.h5").string() + " --format safetensors", 60);
+                                              (dir.path() / "m.h5").string() + " --format safetensors",
+                                          60);
     EXPECT_EQ(bad.exit_code, 2) << bad.output;
     EXPECT_NE(bad.output.find("does not end in .safetensors"), std::string::npos) << bad.output;
     const ChildResult good = run_child_job(tessera_ckpt() + " export " + dir.path().string() + " " +
-                                               (dir.path() / "m.safetensors").string() + " --format safetensors", 60);
+                                               (dir.path() / "m.safetensors").string() + " --format safetensors",
+                                           60);
     EXPECT_EQ(good.exit_code, 0) << good.output;
     EXPECT_TRUE(fs::exists(dir.path() / "config.json")) << good.output;
-    const ChildResult unknown = run_child_job(tessera_ckpt() + " export " + dir.path().string() + " " +
-                                                  (dir.path() / "m.onnx").string() + " --format onnx", 60);
+    const ChildResult unknown = run_child_job(
+        tessera_ckpt() + " export " + dir.path().string() + " " + (dir.path() / "m.onnx").string() + " --format onnx",
+        60);
     EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
     EXPECT_NE(unknown.output.find("--format onnx"), std::string::npos) << unknown.output;
   }

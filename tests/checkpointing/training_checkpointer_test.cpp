@@ -11,6 +11,8 @@
 //  * train_gpt itself: --checkpoint-dir/--save-every, then --resume on the same and on another rank
 //    count and stage log the losses of the run that never stopped.
 // tessera-test-timeout: 600
+#include "tessera/checkpointing/training_checkpointer.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -24,7 +26,6 @@
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
 #include "tessera/checkpointing/format/checksum.hpp"
-#include "tessera/checkpointing/training_checkpointer.hpp"
 #include "tessera/text/data/token_file.hpp"
 #include "tests/launch/child_job.hpp"
 
@@ -214,22 +215,28 @@ TEST_F(TrainingCheckpointerJob, KillDuringSaveLeavesLatestLoadable) {
     std::string mode;
     std::string keep_last = "0";
   };
-  const Kill kills[] = {{SavePhase::kShardPartlyWritten, 1, 2, "sync"}, {SavePhase::kShardsWritten, 1, 2, "sync"},
-                        {SavePhase::kMetaWritten, 0, 2, "sync"},        {SavePhase::kCommitted, 0, 2, "sync"},
-                        {SavePhase::kLatestUpdated, 0, 4, "sync"},      {SavePhase::kShardPartlyWritten, 0, 2, "async"},
-                        {SavePhase::kRetentionRenamed, 0, 4, "sync", "1"}};
+  const Kill kills[] = {
+      {SavePhase::kShardPartlyWritten, 1, 2, "sync"},   {SavePhase::kShardsWritten, 1, 2, "sync"},
+      {SavePhase::kMetaWritten, 0, 2, "sync"},          {SavePhase::kCommitted, 0, 2, "sync"},
+      {SavePhase::kLatestUpdated, 0, 4, "sync"},        {SavePhase::kShardPartlyWritten, 0, 2, "async"},
+      {SavePhase::kRetentionRenamed, 0, 4, "sync", "1"}};
   for (const Kill& k : kills) {
     const std::string what = "SIGKILL of rank " + std::to_string(k.rank) + " at save phase " +
                              std::to_string(static_cast<int>(k.phase)) + " of step 4 (" + k.mode + ")";
     const fs::path dir = root_ / ("kill_" + std::to_string(&k - kills));
     const auto start = std::chrono::steady_clock::now();
-    const ChildResult killed = driver({{"DIR", dir.string()}, {"SAVE_EVERY", "2"}, {"MODE", k.mode}, {"KEEP_LAST", k.keep_last},
-                                       {"KILL", std::to_string(static_cast<int>(k.phase)) + ":4:" + std::to_string(k.rank)}},
-                                      dir.string() + ".killed.log");
+    const ChildResult killed =
+        driver({{"DIR", dir.string()},
+                {"SAVE_EVERY", "2"},
+                {"MODE", k.mode},
+                {"KEEP_LAST", k.keep_last},
+                {"KILL", std::to_string(static_cast<int>(k.phase)) + ":4:" + std::to_string(k.rank)}},
+               dir.string() + ".killed.log");
     EXPECT_NE(killed.exit_code, 0) << what << ": the job was not killed:\n" << killed.output;
     // (mpirun reports the killed rank as exit status 137, which run_child_job also uses for a timeout.)
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(kChildSeconds / 2))
-        << what << ": the job hung instead of ending:\n" << killed.output;
+        << what << ": the job hung instead of ending:\n"
+        << killed.output;
     const auto latest = resolve_checkpoint(dir);
     ASSERT_TRUE(latest.has_value()) << what;
     for (const CommittedCheckpoint& c : list_checkpoints(dir)) {
@@ -239,8 +246,8 @@ TEST_F(TrainingCheckpointerJob, KillDuringSaveLeavesLatestLoadable) {
     const ChildResult verify = run_child_job(tessera_ckpt() + " verify " + dir.string(), 60);
     EXPECT_EQ(verify.exit_code, 0) << what << ": latest does not verify:\n" << verify.output;
 
-    const ChildResult resumed = driver({{"DIR", dir.string()}, {"SAVE_EVERY", "2"}, {"RESUME", "auto"}},
-                                       dir.string() + ".resumed.log");
+    const ChildResult resumed =
+        driver({{"DIR", dir.string()}, {"SAVE_EVERY", "2"}, {"RESUME", "auto"}}, dir.string() + ".resumed.log");
     ASSERT_EQ(resumed.exit_code, 0) << what << ":\n" << resumed.output;
     expect_matches_reference(read_log(dir.string() + ".resumed.log"), k.latest_after, what);
     for (const auto& entry : fs::directory_iterator(dir)) {
@@ -255,16 +262,16 @@ TEST_F(TrainingCheckpointerJob, StopSignalSavesAtTheStepBoundary) {
   for (const char* mode : {"sync", "async"}) {
     const std::string what = std::string("SIGTERM on rank 1 after step 3, ") + mode + " saves";
     const fs::path dir = root_ / (std::string("term_") + mode);
-    const ChildResult stopped = driver({{"DIR", dir.string()}, {"MODE", mode}, {"SIGTERM", "3:1"}},
-                                       dir.string() + ".stopped.log");
+    const ChildResult stopped =
+        driver({{"DIR", dir.string()}, {"MODE", mode}, {"SIGTERM", "3:1"}}, dir.string() + ".stopped.log");
     ASSERT_EQ(stopped.exit_code, 0) << what << ":\n" << stopped.output;
     const DriverLog log = read_log(dir.string() + ".stopped.log");
     EXPECT_EQ(log.stopped, 3) << what;
     EXPECT_EQ(log.losses.size(), 3u) << what << ": trained past the signal";
     EXPECT_EQ(resolve_checkpoint(dir)->filename(), step_dir_name(3)) << what;
 
-    const ChildResult resumed = driver({{"DIR", dir.string()}, {"MODE", mode}, {"RESUME", dir.string()}},
-                                       dir.string() + ".resumed.log");
+    const ChildResult resumed =
+        driver({{"DIR", dir.string()}, {"MODE", mode}, {"RESUME", dir.string()}}, dir.string() + ".resumed.log");
     ASSERT_EQ(resumed.exit_code, 0) << what << ":\n" << resumed.output;
     expect_matches_reference(read_log(dir.string() + ".resumed.log"), 3, what);
   }
@@ -324,9 +331,9 @@ TEST_F(TrainingCheckpointerJob, TrainGptResumesOnAnyRankCount) {
                                 " --layers 2 --dim 32 --heads 2 --seq-len 16 --vocab 64 --global-batch 8 --steps 4"
                                 " --sample-tokens 0 --eval-every 0 --log-every 1 --threads 1";
   const std::string mpirun = "mpirun --oversubscribe -x OMP_NUM_THREADS=1 -np ";
-  const ChildResult full = run_child_job(mpirun + "2 " + train_gpt + " --zero 3 --checkpoint-dir " + ckpt +
-                                             " --save-every 2 --async-checkpoint",
-                                         kChildSeconds);
+  const ChildResult full = run_child_job(
+      mpirun + "2 " + train_gpt + " --zero 3 --checkpoint-dir " + ckpt + " --save-every 2 --async-checkpoint",
+      kChildSeconds);
   ASSERT_EQ(full.exit_code, 0) << full.output;
   const auto expected = logged_losses(full.output);
   ASSERT_EQ(expected.size(), 4u) << full.output;
@@ -339,7 +346,8 @@ TEST_F(TrainingCheckpointerJob, TrainGptResumesOnAnyRankCount) {
     EXPECT_EQ(losses.count(1) + losses.count(2), 0u) << "steps before the checkpoint ran again:\n" << resumed.output;
     for (int s = 3; s <= 4; ++s) {
       // Printed to 4 decimals: equal within 1e-6 relative shows as the same text.
-      EXPECT_EQ(losses.count(s) ? losses.at(s) : "missing", expected.at(s)) << "mpirun -np " << resume << ": step " << s;
+      EXPECT_EQ(losses.count(s) ? losses.at(s) : "missing", expected.at(s))
+          << "mpirun -np " << resume << ": step " << s;
     }
   }
 }

@@ -1,11 +1,11 @@
 // CollectiveCall: unused fields do not make matching calls differ, descriptions name every field
 // that matters, and the mismatch finder names both calls of each differing rank.
+#include "tessera/comm/collective_call.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
-
-#include "tessera/comm/collective_call.hpp"
 
 namespace tessera {
 namespace {
@@ -37,8 +37,10 @@ TEST(CollectiveCall, MismatchNamesBothCalls) {
   std::vector<CollectiveCall> calls{reduce, gather, reduce, gather};
   const std::string message = find_collective_mismatch(calls, "world/node");
   EXPECT_NE(message.find("'world/node'"), std::string::npos) << message;
-  EXPECT_NE(message.find("rank 0 called #2 all_reduce(count=16, f32, sum) but rank 1 called #2 all_gather(count=4, f32)"),
-            std::string::npos) << message;
+  EXPECT_NE(
+      message.find("rank 0 called #2 all_reduce(count=16, f32, sum) but rank 1 called #2 all_gather(count=4, f32)"),
+      std::string::npos)
+      << message;
   EXPECT_NE(message.find("rank 3 called"), std::string::npos) << message;
 }
 

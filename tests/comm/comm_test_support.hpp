@@ -34,8 +34,8 @@ inline int world_size() {
 
 // A small integer in [-8, 7] from (seed, rank, index): sums over a few ranks are exact in every dtype.
 inline int small_int(int seed, int rank, std::size_t i) {
-  const std::uint64_t h = static_cast<std::uint64_t>(seed) * 31u + static_cast<std::uint64_t>(rank) * 17u +
-                          i * 7u + (i >> 4) * 3u;
+  const std::uint64_t h =
+      static_cast<std::uint64_t>(seed) * 31u + static_cast<std::uint64_t>(rank) * 17u + i * 7u + (i >> 4) * 3u;
   return static_cast<int>(h % 16u) - 8;
 }
 
@@ -66,23 +66,67 @@ class DTypeBuffer {
     std::byte* p = at(i);
     switch (dtype_) {
       case DType::kF32: std::memcpy(p, &v, 4); break;
-      case DType::kBF16: { const std::uint16_t h = f32_to_bf16(v); std::memcpy(p, &h, 2); break; }
-      case DType::kF16: { const std::uint16_t h = f32_to_f16(v); std::memcpy(p, &h, 2); break; }
-      case DType::kI32: { const auto n = static_cast<std::int32_t>(v); std::memcpy(p, &n, 4); break; }
-      case DType::kI8: { const auto n = static_cast<std::int8_t>(v); std::memcpy(p, &n, 1); break; }
-      case DType::kU8: { const auto n = static_cast<std::uint8_t>(v); std::memcpy(p, &n, 1); break; }
+      case DType::kBF16: {
+        const std::uint16_t h = f32_to_bf16(v);
+        std::memcpy(p, &h, 2);
+        break;
+      }
+      case DType::kF16: {
+        const std::uint16_t h = f32_to_f16(v);
+        std::memcpy(p, &h, 2);
+        break;
+      }
+      case DType::kI32: {
+        const auto n = static_cast<std::int32_t>(v);
+        std::memcpy(p, &n, 4);
+        break;
+      }
+      case DType::kI8: {
+        const auto n = static_cast<std::int8_t>(v);
+        std::memcpy(p, &n, 1);
+        break;
+      }
+      case DType::kU8: {
+        const auto n = static_cast<std::uint8_t>(v);
+        std::memcpy(p, &n, 1);
+        break;
+      }
     }
   }
 
   float get(std::size_t i) const {
     const std::byte* p = bytes_.data() + i * dtype_size(dtype_);
     switch (dtype_) {
-      case DType::kF32: { float v; std::memcpy(&v, p, 4); return v; }
-      case DType::kBF16: { std::uint16_t h; std::memcpy(&h, p, 2); return bf16_to_f32(h); }
-      case DType::kF16: { std::uint16_t h; std::memcpy(&h, p, 2); return f16_to_f32(h); }
-      case DType::kI32: { std::int32_t n; std::memcpy(&n, p, 4); return static_cast<float>(n); }
-      case DType::kI8: { std::int8_t n; std::memcpy(&n, p, 1); return static_cast<float>(n); }
-      case DType::kU8: { std::uint8_t n; std::memcpy(&n, p, 1); return static_cast<float>(n); }
+      case DType::kF32: {
+        float v;
+        std::memcpy(&v, p, 4);
+        return v;
+      }
+      case DType::kBF16: {
+        std::uint16_t h;
+        std::memcpy(&h, p, 2);
+        return bf16_to_f32(h);
+      }
+      case DType::kF16: {
+        std::uint16_t h;
+        std::memcpy(&h, p, 2);
+        return f16_to_f32(h);
+      }
+      case DType::kI32: {
+        std::int32_t n;
+        std::memcpy(&n, p, 4);
+        return static_cast<float>(n);
+      }
+      case DType::kI8: {
+        std::int8_t n;
+        std::memcpy(&n, p, 1);
+        return static_cast<float>(n);
+      }
+      case DType::kU8: {
+        std::uint8_t n;
+        std::memcpy(&n, p, 1);
+        return static_cast<float>(n);
+      }
     }
     return 0.0f;
   }
@@ -122,8 +166,8 @@ inline std::string compare_exact(const DTypeBuffer& actual, const DTypeBuffer& e
   }
   if (wrong == 0) return {};
   std::ostringstream out;
-  out << label << ": " << wrong << " of " << actual.count() << " elements wrong (rank " << world_rank()
-      << ", dtype " << dtype_name(actual.dtype()) << ")" << first.str();
+  out << label << ": " << wrong << " of " << actual.count() << " elements wrong (rank " << world_rank() << ", dtype "
+      << dtype_name(actual.dtype()) << ")" << first.str();
   return out.str();
 }
 

@@ -2,13 +2,14 @@
 // to get one (with the backend, tests/comm/nccl/ exercises it); make_device_world gives host devices
 // no communicator of their own (the MPI world serves them) in every build.
 // tessera-test-ranks: 1
+#include "tessera/comm/device_communicator.hpp"
+
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <stdexcept>
 #include <string>
 
-#include "tessera/comm/device_communicator.hpp"
 #include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "tessera/runtime/device_factory.hpp"
 

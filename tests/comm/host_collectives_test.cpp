@@ -1,6 +1,8 @@
 // Host collectives without peers: on a loopback communicator the other ranks' values stay
 // value-initialised and this rank's own value is kept; a GPU-memory communicator is refused with a
 // message naming the communicator.
+#include "tessera/comm/host_collectives.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "tessera/comm/communicator_base.hpp"
-#include "tessera/comm/host_collectives.hpp"
 #include "tessera/comm/loopback/loopback_communicator.hpp"
 
 namespace tessera {

@@ -1,6 +1,8 @@
 // reduce_in_order: rank-ordered f32 accumulation, one rounding for bf16/f16, NaN-propagating max,
 // wrapping i32 sums, in-place output, and blocks of uneven length. reduce_wire_in_order: bit for bit
 // narrowing its f32 sources, reduce_in_order in the wire dtype and widening, in place too.
+#include "tessera/comm/host_reduce.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,7 +11,6 @@
 #include <stdexcept>
 #include <vector>
 
-#include "tessera/comm/host_reduce.hpp"
 #include "tessera/comm/wire_convert.hpp"
 #include "tessera/precision/float_bits.hpp"
 
@@ -86,9 +87,9 @@ std::vector<float> wire_test_values(std::size_t count, int source) {
       case 1: v[i] = std::numeric_limits<float>::quiet_NaN(); break;
       case 5: v[i] = -std::numeric_limits<float>::infinity(); break;
       case 9: v[i] = -0.0f; break;
-      case 13: v[i] = 65520.0f; break;           // rounds to inf in f16
+      case 13: v[i] = 65520.0f; break;                                  // rounds to inf in f16
       case 17: v[i] = 1.0e-7f * static_cast<float>(source + 1); break;  // f16 subnormal
-      case 21: v[i] = 1.0f + 1.0f / 256.0f; break;  // bf16 tie
+      case 21: v[i] = 1.0f + 1.0f / 256.0f; break;                      // bf16 tie
       default: v[i] = static_cast<float>(static_cast<double>(h) / 4294967296.0 * 6.0 - 3.0); break;
     }
   }
@@ -113,7 +114,8 @@ TEST(HostReduce, WireReductionEqualsNarrowReduceWiden) {
         std::vector<float> expected(count), actual(count);
         widen_from_wire(reduced.data(), expected.data(), count, wire);
         std::vector<WireSource> sources;
-        for (std::size_t q = 0; q < 3; ++q) sources.push_back(q == own ? WireSource{f32[q].data(), true} : WireSource{narrow[q].data(), false});
+        for (std::size_t q = 0; q < 3; ++q)
+          sources.push_back(q == own ? WireSource{f32[q].data(), true} : WireSource{narrow[q].data(), false});
         reduce_wire_in_order(sources, actual.data(), count, wire, op);
         // In place into the f32 source gives the same.
         reduce_wire_in_order(sources, f32[own].data(), count, wire, op);

@@ -1,5 +1,7 @@
 // Span / ConstSpan: built from pointers and from contiguous ranges, never from a temporary
 // container (which would dangle before the collective ran), and Span never from const data.
+#include "tessera/comm/span.hpp"
+
 #include <gtest/gtest.h>
 
 #include <array>
@@ -7,8 +9,6 @@
 #include <span>
 #include <type_traits>
 #include <vector>
-
-#include "tessera/comm/span.hpp"
 
 namespace tessera {
 namespace {

@@ -1,5 +1,7 @@
 // Watchdog: a collective that does not complete within the timeout fires the handler once, with a
 // message naming the rank and the collective; completed collectives never fire it; probes are polled.
+#include "tessera/comm/watchdog.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -7,8 +9,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-
-#include "tessera/comm/watchdog.hpp"
 
 namespace tessera {
 namespace {
@@ -76,7 +76,10 @@ TEST(Watchdog, ProbedCollectiveEndsWhenTheProbeSaysSo) {
 
 TEST(Watchdog, DestroyingWithACollectiveInFlightDoesNotWait) {
   Fired fired;
-  { Watchdog watchdog(std::chrono::minutes(10), "rank 0/1 (host h)", fired.handler()); watchdog.begin("#1 barrier()"); }
+  {
+    Watchdog watchdog(std::chrono::minutes(10), "rank 0/1 (host h)", fired.handler());
+    watchdog.begin("#1 barrier()");
+  }
   EXPECT_EQ(fired.count(), 0);
 }
 

@@ -15,10 +15,22 @@ namespace tessera {
 namespace {
 
 std::vector<float> values() {
-  std::vector<float> v{0.0f, -0.0f, 1.0f, -1.0f, 1.0f + 1.0f / 256.0f, 1.0f + 3.0f / 256.0f, 65504.0f, 65520.0f,
-                       1.0e-7f, -3.0e-8f, 1.0e-40f, std::numeric_limits<float>::infinity(),
-                       -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
-                       std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min()};
+  std::vector<float> v{0.0f,
+                       -0.0f,
+                       1.0f,
+                       -1.0f,
+                       1.0f + 1.0f / 256.0f,
+                       1.0f + 3.0f / 256.0f,
+                       65504.0f,
+                       65520.0f,
+                       1.0e-7f,
+                       -3.0e-8f,
+                       1.0e-40f,
+                       std::numeric_limits<float>::infinity(),
+                       -std::numeric_limits<float>::infinity(),
+                       std::numeric_limits<float>::quiet_NaN(),
+                       std::numeric_limits<float>::max(),
+                       std::numeric_limits<float>::denorm_min()};
   for (std::uint32_t i = 0; i < 3000; ++i) v.push_back(f32_from_bits(i * 1431655761u));
   return v;
 }

@@ -1,5 +1,7 @@
 // CompletionWork: completed or failed by another thread; wait() blocks until then, rethrows the
 // failure on every wait, and is_completed() turns true exactly when the other thread has finished.
+#include "tessera/core/completion_work.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -8,8 +10,6 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
-
-#include "tessera/core/completion_work.hpp"
 
 namespace tessera {
 namespace {

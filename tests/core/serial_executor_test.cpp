@@ -1,5 +1,7 @@
 // SerialExecutor: tasks run one at a time on one thread, in posting order; destroying the executor
 // calls `cancel` of every task that has not started (never `run`), after finishing the running one.
+#include "tessera/core/serial_executor.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -9,8 +11,6 @@
 #include <stdexcept>
 #include <thread>
 #include <vector>
-
-#include "tessera/core/serial_executor.hpp"
 
 namespace tessera {
 namespace {

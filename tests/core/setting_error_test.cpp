@@ -31,9 +31,11 @@ TEST(SettingError, RewordedForTheProgram) {
 }
 
 TEST(SettingError, OtherSettingsInTheProblemAreSpelledAsFlags) {
-  const SettingNames names{{"checkpoint.dir", "--checkpoint-dir"}, {"checkpoint.resume", "--resume"},
+  const SettingNames names{{"checkpoint.dir", "--checkpoint-dir"},
+                           {"checkpoint.resume", "--resume"},
                            {"checkpoint.resume_from", "--resume-from"}};
-  const SettingError e("checkpoint.dir", "ckpt", "holds checkpoints; use checkpoint.resume auto or checkpoint.resume_from");
+  const SettingError e("checkpoint.dir", "ckpt",
+                       "holds checkpoints; use checkpoint.resume auto or checkpoint.resume_from");
   EXPECT_EQ(names.explain(e), "--checkpoint-dir ckpt: holds checkpoints; use --resume auto or --resume-from");
 }
 

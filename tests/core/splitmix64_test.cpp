@@ -1,11 +1,12 @@
 // Tests for SplitMix64 (published reference outputs) and the xoshiro256** Rng it seeds.
+#include "tessera/core/splitmix64.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
 
 #include "tessera/core/random.hpp"
-#include "tessera/core/splitmix64.hpp"
 
 namespace tessera {
 namespace {

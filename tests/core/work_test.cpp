@@ -1,13 +1,13 @@
 // Work and wait_all: a default Work is already completed; wait_all waits for every handle, even
 // after one has failed, and then rethrows the first error in handle order.
+#include "tessera/core/work.hpp"
+
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include "tessera/core/work.hpp"
 
 namespace tessera {
 namespace {

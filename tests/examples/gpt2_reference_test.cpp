@@ -5,7 +5,6 @@
 // 1e-4, and a logit moved by 1e-2 must be caught. Skips when python3 with numpy is not installed
 // (scripts/setup installs python3-numpy).
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
 #include <array>
@@ -17,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "tessera/text/data/token_file.hpp"
 #include "tessera/core/random.hpp"
+#include "tessera/text/data/token_file.hpp"
 #include "tests/support/train_gpt_process.hpp"
 
 namespace tessera {
@@ -44,7 +43,8 @@ class Gpt2Reference : public ::testing::Test {
   void SetUp() override {
     const char* bin = std::getenv("TESSERA_BIN_DIR");
     const char* source = std::getenv("TESSERA_SOURCE_DIR");
-    if (bin == nullptr || source == nullptr) GTEST_SKIP() << "TESSERA_BIN_DIR / TESSERA_SOURCE_DIR not set (ctest sets them)";
+    if (bin == nullptr || source == nullptr)
+      GTEST_SKIP() << "TESSERA_BIN_DIR / TESSERA_SOURCE_DIR not set (ctest sets them)";
     python_ = python_with_numpy();
     if (python_.empty()) GTEST_SKIP() << "no python3 with numpy (install python3-numpy, as scripts/setup does)";
     bin_ = bin;
@@ -73,10 +73,12 @@ class Gpt2Reference : public ::testing::Test {
 
 TEST_F(Gpt2Reference, LogitsMatchANumpyGpt2OnTheSafetensorsExport) {
   const std::string run = (dir_ / "run").string();
-  const CommandResult train = run_command(bin_ + "/train_gpt --data " + data_ +
-                                          " --tokenizer bytes --layers 2 --dim 32 --heads 2 --seq-len 16 --micro-batch 4 --steps 6 "
-                                          "--lr 3e-3 --warmup 0 --sample-tokens 0 --eval-every 0 --log-every 6 "
-                                          "--threads 1 --checkpoint-dir " + run + " --save-every 6");
+  const CommandResult train =
+      run_command(bin_ + "/train_gpt --data " + data_ +
+                  " --tokenizer bytes --layers 2 --dim 32 --heads 2 --seq-len 16 --micro-batch 4 --steps 6 "
+                  "--lr 3e-3 --warmup 0 --sample-tokens 0 --eval-every 0 --log-every 6 "
+                  "--threads 1 --checkpoint-dir " +
+                  run + " --save-every 6");
   ASSERT_EQ(train.exit_code, 0) << train.output;
   const std::string st = (dir_ / "export" / "model.safetensors").string();
   const CommandResult exported = run_command(bin_ + "/tessera_ckpt export " + run + " " + st + " --format safetensors");

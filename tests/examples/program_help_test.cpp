@@ -15,7 +15,7 @@ namespace tessera {
 namespace {
 
 struct ProgramCase {
-  std::string dir;   // examples or bench
+  std::string dir;  // examples or bench
   std::string name;
   bool mpi;          // the program runs its body under run_distributed
   std::string work;  // a line only real work prints
@@ -52,7 +52,8 @@ TEST(ProgramHelp, EveryProgramPrintsItsUsageAndExits) {
     EXPECT_EQ(r.output.find(p.work), std::string::npos) << command << " started working:\n" << r.output;
     std::smatch m;
     EXPECT_FALSE(std::regex_search(r.output, m, long_float))
-        << command << " prints a default as " << m.str() << " (give it a textual form)\n" << r.output;
+        << command << " prints a default as " << m.str() << " (give it a textual form)\n"
+        << r.output;
     EXPECT_LT(seconds, 30.0) << command;
   }
 }

@@ -48,7 +48,8 @@ class SlurmExample : public ::testing::Test {
   void SetUp() override {
     train_gpt_ = train_gpt_binary();
     const char* source = std::getenv("TESSERA_SOURCE_DIR");
-    if (train_gpt_.empty() || source == nullptr) GTEST_SKIP() << "TESSERA_BIN_DIR/TESSERA_SOURCE_DIR are not set (ctest sets them)";
+    if (train_gpt_.empty() || source == nullptr)
+      GTEST_SKIP() << "TESSERA_BIN_DIR/TESSERA_SOURCE_DIR are not set (ctest sets them)";
     script_ = std::string(source) + "/examples/slurm/train_gpt_cpu.sbatch";
     if (const std::string why = cluster_.start(); !why.empty()) GTEST_SKIP() << "no one-node Slurm here: " << why;
     write_token_file((dir_ / "tokens.bin").string(), random_tokens(20000, 40));
@@ -66,23 +67,27 @@ class SlurmExample : public ::testing::Test {
 TEST_F(SlurmExample, TwoRanksTrainSaveOnUsr1RequeueAndResume) {
   // The tiny model of the other process tests; the script adds --checkpoint-dir, --resume auto,
   // --hybrid-group and --threads.
-  const std::string args = "--data tokens.bin --layers 2 --dim 32 --heads 2 --seq-len 32 --micro-batch 32 --vocab 64 "
-                           "--sample-tokens 0 --eval-every 0 --no-memory-check --log-every 100 --steps " +
-                           std::to_string(kSteps);
-  const auto submitted = cluster_.command("TESSERA_BIN=" + train_gpt_ + " TESSERA_CHECKPOINT_DIR=" + run_dir_.string() +
-                                              " sbatch --parsable --nodes=1 --ntasks-per-node=2 --cpus-per-task=1 "
-                                              "--time=10 --chdir=" + dir_.path().string() + " --output=" +
-                                              output_.string() + " " + script_ + " " + args,
-                                          30);
+  const std::string args =
+      "--data tokens.bin --layers 2 --dim 32 --heads 2 --seq-len 32 --micro-batch 32 --vocab 64 "
+      "--sample-tokens 0 --eval-every 0 --no-memory-check --log-every 100 --steps " +
+      std::to_string(kSteps);
+  const auto submitted =
+      cluster_.command("TESSERA_BIN=" + train_gpt_ + " TESSERA_CHECKPOINT_DIR=" + run_dir_.string() +
+                           " sbatch --parsable --nodes=1 --ntasks-per-node=2 --cpus-per-task=1 "
+                           "--time=10 --chdir=" +
+                           dir_.path().string() + " --output=" + output_.string() + " " + script_ + " " + args,
+                       30);
   ASSERT_EQ(submitted.exit_code, 0) << submitted.output << cluster_.logs();
   const std::string job = submitted.output.substr(0, submitted.output.find_first_of(";\n"));
 
   // Rank discovery and training progress.
-  const bool training = SlurmCluster::wait_for([&] {
-    const std::string out = read_file(output_);
-    const std::string state = cluster_.job_field(job, "JobState");
-    return out.find("step   200/") != std::string::npos || (state != "RUNNING" && state != "PENDING");
-  }, 120);
+  const bool training = SlurmCluster::wait_for(
+      [&] {
+        const std::string out = read_file(output_);
+        const std::string state = cluster_.job_field(job, "JobState");
+        return out.find("step   200/") != std::string::npos || (state != "RUNNING" && state != "PENDING");
+      },
+      120);
   std::string out = read_file(output_);
   ASSERT_TRUE(training && out.find("step   200/") != std::string::npos)
       << "job " << job << " did not reach step 200 (state " << cluster_.job_field(job, "JobState") << "):\n"
@@ -95,10 +100,12 @@ TEST_F(SlurmExample, TwoRanksTrainSaveOnUsr1RequeueAndResume) {
   // A preemption: SIGUSR1 to the batch shell only.
   const auto signalled = cluster_.command("scancel --signal=USR1 --batch " + job, 20);
   ASSERT_EQ(signalled.exit_code, 0) << signalled.output;
-  const bool requeued = SlurmCluster::wait_for([&] {
-    return cluster_.job_field(job, "Restarts") == "1" || cluster_.job_field(job, "JobState") == "COMPLETED" ||
-           cluster_.job_field(job, "JobState") == "FAILED";
-  }, 60);
+  const bool requeued = SlurmCluster::wait_for(
+      [&] {
+        return cluster_.job_field(job, "Restarts") == "1" || cluster_.job_field(job, "JobState") == "COMPLETED" ||
+               cluster_.job_field(job, "JobState") == "FAILED";
+      },
+      60);
   ASSERT_TRUE(requeued && cluster_.job_field(job, "Restarts") == "1")
       << "job " << job << " was not requeued (state " << cluster_.job_field(job, "JobState") << "):\n"
       << job_output();
@@ -116,10 +123,12 @@ TEST_F(SlurmExample, TwoRanksTrainSaveOnUsr1RequeueAndResume) {
   EXPECT_TRUE(std::filesystem::exists(run_dir_ / name)) << run_dir_ / name << " is missing:\n" << out;
 
   // The requeued job starts again once its credential has expired (cred_expire, 10 s here).
-  const bool finished = SlurmCluster::wait_for([&] {
-    const std::string state = cluster_.job_field(job, "JobState");
-    return state == "COMPLETED" || state == "FAILED" || state == "CANCELLED" || state == "TIMEOUT";
-  }, 240);
+  const bool finished = SlurmCluster::wait_for(
+      [&] {
+        const std::string state = cluster_.job_field(job, "JobState");
+        return state == "COMPLETED" || state == "FAILED" || state == "CANCELLED" || state == "TIMEOUT";
+      },
+      240);
   out = read_file(output_);
   ASSERT_TRUE(finished && cluster_.job_field(job, "JobState") == "COMPLETED")
       << "the requeued job " << job << " did not complete (state " << cluster_.job_field(job, "JobState") << "):\n"

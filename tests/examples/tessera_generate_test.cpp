@@ -5,7 +5,6 @@
 // the text is decoded with the tokenizer the run recorded; bad input fails naming what to change.
 // tessera-test-timeout: 240
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
 #include <array>
@@ -50,12 +49,15 @@ class TesseraGenerate : public ::testing::Test {
     }
     text.close();
     const std::string d = dir_.string();
-    setup_log_ += run_command(bin_ + "/tessera_prepare --bpe-vocab 300 --out " + d + "/data/corpus.bin " + d +
-                              "/text.txt 2>&1").output;
+    setup_log_ +=
+        run_command(bin_ + "/tessera_prepare --bpe-vocab 300 --out " + d + "/data/corpus.bin " + d + "/text.txt 2>&1")
+            .output;
     setup_log_ += run_command("mpirun --oversubscribe -np 2 " + bin_ + "/train_gpt --data " + d +
                               "/data/corpus.bin --layers 2 --dim 32 --heads 2 --seq-len 32 --steps 4 --zero 2 "
                               "--micro-batch 2 --threads 1 --sample-tokens 0 --eval-every 0 --log-every 4 "
-                              "--checkpoint-dir " + d + "/run --save-every 4 2>&1").output;
+                              "--checkpoint-dir " +
+                              d + "/run --save-every 4 2>&1")
+                      .output;
     setup_log_ += run_command(bin_ + "/tessera_ckpt export " + d + "/run " + d + "/model.h5 2>&1").output;
   }
   static void TearDownTestSuite() {
@@ -113,7 +115,8 @@ TEST_F(TesseraGenerate, BadInputFailsWithAMessage) {
   const CommandResult missing = run_command(bin_ + "/tessera_generate " + (dir_ / "nowhere").string() + " 2>&1");
   EXPECT_NE(missing.exit_code, 0);
   EXPECT_NE(missing.output.find("does not exist"), std::string::npos) << missing.output;
-  const CommandResult bytes = run_command(bin_ + "/tessera_generate " + run_dir() + " --tokenizer " + dir_.string() + " 2>&1");
+  const CommandResult bytes =
+      run_command(bin_ + "/tessera_generate " + run_dir() + " --tokenizer " + dir_.string() + " 2>&1");
   EXPECT_NE(bytes.exit_code, 0);
   EXPECT_NE(bytes.output.find("vocab.json"), std::string::npos) << bytes.output;
 }

@@ -31,9 +31,7 @@ class CheckpointFlags : public ::testing::Test {
   }
 
   // The tiny run logging only every `log_every` steps.
-  std::string quiet(int log_every) const {
-    return set_flag(tiny_run(data_), "--log-every", std::to_string(log_every));
-  }
+  std::string quiet(int log_every) const { return set_flag(tiny_run(data_), "--log-every", std::to_string(log_every)); }
 
   ScratchDir dir_{"checkpoint_flags"};
   std::string train_gpt_, data_;
@@ -45,7 +43,8 @@ TEST_F(CheckpointFlags, RefusedBeforeAnyDataIsRead) {
     std::vector<std::string> parts;
   };
   const std::vector<Case> cases = {
-      {"--steps 10 --save-every 5", {"--save-every 5", "no --checkpoint-dir", "add --checkpoint-dir DIR, or drop --save-every"}},
+      {"--steps 10 --save-every 5",
+       {"--save-every 5", "no --checkpoint-dir", "add --checkpoint-dir DIR, or drop --save-every"}},
       {"--steps 10 --resume auto", {"--resume auto", "no --checkpoint-dir", "add --checkpoint-dir DIR"}},
       {"--steps 1001",
        {"--steps 1001 without --checkpoint-dir", "more than 1000 steps would save nothing", "stop signal",

@@ -4,7 +4,6 @@
 // run that cannot fit (under a process memory limit, and a micro-batch no machine holds), with the
 // prediction by category and the advisor's suggestion.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
 #include <array>
@@ -15,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "tessera/text/data/token_file.hpp"
 #include "tessera/core/random.hpp"
+#include "tessera/text/data/token_file.hpp"
 #include "tests/support/train_gpt_process.hpp"
 
 namespace tessera {
@@ -46,7 +45,8 @@ class TrainGptCli : public ::testing::Test {
   }
 
   std::string tiny(const std::string& shape = "--dim 32 --heads 2") const {
-    return " --data " + data_ + " --layers 2 " + shape + " --seq-len 16 --vocab 64 --sample-tokens 0 "
+    return " --data " + data_ + " --layers 2 " + shape +
+           " --seq-len 16 --vocab 64 --sample-tokens 0 "
            "--eval-every 0 --log-every 1 --threads 1";
   }
 
@@ -91,7 +91,7 @@ TEST_F(TrainGptCli, TwoRanksWithZero3LogTheLossesOfOneProcess) {
   EXPECT_NE(single.output.find("global batch 4 sequences = micro 4 x ranks 1 x accumulation 1"), std::string::npos)
       << single.output;
   const CommandResult sharded = run_command("mpirun --oversubscribe -np 2 " + train_gpt_ + tiny() +
-                          " --steps 3 --global-batch 4 --micro-batch 1 --zero 3");
+                                            " --steps 3 --global-batch 4 --micro-batch 1 --zero 3");
   ASSERT_EQ(sharded.exit_code, 0) << sharded.output;
   EXPECT_NE(sharded.output.find("micro 1 x ranks 2 x accumulation 2"), std::string::npos) << sharded.output;
   const auto a = losses(single.output), b = losses(sharded.output);
@@ -117,8 +117,8 @@ TEST_F(TrainGptCli, MemoryCheckStopsAMicroBatchNoMachineHolds) {
   EXPECT_NE(r.output.find("memory check: this run will not fit"), std::string::npos) << r.output;
   // What the advisor says depends on the machine: the same global batch with accumulation, or that
   // the global batch's token buffers alone exceed the memory.
-  const bool advised = r.output.find("recommended:") != std::string::npos ||
-                       r.output.find("token buffers alone") != std::string::npos;
+  const bool advised =
+      r.output.find("recommended:") != std::string::npos || r.output.find("token buffers alone") != std::string::npos;
   EXPECT_TRUE(advised) << r.output;
 }
 

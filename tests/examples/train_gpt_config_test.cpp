@@ -51,8 +51,8 @@ TEST_F(TrainGptConfig, FileValuesUnlessTheCommandLineSetsThem) {
   EXPECT_NE(r.output.find("step     2/2"), std::string::npos) << "--steps 2 wins over steps = 9\n" << r.output;
   EXPECT_EQ(r.output.find("step     3/"), std::string::npos) << r.output;
   for (const std::string& line : std::vector<std::string>{"layers = 3 +# " + ini + ":3", "lr = 0.002 +# " + ini + ":5",
-                                  "steps = 2 +# command line \\(over " + ini + ":6\\)", "warmup = 20 +# default",
-                                  "dim = 32 +# command line"}) {
+                                                          "steps = 2 +# command line \\(over " + ini + ":6\\)",
+                                                          "warmup = 20 +# default", "dim = 32 +# command line"}) {
     EXPECT_TRUE(std::regex_search(r.output, std::regex(line))) << "no line matching '" << line << "' in\n" << r.output;
   }
 }
@@ -64,7 +64,8 @@ TEST_F(TrainGptConfig, BadKeysAndValuesNameFileAndLine) {
   const std::vector<Case> cases = {
       {"[model]\nlayerz = 3\n", "run.ini:2: unknown key 'layerz' (in section [model]); did you mean 'layers'?"},
       {"steps = 2\nlayers = three\n", "run.ini:2: layers = three: not a valid value; layers takes a whole number"},
-      {"spike-guard = sometimes\n", "run.ini:1: spike-guard = sometimes: not a valid value; spike-guard takes true or false"},
+      {"spike-guard = sometimes\n",
+       "run.ini:1: spike-guard = sometimes: not a valid value; spike-guard takes true or false"},
       {"\n[train]\nmin-lr-ratio = 2\n", "run.ini:3: min-lr-ratio = 2: --min-lr-ratio 2: must be in [0, 1]"},
       {"zero = 7\n", "run.ini:1: zero = 7: --zero 7: the ZeRO stage must be 0, 1, 2 or 3"},
       {"seed = -4\n", "run.ini:1: seed = -4: seed takes a whole number >= 0"},
@@ -72,7 +73,8 @@ TEST_F(TrainGptConfig, BadKeysAndValuesNameFileAndLine) {
   for (const Case& c : cases) {
     const auto r = run_bounded(train_gpt_ + tiny_run(data_) + " --steps 1 --config " + write_ini(c.text), 60);
     EXPECT_NE(r.exit_code, 0) << c.text << r.output;
-    EXPECT_NE(r.output.find(c.message), std::string::npos) << "file:\n" << c.text << "expected: " << c.message << "\n"
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << "file:\n"
+                                                           << c.text << "expected: " << c.message << "\n"
                                                            << r.output;
     EXPECT_EQ(r.output.find("step     1/1"), std::string::npos) << c.text << " trained anyway:\n" << r.output;
   }
@@ -81,16 +83,18 @@ TEST_F(TrainGptConfig, BadKeysAndValuesNameFileAndLine) {
 TEST_F(TrainGptConfig, DeviceCudaWithoutAGpuIsOneLine) {
   if (device_available(DeviceChoice::kCuda)) GTEST_SKIP() << "a GPU is usable here: --device cuda would run";
   const std::string err = (dir_ / "stderr.txt").string();
-  const auto r = run_bounded("bash -c '" + train_gpt_ + tiny_run(data_) + " --steps 1 --device cuda 2>" + err + "'", 60);
+  const auto r =
+      run_bounded("bash -c '" + train_gpt_ + tiny_run(data_) + " --steps 1 --device cuda 2>" + err + "'", 60);
   EXPECT_NE(r.exit_code, 0) << r.output;
   std::ifstream in(err);
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line);
-  ASSERT_EQ(lines.size(), 1u) << "stderr:\n" << [&] {
-    std::string all;
-    for (const auto& l : lines) all += l + "\n";
-    return all;
-  }();
+  ASSERT_EQ(lines.size(), 1u) << "stderr:\n"
+                              << [&] {
+                                   std::string all;
+                                   for (const auto& l : lines) all += l + "\n";
+                                   return all;
+                                 }();
   EXPECT_EQ(lines[0].rfind("train_gpt: device cuda: ", 0), 0u) << lines[0];
   EXPECT_EQ(r.output.find("step "), std::string::npos) << "nothing ran:\n" << r.output;
 }

@@ -3,8 +3,8 @@
 // mpirun (whose ranks write to a pseudo-terminal), unless --progress live asks for the live line. --metrics writes one
 // JSON record per logged step with the documented fields and one per validation, and the loss and
 // throughput plots beside it, well-formed SVG with one polyline per series and one point per
-// record, also when a stop signal ends the run. A resumed run keeps the records up to its checkpoint and appends after them (the records
-// the first run wrote past the checkpoint are dropped); the checkpoint holds the effective
+// record, also when a stop signal ends the run. A resumed run keeps the records up to its checkpoint and appends after
+// them (the records the first run wrote past the checkpoint are dropped); the checkpoint holds the effective
 // configuration, which tessera_ckpt info prints.
 #include <gtest/gtest.h>
 
@@ -69,7 +69,8 @@ std::vector<std::int64_t> steps_of(const std::vector<Json>& rs, const std::strin
 TEST_F(TrainGptMetrics, OneTimeStampedLinePerLoggedStepWithoutATerminal) {
   const auto r = run_bounded(run(3) + " --steps 7", 60);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const std::regex logged(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d step +(\d+)/7 \| loss [0-9.]+ \|.* \| ETA .*)");
+  const std::regex logged(
+      R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d step +(\d+)/7 \| loss [0-9.]+ \|.* \| ETA .*)");
   const std::regex any_step_line(R"(.*step +\d+/7 \|.*)");
   std::vector<std::string> steps;
   int step_lines = 0;
@@ -82,7 +83,8 @@ TEST_F(TrainGptMetrics, OneTimeStampedLinePerLoggedStepWithoutATerminal) {
   EXPECT_EQ(steps, (std::vector<std::string>{"1", "3", "6", "7"})) << "the first, every 3rd and the last\n" << r.output;
   EXPECT_EQ(step_lines, 4) << "no other step lines\n" << r.output;
   EXPECT_EQ(r.output.find('\r'), std::string::npos) << "no live line in a pipe";
-  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(\d\d:\d\d[+-]\d\d:\d\d step +3 \| val loss [0-9.]+\n)"))) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(\d\d:\d\d[+-]\d\d:\d\d step +3 \| val loss [0-9.]+\n)")))
+      << r.output;
 }
 
 TEST_F(TrainGptMetrics, UnderMpirunAutoIsPlainAndLiveCanBeAsked) {
@@ -121,8 +123,8 @@ TEST_F(TrainGptMetrics, MetricsFileAndPlots) {
     EXPECT_GT(rec.at("tokens_per_s").get<double>(), 0.0) << rec;
     EXPECT_GE(rec.at("elapsed_s").get<double>(), elapsed) << rec;
     elapsed = rec.at("elapsed_s").get<double>();
-    for (const char* category : {"parameters", "gradients", "optimizer_state", "activations", "comm_buffers",
-                                 "workspace", "total"}) {
+    for (const char* category :
+         {"parameters", "gradients", "optimizer_state", "activations", "comm_buffers", "workspace", "total"}) {
       EXPECT_TRUE(rec.at("memory").at(category).at("current").is_number_integer()) << category << " in " << rec;
       EXPECT_TRUE(rec.at("memory").at(category).at("peak").is_number_integer()) << category << " in " << rec;
     }
@@ -144,9 +146,13 @@ TEST_F(TrainGptMetrics, MetricsFileAndPlots) {
 TEST_F(TrainGptMetrics, AStopSignalStillWritesThePlots) {
   const std::string metrics = (dir_ / "stopped.jsonl").string(), log = (dir_ / "stopped.log").string();
   const std::string job = run(5) + " --steps 1000000 --allow-no-checkpoint-dir --metrics " + metrics;
-  const std::string script = job + " > " + log + " 2>&1 & P=$!; "
-                             "for i in $(seq 600); do grep -q \"step    20/\" " + log + " && break; kill -0 $P || break; "
-                             "sleep 0.1; done; kill -TERM $P; wait $P; echo job exit $? >> " + log;
+  const std::string script = job + " > " + log +
+                             " 2>&1 & P=$!; "
+                             "for i in $(seq 600); do grep -q \"step    20/\" " +
+                             log +
+                             " && break; kill -0 $P || break; "
+                             "sleep 0.1; done; kill -TERM $P; wait $P; echo job exit $? >> " +
+                             log;
   run_bounded("bash -c '" + script + "'", 120);
   std::ifstream in(log);
   const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -183,9 +189,11 @@ TEST_F(TrainGptMetrics, AResumedRunAppendsAfterItsCheckpointAndTheCheckpointHold
   const auto info = run_bounded(ckpt_tool + " info " + ckpt, 60);
   ASSERT_EQ(info.exit_code, 0) << info.output;
   EXPECT_NE(info.output.find("configuration  the options of the run that saved it:"), std::string::npos) << info.output;
-  for (const std::string& line : std::vector<std::string>{"  steps = 8 +# command line", "  resume = auto +# command line",
-                                  "  lr = 0.001 +# default", "  metrics = " + metrics + " +# command line"}) {
-    EXPECT_TRUE(std::regex_search(info.output, std::regex(line))) << "no line matching '" << line << "' in\n" << info.output;
+  for (const std::string& line :
+       std::vector<std::string>{"  steps = 8 +# command line", "  resume = auto +# command line",
+                                "  lr = 0.001 +# default", "  metrics = " + metrics + " +# command line"}) {
+    EXPECT_TRUE(std::regex_search(info.output, std::regex(line))) << "no line matching '" << line << "' in\n"
+                                                                  << info.output;
   }
 }
 

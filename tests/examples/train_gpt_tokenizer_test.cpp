@@ -4,7 +4,6 @@
 // files need --data-format nanogpt; --tokenizer bytes reads a file of an older tessera_prepare.
 // tessera-test-timeout: 240
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
 #include <array>
@@ -47,8 +46,9 @@ class TrainGptTokenizer : public ::testing::Test {
   }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
   std::string train(const std::string& args, int* exit_code = nullptr) const {
-    return run_command(bin_ + "/train_gpt " + args + " --layers 1 --dim 32 --heads 2 --seq-len 16 --steps 1 "
-                       "--micro-batch 2 --eval-every 0 --threads 1 --sample-tokens 12",
+    return run_command(bin_ + "/train_gpt " + args +
+                           " --layers 1 --dim 32 --heads 2 --seq-len 16 --steps 1 "
+                           "--micro-batch 2 --eval-every 0 --threads 1 --sample-tokens 12",
                        exit_code);
   }
   static std::vector<std::int32_t> ids(int n, int modulo) {
@@ -67,8 +67,8 @@ TEST_F(TrainGptTokenizer, BpeCorpusTrainsAndSamplesWithItsVocabulary) {
     for (int i = 0; i < 40; ++i) text << "The cat sat on the mat and the dog sat on the log, " << i << " times.\n";
   }
   int code = -1;
-  const std::string prepare =
-      run_command(bin_ + "/tessera_prepare --bpe-vocab 280 --out " + path("data/c.bin") + " " + path("text.txt"), &code);
+  const std::string prepare = run_command(
+      bin_ + "/tessera_prepare --bpe-vocab 280 --out " + path("data/c.bin") + " " + path("text.txt"), &code);
   ASSERT_EQ(code, 0) << prepare;
   const std::string log = train("--data " + path("data/c.bin"), &code);
   ASSERT_EQ(code, 0) << log;

@@ -26,8 +26,8 @@ GptConfig gpt(std::int64_t layers, std::int64_t channels, std::int64_t heads = 1
 TEST(AbsurdSizes, OverflowingModelsAreRefusedAndRealOnesPass) {
   EXPECT_NO_THROW(gpt(96, 12288, 96).validate()) << "GPT-3 175B";
   EXPECT_NO_THROW(gpt(1000000, 64).validate()) << "5e10 parameters fit";
-  for (const GptConfig& c : {gpt(1000000, 1000000), gpt(100, 4000000000), gpt(2, std::int64_t{1} << 40),
-                             gpt(std::int64_t{1} << 62, 1024)}) {
+  for (const GptConfig& c :
+       {gpt(1000000, 1000000), gpt(100, 4000000000), gpt(2, std::int64_t{1} << 40), gpt(std::int64_t{1} << 62, 1024)}) {
     try {
       c.validate();
       ADD_FAILURE() << c.to_string() << " passed";

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/train_gpt_process.hpp"
 #include "tests/support/scratch_dir.hpp"
+#include "tests/support/train_gpt_process.hpp"
 
 namespace tessera {
 namespace {
@@ -71,7 +71,8 @@ TEST(BadOptions, ADifferentSeedOnResumeWarnsWhatItStillAffects) {
   ScratchDir dir("resume_seed");
   const std::string data = (dir / "tokens.bin").string(), run_dir = (dir / "run").string();
   write_token_file(data, random_tokens(5000, 40));
-  const auto first = run_bounded(train_gpt + tiny_run(data) + " --steps 2 --save-every 2 --checkpoint-dir " + run_dir, 60);
+  const auto first =
+      run_bounded(train_gpt + tiny_run(data) + " --steps 2 --save-every 2 --checkpoint-dir " + run_dir, 60);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   const std::string resume = train_gpt + tiny_run(data) + " --steps 3 --checkpoint-dir " + run_dir + " --resume auto";
   const auto same = run_bounded(resume, 60);

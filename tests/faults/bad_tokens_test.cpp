@@ -9,8 +9,8 @@
 
 #include "tessera/core/setting_error.hpp"
 #include "tessera/text/data/token_id_check.hpp"
-#include "tests/support/train_gpt_process.hpp"
 #include "tests/support/scratch_dir.hpp"
+#include "tests/support/train_gpt_process.hpp"
 
 namespace tessera {
 namespace {
@@ -48,8 +48,8 @@ TEST(BadTokens, DatasetCheckNamesTheFileTheIdAndItsPosition) {
     FAIL() << "a file with token 50256 passed the check against vocabulary 64";
   } catch (const SettingError& e) {
     EXPECT_EQ(e.setting(), "model.vocab_size");
-    for (const std::string& part : std::vector<std::string>{bad, "token id 50256", "position 777", "vocabulary of 64 ids", "at least 50257",
-                                   "tokenizer"}) {
+    for (const std::string& part : std::vector<std::string>{bad, "token id 50256", "position 777",
+                                                            "vocabulary of 64 ids", "at least 50257", "tokenizer"}) {
       EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << "missing '" << part << "' in: " << e.what();
     }
   }
@@ -65,7 +65,8 @@ TEST(BadTokens, TrainGptRefusesDataOutsideTheVocabularyBeforeTraining) {
   write_token_file(data, tokens);
   const auto r = run_bounded(train_gpt + tiny_run(data) + " --steps 2");
   EXPECT_NE(r.exit_code, 0) << r.output;
-  for (const std::string& part : std::vector<std::string>{"--vocab 64: " + data, "token id 300", "position 12345", "at least 301"}) {
+  for (const std::string& part :
+       std::vector<std::string>{"--vocab 64: " + data, "token id 300", "position 12345", "at least 301"}) {
     EXPECT_NE(r.output.find(part), std::string::npos) << "missing '" << part << "' in\n" << r.output;
   }
   EXPECT_EQ(r.output.find("step     1"), std::string::npos) << "it trained on bad ids:\n" << r.output;

@@ -36,12 +36,13 @@ TEST(CheckpointDiskFull, SaveOntoAFullFileSystemNamesTheCauseAndKeepsTheLastChec
     if (!reason.empty()) GTEST_SKIP() << reason;
     const std::string data = write_tokens(scratch.path());
     const fs::path run = scratch / "small/run";
-    const ChildResult r = run_child_job(
-        tiny_train_gpt(data, 3) + " --checkpoint-dir " + run.string() + " --save-every 1" + mode, kLimit);
+    const ChildResult r =
+        run_child_job(tiny_train_gpt(data, 3) + " --checkpoint-dir " + run.string() + " --save-every 1" + mode, kLimit);
     EXPECT_EQ(r.exit_code, 1) << what << ":\n" << r.output;
     expect_no_crash(r, what);
-    for (const std::string& part : {"No space left on device: writing " + (run / "step_0000002.tmp/shard_00000.h5").string(),
-                                   std::string("needs about "), std::string("free on its file system")}) {
+    for (const std::string& part :
+         {"No space left on device: writing " + (run / "step_0000002.tmp/shard_00000.h5").string(),
+          std::string("needs about "), std::string("free on its file system")}) {
       EXPECT_TRUE(contains(r.output, part)) << what << ": no \"" << part << "\" in:\n" << r.output;
     }
     // A synchronous save stops the run at once; a background one is reported by the next save.
@@ -74,8 +75,8 @@ TEST(CheckpointDiskFull, ExportOntoAFullFileSystemLeavesNothingBehind) {
   EXPECT_FALSE(fs::exists(out.string() + ".tmp")) << "the failed export's temporary file was left";
   EXPECT_FALSE(fs::exists(out));
   // With room, the same export works.
-  const ChildResult ok = run_child_job(tessera_ckpt_bin() + " export " + run.string() + " " +
-                                           (scratch / "weights.h5").string(), kLimit);
+  const ChildResult ok =
+      run_child_job(tessera_ckpt_bin() + " export " + run.string() + " " + (scratch / "weights.h5").string(), kLimit);
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
 }
 
@@ -91,17 +92,19 @@ TEST(CheckpointStartupChecks, ReadOnlyAndTooSmallDirectoriesAreRefusedBeforeTrai
     std::vector<std::string> parts;
   };
   const std::vector<Case> cases = {
-      {scratch / "read_only", {"the checkpoint directory " + (scratch / "read_only").string() + " is not writable",
-                               "Read-only file system"}},
-      {scratch / "small", {"the checkpoint directory " + (scratch / "small").string() + " has 102400 bytes",
-                           "free, but one checkpoint needs 336384 bytes"}},
+      {scratch / "read_only",
+       {"the checkpoint directory " + (scratch / "read_only").string() + " is not writable", "Read-only file system"}},
+      {scratch / "small",
+       {"the checkpoint directory " + (scratch / "small").string() + " has 102400 bytes",
+        "free, but one checkpoint needs 336384 bytes"}},
   };
   for (const Case& c : cases) {
     const ChildResult r =
         run_child_job(tiny_train_gpt(data, 2) + " --checkpoint-dir " + c.dir.string() + " --save-every 1", kLimit);
     EXPECT_EQ(r.exit_code, 1) << c.dir << ":\n" << r.output;
     expect_no_crash(r, c.dir.string());
-    for (const std::string& part : c.parts) EXPECT_TRUE(contains(r.output, part)) << "no \"" << part << "\" in:\n" << r.output;
+    for (const std::string& part : c.parts)
+      EXPECT_TRUE(contains(r.output, part)) << "no \"" << part << "\" in:\n" << r.output;
     EXPECT_TRUE(logged_steps(r.output).empty()) << "trained anyway:\n" << r.output;
   }
 }

@@ -39,7 +39,8 @@ inline std::string write_tokens(const std::filesystem::path& dir) {
 inline std::string tiny_train_gpt(const std::string& data, int steps) {
   return train_gpt_bin() + " --data " + data +
          " --layers 2 --dim 32 --heads 2 --seq-len 16 --vocab 64 --global-batch 4 --sample-tokens 0 --eval-every 0"
-         " --log-every 1 --threads 1 --steps " + std::to_string(steps);
+         " --log-every 1 --threads 1 --steps " +
+         std::to_string(steps);
 }
 
 // The step numbers of "step     3/8 | loss ..." lines.

@@ -14,13 +14,13 @@
 
 #include <functional>
 
-#include "tests/checkpointing/checkpoint_test_support.hpp"
 #include "checkpoint_fault_support.hpp"
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
-#include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/format/checkpoint_meta.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/save/checkpoint_saver.hpp"
+#include "tests/checkpointing/checkpoint_test_support.hpp"
 
 namespace fs = std::filesystem;
 
@@ -104,9 +104,11 @@ TEST(CheckpointIdentity, ForeignShardFilesAndDamagedMetaAreRefusedByName) {
          rewrite_i64_table(c / kMetaFileName, "/shards/file_bytes", sizes);
        },
        {"meta.h5 is corrupted", "shards.file_bytes"}},
-      {"corrupt stored setting (zero_stage 7)", [](const fs::path& c) { set_int_attribute(c / kMetaFileName, "zero_stage", 7); },
+      {"corrupt stored setting (zero_stage 7)",
+       [](const fs::path& c) { set_int_attribute(c / kMetaFileName, "zero_stage", 7); },
        {"meta.h5 is corrupted", "zero_stage"}},
-      {"corrupt config field", [](const fs::path& c) { set_string_attribute(c / kMetaFileName, "/config/model", "layers", "3"); },
+      {"corrupt config field",
+       [](const fs::path& c) { set_string_attribute(c / kMetaFileName, "/config/model", "layers", "3"); },
        {"meta.h5 is corrupted", "config.model.layers"}},
   };
 
@@ -172,7 +174,8 @@ TEST(CheckpointIdentity, InconsistentLayoutsAreRefusedByStructure) {
   };
   const std::vector<Broken> broken = {
       {"overlap", [](CheckpointLayout& l) { l.params[1].offset = 40; }, "'h.0.a' [0, 50) and 'h.0.b' [40, 80) overlap"},
-      {"out of range", [](CheckpointLayout& l) { l.params[1].offset = 70; }, "'h.0.b' at elements [70, 110) lies outside"},
+      {"out of range", [](CheckpointLayout& l) { l.params[1].offset = 70; },
+       "'h.0.b' at elements [70, 110) lies outside"},
       {"unit index", [](CheckpointLayout& l) { l.params[1].unit = 3; }, "'h.0.b' names unit 3 of 1"},
       {"shards too small", [](CheckpointLayout& l) { l.units[0].shard_numel = 40; }, "do not hold them"},
       {"duplicate name", [](CheckpointLayout& l) { l.params[1].name = "h.0.a"; }, "'h.0.a' is listed twice"},
@@ -205,7 +208,8 @@ TEST(CheckpointIdentity, Format2CheckpointsAreRefusedByVersion) {
     ADD_FAILURE() << "a format-2 checkpoint was loaded";
   } catch (const CheckpointError& e) {
     EXPECT_EQ(e.kind(), CheckpointErrorKind::kUnknownFormat) << e.what();
-    EXPECT_TRUE(contains(e.what(), meta_file + " has checkpoint format version 2; this build reads version 3")) << e.what();
+    EXPECT_TRUE(contains(e.what(), meta_file + " has checkpoint format version 2; this build reads version 3"))
+        << e.what();
   }
   EXPECT_EQ(compare_states(gather_state(*resumed.engine, 0), before), "") << "a refused load changed the engine";
   if (world.rank() == 0) {

@@ -10,7 +10,6 @@
 // failure or the OOM killer would.
 // tessera-test-timeout: 400
 #include <gtest/gtest.h>
-
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -165,8 +164,8 @@ TEST(CheckpointKill, ResumeAutoContinuesFromTheLastWholeCheckpoint) {
   const std::string data = write_tokens(scratch.path());
   const std::string mpirun = "mpirun --oversubscribe -x OMP_NUM_THREADS=1 -np 2 ";
   const std::vector<KillCase> cases = {
-      {"whole job during a save", true, -1},    {"rank 1 during a save", true, 1},
-      {"rank 0 during a save", true, 0},        {"whole job during retention", false, -1},
+      {"whole job during a save", true, -1}, {"rank 1 during a save", true, 1},
+      {"rank 0 during a save", true, 0},     {"whole job during retention", false, -1},
       {"rank 0 during retention", false, 0},
   };
   for (const KillCase& c : cases) {
@@ -208,10 +207,12 @@ TEST(CheckpointKill, ResumeAutoContinuesFromTheLastWholeCheckpoint) {
 
     std::printf("%s: killed at step %lld, latest is step %lld after the kill\n", c.name.c_str(),
                 static_cast<long long>(seen), static_cast<long long>(step));
-    const ChildResult resumed = run_child_job(mpirun + tiny_train_gpt(data, kSteps) + save + " --resume auto", kChildSeconds);
+    const ChildResult resumed =
+        run_child_job(mpirun + tiny_train_gpt(data, kSteps) + save + " --resume auto", kChildSeconds);
     ASSERT_EQ(resumed.exit_code, 0) << c.name << ":\n" << resumed.output;
     EXPECT_TRUE(contains(resumed.output, "resumed from " + latest->string() + " at step " + std::to_string(step)))
-        << c.name << ":\n" << resumed.output;
+        << c.name << ":\n"
+        << resumed.output;
     std::vector<int> expected;
     for (int s = static_cast<int>(step) + 1; s <= kSteps; ++s) expected.push_back(s);
     EXPECT_EQ(logged_steps(resumed.output), expected) << c.name << ":\n" << resumed.output;

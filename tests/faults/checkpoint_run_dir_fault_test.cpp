@@ -40,8 +40,8 @@ TEST(CheckpointRunDir, FreshRunRefusesADirectoryWithCheckpoints) {
   const ChildResult again = run_child_job(tiny_train_gpt(data, 4) + save, kLimit);
   EXPECT_EQ(again.exit_code, 1) << again.output;
   for (const std::string& part : {"--checkpoint-dir " + run.string() + ": holds 2 checkpoint(s) of an earlier run",
-                                 std::string("(step_0000002 to step_0000004)"), std::string("--resume auto"),
-                                 std::string("--overwrite"), std::string("choose another directory")}) {
+                                  std::string("(step_0000002 to step_0000004)"), std::string("--resume auto"),
+                                  std::string("--overwrite"), std::string("choose another directory")}) {
     EXPECT_TRUE(contains(again.output, part)) << "no \"" << part << "\" in:\n" << again.output;
   }
   EXPECT_TRUE(logged_steps(again.output).empty()) << "trained anyway:\n" << again.output;
@@ -53,8 +53,8 @@ TEST(CheckpointRunDir, FreshRunRefusesADirectoryWithCheckpoints) {
   EXPECT_TRUE(contains(resumed.output, "at step 4")) << resumed.output;
   EXPECT_EQ(logged_steps(resumed.output), (std::vector<int>{5, 6})) << resumed.output;
 
-  const ChildResult over = run_child_job(tiny_train_gpt(data, 2) + " --checkpoint-dir " + run.string() +
-                                             " --save-every 1 --overwrite", kLimit);
+  const ChildResult over = run_child_job(
+      tiny_train_gpt(data, 2) + " --checkpoint-dir " + run.string() + " --save-every 1 --overwrite", kLimit);
   ASSERT_EQ(over.exit_code, 0) << over.output;
   EXPECT_EQ(logged_steps(over.output), (std::vector<int>{1, 2})) << over.output;
   EXPECT_EQ(committed_steps(run), (std::vector<std::int64_t>{1, 2})) << "the earlier run's checkpoints are still there";
@@ -66,7 +66,8 @@ TEST(CheckpointRunDir, RetentionKeepsTheLastHealthyCheckpointOfADivergingRun) {
   const std::string data = write_tokens(scratch.path());
   const fs::path run = scratch / "run";
   const ChildResult r = run_child_job(tiny_train_gpt(data, 6) + " --lr 1e36 --warmup 0 --checkpoint-dir " +
-                                          run.string() + " --save-every 1 --keep-last 2", kLimit);
+                                          run.string() + " --save-every 1 --keep-last 2",
+                                      kLimit);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "(skipped)")) << "the run did not diverge:\n" << r.output;
   // Step 1 was taken (healthy); steps 2..6 were skipped as non-finite.

@@ -34,8 +34,8 @@ std::string error_of(const std::function<Work()>& issue) {
 
 void expect_names_the_mismatch(const std::string& message, const std::string& collective, int rank) {
   for (const std::string& part : std::vector<std::string>{collective, "different counts"}) {
-    EXPECT_NE(message.find(part), std::string::npos) << "rank " << rank << ": message lacks \"" << part << "\": "
-                                                    << message;
+    EXPECT_NE(message.find(part), std::string::npos)
+        << "rank " << rank << ": message lacks \"" << part << "\": " << message;
   }
 }
 

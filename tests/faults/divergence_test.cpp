@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "tessera/text/data/sample_loader.hpp"
-#include "tests/support/train_gpt_process.hpp"
-#include "tests/support/scratch_dir.hpp"
 #include "tessera/training/batch_plan.hpp"
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/train_gpt_process.hpp"
 
 namespace tessera {
 namespace {
@@ -108,7 +108,8 @@ TEST_F(Divergence, APlantedSpikeIsSkippedOnEveryRankAndTheRunGoesOn) {
 TEST_F(Divergence, SpikesInARowStopWithoutACheckpointAndReloadWithOne) {
   ScratchDir dir("spike_reload");
   const std::string data = write_spiked_data(dir, {30, 31, 32});
-  const std::string args = tiny_run(data) + " --steps 40 --global-batch 4 --micro-batch 4 --spike-guard "
+  const std::string args = tiny_run(data) +
+                           " --steps 40 --global-batch 4 --micro-batch 4 --spike-guard "
                            "--spike-window 20 --max-skipped-steps 3";
   const auto alone = run_bounded(train_gpt_ + args);
   EXPECT_EQ(alone.exit_code, 4) << alone.output;

@@ -82,9 +82,8 @@ TEST_F(LaunchMismatch, TheEscapeHatchRunsItAlone) {
 }
 
 TEST_F(LaunchMismatch, EveryRankShowsWhereItRuns) {
-  const auto r = run_bounded(kClean + "TESSERA_SHOW_RANKS=1 mpirun --oversubscribe -np 2 " + train_gpt_ +
-                                 tiny_run(data_) + " --steps 1",
-                             90);
+  const auto r = run_bounded(
+      kClean + "TESSERA_SHOW_RANKS=1 mpirun --oversubscribe -np 2 " + train_gpt_ + tiny_run(data_) + " --steps 1", 90);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   for (const std::string rank : {"rank 0/2 (host ", "rank 1/2 (host "}) {
     EXPECT_NE(r.output.find(rank), std::string::npos) << "expected \"" << rank << "\" in\n" << r.output;

@@ -4,9 +4,8 @@
 // its files at its clean exit, and logs the same losses as a resume of that checkpoint without
 // offload.
 // tessera-test-timeout: 240
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/wait.h>
@@ -23,8 +22,8 @@
 #include <thread>
 #include <vector>
 
-#include "tessera/text/data/token_file.hpp"
 #include "tessera/core/random.hpp"
+#include "tessera/text/data/token_file.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
 
@@ -106,14 +105,14 @@ TEST(OffloadKill, KilledNvmeRunResumesAndReplacesItsStaleFiles) {
   const std::string model = " --data " + data +
                             " --layers 2 --dim 32 --heads 2 --seq-len 16 --vocab 64 --sample-tokens 0 "
                             "--eval-every 0 --log-every 1 --threads 1 --zero 3 --micro-batch 2 --grad-accum 2";
-  const std::string nvme = " --offload-optimizer nvme --offload-params nvme --offload-path " + offload.string() +
-                           " --offload-block 64";
+  const std::string nvme =
+      " --offload-optimizer nvme --offload-params nvme --offload-path " + offload.string() + " --offload-block 64";
   const std::string mpirun = "mpirun --oversubscribe -np 2 ";
 
   // The job to kill: far more steps than it will live, a checkpoint every 3 steps.
-  const pid_t job = start_group(mpirun + train_gpt + model + nvme + " --steps 100000 --save-every 3 --checkpoint-dir " +
-                                    run_dir.string(),
-                                scratch / "killed.log");
+  const pid_t job = start_group(
+      mpirun + train_gpt + model + nvme + " --steps 100000 --save-every 3 --checkpoint-dir " + run_dir.string(),
+      scratch / "killed.log");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (latest_step(run_dir) < 6 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -152,9 +151,8 @@ TEST(OffloadKill, KilledNvmeRunResumesAndReplacesItsStaleFiles) {
   }
 
   // The same checkpoint resumed without offload gives the same losses.
-  const std::string step_dir = (run_dir / ("step_" + std::string(7 - std::to_string(saved).size(), '0') +
-                                           std::to_string(saved)))
-                                   .string();
+  const std::string step_dir =
+      (run_dir / ("step_" + std::string(7 - std::to_string(saved).size(), '0') + std::to_string(saved))).string();
   const CommandResult plain =
       run_command(mpirun + train_gpt + model + " --steps " + std::to_string(until) + " --resume " + step_dir);
   ASSERT_EQ(plain.exit_code, 0) << plain.output;

@@ -2,15 +2,16 @@
 // names the device, what was being allocated (the memory category), the size and what is already
 // in use — and train_gpt with an absurd micro-batch (memory check off) exits with that message
 // rather than a bare std::bad_alloc.
+#include "tessera/runtime/out_of_memory.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "tessera/runtime/cpu/cpu_device.hpp"
-#include "tessera/runtime/out_of_memory.hpp"
 #include "tessera/runtime/storage.hpp"
-#include "tests/support/train_gpt_process.hpp"
 #include "tests/support/scratch_dir.hpp"
+#include "tests/support/train_gpt_process.hpp"
 
 namespace tessera {
 namespace {
@@ -38,7 +39,8 @@ TEST(OutOfMemory, TrainGptWithAnAbsurdMicroBatchSaysWhatItCouldNotAllocate) {
   testing::ScratchDir dir("out_of_memory");
   const std::string data = (dir / "tokens.bin").string();
   write_token_file(data, testing::random_tokens(5000, 40));
-  const auto r = testing::run_bounded(train_gpt + testing::tiny_run(data) + " --steps 1 --micro-batch 4000000000000", 60);
+  const auto r =
+      testing::run_bounded(train_gpt + testing::tiny_run(data) + " --steps 1 --micro-batch 4000000000000", 60);
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("out of "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("memory allocating"), std::string::npos) << r.output;

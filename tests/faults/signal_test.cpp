@@ -12,8 +12,8 @@
 #include <regex>
 #include <string>
 
-#include "tests/support/train_gpt_process.hpp"
 #include "tests/support/scratch_dir.hpp"
+#include "tests/support/train_gpt_process.hpp"
 
 namespace tessera {
 namespace {
@@ -45,13 +45,18 @@ class StopSignals : public ::testing::Test {
     std::string pid = "$M";
     if (target == "rank") pid = "$(pgrep -P $M -f train_gpt | head -1)";
     if (target == "rank1") {
-      pid = "$(for p in $(pgrep -P $M -f train_gpt); do tr \"\\0\" \"\\n\" < /proc/$p/environ | "
-            "grep -qx OMPI_COMM_WORLD_RANK=1 && echo $p; done)";
+      pid =
+          "$(for p in $(pgrep -P $M -f train_gpt); do tr \"\\0\" \"\\n\" < /proc/$p/environ | "
+          "grep -qx OMPI_COMM_WORLD_RANK=1 && echo $p; done)";
     }
-    const std::string script = job + " > " + log + " 2>&1 & M=$!; "
-                               "for i in $(seq 600); do grep -q \"" + wait_for + "\" " + log + " && break; kill -0 $M || break; "
+    const std::string script = job + " > " + log +
+                               " 2>&1 & M=$!; "
+                               "for i in $(seq 600); do grep -q \"" +
+                               wait_for + "\" " + log +
+                               " && break; kill -0 $M || break; "
                                "sleep 0.1; done; "
-                               "kill -" + signal + " " + pid + "; wait $M; echo job exit $? >> " + log;
+                               "kill -" +
+                               signal + " " + pid + "; wait $M; echo job exit $? >> " + log;
     const auto r = run_bounded("bash -c '" + script + "'", 150);
     std::string out = r.output;
     FILE* f = std::fopen(log.c_str(), "r");
@@ -135,9 +140,7 @@ TEST_F(StopSignals, Sigusr1ToOneRankSavesAndStopsEveryRank) {
   expect_checkpoint_after("USR1", "rank", "", "job exit 0");
 }
 
-TEST_F(StopSignals, Sigusr1ToMpirunIsForwardedAndSaves) {
-  expect_checkpoint_after("USR1", "mpirun", "", "job exit 0");
-}
+TEST_F(StopSignals, Sigusr1ToMpirunIsForwardedAndSaves) { expect_checkpoint_after("USR1", "mpirun", "", "job exit 0"); }
 
 TEST_F(StopSignals, SigtermToMpirunWithTheDocumentedDelaySaves) {
   // mpirun exits non-zero (it was terminated), but the ranks had the delay to save.
@@ -163,9 +166,11 @@ TEST_F(StopSignals, DuringTheLastStepItIsSavedAndTheRunStops) {
   // One step of a model large enough that it takes seconds; the signal goes to rank 1 once the run
   // has started (the GEMM ceiling is measured just before the step).
   const std::filesystem::path run_dir = dir_ / "last_step";
-  const std::string flags = " --data " + data_ + " --layers 4 --dim 256 --heads 4 --seq-len 16 --vocab 64 "
+  const std::string flags = " --data " + data_ +
+                            " --layers 4 --dim 256 --heads 4 --seq-len 16 --vocab 64 "
                             "--micro-batch 128 --sample-tokens 20 --eval-every 0 --log-every 1 --threads 1 "
-                            "--no-memory-check --steps 1 --checkpoint-dir " + run_dir.string();
+                            "--no-memory-check --steps 1 --checkpoint-dir " +
+                            run_dir.string();
   const std::string out = signalled_job("USR1", "rank1", flags, "GEMM ceiling");
   EXPECT_NE(out.find("job exit 0"), std::string::npos) << out;
   EXPECT_NE(out.find("stop signal (after the last step): saved step 1 to " + run_dir.string() + ", stopping"),
@@ -195,8 +200,8 @@ TEST_F(StopSignals, DuringTheLastValidationTheLastStepIsSavedAndResumesAtTheEnd)
   EXPECT_FALSE(printed_a_sample(out)) << "it went on to the sample:\n" << out;
   EXPECT_EQ(saved_step(run_dir), 3) << out;
   // A requeued job with the same flags has nothing left to train.
-  const auto again = run_bounded(train_gpt_ + tiny_run(data_) + " --steps 3 --checkpoint-dir " + run_dir.string() +
-                                 " --resume auto");
+  const auto again =
+      run_bounded(train_gpt_ + tiny_run(data_) + " --steps 3 --checkpoint-dir " + run_dir.string() + " --resume auto");
   EXPECT_EQ(again.exit_code, 0) << again.output;
   EXPECT_NE(again.output.find("at step 3"), std::string::npos) << again.output;
   EXPECT_EQ(again.output.find("| loss"), std::string::npos) << "it trained again:\n" << again.output;

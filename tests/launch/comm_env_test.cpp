@@ -1,11 +1,11 @@
 // comm_options_from_env: TESSERA_DEBUG_COLLECTIVES and TESSERA_COLLECTIVE_TIMEOUT, their defaults,
 // and messages for values that cannot be parsed.
+#include "tessera/launch/comm_env.hpp"
+
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
-
-#include "tessera/launch/comm_env.hpp"
 
 namespace tessera {
 namespace {
@@ -22,13 +22,15 @@ TEST(CommEnv, DefaultsWhenUnset) {
 TEST(CommEnv, DebugCollectives) {
   for (const char* on : {"1", "true", "ON", "yes"}) {
     EXPECT_EQ(comm_options_from_env(fixed_environment({{"TESSERA_DEBUG_COLLECTIVES", on}})).check,
-              CollectiveCheck::kMatchCalls) << on;
+              CollectiveCheck::kMatchCalls)
+        << on;
   }
   for (const char* off : {"0", "false", "off", "No"}) {
     CommOptions defaults;
     defaults.check = CollectiveCheck::kMatchCalls;
     EXPECT_EQ(comm_options_from_env(fixed_environment({{"TESSERA_DEBUG_COLLECTIVES", off}}), defaults).check,
-              CollectiveCheck::kOff) << off;
+              CollectiveCheck::kOff)
+        << off;
   }
   EXPECT_THROW(comm_options_from_env(fixed_environment({{"TESSERA_DEBUG_COLLECTIVES", "maybe"}})),
                std::invalid_argument);

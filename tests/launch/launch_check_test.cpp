@@ -3,14 +3,14 @@
 // were started stop a world of one MPI rank with a message that says what happened and how to
 // launch; one process per launch, worlds of several ranks and TESSERA_ALLOW_SINGLETON=1 pass; a rank
 // that is not below its launcher's size is refused on any world size.
+#include "tessera/launch/launch_check.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include "tessera/launch/launch_check.hpp"
 
 namespace tessera {
 namespace {
@@ -39,9 +39,15 @@ void expect_passes(const Vars& vars, int world = 1) { EXPECT_EQ(refusal(vars, wo
 
 // What `sbatch -n 2` gives its batch script (Slurm 22.05).
 Vars batch_script(int tasks) {
-  return {{"SLURM_JOB_ID", "41"},           {"SLURM_JOBID", "41"},  {"SLURM_PROCID", "0"},
-          {"SLURM_LOCALID", "0"},           {"SLURM_NODEID", "0"},  {"SLURM_NTASKS", std::to_string(tasks)},
-          {"SLURM_NPROCS", std::to_string(tasks)}, {"SLURM_JOB_NUM_NODES", "1"}, {"SLURM_NNODES", "1"}};
+  return {{"SLURM_JOB_ID", "41"},
+          {"SLURM_JOBID", "41"},
+          {"SLURM_PROCID", "0"},
+          {"SLURM_LOCALID", "0"},
+          {"SLURM_NODEID", "0"},
+          {"SLURM_NTASKS", std::to_string(tasks)},
+          {"SLURM_NPROCS", std::to_string(tasks)},
+          {"SLURM_JOB_NUM_NODES", "1"},
+          {"SLURM_NNODES", "1"}};
 }
 
 // What task `rank` of `srun -n tasks` in that job sees.
@@ -65,19 +71,23 @@ TEST(LaunchCheck, ALoneProcessOutsideAnyLauncherRuns) {
 TEST(LaunchCheck, Torchrun) {
   expect_refused({{"RANK", "0"}, {"WORLD_SIZE", "2"}},
                  {"torchrun started this process as rank 0 of 2", "RANK=0 WORLD_SIZE=2",
-                  "torchrun does not start MPI ranks", "overwrite each other's checkpoints",
-                  "mpirun -np 2 train_gpt", "srun --mpi=pmix -n 2 train_gpt", "TESSERA_ALLOW_SINGLETON=1"});
-  expect_refused({{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"},
-                  {"MASTER_ADDR", "node1"}, {"MASTER_PORT", "29500"}},
+                  "torchrun does not start MPI ranks", "overwrite each other's checkpoints", "mpirun -np 2 train_gpt",
+                  "srun --mpi=pmix -n 2 train_gpt", "TESSERA_ALLOW_SINGLETON=1"});
+  expect_refused({{"RANK", "3"},
+                  {"WORLD_SIZE", "4"},
+                  {"LOCAL_RANK", "1"},
+                  {"LOCAL_WORLD_SIZE", "2"},
+                  {"MASTER_ADDR", "node1"},
+                  {"MASTER_PORT", "29500"}},
                  {"rank 3 of 4", "mpirun -np 4 train_gpt"});
   expect_passes({{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"LOCAL_RANK", "0"}});
   expect_passes({{"RANK", "1"}, {"WORLD_SIZE", "2"}}, 2);  // MPI joined them: not this check's business
 }
 
 TEST(LaunchCheck, AnSrunStepOfSeveralTasks) {
-  expect_refused(srun_task(0, 2), {"srun started this process as rank 0 of 2 tasks", "SLURM_STEP_ID=0",
-                                   "SLURM_STEP_NUM_TASKS=2", "did not connect its tasks through MPI",
-                                   "srun --mpi=pmix train_gpt", "TESSERA_ALLOW_SINGLETON=1"});
+  expect_refused(srun_task(0, 2),
+                 {"srun started this process as rank 0 of 2 tasks", "SLURM_STEP_ID=0", "SLURM_STEP_NUM_TASKS=2",
+                  "did not connect its tasks through MPI", "srun --mpi=pmix train_gpt", "TESSERA_ALLOW_SINGLETON=1"});
   expect_refused(srun_task(1, 2), {"rank 1 of 2 tasks"});
   expect_passes(srun_task(0, 1));
   expect_passes(srun_task(1, 2), 2);
@@ -123,8 +133,8 @@ TEST(LaunchCheck, OpenMpiPmiAndPmix) {
   expect_refused({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}},
                  {"mpirun started this process as rank 1 of 2", "OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2",
                   "did not join mpirun's processes", "ldd train_gpt"});
-  expect_refused({{"PMI_RANK", "0"}, {"PMI_SIZE", "4"}},
-                 {"a PMI launcher started this process as rank 0 of 4", "PMI_RANK=0 PMI_SIZE=4", "mpirun -np 4 train_gpt"});
+  expect_refused({{"PMI_RANK", "0"}, {"PMI_SIZE", "4"}}, {"a PMI launcher started this process as rank 0 of 4",
+                                                          "PMI_RANK=0 PMI_SIZE=4", "mpirun -np 4 train_gpt"});
   expect_refused({{"PMIX_RANK", "2"}}, {"a PMIx launcher started this process as rank 2 of at least 3", "PMIX_RANK=2"});
   expect_passes({{"PMIX_RANK", "0"}});  // an MPI singleton's own
   expect_passes({{"PMI_RANK", "0"}, {"PMI_SIZE", "1"}});

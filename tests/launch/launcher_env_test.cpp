@@ -1,12 +1,12 @@
 // read_launcher_env: the variables of mpirun, srun, PMIx and PMI launchers, their precedence, a
 // batch script's Slurm values not taken for an srun launch, and a message naming the variable when a
 // value is malformed.
+#include "tessera/launch/launcher_env.hpp"
+
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
-
-#include "tessera/launch/launcher_env.hpp"
 
 namespace tessera {
 namespace {
@@ -49,10 +49,12 @@ TEST(LauncherEnv, Slurm) {
 }
 
 TEST(LauncherEnv, SlurmStepValuesWinOverTheAllocation) {
-  const LauncherEnv env = read_launcher_env(fixed_environment(
-      {{"SLURM_STEP_ID", "1"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "16"}, {"SLURM_STEP_NUM_TASKS", "4"},
-       {"SLURM_NNODES", "4"},
-       {"SLURM_STEP_NUM_NODES", "1"}}));
+  const LauncherEnv env = read_launcher_env(fixed_environment({{"SLURM_STEP_ID", "1"},
+                                                               {"SLURM_PROCID", "0"},
+                                                               {"SLURM_NTASKS", "16"},
+                                                               {"SLURM_STEP_NUM_TASKS", "4"},
+                                                               {"SLURM_NNODES", "4"},
+                                                               {"SLURM_STEP_NUM_NODES", "1"}}));
   EXPECT_EQ(env.size, 4);
   EXPECT_EQ(env.num_nodes, 1);
 }
@@ -88,8 +90,8 @@ TEST(LauncherEnv, PmixAndPmi) {
   EXPECT_EQ(pmix.launcher, Launcher::kPmix);
   EXPECT_EQ(pmix.rank, 2);
   EXPECT_EQ(pmix.size, -1);
-  const LauncherEnv pmi = read_launcher_env(fixed_environment(
-      {{"PMI_RANK", "3"}, {"PMI_SIZE", "4"}, {"MPI_LOCALRANKID", "1"}, {"MPI_LOCALNRANKS", "2"}}));
+  const LauncherEnv pmi = read_launcher_env(
+      fixed_environment({{"PMI_RANK", "3"}, {"PMI_SIZE", "4"}, {"MPI_LOCALRANKID", "1"}, {"MPI_LOCALNRANKS", "2"}}));
   EXPECT_EQ(pmi.launcher, Launcher::kPmi);
   EXPECT_EQ(pmi.rank, 3);
   EXPECT_EQ(pmi.size, 4);

@@ -32,8 +32,8 @@ TEST(RankDevice, GpuFromTheLocalRank) {
   for (int local = 0; local < 2 * gpus && local < 4; ++local) {
     auto device = make_rank_device(DeviceChoice::kCuda, local_rank(local, 4));
     const std::string expected = "cuda:" + std::to_string(local % gpus) + " ";
-    EXPECT_EQ(device->name().rfind(expected, 0), 0u) << "local rank " << local << " of " << gpus
-                                                      << " GPU(s): " << device->name();
+    EXPECT_EQ(device->name().rfind(expected, 0), 0u)
+        << "local rank " << local << " of " << gpus << " GPU(s): " << device->name();
   }
 }
 

@@ -2,6 +2,8 @@
 // Slurm-style node ids (simulated per rank) grouping ranks into nodes, launcher values that disagree
 // with MPI being ignored, and split_by_node / split_across_nodes forming the matching groups.
 // tessera-test-ranks: 1 2 3 4
+#include "tessera/launch/rank_info.hpp"
+
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -10,7 +12,6 @@
 
 #include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "tessera/launch/node_groups.hpp"
-#include "tessera/launch/rank_info.hpp"
 
 namespace tessera {
 namespace {
@@ -29,8 +30,10 @@ TEST(RankInfo, FromThisMpirun) {
   EXPECT_EQ(info.hostname, this_hostname());
   EXPECT_FALSE(info.hostname.empty());
   EXPECT_EQ(info.is_root(), world.rank() == 0);
-  EXPECT_NE(info.describe().find("rank " + std::to_string(world.rank()) + "/" + std::to_string(world.size()) + " (host "),
-            std::string::npos) << info.describe();
+  EXPECT_NE(
+      info.describe().find("rank " + std::to_string(world.rank()) + "/" + std::to_string(world.size()) + " (host "),
+      std::string::npos)
+      << info.describe();
 }
 
 // Two ranks per simulated node, with sparse Slurm node ids 3, 13, 23, ...
@@ -94,8 +97,8 @@ TEST(RankInfo, LauncherValuesThatDisagreeWithMpiAreIgnored) {
 TEST(RankInfo, ABatchScriptsSlurmValuesDescribeNoLaunch) {
   MpiCommunicator world(MPI_COMM_WORLD);
   // The batch script's own SLURM_PROCID=0 (no SLURM_STEP_ID), seen by ranks that mpiexec started.
-  const LauncherEnv batch = read_launcher_env(fixed_environment(
-      {{"SLURM_JOB_ID", "77"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_NODEID", "0"}}));
+  const LauncherEnv batch = read_launcher_env(
+      fixed_environment({{"SLURM_JOB_ID", "77"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_NODEID", "0"}}));
   EXPECT_EQ(batch.launcher, Launcher::kNone);
   const RankInfo info = discover_rank_info(world, batch);
   EXPECT_EQ(info.launcher, Launcher::kNone);

@@ -59,9 +59,8 @@ TEST(RunDistributedChild, SingletonThrows) {
   if (!is_child("singleton_throws")) GTEST_SKIP() << "runs as a child job";
   char name[] = "child";
   char* argv[] = {name, nullptr};
-  const int code = run_distributed(1, argv, [](DistributedContext&) -> int {
-    throw std::runtime_error("planted single-rank failure");
-  });
+  const int code = run_distributed(
+      1, argv, [](DistributedContext&) -> int { throw std::runtime_error("planted single-rank failure"); });
   EXPECT_EQ(code, 1);
 }
 
@@ -152,7 +151,8 @@ TEST(RunDistributed, TooLowMpiThreadLevelFailsWithAMessage) {
   EXPECT_EQ(result.exit_code, 0) << result.output;
   if (result.output.find("not reachable") != std::string::npos) GTEST_SKIP() << "this MPI always provides MULTIPLE";
   expect_output_contains(result, "rank 0/1 (host ");
-  expect_output_contains(result, "MPI was initialised with MPI_THREAD_SINGLE but the MPI communicator needs MPI_THREAD_MULTIPLE");
+  expect_output_contains(
+      result, "MPI was initialised with MPI_THREAD_SINGLE but the MPI communicator needs MPI_THREAD_MULTIPLE");
 }
 
 TEST(RunDistributed, ThrowingRankAbortsTheJobWithItsMessage) {

@@ -2,13 +2,13 @@
 // RankInfo and node groups, the environment switches reach the communicators, and the body's exit
 // code is returned.
 // tessera-test-ranks: 1 2 4
+#include "tessera/launch/run_distributed.hpp"
+
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <cstdlib>
 #include <vector>
-
-#include "tessera/launch/run_distributed.hpp"
 
 namespace tessera {
 namespace {

@@ -1,12 +1,12 @@
 // read_slurm_env: the variables Slurm 22.05 sets in a batch script, an salloc shell and an srun step
 // (copied from real jobs) place the process in the allocation or in a step; pseudo-step ids count as
 // the allocation; SLURM_TASKS_PER_NODE lists are summed and malformed ones named.
+#include "tessera/launch/slurm_env.hpp"
+
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
-
-#include "tessera/launch/slurm_env.hpp"
 
 namespace tessera {
 namespace {
@@ -44,8 +44,10 @@ TEST(SlurmEnv, TheSallocShellAndAJobWithoutNtasks) {
   EXPECT_EQ(salloc.tasks, 2);
   EXPECT_EQ(salloc.nodes, 1);
   // `sbatch -N 3 --ntasks-per-node=...` without -n: the tasks are only in SLURM_TASKS_PER_NODE.
-  const SlurmEnv nodes = read_slurm_env(fixed_environment(
-      {{"SLURM_JOB_ID", "3"}, {"SLURM_PROCID", "0"}, {"SLURM_TASKS_PER_NODE", "4(x2),2"}, {"SLURM_JOB_NUM_NODES", "3"}}));
+  const SlurmEnv nodes = read_slurm_env(fixed_environment({{"SLURM_JOB_ID", "3"},
+                                                           {"SLURM_PROCID", "0"},
+                                                           {"SLURM_TASKS_PER_NODE", "4(x2),2"},
+                                                           {"SLURM_JOB_NUM_NODES", "3"}}));
   EXPECT_EQ(nodes.place, SlurmPlace::kAllocation);
   EXPECT_EQ(nodes.tasks, 10);
   EXPECT_EQ(nodes.nodes, 3);
@@ -75,21 +77,24 @@ TEST(SlurmEnv, ATaskOfAnSrunStep) {
 
 TEST(SlurmEnv, StepValuesWinAndOlderNamesAreRead) {
   // `srun -n 1` in a job of 2 tasks: srun sets SLURM_NTASKS=1 too, but SLURM_STEP_NUM_TASKS decides.
-  const SlurmEnv one = read_slurm_env(fixed_environment(
-      {{"SLURM_JOBID", "5"}, {"SLURM_STEPID", "1"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_STEP_NUM_TASKS", "1"}}));
+  const SlurmEnv one = read_slurm_env(fixed_environment({{"SLURM_JOBID", "5"},
+                                                         {"SLURM_STEPID", "1"},
+                                                         {"SLURM_PROCID", "0"},
+                                                         {"SLURM_NTASKS", "2"},
+                                                         {"SLURM_STEP_NUM_TASKS", "1"}}));
   EXPECT_EQ(one.place, SlurmPlace::kStep);
   EXPECT_EQ(one.job_id, "5");
   EXPECT_EQ(one.step_id, "1");
   EXPECT_EQ(one.tasks, 1);
-  const SlurmEnv no_step_count = read_slurm_env(
-      fixed_environment({{"SLURM_STEP_ID", "2"}, {"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"}}));
+  const SlurmEnv no_step_count =
+      read_slurm_env(fixed_environment({{"SLURM_STEP_ID", "2"}, {"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"}}));
   EXPECT_EQ(no_step_count.tasks, 4);
 }
 
 TEST(SlurmEnv, PseudoStepsAreTheAllocation) {
   for (const std::string id : {"4294967291", "4294967292", "4294967290", "batch", "extern"}) {
-    const SlurmEnv env = read_slurm_env(
-        fixed_environment({{"SLURM_JOB_ID", "7"}, {"SLURM_STEP_ID", id}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "8"}}));
+    const SlurmEnv env = read_slurm_env(fixed_environment(
+        {{"SLURM_JOB_ID", "7"}, {"SLURM_STEP_ID", id}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "8"}}));
     EXPECT_EQ(env.place, SlurmPlace::kAllocation) << "SLURM_STEP_ID=" << id;
     EXPECT_EQ(env.tasks, 8) << "SLURM_STEP_ID=" << id;
   }

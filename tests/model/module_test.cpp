@@ -5,9 +5,9 @@
 
 #include <cmath>
 
-#include "tessera/runtime/kernels.hpp"
 #include "tessera/model/modules/gpt.hpp"
 #include "tessera/model/modules/linear.hpp"
+#include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
 namespace {
@@ -27,9 +27,10 @@ TEST(Module, GptParameterNamesFollowTheGpt2Layout) {
   std::vector<std::string> names;
   for (auto& np : model.named_parameters()) names.push_back(np.name);
   const std::vector<std::string> expected_prefix = {
-      "embed.wte", "embed.wpe", "h.0.ln_1.weight", "h.0.ln_1.bias", "h.0.attn.qkv.weight", "h.0.attn.qkv.bias",
-      "h.0.attn.proj.weight", "h.0.attn.proj.bias", "h.0.ln_2.weight", "h.0.ln_2.bias", "h.0.mlp.fc.weight",
-      "h.0.mlp.fc.bias", "h.0.mlp.proj.weight", "h.0.mlp.proj.bias"};
+      "embed.wte",           "embed.wpe",         "h.0.ln_1.weight",      "h.0.ln_1.bias",
+      "h.0.attn.qkv.weight", "h.0.attn.qkv.bias", "h.0.attn.proj.weight", "h.0.attn.proj.bias",
+      "h.0.ln_2.weight",     "h.0.ln_2.bias",     "h.0.mlp.fc.weight",    "h.0.mlp.fc.bias",
+      "h.0.mlp.proj.weight", "h.0.mlp.proj.bias"};
   ASSERT_GE(names.size(), expected_prefix.size());
   for (std::size_t i = 0; i < expected_prefix.size(); ++i) EXPECT_EQ(names[i], expected_prefix[i]) << "at " << i;
   EXPECT_EQ(names.back(), "ln_f.bias");
@@ -122,7 +123,7 @@ TEST(Module, UserModulesComposeAndWrappersReplaceChildrenInPlace) {
   EXPECT_EQ(static_cast<Counting&>(*chain.children()[1]).forwards, 1);
   std::vector<float> dyv = {1, 0};
   Tensor dx = chain.backward(ctx, Tensor::from_host(*device, dyv, {1, 2}, DType::kF32, MemoryCategory::kActivations));
-  EXPECT_EQ(dx.to_host_f32(), (std::vector<float>{2, 4}));  // W^T dy = (1,2), doubled
+  EXPECT_EQ(dx.to_host_f32(), (std::vector<float>{2, 4}));                                 // W^T dy = (1,2), doubled
   EXPECT_EQ(chain.parameters()[0]->grad.to_host_f32(), (std::vector<float>{2, 2, 0, 0}));  // dy^T (2x)
   EXPECT_THROW(chain.wrap_child("missing", [](std::unique_ptr<Module> m) { return m; }), std::invalid_argument);
 }
@@ -137,7 +138,8 @@ TEST(Module, ForwardBeforeMaterialisationNamesTheParameter) {
     layer.forward(ctx, x);
     FAIL() << "expected an error";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("has no storage: call materialize_parameters()"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("has no storage: call materialize_parameters()"), std::string::npos)
+        << e.what();
   }
   materialize_parameters(layer, *device, 0);
   std::vector<float> bad = {1, 2, 3};

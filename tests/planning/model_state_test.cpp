@@ -3,12 +3,13 @@
 // worked examples, the planner (plan_memory) reports the same bytes, a GPT's per-unit parameter
 // counts are the real modules' counts, and its padded per-unit state is the formula applied unit by
 // unit.
+#include "tessera/planning/model_state.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
 
 #include "tessera/planning/memory_plan.hpp"
-#include "tessera/planning/model_state.hpp"
 
 namespace tessera {
 namespace {
@@ -37,9 +38,7 @@ TEST(ModelState, MixedPrecisionAdamMatchesTheZeroPaper) {
     }
   }
   // The paper's Figure 1: Ψ = 7.5B, N = 64: 120 GB, 31.4 GB, 16.6 GB, 1.88 GB per device.
-  auto per_device = [&](int st) {
-    return model_state_bytes(psi, mp, DType::kF16, parse_zero_stage(st), 64).total();
-  };
+  auto per_device = [&](int st) { return model_state_bytes(psi, mp, DType::kF16, parse_zero_stage(st), 64).total(); };
   EXPECT_EQ(per_device(0), 120 * kGB);
   EXPECT_EQ(per_device(1), 31'406'250'000);
   EXPECT_EQ(per_device(2), 16'640'625'000);

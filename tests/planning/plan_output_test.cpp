@@ -139,13 +139,14 @@ TEST_F(TesseraPlanProgram, BadOptionsNameTheOption) {
   EXPECT_NE(offload.err.find("parameter offload needs ZeRO stage 3"), std::string::npos) << offload.err;
   const Result recommend = run("--model small --recommend");
   EXPECT_EQ(recommend.exit_code, 1);
-  EXPECT_NE(recommend.err.find("--device-memory (none): a recommendation needs the memory per rank"), std::string::npos) << recommend.err;
+  EXPECT_NE(recommend.err.find("--device-memory (none): a recommendation needs the memory per rank"), std::string::npos)
+      << recommend.err;
 }
 
 TEST_F(TesseraPlanProgram, RecommendWritesTheChart) {
   const fs::path svg = dir_ / "plan.svg";
-  const Result r = run("--model small --ranks 2 --device-memory 300MB --global-batch 16 --recommend --svg '" +
-                       svg.string() + "'");
+  const Result r =
+      run("--model small --ranks 2 --device-memory 300MB --global-batch 16 --recommend --svg '" + svg.string() + "'");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("recommended:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("accumulation"), std::string::npos) << r.out;

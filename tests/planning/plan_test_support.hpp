@@ -37,8 +37,8 @@ inline void expect_plan_matches(const MemoryPlan& plan, const MeasuredStep& meas
                                 const std::string& where) {
   for (MemoryCategory c : kAllMemoryCategories) {
     EXPECT_PRED3(within, plan.before_step.current_of(c), measured.before_step.current_of(c), tolerance)
-        << where << ": " << memory_category_name(c) << " before the step: planned "
-        << plan.before_step.current_of(c) << " bytes, measured " << measured.before_step.current_of(c);
+        << where << ": " << memory_category_name(c) << " before the step: planned " << plan.before_step.current_of(c)
+        << " bytes, measured " << measured.before_step.current_of(c);
     EXPECT_PRED3(within, plan.peak(c), measured.step.peak_of(c), tolerance)
         << where << ": peak " << memory_category_name(c) << ": planned " << plan.peak(c) << " bytes, measured "
         << measured.step.peak_of(c);

@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "plan_test_support.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "tessera/runtime/device.hpp"
 
 namespace tessera::testing {

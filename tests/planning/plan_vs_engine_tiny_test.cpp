@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "plan_test_support.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace tessera::testing {
@@ -17,9 +17,7 @@ namespace {
 
 constexpr double kTolerance = 0.05;
 
-std::string where(const PlanConfig& c, int rank) {
-  return c.describe() + ", rank " + std::to_string(rank);
-}
+std::string where(const PlanConfig& c, int rank) { return c.describe() + ", rank " + std::to_string(rank); }
 
 void check(const PlanConfig& config, Communicator& world) {
   const MemoryPlan plan = plan_memory(config);

@@ -7,12 +7,12 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "plan_test_support.hpp"
+#include "tessera/comm/mpi/mpi_communicator.hpp"
+#include "tessera/core/random.hpp"
+#include "tessera/model/modules/gpt.hpp"
 #include "tessera/model/recompute/recompute_policy.hpp"
 #include "tessera/runtime/device.hpp"
-#include "tessera/model/modules/gpt.hpp"
-#include "tessera/core/random.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
 #include "tessera/training/trainer.hpp"
 
@@ -42,10 +42,9 @@ TEST(ProfiledStep, PhasesAreNamedAfterTheModulesInOrder) {
   const MeasuredStep measured = measure_engine_step(config, world, {1, true});
   std::vector<std::string> phases;
   for (const MemorySample& s : measured.timeline) phases.push_back(s.phase);
-  const std::vector<std::string> expected{"begin",         "forward embed", "forward h.0",  "forward h.1",
-                                          "forward ln_f",  "forward head",  "loss",         "backward head",
-                                          "backward ln_f", "backward h.1",  "backward h.0", "backward embed",
-                                          "step"};
+  const std::vector<std::string> expected{
+      "begin",         "forward embed", "forward h.0",  "forward h.1",  "forward ln_f",   "forward head", "loss",
+      "backward head", "backward ln_f", "backward h.1", "backward h.0", "backward embed", "step"};
   EXPECT_EQ(phases, expected) << where(config, world.rank());
 }
 

@@ -1,11 +1,11 @@
 // The recommendation walk, one test per branch: fits as is; a higher ZeRO stage first; then
 // activation checkpointing; then ZeRO-3; offload only where the engine runs it; parameter offload;
 // cannot fit even so (with the reason); checkpointing to grow the micro-batch; accumulation for a
-// target global batch; and a 1.3B model on 8 ranks of 24 GB that needs no offload. Device sizes are set between the planner's own
-// figures for neighbouring branches, so each test lands in exactly one branch.
-#include <gtest/gtest.h>
-
+// target global batch; and a 1.3B model on 8 ranks of 24 GB that needs no offload. Device sizes are set between the
+// planner's own figures for neighbouring branches, so each test lands in exactly one branch.
 #include "tessera/planning/recommend.hpp"
+
+#include <gtest/gtest.h>
 
 namespace tessera {
 namespace {

@@ -7,14 +7,15 @@
 //  * a stop signal saves the step it arrived in and ends the run (RunEnd::kStopped);
 //  * options it cannot run with are refused naming the setting.
 // tessera-test-ranks: 2
+#include "tessera/run/training_run.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <csignal>
 
-#include "tests/checkpointing/checkpoint_test_support.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
-#include "tessera/run/training_run.hpp"
+#include "tests/checkpointing/checkpoint_test_support.hpp"
 
 namespace tessera::testing {
 namespace {
@@ -32,7 +33,7 @@ struct LoopFixture {
   MpiCommunicator world{MPI_COMM_WORLD};
   std::unique_ptr<ShardedEngine> engine;
   std::vector<std::pair<std::int64_t, std::int64_t>> reads;  // (first, count) asked of the batch source
-  std::vector<float> losses;                                  // per step completed, in order
+  std::vector<float> losses;                                 // per step completed, in order
 
   LoopFixture() {
     ShardingConfig sharding;
@@ -62,10 +63,11 @@ struct LoopFixture {
       EXPECT_EQ(step, static_cast<std::int64_t>(losses.size()) + first_step) << "on_step out of order";
       losses.push_back(r.loss);
     };
-    auto run = std::make_unique<TrainingRun>(*engine, world, std::move(o), [this](std::int64_t first, std::int64_t count) {
-      reads.emplace_back(first, count);
-      return sample_rows(*device, first, count);
-    });
+    auto run =
+        std::make_unique<TrainingRun>(*engine, world, std::move(o), [this](std::int64_t first, std::int64_t count) {
+          reads.emplace_back(first, count);
+          return sample_rows(*device, first, count);
+        });
     first_step = run->progress().step + 1;
     return run;
   }
@@ -74,7 +76,8 @@ struct LoopFixture {
 };
 
 // Every rank's reads of every step, gathered: per step, the sorted (first, count) pairs.
-std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> reads_per_step(const LoopFixture& run, std::int64_t steps) {
+std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> reads_per_step(const LoopFixture& run,
+                                                                               std::int64_t steps) {
   const int ranks = run.world.size();
   const std::size_t per_step = static_cast<std::size_t>(kAccumulation);
   std::vector<std::int64_t> mine;
@@ -90,7 +93,8 @@ std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> reads_per_step(c
   for (int r = 0; r < ranks; ++r) {
     for (std::int64_t s = 0; s < steps; ++s) {
       for (std::size_t a = 0; a < per_step; ++a) {
-        const std::size_t at = static_cast<std::size_t>(r) * mine.size() + (static_cast<std::size_t>(s) * per_step + a) * 2;
+        const std::size_t at =
+            static_cast<std::size_t>(r) * mine.size() + (static_cast<std::size_t>(s) * per_step + a) * 2;
         out[static_cast<std::size_t>(s)].emplace_back(all[at], all[at + 1]);
       }
     }
@@ -197,16 +201,19 @@ TEST(TrainingRun, RefusesOptionsItCannotRunWith) {
   other_ranks.batch.ranks = run.world.size() + 1;
   other_ranks.batch.global = other_ranks.batch.micro * other_ranks.batch.ranks * other_ranks.batch.accumulation;
   try {
-    TrainingRun training(*run.engine, run.world, other_ranks, [&](std::int64_t f, std::int64_t c) { return sample_rows(*run.device, f, c); });
+    TrainingRun training(*run.engine, run.world, other_ranks,
+                         [&](std::int64_t f, std::int64_t c) { return sample_rows(*run.device, f, c); });
     ADD_FAILURE() << "a plan for another rank count was accepted";
   } catch (const SettingError& e) {
     EXPECT_EQ(e.setting(), "batch.ranks");
-    EXPECT_NE(std::string(e.what()).find("this job has " + std::to_string(run.world.size()) + " ranks"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("this job has " + std::to_string(run.world.size()) + " ranks"),
+              std::string::npos)
         << e.what();
   }
   TrainingRunOptions no_log = run.options(3);
   no_log.log_every = 0;
-  EXPECT_THROW(TrainingRun(*run.engine, run.world, no_log, [&](std::int64_t f, std::int64_t c) { return sample_rows(*run.device, f, c); }),
+  EXPECT_THROW(TrainingRun(*run.engine, run.world, no_log,
+                           [&](std::int64_t f, std::int64_t c) { return sample_rows(*run.device, f, c); }),
                SettingError);
 }
 

@@ -92,7 +92,8 @@ std::vector<std::string> call_with_distinct_values(const Kernels& table, void (K
     std::tuple<std::decay_t<P>...> values{value_for<std::decay_t<P>>(static_cast<int>(I))...};
     (passed.push_back(text_of(std::get<I>(values))), ...);
     std::apply([&](auto&... v) { (table.*op)(v...); }, values);
-  }(std::index_sequence_for<P...>{});
+  }
+  (std::index_sequence_for<P...>{});
   return passed;
 }
 
@@ -113,8 +114,12 @@ struct OpEntry {
 
 const std::vector<OpEntry>& every_op() {
   static const std::vector<OpEntry> ops = {
-#define TESSERA_KERNEL_OP(name, group, params, args)                                            \
-  {#name, #params, #args, KernelGroup::group, [](const Kernels& k) { return call_with_distinct_values(k, &Kernels::name); }, \
+#define TESSERA_KERNEL_OP(name, group, params, args)                              \
+  {#name,                                                                         \
+   #params,                                                                       \
+   #args,                                                                         \
+   KernelGroup::group,                                                            \
+   [](const Kernels& k) { return call_with_distinct_values(k, &Kernels::name); }, \
    [](const Kernels& k) { call_with_zeros(k, &Kernels::name); }},
 #include "tessera/runtime/kernel_ops.hpp"
   };
@@ -154,7 +159,8 @@ std::vector<std::string> parameter_names(std::string list) {
 // TimedKernels, pass on), so no op can forward a swapped or missing argument.
 TEST(KernelOps, EveryEntryForwardsItsParametersInOrder) {
   for (const OpEntry& op : every_op()) {
-    EXPECT_EQ(parameter_names(op.args), parameter_names(op.params)) << op.name << ": " << op.params << " vs " << op.args;
+    EXPECT_EQ(parameter_names(op.args), parameter_names(op.params))
+        << op.name << ": " << op.params << " vs " << op.args;
   }
 }
 
@@ -165,8 +171,9 @@ TEST(KernelOps, TimedTableForwardsEveryOpAsItselfWithItsArgumentsAndCountsItsGro
     inner.ops.clear();
     const KernelTimes before = timed.times();
     const std::vector<std::string> passed = op.call(timed);
-    ASSERT_EQ(inner.ops, std::vector<std::string>{op.name}) << "TimedKernels::" << op.name << " reached the inner table as "
-                                                            << (inner.ops.empty() ? "nothing" : inner.ops.front());
+    ASSERT_EQ(inner.ops, std::vector<std::string>{op.name})
+        << "TimedKernels::" << op.name << " reached the inner table as "
+        << (inner.ops.empty() ? "nothing" : inner.ops.front());
     EXPECT_EQ(inner.arguments, passed) << "TimedKernels::" << op.name << " forwarded other arguments";
     const KernelTimes after = timed.times();
     for (KernelGroup g : kAllKernelGroups) {

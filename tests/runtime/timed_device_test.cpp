@@ -8,11 +8,11 @@
 #include <stdexcept>
 #include <vector>
 
-#include "tessera/runtime/cpu/cpu_device.hpp"
-#include "tessera/training/local_trainer.hpp"
-#include "tessera/model/modules/gpt.hpp"
 #include "tessera/core/random.hpp"
+#include "tessera/model/modules/gpt.hpp"
+#include "tessera/runtime/cpu/cpu_device.hpp"
 #include "tessera/runtime/tensor.hpp"
+#include "tessera/training/local_trainer.hpp"
 
 namespace tessera {
 namespace {

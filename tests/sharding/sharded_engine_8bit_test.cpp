@@ -7,8 +7,8 @@
 
 #include <cmath>
 
-#include "tessera/sharding/full_parameters.hpp"
 #include "sharding_test_support.hpp"
+#include "tessera/sharding/full_parameters.hpp"
 #include "tessera/training/trainer.hpp"
 
 namespace tessera::testing {
@@ -52,8 +52,8 @@ TEST(ShardedEngine8bit, StagesAreBitIdentical) {
   const TrainingRun stage0 = train(ZeroStage::kStage0, OptimizerKind::kAdamW8bit, 6);
   for (ZeroStage stage : {ZeroStage::kStage1, ZeroStage::kStage2, ZeroStage::kStage3}) {
     const TrainingRun run = train(stage, OptimizerKind::kAdamW8bit, 6);
-    const std::string what = "ZeRO-" + std::to_string(zero_stage_number(stage)) + " vs ZeRO-0, rank " +
-                             std::to_string(world_rank());
+    const std::string what =
+        "ZeRO-" + std::to_string(zero_stage_number(stage)) + " vs ZeRO-0, rank " + std::to_string(world_rank());
     EXPECT_EQ(run.losses, stage0.losses) << what;
     EXPECT_EQ(run.params, stage0.params) << what;
   }

@@ -5,9 +5,9 @@
 
 #include "tessera/comm/loopback/loopback_communicator.hpp"
 #include "tessera/core/setting_error.hpp"
+#include "tessera/model/modules/gpt.hpp"
 #include "tessera/runtime/device.hpp"
 #include "tessera/runtime/meta/meta_device.hpp"
-#include "tessera/model/modules/gpt.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
 
 namespace tessera {

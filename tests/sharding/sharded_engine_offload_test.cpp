@@ -6,12 +6,12 @@
 // tessera-test-ranks: 2
 #include <gtest/gtest.h>
 
+#include "sharding_test_support.hpp"
 #include "tessera/core/setting_error.hpp"
 #include "tessera/runtime/offload/nvme_store.hpp"
 #include "tessera/sharding/full_parameters.hpp"
-#include "sharding_test_support.hpp"
-#include "tests/support/scratch_dir.hpp"
 #include "tessera/training/trainer.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace tessera::testing {
 namespace {

@@ -8,9 +8,9 @@
 
 #include <cmath>
 
+#include "sharding_test_support.hpp"
 #include "tessera/model/modules/cross_entropy_loss.hpp"
 #include "tessera/sharding/full_parameters.hpp"
-#include "sharding_test_support.hpp"
 #include "tessera/training/trainer.hpp"
 
 namespace tessera::testing {
@@ -79,8 +79,8 @@ void expect_close(const RunResult& actual, const RunResult& expected, double rel
       norm2 += static_cast<double>(expected.params[p][i]) * expected.params[p][i];
     }
   }
-  EXPECT_LE(std::sqrt(diff2 / norm2), rel) << what << ": relative L2 error of the final parameters, rank "
-                                           << world_rank();
+  EXPECT_LE(std::sqrt(diff2 / norm2), rel)
+      << what << ": relative L2 error of the final parameters, rank " << world_rank();
 }
 
 void expect_identical(const RunResult& actual, const RunResult& expected, const std::string& what) {
@@ -90,7 +90,8 @@ void expect_identical(const RunResult& actual, const RunResult& expected, const 
   }
   for (std::size_t p = 0; p < expected.params.size(); ++p) {
     std::size_t differing = 0;
-    for (std::size_t i = 0; i < expected.params[p].size(); ++i) differing += actual.params[p][i] != expected.params[p][i];
+    for (std::size_t i = 0; i < expected.params[p].size(); ++i)
+      differing += actual.params[p][i] != expected.params[p][i];
     EXPECT_EQ(differing, 0u) << what << ": parameter " << p << " has differing elements, rank " << world_rank();
   }
 }
@@ -147,8 +148,9 @@ TEST(ShardedEngine, HalfPrecisionReduceStagesAreBitIdenticalToStage0) {
     const ShardedRun stage0 = sharded_run(ZeroStage::kStage0, 1, precision);
     for (ZeroStage stage : {ZeroStage::kStage1, ZeroStage::kStage2, ZeroStage::kStage3}) {
       const ShardedRun run = sharded_run(stage, 1, precision);
-      expect_identical(run.result, stage0.result, std::string(dtype_name(wire)) + " reduce, stage " +
-                                                      std::to_string(zero_stage_number(stage)) + " vs stage 0");
+      expect_identical(
+          run.result, stage0.result,
+          std::string(dtype_name(wire)) + " reduce, stage " + std::to_string(zero_stage_number(stage)) + " vs stage 0");
     }
   }
 }
@@ -200,7 +202,8 @@ TEST(ShardedEngine, Fp16LossScalerSkipsAStepWhenOneRankOverflows) {
   EXPECT_EQ(engine.loss_scale(), initial_scale / 2) << "rank " << world.rank();
   EXPECT_EQ(engine.optimizer_steps(), 0);
   const auto after_skip = gather_full_parameters(engine);
-  for (const auto& [name, values] : before) EXPECT_EQ(after_skip.at(name), values) << name << " changed by a skipped step";
+  for (const auto& [name, values] : before)
+    EXPECT_EQ(after_skip.at(name), values) << name << " changed by a skipped step";
 
   // The next, clean step is taken, with the gradients unscaled (the norm is the true norm).
   const StepResult taken = Trainer(engine).train_step({batch}, kLr);

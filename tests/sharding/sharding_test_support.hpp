@@ -7,13 +7,13 @@
 #include <memory>
 #include <vector>
 
-#include "tests/comm/comm_test_support.hpp"
 #include "tessera/comm/mpi/mpi_communicator.hpp"
-#include "tessera/runtime/device.hpp"
-#include "tessera/training/local_trainer.hpp"
-#include "tessera/model/modules/gpt.hpp"
 #include "tessera/core/random.hpp"
+#include "tessera/model/modules/gpt.hpp"
+#include "tessera/runtime/device.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
+#include "tessera/training/local_trainer.hpp"
+#include "tests/comm/comm_test_support.hpp"
 
 namespace tessera::testing {
 

@@ -12,9 +12,9 @@
 // the test to skip with.
 #pragma once
 
-#include <sys/socket.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -45,10 +45,12 @@ class SlurmCluster {
              std::to_string(::geteuid());
     }
     for (const char* program : {"munged", "slurmctld", "slurmd", "sbatch", "srun", "scontrol", "scancel", "sinfo"}) {
-      const ProcessResult found = run_bounded(std::string("sh -c 'PATH=$PATH:/usr/sbin:/sbin command -v ") + program + "'", 10);
+      const ProcessResult found =
+          run_bounded(std::string("sh -c 'PATH=$PATH:/usr/sbin:/sbin command -v ") + program + "'", 10);
       if (found.exit_code != 0 || found.output.empty()) {
-        return std::string(program) + " is not installed (scripts/setup installs slurmctld, slurmd, slurm-client "
-                                      "and munge)";
+        return std::string(program) +
+               " is not installed (scripts/setup installs slurmctld, slurmd, slurm-client "
+               "and munge)";
       }
       paths_[program] = found.output.substr(0, found.output.find('\n'));
     }
@@ -61,8 +63,8 @@ class SlurmCluster {
     if (const std::string error = write_munge_key(); !error.empty()) return error;
 
     const std::string socket = (root_ / "run" / "munge.socket").string();
-    munged_ = start_daemon(paths_["munged"] + " -F --key-file=" + (root_ / "munge" / "munge.key").string() + " --socket=" + socket +
-                               " --pid-file=" + (root_ / "run" / "munged.pid").string() +
+    munged_ = start_daemon(paths_["munged"] + " -F --key-file=" + (root_ / "munge" / "munge.key").string() +
+                               " --socket=" + socket + " --pid-file=" + (root_ / "run" / "munged.pid").string() +
                                " --log-file=" + (root_ / "munge" / "munged.log").string() +
                                " --seed-file=" + (root_ / "munge" / "munged.seed").string(),
                            root_ / "log" / "munged.out");
@@ -73,10 +75,12 @@ class SlurmCluster {
     slurmctld_ = start_daemon(paths_["slurmctld"] + " -D -c -f " + conf(), root_ / "log" / "slurmctld.out");
     slurmd_ = start_daemon(paths_["slurmd"] + " -D -f " + conf(), root_ / "log" / "slurmd.out");
     std::string state;
-    const bool idle = wait_for([&] {
-      state = command("sinfo -h -N -o %T", 10).output;
-      return state.find("idle") != std::string::npos || !alive(slurmctld_) || !alive(slurmd_);
-    }, 60);
+    const bool idle = wait_for(
+        [&] {
+          state = command("sinfo -h -N -o %T", 10).output;
+          return state.find("idle") != std::string::npos || !alive(slurmctld_) || !alive(slurmd_);
+        },
+        60);
     if (!idle || state.find("idle") == std::string::npos) {
       return "the Slurm node did not come up (sinfo: " + state + "):\n" + logs();
     }
@@ -115,8 +119,8 @@ class SlurmCluster {
   // The last lines of every daemon's log, for failure messages.
   std::string logs() const {
     std::string text;
-    for (const char* log : {"log/slurmctld.log", "log/slurmd.log", "log/slurmctld.out", "log/slurmd.out",
-                            "munge/munged.log"}) {
+    for (const char* log :
+         {"log/slurmctld.log", "log/slurmd.log", "log/slurmctld.out", "log/slurmd.out", "munge/munged.log"}) {
       text += tail(root_ / log);
     }
     return text;
@@ -129,10 +133,10 @@ class SlurmCluster {
 
   // Runs `command` in the background under `timeout`; returns timeout's pid (it passes TERM on).
   pid_t start_daemon(const std::string& command, const std::filesystem::path& log) {
-    const ProcessResult r = run_bounded("sh -c 'env SLURM_CONF=" + conf() + " timeout -k 10 " +
-                                            std::to_string(kLifetimeSeconds) + " " + command + " > " + log.string() +
-                                            " 2>&1 < /dev/null & echo $!'",
-                                        10);
+    const ProcessResult r =
+        run_bounded("sh -c 'env SLURM_CONF=" + conf() + " timeout -k 10 " + std::to_string(kLifetimeSeconds) + " " +
+                        command + " > " + log.string() + " 2>&1 < /dev/null & echo $!'",
+                    10);
     try {
       return static_cast<pid_t>(std::stol(r.output));
     } catch (...) {
@@ -199,11 +203,13 @@ class SlurmCluster {
         << "ClusterName=tessera-test\n"
         << "SlurmctldHost=" << host << "(127.0.0.1)\n"
         << "SlurmctldPort=" << controller_port << "\n"
-        << "SlurmdPort=" << node_port << "\n"
+        << "SlurmdPort=" << node_port
+        << "\n"
         // cred_expire: also how long a requeued job waits before it may start again (default 120 s).
         << "AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=" << munge_socket << ",cred_expire=10\n"
         << "SlurmUser=root\nSlurmdUser=root\n"
-        << "StateSaveLocation=" << dir << "/state\nSlurmdSpoolDir=" << dir << "/spool\nTmpFS=" << dir << "/tmp\n"
+        << "StateSaveLocation=" << dir << "/state\nSlurmdSpoolDir=" << dir << "/spool\nTmpFS=" << dir
+        << "/tmp\n"
         // Job ids of their own: srun --mpi=pmix names its directories after them.
         << "FirstJobId=" << 1000 + ::getpid() % 1000000 << "\n"
         << "SlurmctldPidFile=" << dir << "/run/slurmctld.pid\nSlurmdPidFile=" << dir << "/run/slurmd.pid\n"

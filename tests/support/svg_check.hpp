@@ -17,7 +17,7 @@
 namespace tessera::testing {
 
 struct SvgSeries {
-  bool parsed = false;                // false: not well-formed XML (error holds the parser's message)
+  bool parsed = false;  // false: not well-formed XML (error holds the parser's message)
   std::string error;
   std::map<std::string, int> points;  // polyline title -> points
   int polylines = 0;

@@ -3,13 +3,12 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  const bool under_mpi = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr ||
-                         std::getenv("PMIX_RANK") != nullptr;
+  const bool under_mpi = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr;
   int rank = 0;
   if (under_mpi) {
     int provided = 0;

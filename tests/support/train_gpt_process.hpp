@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "tessera/text/data/token_file.hpp"
 #include "tessera/core/random.hpp"
+#include "tessera/text/data/token_file.hpp"
 
 namespace tessera::testing {
 

@@ -33,8 +33,7 @@ std::string error_of(const BatchRequest& r) {
   return "";
 }
 
-void expect_plan(const BatchPlan& plan, std::int64_t global, std::int64_t micro, std::int64_t accumulation,
-                 int ranks) {
+void expect_plan(const BatchPlan& plan, std::int64_t global, std::int64_t micro, std::int64_t accumulation, int ranks) {
   EXPECT_EQ(plan.global, global) << plan.describe();
   EXPECT_EQ(plan.micro, micro) << plan.describe();
   EXPECT_EQ(plan.accumulation, accumulation) << plan.describe();
@@ -162,8 +161,7 @@ TEST(BatchPlan, MessagesUseTheSettingNamesUnlessAProgramSpellsThem) {
   r.global = 1024;
   r.micro = 4;
   r.accumulation = 16;
-  EXPECT_NE(error_of(r).find("change one: batch.global 512, batch.accumulation 32 or batch.micro 8"),
-            std::string::npos)
+  EXPECT_NE(error_of(r).find("change one: batch.global 512, batch.accumulation 32 or batch.micro 8"), std::string::npos)
       << error_of(r);
 }
 
@@ -226,7 +224,8 @@ TEST(BatchPlanTokens, TokensMustBeWholeSequencesAndNotGivenTwice) {
             "--global-batch-tokens 4000001 is not a multiple of --seq-len 4000; nearest valid: 4000000 or 4004000");
   EXPECT_EQ(error_of(tokens_request(3'000, 8, std::nullopt, 1)),
             "--global-batch-tokens 3000 is not a multiple of --seq-len 4000; nearest valid: 4000");
-  EXPECT_EQ(error_of(tokens_request(0, 8, std::nullopt, 1)), "--global-batch-tokens must be >= 1 token per step, got 0");
+  EXPECT_EQ(error_of(tokens_request(0, 8, std::nullopt, 1)),
+            "--global-batch-tokens must be >= 1 token per step, got 0");
   BatchRequest both = tokens_request(4'000'000, 8, std::nullopt, 1);
   both.global = 1000;
   EXPECT_EQ(error_of(both), "give --global-batch (sequences) or --global-batch-tokens (tokens), not both");

@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "tessera/runtime/device.hpp"
-#include "tessera/model/modules/gpt.hpp"
 #include "tessera/core/random.hpp"
+#include "tessera/model/modules/gpt.hpp"
+#include "tessera/runtime/device.hpp"
 
 namespace tessera {
 namespace {

@@ -2,15 +2,14 @@
 // when nobody reads it (a full pipe), post() still returns at once, the oldest lines are dropped and
 // counted, flush() gives up after its limit, and a "[N log lines dropped ...]" line follows once
 // the reader comes back.
-#include <gtest/gtest.h>
+#include "tessera/training/log_writer.hpp"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <string>
-
-#include "tessera/training/log_writer.hpp"
 
 namespace tessera {
 namespace {

@@ -74,8 +74,8 @@ TEST(MetricsLog, RecordsHaveTheDocumentedFields) {
   EXPECT_EQ(t.at("skipped_steps"), 1);
   EXPECT_EQ(t.at("elapsed_s"), 1.5);
   const Json& memory = t.at("memory");
-  for (const char* category : {"parameters", "gradients", "optimizer_state", "activations", "comm_buffers",
-                               "workspace", "total"}) {
+  for (const char* category :
+       {"parameters", "gradients", "optimizer_state", "activations", "comm_buffers", "workspace", "total"}) {
     ASSERT_TRUE(memory.contains(category)) << category << " missing in " << memory;
     EXPECT_TRUE(memory.at(category).at("current").is_number_integer()) << category;
     EXPECT_TRUE(memory.at(category).at("peak").is_number_integer()) << category;
@@ -107,8 +107,8 @@ TEST(MetricsLog, AResumedRunKeepsTheRecordsUpToItsStepAndAppends) {
     log.append(ValidationRecord{4, 2.0f, 4.5});
     log.append(train_record(5, 5.0));
   }
-  const std::vector<std::pair<std::string, std::int64_t>> expected = {
-      {"val", 0}, {"train", 2}, {"val", 2}, {"train", 4}, {"val", 4}, {"train", 5}};
+  const std::vector<std::pair<std::string, std::int64_t>> expected = {{"val", 0},   {"train", 2}, {"val", 2},
+                                                                      {"train", 4}, {"val", 4},   {"train", 5}};
   EXPECT_EQ(kinds_and_steps(records(path)), expected)
       << "records of steps after 4 and the old validation of step 4 are dropped, the torn line too";
   EXPECT_EQ(records(path)[4].at("val_loss"), 2.0) << "the validation of step 4 is the resumed run's";

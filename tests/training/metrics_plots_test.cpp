@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include "tessera/training/metrics_log.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/svg_check.hpp"
-#include "tessera/training/metrics_log.hpp"
 
 namespace tessera {
 namespace {

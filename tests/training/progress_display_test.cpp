@@ -19,7 +19,8 @@ struct Pipe {
   int fds[2] = {-1, -1};
   Pipe() { EXPECT_EQ(::pipe(fds), 0); }
   ~Pipe() {
-    for (int fd : fds) if (fd >= 0) ::close(fd);
+    for (int fd : fds)
+      if (fd >= 0) ::close(fd);
   }
   // Everything written so far (the writer end must be closed first).
   std::string read_all() {
@@ -130,8 +131,9 @@ TEST(ProgressDisplay, LiveKeepsWholeLinesAboveTheLiveLine) {
   }
   const std::string bytes = out.read_all();
   const Screen screen = replay(bytes);
-  EXPECT_EQ(screen.lines, (std::vector<std::string>{logged_step_line(step(2, 10)),
-                                                    "checkpoint: saved step 4 to run/step_0000004 (1.00 MiB in 0.10 s)"}))
+  EXPECT_EQ(screen.lines,
+            (std::vector<std::string>{logged_step_line(step(2, 10)),
+                                      "checkpoint: saved step 4 to run/step_0000004 (1.00 MiB in 0.10 s)"}))
       << bytes;
   EXPECT_EQ(screen.current, "") << "finish() clears the live line";
   // Before finishing, the terminal showed the latest step's live line under them.

@@ -11,8 +11,8 @@
 #include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "tessera/runtime/cpu/cpu_device.hpp"
 #include "tessera/runtime/timed_device.hpp"
-#include "tests/sharding/sharding_test_support.hpp"
 #include "tessera/training/trainer.hpp"
+#include "tests/sharding/sharding_test_support.hpp"
 
 namespace tessera::testing {
 namespace {
@@ -35,8 +35,8 @@ void check_steady_state(ZeroStage stage, DType reduce, Communicator& world) {
   const std::int64_t allocations = cache_of(device).system_allocations();
   device.reset_times();
   trainer.train_step({batch}, kLr);
-  const std::string where = config.to_string() + ", rank " +
-                            std::to_string(world.rank()) + " of " + std::to_string(world.size());
+  const std::string where =
+      config.to_string() + ", rank " + std::to_string(world.rank()) + " of " + std::to_string(world.size());
   EXPECT_EQ(cache_of(device).system_allocations(), allocations)
       << where << ": blocks allocated from the system in a steady-state step";
   std::int64_t expected_fill = 0;
@@ -61,7 +61,8 @@ TEST(SteadyStateStep, LocalTrainerAllocatesNothingNewAndZeroesOnlyGradients) {
   Gpt model(tiny_gpt());
   materialize_parameters(model, device, kSeed);
   LocalTrainer trainer(model, device, test_adamw(), kClip);
-  const std::vector<MicroBatch> batch{global_rows(device, tiny_gpt(), 0, 0, 2), global_rows(device, tiny_gpt(), 1, 0, 2)};
+  const std::vector<MicroBatch> batch{global_rows(device, tiny_gpt(), 0, 0, 2),
+                                      global_rows(device, tiny_gpt(), 1, 0, 2)};
   for (int s = 0; s < kWarmup; ++s) trainer.step(batch, kLr);
   const std::int64_t allocations = cache_of(device).system_allocations();
   device.reset_times();

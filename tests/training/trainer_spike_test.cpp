@@ -4,9 +4,9 @@
 // tessera-test-ranks: 2
 #include <gtest/gtest.h>
 
-#include "tests/sharding/sharding_test_support.hpp"
 #include "tessera/sharding/full_parameters.hpp"
 #include "tessera/training/trainer.hpp"
+#include "tests/sharding/sharding_test_support.hpp"
 
 namespace tessera::testing {
 namespace {

@@ -4,14 +4,15 @@
 // one batch on one rank (to rounding), and nonsense sets are refused.
 // tessera-test-ranks: 4
 // tessera-test-timeout: 120
+#include "tessera/training/validation_loss.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 
-#include "tests/checkpointing/checkpoint_test_support.hpp"
 #include "tessera/core/setting_error.hpp"
 #include "tessera/text/data/token_file.hpp"
-#include "tessera/training/validation_loss.hpp"
+#include "tests/checkpointing/checkpoint_test_support.hpp"
 
 namespace tessera::testing {
 namespace {
@@ -23,7 +24,8 @@ std::string write_tokens(const SharedTempDir& dir) {
   const std::string path = (dir.path() / "val.bin").string();
   if (world_rank() == 0) {
     std::vector<std::int32_t> tokens;
-    for (std::int32_t i = 0; i < 200; ++i) tokens.push_back((i * 7 + i / 13) % static_cast<std::int32_t>(tiny_gpt().vocab_size));
+    for (std::int32_t i = 0; i < 200; ++i)
+      tokens.push_back((i * 7 + i / 13) % static_cast<std::int32_t>(tiny_gpt().vocab_size));
     write_token_file(path, tokens);
   }
   MPI_Barrier(MPI_COMM_WORLD);
@@ -58,8 +60,8 @@ TEST(ValidationLoss, BitIdenticalOnOneTwoThreeAndFourRanks) {
     EXPECT_TRUE(std::isfinite(one) && one > 0.0f) << one;
     for (const int ranks : {2, 3, 4}) {
       const float many = loss_on(ranks, RunSetup(stage), loader);
-      EXPECT_EQ(bits(many), bits(one)) << "ZeRO-" << zero_stage_number(stage) << ": " << ranks << " ranks give "
-                                       << many << ", 1 rank gives " << one << " (rank " << world_rank() << ")";
+      EXPECT_EQ(bits(many), bits(one)) << "ZeRO-" << zero_stage_number(stage) << ": " << ranks << " ranks give " << many
+                                       << ", 1 rank gives " << one << " (rank " << world_rank() << ")";
     }
     // The oracle: the 15 windows as one batch on one rank, the mean over all their positions.
     float whole = 0.0f;

@@ -23,8 +23,7 @@ std::vector<std::uint32_t> shuffled_windows(std::int64_t windows, std::uint64_t 
 }
 
 SampleLoader::SampleLoader(const TokenDataset& dataset, std::int64_t seq_len, std::uint64_t seed, SampleOrder order)
-    : dataset_(dataset), seq_len_(seq_len), seed_(seed), order_(order),
-      cache_(std::make_unique<PermutationCache>()) {
+    : dataset_(dataset), seq_len_(seq_len), seed_(seed), order_(order), cache_(std::make_unique<PermutationCache>()) {
   if (seq_len < 1) {
     throw std::invalid_argument("sample loader: seq_len is " + std::to_string(seq_len) + "; it must be at least 1");
   }
@@ -39,15 +38,15 @@ SampleLoader::SampleLoader(const TokenDataset& dataset, std::int64_t seq_len, st
   windows_ = (tokens - 1) / seq_len;
   if (windows_ > static_cast<std::int64_t>(std::numeric_limits<std::uint32_t>::max())) {
     throw std::invalid_argument(dataset.describe() + ": " + std::to_string(windows_) + " windows of seq_len " +
-                                std::to_string(seq_len) + " are more than the loader indexes (2^32 - 1); use a "
+                                std::to_string(seq_len) +
+                                " are more than the loader indexes (2^32 - 1); use a "
                                 "longer sequence length or a slice of the data");
   }
 }
 
 std::int64_t SampleLoader::epoch_of(std::int64_t global_index) const {
   if (global_index < 0) {
-    throw std::invalid_argument("sample loader: global sample index " + std::to_string(global_index) +
-                                " is negative");
+    throw std::invalid_argument("sample loader: global sample index " + std::to_string(global_index) + " is negative");
   }
   return global_index / windows_;
 }

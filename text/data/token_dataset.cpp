@@ -42,8 +42,9 @@ std::vector<std::string> expand_token_paths(std::span<const std::string> pattern
     }
     std::vector<std::string> matches = glob_sorted(pattern);
     if (matches.empty()) {
-      throw std::runtime_error(pattern + ": no token files match this pattern; check the path, or run "
-                                         "tessera_prepare to create the files");
+      throw std::runtime_error(pattern +
+                               ": no token files match this pattern; check the path, or run "
+                               "tessera_prepare to create the files");
     }
     paths.insert(paths.end(), matches.begin(), matches.end());
   }
@@ -59,9 +60,11 @@ TokenDataset::TokenDataset(std::span<const std::string> paths, TokenFileFormat f
     const TokenFile& first = files->files.front();
     const TokenFile& last = files->files.back();
     if (!same_tokenizer(last.tokenizer(), first.tokenizer())) {
-      const auto name = [](const TokenFile& f) { return f.tokenizer() ? f.tokenizer()->describe() : "no tokenizer record"; };
-      throw std::runtime_error(last.path() + " was made by another tokenizer (" + name(last) + ") than " + first.path() +
-                               " (" + name(first) + "); train on files tokenized alike");
+      const auto name = [](const TokenFile& f) {
+        return f.tokenizer() ? f.tokenizer()->describe() : "no tokenizer record";
+      };
+      throw std::runtime_error(last.path() + " was made by another tokenizer (" + name(last) + ") than " +
+                               first.path() + " (" + name(first) + "); train on files tokenized alike");
     }
   }
   end_ = files->starts.back();

@@ -68,8 +68,8 @@ std::vector<std::uint16_t> narrow_tokens(const std::string& path, std::span<cons
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const std::int32_t t = tokens[i];
     if (t < 0 || t > kMaxTokenId) {
-      throw std::invalid_argument(path + ": token " + std::to_string(i) + " is " + std::to_string(t) +
-                                  ", outside 0.." + std::to_string(kMaxTokenId) +
+      throw std::invalid_argument(path + ": token " + std::to_string(i) + " is " + std::to_string(t) + ", outside 0.." +
+                                  std::to_string(kMaxTokenId) +
                                   " that a uint16 token file can hold; use a vocabulary under 65536");
     }
     out[i] = static_cast<std::uint16_t>(t);
@@ -86,8 +86,8 @@ std::int64_t check_llmc_header(const std::string& path, const std::array<std::in
                    "open it with the raw-uint16 format (train_gpt --data-format nanogpt)");
   }
   if (header[1] != kTokenFileVersion) {
-    fail(path, "header version is " + std::to_string(header[1]) + ", expected " +
-                   std::to_string(kTokenFileVersion) + " (uint16 tokens)" +
+    fail(path, "header version is " + std::to_string(header[1]) + ", expected " + std::to_string(kTokenFileVersion) +
+                   " (uint16 tokens)" +
                    (header[1] == 2 ? "; version 2 holds uint32 tokens, which Tessera does not read" : "") +
                    "; re-create the file with tessera_prepare");
   }
@@ -131,7 +131,8 @@ std::optional<TokenizerSpec> read_tokenizer_record(const std::string& path, cons
                    std::to_string(kTokenizerRecordVersion) + "; use a newer Tessera or re-run tessera_prepare");
   }
   const std::int32_t kind = header[5];
-  if (kind < static_cast<std::int32_t>(TokenizerKind::kBytes) || kind > static_cast<std::int32_t>(TokenizerKind::kGpt2)) {
+  if (kind < static_cast<std::int32_t>(TokenizerKind::kBytes) ||
+      kind > static_cast<std::int32_t>(TokenizerKind::kGpt2)) {
     fail(path, "tokenizer record names an unknown tokenizer kind " + std::to_string(kind) + "; re-run tessera_prepare");
   }
   const std::int32_t dir_bytes = header[9];
@@ -176,10 +177,12 @@ TokenFileFormat parse_token_file_format(std::string_view text, std::string_view 
 void write_token_file(const std::string& path, std::span<const std::int32_t> tokens, TokenFileFormat format,
                       const std::optional<TokenizerSpec>& tokenizer) {
   if (tokenizer && format != TokenFileFormat::kLlmc) {
-    throw std::invalid_argument(path + ": a raw uint16 token file has no header to record the tokenizer in; "
+    throw std::invalid_argument(path +
+                                ": a raw uint16 token file has no header to record the tokenizer in; "
                                 "write the llmc format");
   }
-  if (format == TokenFileFormat::kLlmc && tokens.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
+  if (format == TokenFileFormat::kLlmc &&
+      tokens.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
     throw std::invalid_argument(path + ": " + std::to_string(tokens.size()) +
                                 " tokens do not fit the int32 count of one llm.c token file; split them into "
                                 "several files (shards) of at most 2147483647 tokens");
@@ -187,7 +190,8 @@ void write_token_file(const std::string& path, std::span<const std::int32_t> tok
   const std::vector<std::uint16_t> narrow = narrow_tokens(path, tokens);
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail(path, "cannot create " + tmp + ": " + errno_text() + "; check that the directory exists and is writable");
+  if (fd < 0)
+    fail(path, "cannot create " + tmp + ": " + errno_text() + "; check that the directory exists and is writable");
   try {
     FdCloser closer{fd};
     if (format == TokenFileFormat::kLlmc) {
@@ -226,7 +230,8 @@ TokenFile TokenFile::open(const std::string& path, TokenFileFormat format) {
   if (format == TokenFileFormat::kLlmc) {
     if (file_bytes < static_cast<std::int64_t>(kTokenFileHeaderBytes)) {
       fail(path, "file is " + std::to_string(file_bytes) + " bytes, shorter than the " +
-                     std::to_string(kTokenFileHeaderBytes) + "-byte llm.c header; the file is truncated or is "
+                     std::to_string(kTokenFileHeaderBytes) +
+                     "-byte llm.c header; the file is truncated or is "
                      "not an llm.c token file (for headerless uint16 tokens use the raw-uint16 format)");
     }
     std::array<std::int32_t, kTokenFileHeaderInts> header{};

@@ -31,13 +31,12 @@ void check_token_ids(const TokenDataset& dataset, std::int64_t vocab) {
   for (const TokenFile& file : dataset.files()) {
     const std::optional<TokenOutsideVocab> bad = find_token_outside_vocab(file.tokens(), vocab);
     if (!bad) continue;
-    throw SettingError("model.vocab_size", std::to_string(vocab),
-                       file.path() + " holds token id " + std::to_string(bad->id) + " at position " +
-                           std::to_string(bad->position) + " (of " + std::to_string(file.num_tokens()) +
-                           " tokens), outside the model's vocabulary of " + std::to_string(vocab) + " ids (0.." +
-                           std::to_string(vocab - 1) + "); use a vocabulary of at least " +
-                           std::to_string(bad->id + 1) +
-                           ", or re-create the file with the tokenizer the model is meant for");
+    throw SettingError(
+        "model.vocab_size", std::to_string(vocab),
+        file.path() + " holds token id " + std::to_string(bad->id) + " at position " + std::to_string(bad->position) +
+            " (of " + std::to_string(file.num_tokens()) + " tokens), outside the model's vocabulary of " +
+            std::to_string(vocab) + " ids (0.." + std::to_string(vocab - 1) + "); use a vocabulary of at least " +
+            std::to_string(bad->id + 1) + ", or re-create the file with the tokenizer the model is meant for");
   }
 }
 

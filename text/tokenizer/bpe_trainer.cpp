@@ -28,9 +28,7 @@ struct Word {
 struct HeapEntry {
   std::int64_t count;
   PairKey key;
-  bool operator<(const HeapEntry& other) const {
-    return count != other.count ? count < other.count : key > other.key;
-  }
+  bool operator<(const HeapEntry& other) const { return count != other.count ? count < other.count : key > other.key; }
 };
 
 class PairCounts {
@@ -114,7 +112,8 @@ BpeVocabulary BpeTrainer::train(std::int32_t vocab_size) const {
     const HeapEntry best = pairs.best();
     if (best.count < 2) break;
     const std::int32_t left = left_of(best.key), right = right_of(best.key);
-    const std::string text = vocabulary.tokens[static_cast<std::size_t>(left)] + vocabulary.tokens[static_cast<std::size_t>(right)];
+    const std::string text =
+        vocabulary.tokens[static_cast<std::size_t>(left)] + vocabulary.tokens[static_cast<std::size_t>(right)];
     auto [it, added] = ids.emplace(text, vocabulary.size());
     if (added) vocabulary.tokens.push_back(text);
     vocabulary.merges.emplace_back(vocabulary.tokens[static_cast<std::size_t>(left)],

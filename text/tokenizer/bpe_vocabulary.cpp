@@ -33,7 +33,8 @@ void write_whole_file(const fs::path& path, const std::string& text) {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << text;
     out.flush();
-    if (!out) throw std::runtime_error(tmp.string() + ": cannot write; check that the directory exists and is writable");
+    if (!out)
+      throw std::runtime_error(tmp.string() + ": cannot write; check that the directory exists and is writable");
   }
   std::error_code ec;
   fs::rename(tmp, path, ec);
@@ -54,7 +55,8 @@ std::vector<std::string> read_vocab_json(const fs::path& path) {
   std::vector<std::string> tokens(json.size());
   std::vector<bool> seen(json.size(), false);
   for (const auto& [text, id] : json.items()) {
-    if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || id.get<std::int64_t>() >= static_cast<std::int64_t>(tokens.size())) {
+    if (!id.is_number_integer() || id.get<std::int64_t>() < 0 ||
+        id.get<std::int64_t>() >= static_cast<std::int64_t>(tokens.size())) {
       throw std::runtime_error(path.string() + ": token \"" + text + "\" has id " + id.dump() + "; ids must be 0.." +
                                std::to_string(tokens.size() - 1) + " (one per token)");
     }
@@ -121,7 +123,8 @@ std::uint64_t bpe_files_hash(const fs::path& dir) {
   XXH64_state_t* state = owner.get();
   XXH64_reset(state, 0);
   for (const char* name : {kVocabFileName, kMergesFileName}) {
-    const std::string bytes = read_whole_file(dir / name, std::string(name) == kVocabFileName ? "vocabulary file" : "merges file");
+    const std::string bytes =
+        read_whole_file(dir / name, std::string(name) == kVocabFileName ? "vocabulary file" : "merges file");
     XXH64_update(state, bytes.data(), bytes.size());
   }
   return XXH64_digest(state);

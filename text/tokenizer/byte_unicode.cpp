@@ -12,7 +12,9 @@ struct ByteTable {
   std::array<std::uint32_t, 256> code_point{};
   std::array<std::string, 256> text{};  // UTF-8 of code_point[b]
   ByteTable() {
-    const auto printable = [](int b) { return (b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff); };
+    const auto printable = [](int b) {
+      return (b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+    };
     std::uint32_t next = 256;
     for (int b = 0; b < 256; ++b) {
       code_point[b] = printable(b) ? static_cast<std::uint32_t>(b) : next++;

@@ -16,9 +16,9 @@ class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
 
-  virtual std::string name() const = 0;            // "bytes", "bpe", "gpt2"
-  virtual std::int32_t vocab_size() const = 0;     // ids are 0 .. vocab_size() - 1
-  virtual std::int32_t end_of_text() const = 0;    // the id that separates documents
+  virtual std::string name() const = 0;          // "bytes", "bpe", "gpt2"
+  virtual std::int32_t vocab_size() const = 0;   // ids are 0 .. vocab_size() - 1
+  virtual std::int32_t end_of_text() const = 0;  // the id that separates documents
 
   // Appends the ids of `text` to `out` (no end-of-text is added).
   virtual void encode_append(std::string_view text, std::vector<std::int32_t>& out) const = 0;

@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "tessera/text/tokenizer/byte_tokenizer.hpp"
 #include "tessera/text/tokenizer/bpe_tokenizer.hpp"
 #include "tessera/text/tokenizer/bpe_vocabulary.hpp"
+#include "tessera/text/tokenizer/byte_tokenizer.hpp"
 
 namespace tessera {
 namespace {
@@ -57,9 +57,9 @@ TokenizerSpec apply_tokenizer_flag(const TokenizerSpec& recorded, const std::str
   const TokenizerKind kind = recorded.kind == TokenizerKind::kBytes ? TokenizerKind::kBpe : recorded.kind;
   TokenizerSpec spec = bpe_tokenizer_spec(value, kind);
   if (recorded.kind == kind && recorded.files_hash != 0 && recorded.files_hash != spec.files_hash) {
-    throw std::runtime_error("--tokenizer " + value + ": these vocab.json and merges.txt (hash " + hex(spec.files_hash) +
-                             ") are not the ones the data was made with (hash " + hex(recorded.files_hash) +
-                             "); pass the directory tessera_prepare wrote them to");
+    throw std::runtime_error("--tokenizer " + value + ": these vocab.json and merges.txt (hash " +
+                             hex(spec.files_hash) + ") are not the ones the data was made with (hash " +
+                             hex(recorded.files_hash) + "); pass the directory tessera_prepare wrote them to");
   }
   return spec;
 }

@@ -33,7 +33,7 @@ struct TokenizerSpec {
   std::string describe() const;  // "bpe, 512 tokens, data/ (vocab.json, merges.txt)"
 };
 
-TokenizerSpec bytes_tokenizer_spec();                    // kBytes, 257 tokens
+TokenizerSpec bytes_tokenizer_spec();                     // kBytes, 257 tokens
 TokenizerSpec gpt2_tokenizer_spec(std::string dir = "");  // kGpt2, 50257 tokens
 
 // The spec of the BPE files in `dir` as they are now: kind bpe or gpt2, their vocabulary size and

@@ -4,18 +4,19 @@
 // another rank count and stage to the exported weights with zero Adam moments.
 // tessera-test-ranks: 2 4
 // tessera-test-timeout: 300
+#include "tessera/checkpointing/export/checkpoint_export.hpp"
+
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
 #include <cstdio>
 #include <sstream>
 
-#include "tests/checkpointing/checkpoint_test_support.hpp"
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
-#include "tessera/checkpointing/export/checkpoint_export.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
 #include "tessera/checkpointing/save/checkpoint_saver.hpp"
 #include "tessera/precision/float_bits.hpp"
+#include "tests/checkpointing/checkpoint_test_support.hpp"
 
 namespace tessera::testing {
 namespace {
@@ -57,8 +58,10 @@ std::vector<double> h5dump_values(const std::string& output) {
 }
 
 // Rank 0's checks of one saved checkpoint (a function, so an ASSERT leaves only it).
-void check_files(const std::filesystem::path& dir, Module& model, const std::map<std::string, std::vector<float>>& params,
-                 const std::map<std::string, std::vector<float>>& m, const std::map<std::string, std::vector<float>>& v) {
+void check_files(const std::filesystem::path& dir, Module& model,
+                 const std::map<std::string, std::vector<float>>& params,
+                 const std::map<std::string, std::vector<float>>& m,
+                 const std::map<std::string, std::vector<float>>& v) {
   const std::filesystem::path ckpt = dir / step_dir_name(kSaveAt);
   const std::string meta = (ckpt / kMetaFileName).string();
   const std::string f32 = (dir / "weights.h5").string(), bf16 = (dir / "weights_bf16.h5").string();
@@ -74,10 +77,11 @@ void check_files(const std::filesystem::path& dir, Module& model, const std::map
     EXPECT_EQ(export_shape, np.parameter->shape) << np.name << ": exported shape";
     EXPECT_EQ(compare_states({{np.name, from_vds}}, {{np.name, params.at(np.name)}}), "") << "meta.h5 /model vs engine";
     EXPECT_EQ(compare_states({{np.name, exported}}, {{np.name, from_vds}}), "") << "export vs meta.h5 /model";
-    EXPECT_EQ(compare_states({{np.name, h5_read(meta, "/optimizer/exp_avg/" + np.name)}}, {{np.name, m.at(np.name)}}), "")
-        << "meta.h5 /optimizer/exp_avg vs engine";
-    EXPECT_EQ(compare_states({{np.name, h5_read(meta, "/optimizer/exp_avg_sq/" + np.name)}}, {{np.name, v.at(np.name)}}),
+    EXPECT_EQ(compare_states({{np.name, h5_read(meta, "/optimizer/exp_avg/" + np.name)}}, {{np.name, m.at(np.name)}}),
               "")
+        << "meta.h5 /optimizer/exp_avg vs engine";
+    EXPECT_EQ(
+        compare_states({{np.name, h5_read(meta, "/optimizer/exp_avg_sq/" + np.name)}}, {{np.name, v.at(np.name)}}), "")
         << "meta.h5 /optimizer/exp_avg_sq vs engine";
     // bf16: rounded to nearest even, widened back to f32 by HDF5.
     const auto rounded = h5_read(bf16, "/model/" + np.name);

@@ -9,25 +9,24 @@ namespace tessera {
 namespace {
 
 TEST(HfGpt2Names, EveryParameterKindMaps) {
-  const std::pair<const char*, const char*> names[] = {
-      {"embed.wte", "transformer.wte.weight"},
-      {"embed.wpe", "transformer.wpe.weight"},
-      {"h.0.ln_1.weight", "transformer.h.0.ln_1.weight"},
-      {"h.11.ln_2.bias", "transformer.h.11.ln_2.bias"},
-      {"h.3.attn.qkv.weight", "transformer.h.3.attn.c_attn.weight"},
-      {"h.3.attn.qkv.bias", "transformer.h.3.attn.c_attn.bias"},
-      {"h.3.attn.proj.weight", "transformer.h.3.attn.c_proj.weight"},
-      {"h.3.mlp.fc.weight", "transformer.h.3.mlp.c_fc.weight"},
-      {"h.3.mlp.proj.bias", "transformer.h.3.mlp.c_proj.bias"},
-      {"ln_f.weight", "transformer.ln_f.weight"},
-      {"ln_f.bias", "transformer.ln_f.bias"}};
+  const std::pair<const char*, const char*> names[] = {{"embed.wte", "transformer.wte.weight"},
+                                                       {"embed.wpe", "transformer.wpe.weight"},
+                                                       {"h.0.ln_1.weight", "transformer.h.0.ln_1.weight"},
+                                                       {"h.11.ln_2.bias", "transformer.h.11.ln_2.bias"},
+                                                       {"h.3.attn.qkv.weight", "transformer.h.3.attn.c_attn.weight"},
+                                                       {"h.3.attn.qkv.bias", "transformer.h.3.attn.c_attn.bias"},
+                                                       {"h.3.attn.proj.weight", "transformer.h.3.attn.c_proj.weight"},
+                                                       {"h.3.mlp.fc.weight", "transformer.h.3.mlp.c_fc.weight"},
+                                                       {"h.3.mlp.proj.bias", "transformer.h.3.mlp.c_proj.bias"},
+                                                       {"ln_f.weight", "transformer.ln_f.weight"},
+                                                       {"ln_f.bias", "transformer.ln_f.bias"}};
   for (const auto& [ours, theirs] : names) {
     const auto hf = hf_gpt2_name(ours);
     ASSERT_TRUE(hf.has_value()) << ours;
     EXPECT_EQ(hf->name, theirs) << ours;
     const std::string s = ours;
-    const bool linear_weight = s.find(".weight") != std::string::npos && s.find("ln_") == std::string::npos &&
-                               s.rfind("embed.", 0) != 0;
+    const bool linear_weight =
+        s.find(".weight") != std::string::npos && s.find("ln_") == std::string::npos && s.rfind("embed.", 0) != 0;
     EXPECT_EQ(hf->transposed, linear_weight) << ours;
     EXPECT_EQ(hf->vocab_rows, s == "embed.wte") << ours;
   }
@@ -38,7 +37,7 @@ TEST(HfGpt2Names, EveryParameterKindMaps) {
 
 TEST(HfGpt2Names, LinearWeightsBecomeConv1DAndBack) {
   const HfTensorName hf = *hf_gpt2_name("h.0.mlp.fc.weight");
-  const Shape shape{3, 2};  // (out, in)
+  const Shape shape{3, 2};                       // (out, in)
   const std::vector<float> w{1, 2, 3, 4, 5, 6};  // rows (1 2) (3 4) (5 6)
   EXPECT_EQ(hf_shape(hf, shape, 0), (Shape{2, 3}));
   const std::vector<float> conv = to_hf_layout(hf, shape, w, 0);

@@ -7,13 +7,13 @@
 
 #include <cstdlib>
 
-#include "tests/checkpointing/checkpoint_test_support.hpp"
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
 #include "tessera/checkpointing/format/checkpoint_meta.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
 #include "tessera/checkpointing/format/hdf5_util.hpp"
 #include "tessera/checkpointing/load/checkpoint_loader.hpp"
+#include "tests/checkpointing/checkpoint_test_support.hpp"
 
 namespace tessera::testing {
 namespace {
@@ -44,8 +44,9 @@ void expect_refused(const std::function<void()>& read, const std::string& file, 
   } catch (const CheckpointError& e) {
     EXPECT_EQ(e.kind(), CheckpointErrorKind::kUnknownFormat) << e.what();
     const std::string text = e.what();
-    for (const std::string& part : {file, "format version " + std::to_string(version), std::string("this build reads version 3"),
-                                    std::string("resume it with the Tessera version that wrote it")}) {
+    for (const std::string& part :
+         {file, "format version " + std::to_string(version), std::string("this build reads version 3"),
+          std::string("resume it with the Tessera version that wrote it")}) {
       EXPECT_NE(text.find(part), std::string::npos) << "missing '" << part << "' in: " << text;
     }
   }

@@ -2,12 +2,13 @@
 // (checkpoint dir, run dir via latest, newest when latest dangles), atomic latest updates, removal
 // of crash remains, and --keep-last retention keeping exactly K (never the one latest points at).
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
-#include "tessera/checkpointing/save/checkpoint_retention.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <fstream>
+
+#include "tessera/checkpointing/save/checkpoint_retention.hpp"
 
 namespace fs = std::filesystem;
 

@@ -33,8 +33,10 @@ TEST(FlatRangeBoxes, CoverExactlyTheRangeInOrder) {
         const auto boxes = flat_range_boxes(shape, a, b);
         std::vector<std::int64_t> expected;
         for (std::int64_t i = a; i < b; ++i) expected.push_back(i);
-        EXPECT_EQ(covered(shape, boxes), expected) << "shape " << shape_string(shape) << " range [" << a << ", " << b << ")";
-        EXPECT_LE(boxes.size(), 2 * shape.size() - 1) << "shape " << shape_string(shape) << " range [" << a << ", " << b << ")";
+        EXPECT_EQ(covered(shape, boxes), expected)
+            << "shape " << shape_string(shape) << " range [" << a << ", " << b << ")";
+        EXPECT_LE(boxes.size(), 2 * shape.size() - 1)
+            << "shape " << shape_string(shape) << " range [" << a << ", " << b << ")";
       }
     }
   }

@@ -45,7 +45,8 @@ std::string thrown(const std::function<void()>& call) {
 TEST(ShardFileReader, RangesThatSplitCoverAndOverlapChunks) {
   ScratchDir dir("shard_read");
   for (CheckpointCompression compression : {CheckpointCompression::kNone, CheckpointCompression::kDeflate}) {
-    const std::string path = (dir / (std::string("shard_") + checkpoint_compression_name(compression) + ".h5")).string();
+    const std::string path =
+        (dir / (std::string("shard_") + checkpoint_compression_name(compression) + ".h5")).string();
     const std::int64_t n = 10000, chunk = 1024;
     const std::vector<float> master = write_master(path, n, chunk, compression);
     ShardFileReader reader(path, 0);
@@ -80,7 +81,8 @@ TEST(ShardFileReader, ManyDatasetsInOneCallInAnyOrder) {
     moment[static_cast<std::size_t>(i)] = -0.25f * static_cast<float>(i);
   }
   ShardSnapshot snapshot;
-  snapshot.units.push_back({"h.0", n, n, 0, {{"master", DType::kF32, 1, master.data()}, {"exp_avg", DType::kF32, 1, moment.data()}}});
+  snapshot.units.push_back(
+      {"h.0", n, n, 0, {{"master", DType::kF32, 1, master.data()}, {"exp_avg", DType::kF32, 1, moment.data()}}});
   ShardWriteOptions options;
   options.chunk_elements = 1024;
   write_shard_file(path, snapshot, 0, 1, 7, 0x1234, options);
@@ -92,7 +94,8 @@ TEST(ShardFileReader, ManyDatasetsInOneCallInAnyOrder) {
   reader.verify(reads);
   EXPECT_EQ(got_moment[0], -1.0f) << "verify() wrote into a range";
   reader.read(reads);
-  for (std::int64_t i = 0; i < 300; ++i) ASSERT_EQ(got_moment[static_cast<std::size_t>(i)], moment[static_cast<std::size_t>(2000 + i)]);
+  for (std::int64_t i = 0; i < 300; ++i)
+    ASSERT_EQ(got_moment[static_cast<std::size_t>(i)], moment[static_cast<std::size_t>(2000 + i)]);
   EXPECT_EQ(got_master, master);
   // The master's 5 chunks (of 1024, the last one short) and the moment's chunks 1 and 2 (1024..2047
   // and 2048..3071 hold 2000..2299), each read twice.

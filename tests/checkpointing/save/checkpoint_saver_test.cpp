@@ -7,11 +7,11 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/checkpointing/checkpoint_test_support.hpp"
 #include "tessera/checkpointing/format/checkpoint_info.hpp"
 #include "tessera/checkpointing/format/checkpoint_meta.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
 #include "tessera/checkpointing/training_checkpointer.hpp"
+#include "tests/checkpointing/checkpoint_test_support.hpp"
 
 namespace tessera::testing {
 namespace {
@@ -23,7 +23,8 @@ constexpr const char* kEffective =
 
 std::int64_t bytes_on_disk(const std::filesystem::path& dir) {
   std::int64_t bytes = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) bytes += static_cast<std::int64_t>(entry.file_size());
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    bytes += static_cast<std::int64_t>(entry.file_size());
   return bytes;
 }
 

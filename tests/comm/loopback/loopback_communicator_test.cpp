@@ -1,6 +1,8 @@
 // LoopbackCommunicator: rank 2 of 4 ranks with no peers. Arguments are checked as by the other
 // backends; null spans with valid counts are accepted; no collective reads or writes memory
 // (buffers of sentinel values stay as they were); every Work is completed at once; split refuses.
+#include "tessera/comm/loopback/loopback_communicator.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -8,8 +10,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include "tessera/comm/loopback/loopback_communicator.hpp"
 
 namespace tessera {
 namespace {
@@ -31,8 +31,8 @@ std::string thrown_message(F&& call) {
 std::string changed(const std::vector<float>& buf, const std::string& label) {
   for (std::size_t i = 0; i < buf.size(); ++i) {
     if (std::memcmp(&buf[i], &kSentinel, sizeof(float)) != 0) {
-      return label + ": index " + std::to_string(i) + " expected " + std::to_string(kSentinel) + " (untouched), actual " +
-             std::to_string(buf[i]);
+      return label + ": index " + std::to_string(i) + " expected " + std::to_string(kSentinel) +
+             " (untouched), actual " + std::to_string(buf[i]);
     }
   }
   return {};
@@ -74,8 +74,8 @@ TEST(LoopbackCommunicator, ArgumentErrorsAreThrownAsByTheOtherBackends) {
       [&] { comm.all_gather(ConstSpan(out.data(), 4), Span(in.data(), 12), DType::kF32); });
   EXPECT_NE(gather.find("in.count * size() = 4 * 4 = 16"), std::string::npos) << gather;
 
-  const std::string root = thrown_message<std::invalid_argument>(
-      [&] { comm.broadcast(Span(out.data(), 4), DType::kF32, 4); });
+  const std::string root =
+      thrown_message<std::invalid_argument>([&] { comm.broadcast(Span(out.data(), 4), DType::kF32, 4); });
   EXPECT_NE(root.find("root 4 is not a rank"), std::string::npos) << root;
 
   const std::string avg = thrown_message<std::invalid_argument>(
@@ -98,8 +98,8 @@ TEST(LoopbackCommunicator, ArgumentErrorsAreThrownAsByTheOtherBackends) {
   const std::string wire = thrown_message<std::invalid_argument>(
       [&] { comm.all_reduce_f32(Span(in.data(), 12), DType::kI32, ReduceOp::kSum); });
   EXPECT_NE(wire.find("the wire dtype must be f32, bf16 or f16, got i32"), std::string::npos) << wire;
-  EXPECT_NO_THROW(comm.reduce_scatter_f32(ConstSpan(full.data(), 12), Span(full.data() + 6, 3), DType::kF16,
-                                          ReduceOp::kAvg));
+  EXPECT_NO_THROW(
+      comm.reduce_scatter_f32(ConstSpan(full.data(), 12), Span(full.data() + 6, 3), DType::kF16, ReduceOp::kAvg));
 }
 
 TEST(LoopbackCommunicator, NullSpansWithValidCountsAreAccepted) {

@@ -47,9 +47,11 @@ TEST(MpiAsync, MixedCollectivesOverlapAndCompleteInIssueOrder) {
   const int n = comm.size();
   const std::size_t per_rank = 4096;
   std::vector<std::uint16_t> grads(per_rank * n), shard(per_rank);
-  for (std::size_t i = 0; i < grads.size(); ++i) grads[i] = f32_to_bf16(static_cast<float>(small_int(5, comm.rank(), i)));
+  for (std::size_t i = 0; i < grads.size(); ++i)
+    grads[i] = f32_to_bf16(static_cast<float>(small_int(5, comm.rank(), i)));
   std::vector<float> params(per_rank), full(per_rank * n);
-  for (std::size_t i = 0; i < per_rank; ++i) params[i] = static_cast<float>(comm.rank() * 1000 + static_cast<int>(i % 1000));
+  for (std::size_t i = 0; i < per_rank; ++i)
+    params[i] = static_cast<float>(comm.rank() * 1000 + static_cast<int>(i % 1000));
   Work scatter = comm.reduce_scatter(grads, shard, DType::kBF16, ReduceOp::kSum);
   Work gather = comm.all_gather(params, full, DType::kF32);
   Work fence = comm.barrier();
@@ -64,11 +66,13 @@ TEST(MpiAsync, MixedCollectivesOverlapAndCompleteInIssueOrder) {
   scatter.wait();
   scatter.wait();  // waiting twice is fine
   for (std::size_t i = 0; i < per_rank; ++i) {
-    ASSERT_EQ(bf16_to_f32(shard[i]), expected_sum(5, n, comm.rank() * per_rank + i)) << "rank " << comm.rank() << " index " << i;
+    ASSERT_EQ(bf16_to_f32(shard[i]), expected_sum(5, n, comm.rank() * per_rank + i))
+        << "rank " << comm.rank() << " index " << i;
   }
   for (int p = 0; p < n; ++p) {
     for (std::size_t i = 0; i < per_rank; ++i) {
-      ASSERT_EQ(full[p * per_rank + i], static_cast<float>(p * 1000 + static_cast<int>(i % 1000))) << "rank " << comm.rank();
+      ASSERT_EQ(full[p * per_rank + i], static_cast<float>(p * 1000 + static_cast<int>(i % 1000)))
+          << "rank " << comm.rank();
     }
   }
 }

@@ -69,16 +69,19 @@ TEST(CollectiveCheck, AllGatherAgainstAllReduceNamesBothCalls) {
 }
 
 TEST(CollectiveCheck, CountDtypeOpAndRootMismatchesAreCaught) {
-  const bool odd_one = [] { int r = 0; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r == 1; }();
+  const bool odd_one = [] {
+    int r = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r == 1;
+  }();
   MpiCommunicator probe(MPI_COMM_WORLD);
   if (probe.size() == 1) GTEST_SKIP() << "needs 2 ranks";
   const int rank = probe.rank();
   {
     MpiCommunicator comm(MPI_COMM_WORLD, debug_options());
     std::vector<float> buf(10, 1.0f);
-    const std::string message = mismatch_message([&] {
-      return comm.all_reduce(Span(buf.data(), odd_one ? 9 : 10), DType::kF32, ReduceOp::kSum);
-    });
+    const std::string message = mismatch_message(
+        [&] { return comm.all_reduce(Span(buf.data(), odd_one ? 9 : 10), DType::kF32, ReduceOp::kSum); });
     expect_contains(message, "all_reduce(count=9, f32, sum)", rank);
     expect_contains(message, "all_reduce(count=10, f32, sum)", rank);
   }
@@ -109,9 +112,8 @@ TEST(CollectiveCheck, SwitchedOnThroughTheApiMidSequence) {
   EXPECT_EQ(comm.collective_check(), CollectiveCheck::kMatchCalls);
   if (comm.size() == 1) return;
   std::vector<float> gathered(8 * comm.size());
-  const std::string message = mismatch_message([&] {
-    return comm.rank() == 1 ? comm.all_gather(buf, gathered, DType::kF32) : comm.barrier();
-  });
+  const std::string message =
+      mismatch_message([&] { return comm.rank() == 1 ? comm.all_gather(buf, gathered, DType::kF32) : comm.barrier(); });
   expect_contains(message, "called #2 barrier()", comm.rank());
   expect_contains(message, "rank 1 called #2 all_gather(count=8, f32)", comm.rank());
 }

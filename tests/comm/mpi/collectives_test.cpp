@@ -17,8 +17,8 @@
 namespace tessera {
 namespace {
 
-using testing::DTypeBuffer;
 using testing::compare_exact;
+using testing::DTypeBuffer;
 using testing::small_int;
 
 constexpr DType kAllDTypes[] = {DType::kF32, DType::kBF16, DType::kF16, DType::kI32};
@@ -40,8 +40,8 @@ float expected_reduction(int seed, int n, std::size_t i, ReduceOp op) {
 }
 
 std::string label(const char* what, DType dtype, ReduceOp op, std::size_t count, std::size_t segment) {
-  return std::string(what) + "(" + dtype_name(dtype) + ", " + reduce_op_name(op) + ", count " +
-         std::to_string(count) + ", segment " + std::to_string(segment) + " B)";
+  return std::string(what) + "(" + dtype_name(dtype) + ", " + reduce_op_name(op) + ", count " + std::to_string(count) +
+         ", segment " + std::to_string(segment) + " B)";
 }
 
 // Default pipeline segments, and tiny ones so that small counts run through many segments.
@@ -122,7 +122,8 @@ TEST_P(MpiCollectives, AllGatherEveryDType) {
         }
       }
       comm_.all_gather(ConstSpan(in.data(), count), Span(out.data(), total), dtype).wait();
-      const std::string error = compare_exact(out, expected, label("all_gather", dtype, ReduceOp::kSum, count, GetParam()));
+      const std::string error =
+          compare_exact(out, expected, label("all_gather", dtype, ReduceOp::kSum, count, GetParam()));
       EXPECT_TRUE(error.empty()) << error;
     }
   }
@@ -133,11 +134,14 @@ TEST_P(MpiCollectives, AllGatherInPlace) {
   const std::size_t total = count * static_cast<std::size_t>(n_);
   DTypeBuffer buf(DType::kF16, total), expected(DType::kF16, total);
   buf.fill_pattern(std::byte{0x7f});
-  for (std::size_t i = 0; i < count; ++i) buf.set(static_cast<std::size_t>(r_) * count + i, static_cast<float>(small_int(9, r_, i)));
+  for (std::size_t i = 0; i < count; ++i)
+    buf.set(static_cast<std::size_t>(r_) * count + i, static_cast<float>(small_int(9, r_, i)));
   for (int p = 0; p < n_; ++p) {
-    for (std::size_t i = 0; i < count; ++i) expected.set(static_cast<std::size_t>(p) * count + i, static_cast<float>(small_int(9, p, i)));
+    for (std::size_t i = 0; i < count; ++i)
+      expected.set(static_cast<std::size_t>(p) * count + i, static_cast<float>(small_int(9, p, i)));
   }
-  comm_.all_gather(ConstSpan(buf.at(static_cast<std::size_t>(r_) * count), count), Span(buf.data(), total), DType::kF16).wait();
+  comm_.all_gather(ConstSpan(buf.at(static_cast<std::size_t>(r_) * count), count), Span(buf.data(), total), DType::kF16)
+      .wait();
   const std::string error = compare_exact(buf, expected, "in-place all_gather");
   EXPECT_TRUE(error.empty()) << error;
 }
@@ -152,7 +156,8 @@ TEST_P(MpiCollectives, BroadcastFromEveryRoot) {
         expected.set(i, static_cast<float>(small_int(300 + root, root, i)));
       }
       comm_.broadcast(Span(buf.data(), count), dtype, root).wait();
-      const std::string error = compare_exact(buf, expected, std::string("broadcast(root ") + std::to_string(root) + ")");
+      const std::string error =
+          compare_exact(buf, expected, std::string("broadcast(root ") + std::to_string(root) + ")");
       EXPECT_TRUE(error.empty()) << error;
     }
   }

@@ -17,8 +17,8 @@
 namespace tessera {
 namespace {
 
-using testing::DTypeBuffer;
 using testing::compare_exact;
+using testing::DTypeBuffer;
 using testing::messy_float;
 
 constexpr DType kFloatDTypes[] = {DType::kF32, DType::kBF16, DType::kF16};
@@ -105,8 +105,8 @@ TEST_P(MpiDeterminism, HalfPrecisionIsWithinOneRoundingOfTheExactSum) {
       const double error = std::abs(static_cast<double>(buf.get(i)) - exact);
       if (error <= testing::ulp_at(exact, dtype)) continue;
       if (wrong++ == 0) {
-        first = "index " + std::to_string(i) + ": exact " + std::to_string(exact) + " actual " +
-                std::to_string(buf.get(i));
+        first =
+            "index " + std::to_string(i) + ": exact " + std::to_string(exact) + " actual " + std::to_string(buf.get(i));
       }
     }
     EXPECT_EQ(wrong, 0u) << wrong << " elements off by more than one rounding (rank " << r_ << ", dtype "

@@ -19,8 +19,8 @@
 namespace tessera {
 namespace {
 
-using testing::DTypeBuffer;
 using testing::compare_exact;
+using testing::DTypeBuffer;
 using testing::messy_float;
 
 constexpr DType kWires[] = {DType::kBF16, DType::kF16, DType::kF32};
@@ -31,9 +31,9 @@ constexpr ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax};
 float input(int seed, int rank, std::size_t i) {
   switch ((i + static_cast<std::size_t>(rank)) % 53) {
     case 3: return -0.0f;
-    case 11: return 70000.0f;                   // beyond f16's range: inf on that wire
-    case 19: return 3.0e-6f * (1 + rank);       // an f16 subnormal
-    case 29: return 1.0f + 1.0f / 256.0f;       // halfway between two bf16 values
+    case 11: return 70000.0f;              // beyond f16's range: inf on that wire
+    case 19: return 3.0e-6f * (1 + rank);  // an f16 subnormal
+    case 29: return 1.0f + 1.0f / 256.0f;  // halfway between two bf16 values
     default: return messy_float(seed, rank, i);
   }
 }
@@ -120,8 +120,8 @@ TEST_P(MpiF32Collectives, ReduceScatterInPlace) {
     comm_.reduce_scatter_f32(ConstSpan(buf.data(), total), Span(buf.at(offset), count), wire, ReduceOp::kAvg).wait();
     DTypeBuffer out(DType::kF32, count);
     std::memcpy(out.data(), buf.at(offset), count * sizeof(float));
-    const std::string error = compare_exact(out, widened(reference), label("in-place reduce_scatter_f32", wire,
-                                                                           ReduceOp::kAvg, count, GetParam()));
+    const std::string error = compare_exact(
+        out, widened(reference), label("in-place reduce_scatter_f32", wire, ReduceOp::kAvg, count, GetParam()));
     EXPECT_TRUE(error.empty()) << error;
   }
 }
@@ -139,9 +139,9 @@ TEST_P(MpiF32Collectives, ReduceScatterThenAllGatherEqualsAllReduceBitForBit) {
     const DTypeBuffer wire_shard = narrowed(shard, wire);  // exact: the shard holds wire values
     DTypeBuffer gathered(wire, total);
     comm_.all_gather(ConstSpan(wire_shard.data(), per_rank), Span(gathered.data(), total), wire).wait();
-    const std::string error = compare_exact(widened(gathered), reduced,
-                                            std::string("reduce_scatter_f32 + all_gather vs all_reduce_f32, wire ") +
-                                                dtype_name(wire));
+    const std::string error =
+        compare_exact(widened(gathered), reduced,
+                      std::string("reduce_scatter_f32 + all_gather vs all_reduce_f32, wire ") + dtype_name(wire));
     EXPECT_TRUE(error.empty()) << error;
   }
 }

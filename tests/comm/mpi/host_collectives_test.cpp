@@ -3,6 +3,8 @@
 // broadcast from every root, and a sum whose result depends on the order of the additions, which
 // must equal the left-to-right sum in rank order, bit for bit, on every rank.
 // tessera-test-ranks: 1 2 3 4
+#include "tessera/comm/host_collectives.hpp"
+
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -13,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "tessera/comm/host_collectives.hpp"
 #include "tessera/comm/mpi/mpi_communicator.hpp"
 
 namespace tessera {
@@ -39,12 +40,15 @@ Tagged tagged_of(int rank) {
   return t;
 }
 
-Mixed mixed_of(int rank) { return Mixed{-rank - 1, 0.25 * rank + 1.0 / 3.0, (std::int64_t{1} << 40) * (rank + 1) + rank}; }
+Mixed mixed_of(int rank) {
+  return Mixed{-rank - 1, 0.25 * rank + 1.0 / 3.0, (std::int64_t{1} << 40) * (rank + 1) + rank};
+}
 
 // A text of `length` bytes that depends on the root (so a wrong root shows).
 std::string text_of(int root, std::size_t length) {
   std::string text(length, '\0');
-  for (std::size_t i = 0; i < length; ++i) text[i] = static_cast<char>('A' + (i * 7 + static_cast<std::size_t>(root) * 3) % 26);
+  for (std::size_t i = 0; i < length; ++i)
+    text[i] = static_cast<char>('A' + (i * 7 + static_cast<std::size_t>(root) * 3) % 26);
   return text;
 }
 
@@ -73,7 +77,8 @@ TEST_F(HostCollectives, AllGatherStructsOfOddSizes) {
   for (int p = 0; p < n_; ++p) {
     const Tagged expected = tagged_of(p);
     EXPECT_EQ(tagged[p].tag, expected.tag) << "slot " << p << " on rank " << r_;
-    EXPECT_EQ(std::string(tagged[p].text.data(), 6), std::string(expected.text.data(), 6)) << "slot " << p << " on rank " << r_;
+    EXPECT_EQ(std::string(tagged[p].text.data(), 6), std::string(expected.text.data(), 6))
+        << "slot " << p << " on rank " << r_;
     EXPECT_EQ(mixed[p].id, mixed_of(p).id) << "slot " << p << " on rank " << r_;
     EXPECT_EQ(std::bit_cast<std::uint64_t>(mixed[p].value), std::bit_cast<std::uint64_t>(mixed_of(p).value))
         << "slot " << p << " on rank " << r_ << ": expected " << mixed_of(p).value << " actual " << mixed[p].value;
@@ -113,8 +118,8 @@ TEST_F(HostCollectives, BroadcastStringsOfEveryLength) {
       const std::string got = broadcast_string(comm_, mine, root);
       const std::string expected = text_of(root, length);
       EXPECT_EQ(got.size(), length) << "root " << root << " on rank " << r_;
-      EXPECT_TRUE(got == expected) << "length " << length << ", root " << root << " on rank " << r_
-                                   << ": expected '" << expected.substr(0, 40) << "' actual '" << got.substr(0, 40) << "'";
+      EXPECT_TRUE(got == expected) << "length " << length << ", root " << root << " on rank " << r_ << ": expected '"
+                                   << expected.substr(0, 40) << "' actual '" << got.substr(0, 40) << "'";
     }
   }
 }

@@ -39,7 +39,8 @@ TEST(Watchdog, PlantedHangAbortsTheJobWithAMessage) {
   EXPECT_NE(result.exit_code, 0) << result.output;
   for (const std::string part : {"tessera watchdog: rank 0/2 (host ", "#1 reduce_scatter(count=2048, bf16, sum)",
                                  "on communicator 'world'", "Aborting the whole job"}) {
-    EXPECT_NE(result.output.find(part), std::string::npos) << "child output lacks \"" << part << "\":\n" << result.output;
+    EXPECT_NE(result.output.find(part), std::string::npos) << "child output lacks \"" << part << "\":\n"
+                                                           << result.output;
   }
 }
 

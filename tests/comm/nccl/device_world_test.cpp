@@ -57,9 +57,10 @@ TEST_F(DeviceWorld, CollectivesFollowComputeAndWaitWithoutBlockingTheHost) {
                                     << "ahead of it ran";
   const auto t0 = std::chrono::steady_clock::now();
   work.wait();  // the compute stream waits, not the host
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1)) << "rank " << r << ": Work::wait blocked the host";
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1))
+      << "rank " << r << ": Work::wait blocked the host";
   gate.open();
-  const std::vector<float> result = buf.to_host_f32();  // ordered after the collective by the wait
+  const std::vector<float> result = buf.to_host_f32();     // ordered after the collective by the wait
   const float expected = static_cast<float>(n * (n + 1));  // sum over p of 2 (p + 1)
   std::size_t wrong = 0;
   for (float x : result) wrong += x != expected ? 1 : 0;
@@ -74,7 +75,8 @@ TEST_F(DeviceWorld, SplitGroupsWorkOnTheSameDevice) {
   ASSERT_NE(alone, nullptr);
   EXPECT_EQ(alone->size(), 1);
   EXPECT_EQ(alone->memory_space(), MemorySpace::kGpu);
-  Tensor buf = Tensor::from_host(*device_, std::vector<float>(64, 3.0f), {64}, DType::kF32, MemoryCategory::kCommBuffers);
+  Tensor buf =
+      Tensor::from_host(*device_, std::vector<float>(64, 3.0f), {64}, DType::kF32, MemoryCategory::kCommBuffers);
   alone->all_reduce(Span(buf.data(), 64), DType::kF32, ReduceOp::kSum).wait();
   world_->barrier().wait();
   EXPECT_EQ(buf.to_host_f32(), std::vector<float>(64, 3.0f)) << "rank " << r;

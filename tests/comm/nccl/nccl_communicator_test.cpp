@@ -1,7 +1,9 @@
 // The NCCL communicator on device buffers (compiled only with CUDA): every collective with
 // rank-derived small-integer inputs (exact in f32, bf16 and f16), the _f32 collectives on their
-// wire dtypes, split, and the debug-mode mismatch check. Skips cleanly when no GPU is present or there are fewer GPUs than ranks on the node.
-// tessera-test-ranks: 1 2
+// wire dtypes, split, and the debug-mode mismatch check. Skips cleanly when no GPU is present or there are fewer GPUs
+// than ranks on the node. tessera-test-ranks: 1 2
+#include "tessera/comm/nccl/nccl_communicator.hpp"
+
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -12,15 +14,14 @@
 
 #include "tessera/comm/device_communicator.hpp"
 #include "tessera/comm/mpi/mpi_communicator.hpp"
-#include "tessera/comm/nccl/nccl_communicator.hpp"
 #include "tessera/launch/rank_info.hpp"
 #include "tests/comm/comm_test_support.hpp"
 
 namespace tessera {
 namespace {
 
-using testing::DTypeBuffer;
 using testing::compare_exact;
+using testing::DTypeBuffer;
 using testing::small_int;
 
 int visible_gpus() {
@@ -32,7 +33,9 @@ int visible_gpus() {
 // Device copy of a host DTypeBuffer, freed on destruction.
 class DeviceBuffer {
  public:
-  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) { EXPECT_EQ(cudaMalloc(&data_, bytes == 0 ? 1 : bytes), cudaSuccess); }
+  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+    EXPECT_EQ(cudaMalloc(&data_, bytes == 0 ? 1 : bytes), cudaSuccess);
+  }
   ~DeviceBuffer() { cudaFree(data_); }
   void upload(const DTypeBuffer& host) { cudaMemcpy(data_, host.data(), bytes_, cudaMemcpyHostToDevice); }
   void download(DTypeBuffer& host) const { cudaMemcpy(host.data(), data_, bytes_, cudaMemcpyDeviceToHost); }
@@ -111,7 +114,8 @@ TEST_F(Nccl, ReduceScatterAllGatherAndBroadcast) {
   }
   DeviceBuffer d_in(total * 2), d_shard(per_rank * 2), d_full(total * 2);
   d_in.upload(in);
-  comm_->reduce_scatter(ConstSpan(d_in.data(), total), Span(d_shard.data(), per_rank), DType::kBF16, ReduceOp::kSum).wait();
+  comm_->reduce_scatter(ConstSpan(d_in.data(), total), Span(d_shard.data(), per_rank), DType::kBF16, ReduceOp::kSum)
+      .wait();
   comm_->all_gather(ConstSpan(d_shard.data(), per_rank), Span(d_full.data(), total), DType::kBF16).wait();
   sync();
   d_shard.download(shard);
@@ -162,15 +166,19 @@ TEST_F(Nccl, F32CollectivesTravelInTheWireDType) {
       for (int p = 0; p < n_; ++p) sum += value(4, p, i) + kept;
       expected.set(i, sum);
     }
-    for (std::size_t i = 0; i < per_rank; ++i) expected_shard.set(i, expected.get(static_cast<std::size_t>(r_) * per_rank + i));
+    for (std::size_t i = 0; i < per_rank; ++i)
+      expected_shard.set(i, expected.get(static_cast<std::size_t>(r_) * per_rank + i));
     DeviceBuffer d_buf(total * 4), d_in(total * 4), d_shard(per_rank * 4);
     d_buf.upload(in);
     d_in.upload(in);
     comm_->all_reduce_f32(Span(d_buf.data(), total), wire, ReduceOp::kSum).wait();
-    comm_->reduce_scatter_f32(ConstSpan(d_in.data(), total), Span(d_shard.data(), per_rank), wire, ReduceOp::kSum).wait();
+    comm_->reduce_scatter_f32(ConstSpan(d_in.data(), total), Span(d_shard.data(), per_rank), wire, ReduceOp::kSum)
+        .wait();
     // In place: this rank's slice of the input receives its shard.
-    comm_->reduce_scatter_f32(ConstSpan(d_in.data(), total), Span(d_in.at(static_cast<std::size_t>(r_) * per_rank * 4), per_rank),
-                              wire, ReduceOp::kSum).wait();
+    comm_
+        ->reduce_scatter_f32(ConstSpan(d_in.data(), total),
+                             Span(d_in.at(static_cast<std::size_t>(r_) * per_rank * 4), per_rank), wire, ReduceOp::kSum)
+        .wait();
     sync();
     d_buf.download(reduced);
     d_shard.download(shard);
@@ -181,7 +189,8 @@ TEST_F(Nccl, F32CollectivesTravelInTheWireDType) {
     DTypeBuffer in_place(DType::kF32, total), got(DType::kF32, per_rank);
     d_in.download(in_place);
     for (std::size_t i = 0; i < per_rank; ++i) got.set(i, in_place.get(static_cast<std::size_t>(r_) * per_rank + i));
-    error = compare_exact(got, expected_shard, std::string("nccl in-place reduce_scatter_f32, wire ") + dtype_name(wire));
+    error =
+        compare_exact(got, expected_shard, std::string("nccl in-place reduce_scatter_f32, wire ") + dtype_name(wire));
     EXPECT_TRUE(error.empty()) << error;
   }
 }
@@ -202,7 +211,8 @@ TEST_F(Nccl, SplitAndMismatchCheck) {
   } catch (const CollectiveMismatchError& error) {
     const std::string message = error.what();
     EXPECT_NE(message.find("all_reduce(count=16, f32, sum) but rank 1 called #2 all_gather(count=16, f32)"),
-              std::string::npos) << message;
+              std::string::npos)
+        << message;
   }
 }
 

@@ -106,8 +106,8 @@ TEST(ProgramOptions, ConfigFileFillsWhatTheCommandLineLeaves) {
 TEST(ProgramOptions, EffectiveConfigurationReadsBack) {
   testing::ScratchDir dir("po_effective");
   Program first;
-  ASSERT_TRUE(first.parse({"--layers", "3", "--lr", "3e-4", "--spike-guard", "--name", "my run",
-                           "--data", "p.bin", "q.bin"}));
+  ASSERT_TRUE(
+      first.parse({"--layers", "3", "--lr", "3e-4", "--spike-guard", "--name", "my run", "--data", "p.bin", "q.bin"}));
   const std::string text = first.options.effective_config();
   EXPECT_NE(text.find("layers = 3"), std::string::npos) << text;
   EXPECT_NE(text.find("# command line"), std::string::npos) << text;
@@ -130,8 +130,8 @@ TEST(ProgramOptions, EachKindOfBadInputNamesFileLineAndWhatIsAccepted) {
   };
   const std::vector<Case> cases = {
       {"layers = 2\n[model]\nlayerz = 3\n", {"bad.ini:3: unknown key 'layerz'", "[model]", "did you mean 'layers'"}},
-      {"\n\nlayers = six\n", {"bad.ini:3: layers = six: not a valid value", "layers takes a whole number",
-                              "default layers = 4"}},
+      {"\n\nlayers = six\n",
+       {"bad.ini:3: layers = six: not a valid value", "layers takes a whole number", "default layers = 4"}},
       {"lr = fast\n", {"bad.ini:1: lr = fast", "lr takes a number"}},
       {"spike-guard = maybe\n", {"bad.ini:1:", "spike-guard takes true or false"}},
       {"seed = -1\n", {"bad.ini:1: seed = -1", "seed takes a whole number >= 0"}},
@@ -143,7 +143,8 @@ TEST(ProgramOptions, EachKindOfBadInputNamesFileLineAndWhatIsAccepted) {
   for (const Case& c : cases) {
     const std::string message = refusal({"--config", write(dir, "bad.ini", c.text)});
     for (const std::string& part : c.parts) {
-      EXPECT_NE(message.find(part), std::string::npos) << "file:\n" << c.text << "expected: " << part << "\nactual: " << message;
+      EXPECT_NE(message.find(part), std::string::npos) << "file:\n"
+                                                       << c.text << "expected: " << part << "\nactual: " << message;
     }
   }
   // A bad value in the file is refused even when the command line sets the option.

@@ -6,10 +6,10 @@
 
 #include <cmath>
 
-#include "tessera/core/setting_error.hpp"
-#include "tessera/runtime/device.hpp"
-#include "tessera/model/modules/cross_entropy_loss.hpp"
 #include "tessera/core/random.hpp"
+#include "tessera/core/setting_error.hpp"
+#include "tessera/model/modules/cross_entropy_loss.hpp"
+#include "tessera/runtime/device.hpp"
 
 namespace tessera {
 namespace {
@@ -134,7 +134,8 @@ TEST(GptConfig, ValidationNamesTheSetting) {
     EXPECT_EQ(e.value(), "10");
     EXPECT_NE(std::string(e.what()).find("is not divisible by the 4 heads"), std::string::npos) << e.what();
     const SettingNames flags{{"model.channels", "--dim"}};
-    EXPECT_EQ(flags.explain(e), "--dim 10: is not divisible by the 4 heads; choose channels that are a multiple of heads");
+    EXPECT_EQ(flags.explain(e),
+              "--dim 10: is not divisible by the 4 heads; choose channels that are a multiple of heads");
   }
 }
 

@@ -5,9 +5,8 @@
 // recomputation, and under full-block checkpointing.
 #include <gtest/gtest.h>
 
-#include "tests/model/recompute/recompute_test_support.hpp"
-
 #include "tessera/runtime/cpu/cpu_device.hpp"
+#include "tests/model/recompute/recompute_test_support.hpp"
 
 namespace tessera {
 namespace {

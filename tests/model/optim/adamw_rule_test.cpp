@@ -7,10 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include "tessera/core/random.hpp"
+#include "tessera/model/optim/adamw.hpp"
 #include "tessera/runtime/device.hpp"
 #include "tessera/runtime/kernels.hpp"
-#include "tessera/model/optim/adamw.hpp"
-#include "tessera/core/random.hpp"
 
 namespace tessera {
 namespace {

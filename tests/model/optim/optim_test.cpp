@@ -4,11 +4,11 @@
 
 #include <cmath>
 
-#include "tessera/runtime/device.hpp"
-#include "tessera/runtime/kernels.hpp"
 #include "tessera/model/optim/adamw.hpp"
 #include "tessera/model/optim/grad_clip.hpp"
 #include "tessera/model/optim/lr_schedule.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
 namespace {

@@ -35,8 +35,7 @@ std::int64_t peak_activation_bytes(const RecomputePolicy& policy) {
 // (forward of the last block: L + 17 (B,T,C) + probs; the head: logits + (L + 3) (B,T,C)) is smaller.
 std::int64_t full_block_bound_bytes(const GptConfig& c, std::int64_t b) {
   const std::int64_t t = c.max_seq_len, btc = b * t * c.channels;
-  const std::int64_t floats =
-      b * t * c.vocab_size + (c.layers + 1 + 15 + 4) * btc + b * c.heads * t * t + 4 * b * t;
+  const std::int64_t floats = b * t * c.vocab_size + (c.layers + 1 + 15 + 4) * btc + b * c.heads * t * t + 4 * b * t;
   return floats * static_cast<std::int64_t>(sizeof(float));
 }
 

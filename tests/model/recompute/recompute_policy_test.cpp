@@ -7,10 +7,10 @@
 #include <gtest/gtest.h>
 
 #include "recompute_test_support.hpp"
-#include "tessera/model/recompute/recompute_wrapper.hpp"
-#include "tessera/training/local_trainer.hpp"
 #include "tessera/model/modules/causal_self_attention.hpp"
 #include "tessera/model/modules/transformer_block.hpp"
+#include "tessera/model/recompute/recompute_wrapper.hpp"
+#include "tessera/training/local_trainer.hpp"
 
 namespace tessera {
 namespace {
@@ -114,8 +114,7 @@ TEST(ActivationCheckpointing, PoliciesSelectTheirModules) {
   }
   {
     Gpt model(config);
-    EXPECT_EQ(apply_recompute(model, RecomputePolicy::selective()),
-              (Names{"h.0", "h.1", "h.2", "h.3", "h.4"}));
+    EXPECT_EQ(apply_recompute(model, RecomputePolicy::selective()), (Names{"h.0", "h.1", "h.2", "h.3", "h.4"}));
     EXPECT_TRUE(names_of_type(model, "RecomputeWrapper").empty()) << "selective wraps nothing";
     for (auto& nm : model.named_modules()) {
       if (auto* block = dynamic_cast<TransformerBlock*>(nm.module)) {
@@ -145,9 +144,8 @@ TEST(ActivationCheckpointing, ParameterNamesAndOrderDoNotChange) {
 
 TEST(ActivationCheckpointing, SelectiveNeedsUnwrappedBlockChildren) {
   Gpt model(checkpoint_test_config());
-  apply_recompute(model, RecomputePolicy::by_name([](const std::string& name, const Module&) {
-                                   return name == "h.0.mlp";
-                                 }));
+  apply_recompute(model,
+                  RecomputePolicy::by_name([](const std::string& name, const Module&) { return name == "h.0.mlp"; }));
   try {
     apply_recompute(model, RecomputePolicy::selective());
     FAIL() << "expected an error";
@@ -184,8 +182,7 @@ TEST(ActivationCheckpointing, ParsesTheTrainGptSpellings) {
       EXPECT_TRUE(lists_policies || explains_k) << what;
     }
   }
-  EXPECT_THROW(apply_recompute(*std::make_unique<Gpt>(checkpoint_test_config()),
-                                              RecomputePolicy::every_kth(0)),
+  EXPECT_THROW(apply_recompute(*std::make_unique<Gpt>(checkpoint_test_config()), RecomputePolicy::every_kth(0)),
                std::invalid_argument);
 }
 

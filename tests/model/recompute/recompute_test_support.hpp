@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "tessera/model/recompute/recompute_policy.hpp"
-#include "tessera/runtime/device.hpp"
+#include "tessera/core/random.hpp"
 #include "tessera/model/modules/cross_entropy_loss.hpp"
 #include "tessera/model/modules/gpt.hpp"
-#include "tessera/core/random.hpp"
+#include "tessera/model/recompute/recompute_policy.hpp"
+#include "tessera/runtime/device.hpp"
 
 namespace tessera::testing {
 
@@ -99,8 +99,7 @@ inline void expect_bit_identical(const std::vector<NamedValues>& expected, const
       if (std::memcmp(&e[j], &a[j], sizeof(float)) != 0 && wrong++ == 0) first = j;
     }
     EXPECT_EQ(wrong, 0u) << what << ": " << wrong << " of " << e.size() << " elements of " << expected[i].name
-                         << " differ; first at index " << first << ": expected " << e[first] << ", actual "
-                         << a[first];
+                         << " differ; first at index " << first << ": expected " << e[first] << ", actual " << a[first];
   }
 }
 

@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "recompute_test_support.hpp"
-#include "tessera/runtime/kernels.hpp"
 #include "tessera/model/modules/linear.hpp"
+#include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
 namespace {
@@ -150,8 +150,7 @@ TEST(RecomputeWrapper, InferenceForwardKeepsNothingAndBackwardThenExplains) {
   ctx.training = false;
   Tensor x = host_tensor(*device, ramp(4, 1.0f), {1, 4});
   Tensor y = wrapped.forward(ctx, x);
-  EXPECT_EQ(device->memory().current(MemoryCategory::kActivations),
-            static_cast<std::int64_t>(x.nbytes() + y.nbytes()));
+  EXPECT_EQ(device->memory().current(MemoryCategory::kActivations), static_cast<std::int64_t>(x.nbytes() + y.nbytes()));
   ctx.training = true;
   try {
     wrapped.backward(ctx, host_tensor(*device, ramp(3, 1.0f), {1, 3}));
@@ -163,15 +162,12 @@ TEST(RecomputeWrapper, InferenceForwardKeepsNothingAndBackwardThenExplains) {
   }
 }
 
-TEST(RecomputeWrapper, RejectsANullModule) {
-  EXPECT_THROW(RecomputeWrapper(nullptr), std::invalid_argument);
-}
+TEST(RecomputeWrapper, RejectsANullModule) { EXPECT_THROW(RecomputeWrapper(nullptr), std::invalid_argument); }
 
 TEST(RecomputeWrapper, ReportsTheWrappedModulesTiedParameters) {
   Gpt model(testing::checkpoint_test_config());
-  apply_recompute(model, RecomputePolicy::by_name([](const std::string& name, const Module&) {
-                                   return name == "head";
-                                 }));
+  apply_recompute(model,
+                  RecomputePolicy::by_name([](const std::string& name, const Module&) { return name == "head"; }));
   Module& head = *model.children().back();
   ASSERT_EQ(head.type_name(), "RecomputeWrapper");
   ASSERT_EQ(head.tied_parameters().size(), 1u);

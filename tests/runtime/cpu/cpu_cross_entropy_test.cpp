@@ -45,7 +45,7 @@ TEST(CpuCrossEntropy, ForwardMatchesReferenceForSmallAndLargeLogits) {
   CpuKernels k;
   const std::int64_t n = 4, v = 37;
   auto logits = random_floats(n * v, 1, -4.0f, 4.0f);
-  for (std::int64_t j = 0; j < v; ++j) logits[2 * v + j] += 1000.0f;   // exp would overflow without max-shift
+  for (std::int64_t j = 0; j < v; ++j) logits[2 * v + j] += 1000.0f;  // exp would overflow without max-shift
   for (std::int64_t j = 0; j < v; ++j) logits[3 * v + j] -= 1000.0f;  // and underflow to 0
   const std::vector<std::int32_t> targets = {0, 36, 5, 17};
   std::vector<float> losses(n), lse(n);

@@ -160,8 +160,8 @@ void check_release_while_copy_pending(std::int64_t n) {
 }
 
 TEST(CpuDevice, ReleasedBufferIsNotReusedWhileACopyReadsIt) {
-  check_release_while_copy_pending(4096);      // 16 KiB: a block malloc would hand out again at once
-  check_release_while_copy_pending(1 << 19);   // 2 MiB: the non-temporal copy path
+  check_release_while_copy_pending(4096);     // 16 KiB: a block malloc would hand out again at once
+  check_release_while_copy_pending(1 << 19);  // 2 MiB: the non-temporal copy path
 }
 
 TEST(CpuDevice, CompletedBlocksAreReclaimedByLaterAllocations) {

@@ -177,10 +177,10 @@ TEST(CpuConvert, SameBitsAtAnyOffsetAndThreadCount) {
         k.convert(x.data() + offset, DType::kF32, hf.data(), DType::kF16, n);
       });
       for (std::int64_t i = 0; i < n; ++i) {
-        ASSERT_EQ(bf[i], f32_to_bf16(x[offset + i])) << "f32->bf16 [" << i << "], offset " << offset << ", " << threads
-                                                      << " threads";
-        ASSERT_EQ(hf[i], f32_to_f16(x[offset + i])) << "f32->f16 [" << i << "], offset " << offset << ", " << threads
-                                                     << " threads";
+        ASSERT_EQ(bf[i], f32_to_bf16(x[offset + i]))
+            << "f32->bf16 [" << i << "], offset " << offset << ", " << threads << " threads";
+        ASSERT_EQ(hf[i], f32_to_f16(x[offset + i]))
+            << "f32->f16 [" << i << "], offset " << offset << ", " << threads << " threads";
       }
     }
   }

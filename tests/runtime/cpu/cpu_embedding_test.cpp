@@ -50,10 +50,10 @@ TEST(CpuEmbedding, ForwardAndBackwardMatchReference) {
   };
   std::vector<float> dwte(wte.size(), 0.0f), dwpe(wpe.size(), 0.0f);
   k.embedding_backward(dwte.data(), dwpe.data(), r.data(), tokens.data(), s.b, s.t, s.c, s.v);
-  const auto fd_te = finite_difference([&](const std::vector<double>& x) { return loss(x, to_double(wpe)); },
-                                       to_double(wte));
-  const auto fd_pe = finite_difference([&](const std::vector<double>& x) { return loss(to_double(wte), x); },
-                                       to_double(wpe));
+  const auto fd_te =
+      finite_difference([&](const std::vector<double>& x) { return loss(x, to_double(wpe)); }, to_double(wte));
+  const auto fd_pe =
+      finite_difference([&](const std::vector<double>& x) { return loss(to_double(wte), x); }, to_double(wpe));
   expect_close(dwte, fd_te, kGradTol, "dwte");
   expect_close(dwpe, fd_pe, kGradTol, "dwpe");
 
@@ -88,9 +88,8 @@ TEST(CpuEmbedding, BackwardIsBitIdenticalOnOneAndTwoThreads) {
   const auto dout = random_floats(b * t * c, 5);
   auto run = [&](int threads) {
     std::vector<float> dwte(v * c, 0.25f), dwpe(t * c, 0.25f);
-    test::with_threads(threads, [&] {
-      k.embedding_backward(dwte.data(), dwpe.data(), dout.data(), tokens.data(), b, t, c, v);
-    });
+    test::with_threads(threads,
+                       [&] { k.embedding_backward(dwte.data(), dwpe.data(), dout.data(), tokens.data(), b, t, c, v); });
     dwte.insert(dwte.end(), dwpe.begin(), dwpe.end());
     return dwte;
   };

@@ -70,8 +70,8 @@ TEST(CpuLayerNorm, BackwardMatchesFiniteDifferencesAndAccumulates) {
   std::vector<float> out(s.n * s.c), mean(s.n), rstd(s.n);
   k.layernorm_forward(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), b.data(), s.n, s.c, kEps);
   std::vector<float> dinp(s.n * s.c, 42.0f), dw(s.c, 0.0f), db(s.c, 0.0f);
-  k.layernorm_backward(dinp.data(), dw.data(), db.data(), r.data(), inp.data(), w.data(), mean.data(), rstd.data(),
-                       s.n, s.c);
+  k.layernorm_backward(dinp.data(), dw.data(), db.data(), r.data(), inp.data(), w.data(), mean.data(), rstd.data(), s.n,
+                       s.c);
 
   auto loss = [&](const std::vector<double>& x, const std::vector<double>& wd, const std::vector<double>& bd) {
     const auto o = layernorm_reference(x, wd, bd, s).out;

@@ -35,8 +35,8 @@ TEST(CpuLinearGelu, ForwardIsTheComposition) {
       k.linear_gelu_forward(out.data(), pre.data(), inp.data(), w.data(), bias, s.n, s.c, s.oc);
       k.linear_forward(pre_ref.data(), inp.data(), w.data(), bias, s.n, s.c, s.oc);
       k.gelu_forward(out_ref.data(), pre_ref.data(), s.n * s.oc);
-      const std::string where = "n=" + std::to_string(s.n) + " oc=" + std::to_string(s.oc) +
-                                (with_bias ? " with bias" : " no bias");
+      const std::string where =
+          "n=" + std::to_string(s.n) + " oc=" + std::to_string(s.oc) + (with_bias ? " with bias" : " no bias");
       expect_bit_equal(pre, pre_ref, "pre-activation, " + where);
       expect_bit_equal(out, out_ref, "GELU output, " + where);
     }
@@ -59,8 +59,8 @@ TEST(CpuLinearGelu, BackwardIsTheCompositionAndAccumulates) {
       k.gelu_backward(d_ref.data(), pre.data(), d_ref.data(), s.n * s.oc);
       k.linear_backward(dinp_ref.data(), dw_ref.data(), db_ref.data(), d_ref.data(), inp.data(), w.data(), s.n, s.c,
                         s.oc);
-      const std::string where = "n=" + std::to_string(s.n) + " oc=" + std::to_string(s.oc) + ", call " +
-                                std::to_string(call + 1);
+      const std::string where =
+          "n=" + std::to_string(s.n) + " oc=" + std::to_string(s.oc) + ", call " + std::to_string(call + 1);
       expect_bit_equal(d, d_ref, "d pre (written into dout), " + where);
       expect_bit_equal(dinp, dinp_ref, "dinp, " + where);
       expect_bit_equal(dw, dw_ref, "dweight, " + where);

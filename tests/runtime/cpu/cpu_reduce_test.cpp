@@ -5,11 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <vector>
-
 #include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "tessera/runtime/cpu/cpu_kernels.hpp"
 #include "tests/runtime/cpu/kernel_check.hpp"

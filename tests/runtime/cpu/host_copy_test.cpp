@@ -35,8 +35,8 @@ std::size_t check_copy(Copy copy, std::size_t bytes, std::size_t src_off, std::s
   for (std::size_t i = 0; i < bytes; ++i) {
     if (dst[kGuard + dst_off + i] != src[src_off + i]) {
       if (wrong == 0) {
-        ADD_FAILURE() << "bytes " << bytes << " src+" << src_off << " dst+" << dst_off << ": byte " << i
-                      << " expected " << int(src[src_off + i]) << ", got " << int(dst[kGuard + dst_off + i]);
+        ADD_FAILURE() << "bytes " << bytes << " src+" << src_off << " dst+" << dst_off << ": byte " << i << " expected "
+                      << int(src[src_off + i]) << ", got " << int(dst[kGuard + dst_off + i]);
       }
       ++wrong;
     }

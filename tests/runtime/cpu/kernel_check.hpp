@@ -63,9 +63,9 @@ inline void expect_close(const std::vector<float>& actual, const std::vector<dou
       if (std::isnan(err)) break;
     }
   }
-  EXPECT_LE(worst, rel_tol * scale) << what << ": worst element [" << worst_i << "] expected "
-                                    << expected[worst_i] << " actual " << actual[worst_i] << " (tolerance "
-                                    << rel_tol << " x max|expected| " << scale << ")";
+  EXPECT_LE(worst, rel_tol * scale) << what << ": worst element [" << worst_i << "] expected " << expected[worst_i]
+                                    << " actual " << actual[worst_i] << " (tolerance " << rel_tol << " x max|expected| "
+                                    << scale << ")";
 }
 
 // Bit equality of two float arrays; reports the first difference.

@@ -69,8 +69,8 @@ void expect_codes_close(const std::vector<C>& actual, const std::vector<C>& expe
   for (std::size_t i = 0; i < actual.size(); ++i) {
     const int diff = std::abs(static_cast<int>(actual[i]) - static_cast<int>(expected[i]));
     if (diff > 1) {
-      ADD_FAILURE() << what << ": element [" << i << "] expected code " << static_cast<int>(expected[i])
-                    << " actual " << static_cast<int>(actual[i]) << " (more than one level apart)";
+      ADD_FAILURE() << what << ": element [" << i << "] expected code " << static_cast<int>(expected[i]) << " actual "
+                    << static_cast<int>(actual[i]) << " (more than one level apart)";
       return;
     }
     one_off += diff;
@@ -118,9 +118,9 @@ void check_block_size(const CudaKernels& gpu, const CpuKernels& cpu, std::int64_
 }
 
 TEST_F(CudaAdamW8bit, MatchesCpuForEveryBlockSize) {
-  check_block_size(*gpu_, cpu_, 64, 37, 1);               // blocks smaller than a thread block
+  check_block_size(*gpu_, cpu_, 64, 37, 1);  // blocks smaller than a thread block
   check_block_size(*gpu_, cpu_, 256, 9, 2);
-  check_block_size(*gpu_, cpu_, 2048, 40, 3);             // > 128 segments: several segment-table launches
+  check_block_size(*gpu_, cpu_, 2048, 40, 3);  // > 128 segments: several segment-table launches
   check_block_size(*gpu_, cpu_, kMaxQuantBlock, 3, 4);
 }
 

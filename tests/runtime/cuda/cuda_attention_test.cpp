@@ -36,8 +36,8 @@ void expect_causal_zeros(const std::vector<float>& probs, const AttnShape& s, co
       for (std::int64_t j = i + 1; j < s.t; ++j) {
         const float p = probs[(pair * s.t + i) * s.t + j];
         if (p != 0.0f) {
-          ADD_FAILURE() << label << ": probs[pair " << pair << "][" << i << "][" << j << "] above the diagonal is "
-                        << p << ", expected 0";
+          ADD_FAILURE() << label << ": probs[pair " << pair << "][" << i << "][" << j << "] above the diagonal is " << p
+                        << ", expected 0";
           return;
         }
       }

@@ -38,8 +38,7 @@ TEST(CudaCheck, CudaFailureNamesCallPlaceAndError) {
 }
 
 TEST(CudaCheck, CublasFailureNamesCallPlaceAndStatus) {
-  const std::string message =
-      message_of([] { TESSERA_CUBLAS_CHECK(fail_with_status(CUBLAS_STATUS_NOT_SUPPORTED)); });
+  const std::string message = message_of([] { TESSERA_CUBLAS_CHECK(fail_with_status(CUBLAS_STATUS_NOT_SUPPORTED)); });
   EXPECT_NE(message.find("fail_with_status(CUBLAS_STATUS_NOT_SUPPORTED) failed"), std::string::npos) << message;
   EXPECT_NE(message.find("tests/runtime/cuda/cuda_check_test.cpp:"), std::string::npos) << message;
   EXPECT_NE(message.find("CUBLAS_STATUS_NOT_SUPPORTED: "), std::string::npos) << message;

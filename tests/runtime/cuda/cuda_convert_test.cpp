@@ -22,11 +22,24 @@ class CudaConvert : public test::CudaKernelTest {};
 
 // f32 values that exercise rounding: ties in bf16 and f16, subnormals of both, overflow, inf, NaN.
 std::vector<float> tricky_values() {
-  std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.0f, 65504.0f, 65520.0f, 1e-8f, -3e-6f, 6.1e-5f, 1e38f, -1e-40f,
-                          std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
-                          std::numeric_limits<float>::quiet_NaN(), f32_from_bits(0x3f808000u),  // bf16 tie, even
-                          f32_from_bits(0x3f818000u),                                         // bf16 tie, odd
-                          f32_from_bits(0x3f801000u), f32_from_bits(0x3f803000u)};            // f16 ties
+  std::vector<float> x = {0.0f,
+                          -0.0f,
+                          1.0f,
+                          -1.0f,
+                          65504.0f,
+                          65520.0f,
+                          1e-8f,
+                          -3e-6f,
+                          6.1e-5f,
+                          1e38f,
+                          -1e-40f,
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN(),
+                          f32_from_bits(0x3f808000u),  // bf16 tie, even
+                          f32_from_bits(0x3f818000u),  // bf16 tie, odd
+                          f32_from_bits(0x3f801000u),
+                          f32_from_bits(0x3f803000u)};  // f16 ties
   const auto random = test::random_floats(1001, 7, -300.0f, 300.0f);
   x.insert(x.end(), random.begin(), random.end());
   return x;
@@ -57,8 +70,8 @@ TEST_F(CudaConvert, EveryFloatingPairGivesTheCpuBits) {
           std::memcpy(&a, &actual[i * size], size);
           std::memcpy(&e, &expected[i * size], size);
           ADD_FAILURE() << "convert " << dtype_name(from) << " -> " << dtype_name(to) << " (n=" << n << "): element ["
-                        << i << "] (f32 source " << values[i] << ") expected bits 0x" << std::hex << e
-                        << " actual 0x" << a << std::dec;
+                        << i << "] (f32 source " << values[i] << ") expected bits 0x" << std::hex << e << " actual 0x"
+                        << a << std::dec;
           break;
         }
       }

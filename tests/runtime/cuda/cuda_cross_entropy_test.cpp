@@ -27,8 +27,8 @@ std::string describe(std::int64_t n, std::int64_t v) {
 }
 
 TEST_F(CudaCrossEntropy, ForwardAndBackwardMatchCpu) {
-  for (auto [n, v, spread] : {std::tuple<std::int64_t, std::int64_t, float>{1, 3, 1.0f}, {9, 1000, 30.0f},
-                              {5, 50257, 8.0f}}) {
+  for (auto [n, v, spread] :
+       {std::tuple<std::int64_t, std::int64_t, float>{1, 3, 1.0f}, {9, 1000, 30.0f}, {5, 50257, 8.0f}}) {
     const auto logits = random_floats(n * v, 1, -spread, spread);
     const auto targets = random_tokens(n, static_cast<std::int32_t>(v), 2);
     const float dloss = 0.37f;
@@ -78,8 +78,8 @@ TEST_F(CudaCrossEntropy, TargetOutsideTheVocabularyGivesNaNNotAStrayRead) {
   const auto dlogits = g_dlogits.download();
   EXPECT_TRUE(std::isfinite(losses[0])) << "cross_entropy f32 (n=3,v=4) row 0 (target 1) loss " << losses[0];
   for (std::int64_t row : {1, 2}) {
-    EXPECT_TRUE(std::isnan(losses[row])) << "cross_entropy f32 (n=3,v=4) row " << row << " (target "
-                                         << targets[row] << ") loss " << losses[row] << ", expected NaN";
+    EXPECT_TRUE(std::isnan(losses[row])) << "cross_entropy f32 (n=3,v=4) row " << row << " (target " << targets[row]
+                                         << ") loss " << losses[row] << ", expected NaN";
     for (std::int64_t j = 0; j < v; ++j) {
       EXPECT_TRUE(std::isnan(dlogits[row * v + j])) << "cross_entropy f32 (n=3,v=4) dlogits[" << row << "][" << j
                                                     << "] = " << dlogits[row * v + j] << ", expected NaN";

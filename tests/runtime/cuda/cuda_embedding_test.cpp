@@ -49,10 +49,10 @@ void check_against_cpu(const CudaKernels& gpu, const CpuKernels& cpu, const Embe
 }
 
 TEST_F(CudaEmbedding, ForwardAndBackwardGiveTheCpuBits) {
-  check_against_cpu(*gpu_, cpu_, {2, 5, 12, 7, 9}, 1);         // few tokens, many repeats
-  check_against_cpu(*gpu_, cpu_, {3, 1, 33, 50, 4}, 2);        // t = 1, c not a multiple of 32
-  check_against_cpu(*gpu_, cpu_, {4, 300, 1100, 40, 300}, 3);  // two channel slices, 1200 rows (several ballot chunks)
-  check_against_cpu(*gpu_, cpu_, {1, 700, 64, 5000, 1024}, 4); // mostly distinct tokens
+  check_against_cpu(*gpu_, cpu_, {2, 5, 12, 7, 9}, 1);          // few tokens, many repeats
+  check_against_cpu(*gpu_, cpu_, {3, 1, 33, 50, 4}, 2);         // t = 1, c not a multiple of 32
+  check_against_cpu(*gpu_, cpu_, {4, 300, 1100, 40, 300}, 3);   // two channel slices, 1200 rows (several ballot chunks)
+  check_against_cpu(*gpu_, cpu_, {1, 700, 64, 5000, 1024}, 4);  // mostly distinct tokens
 }
 
 TEST_F(CudaEmbedding, BackwardIsTheSameBitsEveryRun) {

@@ -119,8 +119,8 @@ TEST_F(CudaGemm, LinearGeluForwardAndBackwardMatchCpu) {
     const std::string label = "linear_gelu f32 " + describe(s);
     expect_close(g_pre.download(), pre, kF32Tolerance, label + " forward pre");
     expect_close(g_out.download(), out, kF32Tolerance, label + " forward out");
-    gpu_->linear_gelu_backward(g_dinp.get(), g_dw.get(), g_db.get(), g_dout.get(), g_pre.get(), g_inp.get(),
-                               g_w.get(), s.n, s.c, s.oc);
+    gpu_->linear_gelu_backward(g_dinp.get(), g_dw.get(), g_db.get(), g_dout.get(), g_pre.get(), g_inp.get(), g_w.get(),
+                               s.n, s.c, s.oc);
     cpu_.linear_gelu_backward(dinp.data(), dw.data(), db.data(), dpre.data(), pre.data(), inp.data(), w.data(), s.n,
                               s.c, s.oc);
     expect_close(g_dout.download(), dpre, kF32Tolerance, label + " backward dout (now the gradient of pre)");

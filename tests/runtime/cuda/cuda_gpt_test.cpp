@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "tessera/core/random.hpp"
+#include "tessera/model/modules/cross_entropy_loss.hpp"
+#include "tessera/model/modules/gpt.hpp"
 #include "tessera/precision/tolerance.hpp"
 #include "tessera/runtime/cuda/cuda_device.hpp"
 #include "tessera/training/local_trainer.hpp"
-#include "tessera/model/modules/cross_entropy_loss.hpp"
-#include "tessera/model/modules/gpt.hpp"
-#include "tessera/core/random.hpp"
 #include "tests/runtime/cuda/gpu_test_support.hpp"
 
 namespace tessera {

@@ -78,8 +78,8 @@ TEST_F(CudaLayerNorm, ParameterGradsAreTheSameBitsEveryRun) {
   for (int run = 0; run < 2; ++run) {
     DeviceBuffer<float> g_inp(inp), g_w(w), g_mean(mean), g_rstd(rstd), g_dout(dout), g_dinp(n * c);
     DeviceBuffer<float> g_dw(std::vector<float>(c, 0.0f)), g_db(std::vector<float>(c, 0.0f));
-    gpu_->layernorm_backward(g_dinp.get(), g_dw.get(), g_db.get(), g_dout.get(), g_inp.get(), g_w.get(),
-                             g_mean.get(), g_rstd.get(), n, c);
+    gpu_->layernorm_backward(g_dinp.get(), g_dw.get(), g_db.get(), g_dout.get(), g_inp.get(), g_w.get(), g_mean.get(),
+                             g_rstd.get(), n, c);
     dw_runs.push_back(g_dw.download());
     db_runs.push_back(g_db.download());
   }

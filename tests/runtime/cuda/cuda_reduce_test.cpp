@@ -23,8 +23,10 @@ class CudaReduce : public test::CudaKernelTest {};
 
 double gpu_result(const CudaKernels& gpu, bool squares, const float* x, std::int64_t n) {
   DeviceBuffer<double> out(std::vector<double>{5.0});  // overwritten, also for n == 0
-  if (squares) gpu.sum_squares(x, n, out.get());
-  else gpu.sum(x, n, out.get());
+  if (squares)
+    gpu.sum_squares(x, n, out.get());
+  else
+    gpu.sum(x, n, out.get());
   return out.download()[0];
 }
 
@@ -40,13 +42,14 @@ TEST_F(CudaReduce, SumAndSumSquaresMatchCpuInDouble) {
     DeviceBuffer<float> g_x(x);
     for (bool squares : {false, true}) {
       double expected = 0.0;
-      if (squares) cpu_.sum_squares(x.data(), n, &expected);
-      else cpu_.sum(x.data(), n, &expected);
+      if (squares)
+        cpu_.sum_squares(x.data(), n, &expected);
+      else
+        cpu_.sum(x.data(), n, &expected);
       const double actual = gpu_result(*gpu_, squares, g_x.get(), n);
       const double scale = squares ? sq_sum : abs_sum;  // what rounding errors are relative to
       EXPECT_LE(std::fabs(actual - expected), kF64SumTolerance * scale)
-          << (squares ? "sum_squares" : "sum") << " f32 (n=" << n << ") expected " << expected << " actual "
-          << actual;
+          << (squares ? "sum_squares" : "sum") << " f32 (n=" << n << ") expected " << expected << " actual " << actual;
     }
   }
 }

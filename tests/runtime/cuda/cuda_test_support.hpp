@@ -151,8 +151,7 @@ void expect_close(const std::vector<A>& actual, const std::vector<E>& expected, 
   if (bad == 0) return;
   ADD_FAILURE() << what << ": " << bad << " of " << actual.size() << " elements off; worst element [" << worst_i
                 << "] expected " << static_cast<double>(expected[worst_i]) << " actual "
-                << static_cast<double>(actual[worst_i]) << " (tolerance " << tol << " x max|expected| " << scale
-                << ")";
+                << static_cast<double>(actual[worst_i]) << " (tolerance " << tol << " x max|expected| " << scale << ")";
 }
 
 // Bit equality of two arrays of 4- or 8-byte values; reports the first difference.

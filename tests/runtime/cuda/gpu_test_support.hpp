@@ -13,11 +13,11 @@
 #include "tessera/runtime/device_factory.hpp"
 
 // Skips the test (GTEST_SKIP, so the suite passes on machines without a GPU) naming why.
-#define TESSERA_REQUIRE_GPU()                                                                        \
-  do {                                                                                               \
-    if (!::tessera::device_available(::tessera::DeviceChoice::kCuda)) {                              \
-      GTEST_SKIP() << ::tessera::device_unavailable_reason(::tessera::DeviceChoice::kCuda);             \
-    }                                                                                                \
+#define TESSERA_REQUIRE_GPU()                                                               \
+  do {                                                                                      \
+    if (!::tessera::device_available(::tessera::DeviceChoice::kCuda)) {                     \
+      GTEST_SKIP() << ::tessera::device_unavailable_reason(::tessera::DeviceChoice::kCuda); \
+    }                                                                                       \
   } while (0)
 
 namespace tessera::testing {
@@ -43,9 +43,9 @@ inline std::string compare_relative(const std::vector<float>& actual, const std:
   }
   if (bad == 0) return "";
   char text[256];
-  std::snprintf(text, sizeof text, ": %zu of %zu elements differ; worst [%zu] expected %.9g actual %.9g (rel %.2e > %.1e)",
-                bad, actual.size(), worst, static_cast<double>(expected[worst]), static_cast<double>(actual[worst]),
-                worst_rel, tol);
+  std::snprintf(
+      text, sizeof text, ": %zu of %zu elements differ; worst [%zu] expected %.9g actual %.9g (rel %.2e > %.1e)", bad,
+      actual.size(), worst, static_cast<double>(expected[worst]), static_cast<double>(actual[worst]), worst_rel, tol);
   return what + text;
 }
 

@@ -8,10 +8,10 @@
 #include <chrono>
 #include <vector>
 
-#include "tessera/runtime/cpu/cpu_device.hpp"
 #include "tessera/model/modules/cross_entropy_loss.hpp"
 #include "tessera/model/modules/gpt.hpp"
 #include "tessera/model/optim/grad_clip.hpp"
+#include "tessera/runtime/cpu/cpu_device.hpp"
 
 namespace tessera {
 namespace {

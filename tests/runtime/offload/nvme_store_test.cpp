@@ -127,7 +127,7 @@ TEST(NvmeStore, UnusableDirectoriesAreRefusedByName) {
 
   const std::string why = dir.mount_tmpfs("small", 1 << 20);
   if (!why.empty()) GTEST_SKIP() << why;
-  const std::string small = refusal(dir / "small");  // 4 MiB of state on a 1 MiB file system
+  const std::string small = refusal(dir / "small");                          // 4 MiB of state on a 1 MiB file system
   EXPECT_NE(small.find("needs 4296704 bytes"), std::string::npos) << small;  // 1049 chunks of 4 KiB
   EXPECT_NE(small.find("1048576 bytes (1.00 MiB) free"), std::string::npos) << small;
   ASSERT_EQ(dir.mount_tmpfs("read_only", 1 << 20, true), "");

@@ -61,7 +61,8 @@ TEST(WindowStream, UpdatesFiledAndResidentTensorsWindowByWindow) {
     std::vector<float> back(static_cast<std::size_t>(n)), scale_back(scales.size());
     store.read(x, 0, n, back.data());
     store.read(scale, 0, n / 256, scale_back.data());
-    for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(back[static_cast<std::size_t>(i)], 2.0f * static_cast<float>(i) + 1.0f) << i;
+    for (std::int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(back[static_cast<std::size_t>(i)], 2.0f * static_cast<float>(i) + 1.0f) << i;
     EXPECT_EQ(out, back);
     EXPECT_EQ(scale_back, scales) << "a read-only tensor was written";
     EXPECT_GE(store.stats().bytes_written, n * 4);
@@ -73,12 +74,13 @@ TEST(WindowStream, WithoutAStoreTheRangeIsOneWindow) {
   StreamSlot slot;
   slot.resident = reinterpret_cast<std::byte*>(v.data());
   int calls = 0;
-  stream_windows(nullptr, std::span(&slot, 1), 1000, [&](std::int64_t begin, std::int64_t count, std::span<std::byte* const> data) {
-    ++calls;
-    EXPECT_EQ(begin, 0);
-    EXPECT_EQ(count, 1000);
-    EXPECT_EQ(data[0], reinterpret_cast<std::byte*>(v.data()));
-  });
+  stream_windows(nullptr, std::span(&slot, 1), 1000,
+                 [&](std::int64_t begin, std::int64_t count, std::span<std::byte* const> data) {
+                   ++calls;
+                   EXPECT_EQ(begin, 0);
+                   EXPECT_EQ(count, 1000);
+                   EXPECT_EQ(data[0], reinterpret_cast<std::byte*>(v.data()));
+                 });
   EXPECT_EQ(calls, 1);
 }
 

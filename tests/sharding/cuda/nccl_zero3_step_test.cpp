@@ -19,10 +19,10 @@
 #include "tessera/launch/rank_info.hpp"
 #include "tessera/sharding/full_parameters.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
+#include "tessera/training/trainer.hpp"
 #include "tests/runtime/cuda/gpu_test_support.hpp"
 #include "tests/sharding/sharding_test_support.hpp"
 #include "tests/support/gpu_per_rank.hpp"
-#include "tessera/training/trainer.hpp"
 
 namespace tessera::testing {
 namespace {

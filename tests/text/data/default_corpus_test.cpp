@@ -1,5 +1,7 @@
 // Tests for default_corpus_files(): regular files only, symlinks resolved and de-duplicated,
 // sorted, and an error naming the directory when it holds no files.
+#include "tessera/text/data/default_corpus.hpp"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -10,8 +12,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include "tessera/text/data/default_corpus.hpp"
 
 namespace tessera {
 namespace {
@@ -35,8 +35,8 @@ TEST_F(DefaultCorpusTest, RegularFilesSortedWithLinksResolvedOnce) {
   touch("b-license");
   touch("a-license");
   fs::create_directory(dir_ / "subdir");
-  fs::create_symlink(dir_ / "a-license", dir_ / "z-link");   // same file as a-license
-  fs::create_symlink(dir_ / "missing", dir_ / "dangling");   // skipped
+  fs::create_symlink(dir_ / "a-license", dir_ / "z-link");  // same file as a-license
+  fs::create_symlink(dir_ / "missing", dir_ / "dangling");  // skipped
   const std::vector<std::string> files = default_corpus_files(dir_.string());
   const std::vector<std::string> expected = {(dir_ / "a-license").string(), (dir_ / "b-license").string()};
   EXPECT_EQ(files, expected);

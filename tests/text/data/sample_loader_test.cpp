@@ -2,6 +2,8 @@
 // fixed function of the seed (pinned values guard checkpoint resumption), every window appears once
 // per epoch, and any split of the global batch over ranks, micro-batches and accumulation steps
 // reads, index for index, the samples of the single-process run.
+#include "tessera/text/data/sample_loader.hpp"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -13,8 +15,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include "tessera/text/data/sample_loader.hpp"
 
 namespace tessera {
 namespace {
@@ -76,7 +76,7 @@ TEST_F(SampleLoaderTest, OrderIsFixedBySeed) {
   const SampleLoader c(dataset, 8, 1235);
   ASSERT_EQ(a.windows_per_epoch(), 25);
   // Pinned: epoch 0 of seed 1234 over 25 windows.
-  const std::vector<std::int64_t> pinned = {5, 1, 13, 0, 23, 11, 8, 17, 3, 7, 16, 24, 15,
+  const std::vector<std::int64_t> pinned = {5,  1, 13, 0, 23, 11, 8,  17, 3,  7, 16, 24, 15,
                                             10, 2, 12, 4, 21, 18, 22, 20, 19, 6, 14, 9};
   int differ_seed = 0, differ_epoch = 0;
   for (std::int64_t g = 0; g < 75; ++g) {

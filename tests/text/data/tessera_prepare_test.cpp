@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "tessera/text/tokenizer/byte_tokenizer.hpp"
 #include "tessera/text/data/default_corpus.hpp"
 #include "tessera/text/data/token_file.hpp"
 #include "tessera/text/tokenizer/bpe_tokenizer.hpp"
+#include "tessera/text/tokenizer/byte_tokenizer.hpp"
 #include "tessera/text/tokenizer/tokenizer_spec.hpp"
 
 namespace tessera {
@@ -191,7 +191,8 @@ TEST_F(TesseraPrepareTest, ByteFilesRecordTheByteTokenizer) {
 TEST_F(TesseraPrepareTest, BpeVocabLearnsWritesAndRecordsTheTokenizer) {
   const std::string a = write_text("a.txt", "the cat sat on the mat; the cat's hat is flat.\n");
   const std::string b = write_text("b.txt", "caf\xc3\xa9 the cat \xe6\x97\xa5\xe6\x9c\xac the mat\n");
-  const RunResult result = run("--bpe-vocab 270 --val-fraction 0 --out '" + path("out/c.bin") + "' '" + a + "' '" + b + "'");
+  const RunResult result =
+      run("--bpe-vocab 270 --val-fraction 0 --out '" + path("out/c.bin") + "' '" + a + "' '" + b + "'");
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
   ASSERT_TRUE(fs::exists(path("out/vocab.json")) && fs::exists(path("out/merges.txt"))) << result.out;
   const TokenFile file = TokenFile::open(path("out/c.bin"));
@@ -220,7 +221,8 @@ TEST_F(TesseraPrepareTest, BpeVocabLearnsWritesAndRecordsTheTokenizer) {
 TEST_F(TesseraPrepareTest, TokenizerDirectoryIsUsedAsGiven) {
   const std::string a = write_text("a.txt", "the cat sat on the mat, the cat sat.\n");
   ASSERT_EQ(run("--bpe-vocab 262 --val-fraction 0 --out '" + path("learned/x.bin") + "' '" + a + "'").exit_code, 0);
-  const RunResult result = run("--tokenizer '" + path("learned") + "' --val-fraction 0 --out '" + path("y.bin") + "' '" + a + "'");
+  const RunResult result =
+      run("--tokenizer '" + path("learned") + "' --val-fraction 0 --out '" + path("y.bin") + "' '" + a + "'");
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_EQ(tokens_of(path("y.bin")), tokens_of(path("learned/x.bin")));
   EXPECT_EQ(TokenFile::open(path("y.bin")).tokenizer()->dir, path("learned"));

@@ -1,5 +1,7 @@
 // Tests for TokenDataset: glob expansion order, concatenation across files (including an empty
 // one), reads that cross file boundaries, slices and the train/validation split.
+#include "tessera/text/data/token_dataset.hpp"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -8,8 +10,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include "tessera/text/data/token_dataset.hpp"
 
 namespace tessera {
 namespace {
@@ -75,10 +75,10 @@ TEST_F(TokenDatasetTest, MissingPlainPathNamesTheFile) {
 }
 
 TEST_F(TokenDatasetTest, ConcatenatesFilesInGlobOrder) {
-  write("part_0.bin", 0, 10);     // tokens 0..9
-  write("part_1.bin", 100, 5);    // 100..104
-  write("part_2.bin", 0, 0);      // empty
-  write("part_3.bin", 200, 7);    // 200..206
+  write("part_0.bin", 0, 10);   // tokens 0..9
+  write("part_1.bin", 100, 5);  // 100..104
+  write("part_2.bin", 0, 0);    // empty
+  write("part_3.bin", 200, 7);  // 200..206
   const TokenDataset dataset(path("part_*.bin"));
   std::vector<std::int32_t> expected;
   for (int i = 0; i < 10; ++i) expected.push_back(i);

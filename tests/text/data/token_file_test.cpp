@@ -1,5 +1,7 @@
 // Tests for token files: llm.c-format round trip and byte layout, every corruption error with its
 // message, the raw uint16 format, refusal of ids that do not fit, and atomic replacement.
+#include "tessera/text/data/token_file.hpp"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -13,8 +15,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include "tessera/text/data/token_file.hpp"
 
 namespace tessera {
 namespace {
@@ -233,8 +233,9 @@ TEST_F(TokenFileTest, RawUint16WrittenByOtherTools) {
 TEST_F(TokenFileTest, RawFormatErrors) {
   const std::string odd = path("odd.bin");
   write_bytes(odd, std::vector<char>(7, 1));
-  EXPECT_NE(open_error(odd, TokenFileFormat::kRawUint16).find(odd + ": raw uint16 token file has an odd size (7 bytes)"),
-            std::string::npos)
+  EXPECT_NE(
+      open_error(odd, TokenFileFormat::kRawUint16).find(odd + ": raw uint16 token file has an odd size (7 bytes)"),
+      std::string::npos)
       << open_error(odd, TokenFileFormat::kRawUint16);
 
   const std::string llmc = path("llmc.bin");

@@ -2,6 +2,8 @@
 // token text from the bytes_to_unicode table), then the merges below, then <|endoftext|>. The
 // expected ids are worked out by hand from the merge ranks (lowest rank first, all occurrences
 // left to right). Also: the table itself, decoding, and files that do not belong together.
+#include "tessera/text/tokenizer/bpe_tokenizer.hpp"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -10,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "tessera/text/tokenizer/bpe_tokenizer.hpp"
 #include "tessera/text/tokenizer/bpe_vocabulary.hpp"
 #include "tessera/text/tokenizer/byte_unicode.hpp"
 
@@ -33,9 +34,17 @@ using Ids = std::vector<std::int32_t>;
 //   9: "caf Ã©"        -> 265 "cafÃ©"
 //  10: "Ġ Ġ"           -> 266 "ĠĠ"
 // 267: <|endoftext|>
-const std::vector<std::pair<std::string, std::string>> kMerges = {
-    {"\xc4\xa0", "t"}, {"h", "e"}, {"\xc4\xa0t", "he"}, {"'", "s"}, {"\xc4\xa0", "1"}, {"2", "3"},
-    {"\xc3\x83", "\xc2\xa9"}, {"c", "a"}, {"ca", "f"}, {"caf", "\xc3\x83\xc2\xa9"}, {"\xc4\xa0", "\xc4\xa0"}};
+const std::vector<std::pair<std::string, std::string>> kMerges = {{"\xc4\xa0", "t"},
+                                                                  {"h", "e"},
+                                                                  {"\xc4\xa0t", "he"},
+                                                                  {"'", "s"},
+                                                                  {"\xc4\xa0", "1"},
+                                                                  {"2", "3"},
+                                                                  {"\xc3\x83", "\xc2\xa9"},
+                                                                  {"c", "a"},
+                                                                  {"ca", "f"},
+                                                                  {"caf", "\xc3\x83\xc2\xa9"},
+                                                                  {"\xc4\xa0", "\xc4\xa0"}};
 
 class BpeTokenizerTest : public ::testing::Test {
  protected:
@@ -50,7 +59,8 @@ class BpeTokenizerTest : public ::testing::Test {
     tokens.push_back("<|endoftext|>");
     std::ofstream vocab(dir_ / "vocab.json", std::ios::binary);
     vocab << "{";
-    for (std::size_t id = 0; id < tokens.size(); ++id) vocab << (id ? ", " : "") << json_string(tokens[id]) << ": " << id;
+    for (std::size_t id = 0; id < tokens.size(); ++id)
+      vocab << (id ? ", " : "") << json_string(tokens[id]) << ": " << id;
     vocab << "}";
     std::ofstream merges(dir_ / "merges.txt", std::ios::binary);
     merges << "#version: 0.2\n";
@@ -103,7 +113,9 @@ TEST(ByteUnicode, GptTwoTable) {
   EXPECT_EQ(byte_to_code_point(0xe9), 0xe9u);
   for (int b = 0; b < 256; ++b) EXPECT_EQ(code_point_to_byte(byte_to_code_point(static_cast<std::uint8_t>(b))), b);
   EXPECT_EQ(code_point_to_byte(0x20), -1);  // space itself is not a token character
-  EXPECT_EQ(bytes_to_token_text("a b"), "a\xc4\xa0" "b");
+  EXPECT_EQ(bytes_to_token_text("a b"),
+            "a\xc4\xa0"
+            "b");
 }
 
 TEST_F(BpeTokenizerTest, LoadsTheFiles) {
@@ -116,16 +128,16 @@ TEST_F(BpeTokenizerTest, LoadsTheFiles) {
 
 TEST_F(BpeTokenizerTest, EncodesKnownStringsToKnownIds) {
   const BpeTokenizer t = load();
-  EXPECT_EQ(t.encode(" the"), (Ids{258}));                       // Ġt (0), he (1), Ġthe (2)
-  EXPECT_EQ(t.encode("the"), (Ids{'t', 257}));                   // no "t he" merge
+  EXPECT_EQ(t.encode(" the"), (Ids{258}));                                // Ġt (0), he (1), Ġthe (2)
+  EXPECT_EQ(t.encode("the"), (Ids{'t', 257}));                            // no "t he" merge
   EXPECT_EQ(t.encode("the cat's"), (Ids{'t', 257, ' ', 263, 't', 259}));  // "the" " cat" "'s"
-  EXPECT_EQ(t.encode("it's"), (Ids{'i', 't', 259}));              // contraction piece
-  EXPECT_EQ(t.encode(" 123"), (Ids{260, 261}));                  // Ġ1 (rank 4) before 23 (rank 5)
-  EXPECT_EQ(t.encode("x!?"), (Ids{'x', '!', '?'}));              // punctuation, no merges
-  EXPECT_EQ(t.encode(" caf\xc3\xa9"), (Ids{' ', 265}));          // Ã© (6), ca (7), caf (8), cafÃ© (9)
-  EXPECT_EQ(t.encode("hi   "), (Ids{'h', 'i', 266, ' '}));       // trailing run: ĠĠ then Ġ, left to right
-  EXPECT_EQ(t.encode("a  b"), (Ids{'a', ' ', ' ', 'b'}));        // " " and " b": no ĠĠ across pieces
-  EXPECT_EQ(t.encode("\xe6\x97\xa5"), (Ids{0xe6, 0x97, 0xa5}));   // 日: its three bytes
+  EXPECT_EQ(t.encode("it's"), (Ids{'i', 't', 259}));                      // contraction piece
+  EXPECT_EQ(t.encode(" 123"), (Ids{260, 261}));                           // Ġ1 (rank 4) before 23 (rank 5)
+  EXPECT_EQ(t.encode("x!?"), (Ids{'x', '!', '?'}));                       // punctuation, no merges
+  EXPECT_EQ(t.encode(" caf\xc3\xa9"), (Ids{' ', 265}));                   // Ã© (6), ca (7), caf (8), cafÃ© (9)
+  EXPECT_EQ(t.encode("hi   "), (Ids{'h', 'i', 266, ' '}));                // trailing run: ĠĠ then Ġ, left to right
+  EXPECT_EQ(t.encode("a  b"), (Ids{'a', ' ', ' ', 'b'}));                 // " " and " b": no ĠĠ across pieces
+  EXPECT_EQ(t.encode("\xe6\x97\xa5"), (Ids{0xe6, 0x97, 0xa5}));           // 日: its three bytes
   EXPECT_EQ(t.encode("<|endoftext|>"), (Ids{'<', '|', 'e', 'n', 'd', 'o', 'f', 't', 'e', 'x', 't', '|', '>'}));
 }
 

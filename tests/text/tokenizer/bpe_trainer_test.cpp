@@ -1,6 +1,8 @@
 // BpeTrainer: merges worked out by hand on a tiny text (most frequent pair first, ties by ids,
 // stopping when no pair occurs twice); training twice gives identical files; train -> write ->
 // read -> encode -> decode round-trips arbitrary UTF-8, invalid sequences included.
+#include "tessera/text/tokenizer/bpe_trainer.hpp"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -12,7 +14,6 @@
 
 #include "tessera/core/random.hpp"
 #include "tessera/text/tokenizer/bpe_tokenizer.hpp"
-#include "tessera/text/tokenizer/bpe_trainer.hpp"
 
 namespace tessera {
 namespace {
@@ -28,8 +29,10 @@ std::string slurp(const fs::path& path) {
 
 std::vector<std::string> sample_documents() {
   return {"The quick brown fox jumps over the lazy dog. The dog sleeps; the fox doesn't.\n",
-          "Caf\xc3\xa9 cr\xc3\xa8me br\xc3\xbbl\xc3\xa9" "e, na\xc3\xafve r\xc3\xa9sum\xc3\xa9 \xe2\x80\x94 "
-          "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e 1234 1234 \xf0\x9f\x98\x80\xf0\x9f\x98\x80\n",
+          "Caf\xc3\xa9 cr\xc3\xa8me br\xc3\xbbl\xc3\xa9"
+          "e, na\xc3\xafve r\xc3\xa9sum\xc3\xa9 \xe2\x80\x94 "
+          "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e 1234 1234 "
+          "\xf0\x9f\x98\x80\xf0\x9f\x98\x80\n",
           "    indented code();\n\tint x = 42;\n    return x;\n"};
 }
 

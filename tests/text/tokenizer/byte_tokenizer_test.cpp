@@ -1,12 +1,12 @@
 // Tests for ByteTokenizer: round trips of ASCII, multi-byte UTF-8 and every byte value, the
 // end-of-text token, and ids outside the vocabulary.
+#include "tessera/text/tokenizer/byte_tokenizer.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "tessera/text/tokenizer/byte_tokenizer.hpp"
 
 namespace tessera {
 namespace {

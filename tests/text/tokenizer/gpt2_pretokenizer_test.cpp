@@ -3,6 +3,8 @@
 // contractions, a space joining the next word, digit runs, punctuation runs, whitespace that gives
 // its last character to the next piece, trailing whitespace, non-ASCII letters and digits, and
 // invalid UTF-8; and the pieces of arbitrary bytes always concatenate to the input.
+#include "tessera/text/tokenizer/gpt2_pretokenizer.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -10,7 +12,6 @@
 
 #include "tessera/core/random.hpp"
 #include "tessera/text/tokenizer/char_class.hpp"
-#include "tessera/text/tokenizer/gpt2_pretokenizer.hpp"
 
 namespace tessera {
 namespace {
@@ -42,7 +43,7 @@ TEST(Gpt2Pretokenizer, DigitsAndPunctuation) {
 }
 
 TEST(Gpt2Pretokenizer, WhitespaceRuns) {
-  EXPECT_EQ(pieces("a   b"), (Pieces{"a", "  ", " b"}));  // the last space goes with the word
+  EXPECT_EQ(pieces("a   b"), (Pieces{"a", "  ", " b"}));        // the last space goes with the word
   EXPECT_EQ(pieces("a\n\nb"), (Pieces{"a", "\n", "\n", "b"}));  // '\n' is no ' ': it cannot join b
   EXPECT_EQ(pieces("a \n b"), (Pieces{"a", " \n", " b"}));
   EXPECT_EQ(pieces("end  \n"), (Pieces{"end", "  \n"}));  // trailing whitespace is one piece
@@ -70,7 +71,9 @@ TEST(Gpt2Pretokenizer, CharacterClassesFromUnicodeData) {
 }
 
 TEST(Gpt2Pretokenizer, InvalidUtf8BytesAreSymbols) {
-  EXPECT_EQ(pieces("\xff\xfe" "ab \xc3"), (Pieces{"\xff\xfe", "ab", " \xc3"}));
+  EXPECT_EQ(pieces("\xff\xfe"
+                   "ab \xc3"),
+            (Pieces{"\xff\xfe", "ab", " \xc3"}));
   EXPECT_EQ(pieces("x\xe6\x97"), (Pieces{"x", "\xe6\x97"}));  // a character cut short
 }
 
