@@ -211,12 +211,13 @@ int run(int argc, char** argv) {
   // Attention (FLOPs counted as the dense products, 4 B T^2 C forward and 8 B T^2 C backward).
   double attn_fwd_ms = 0, attn_bwd_ms = 0;
   {
-    Buffer qkv(kN * 3 * kC), out(kN * kC), probs(kB * kNH * kT * kT), dqkv(kN * 3 * kC), scratch(kB * kNH * kT * kT);
+    Buffer qkv(kN * 3 * kC), out(kN * kC), lse(kB * kNH * kT), dout(kN * kC), dqkv(kN * 3 * kC), delta(kB * kNH * kT);
     const double flops = 4.0 * kB * kT * kT * kC;
-    attn_fwd_ms = time_ms([&] { k.attention_forward(out.get(), probs.get(), qkv.get(), kB, kT, kC, kNH); });
+    attn_fwd_ms = time_ms([&] { k.attention_forward(out.get(), lse.get(), qkv.get(), kB, kT, kC, kNH); });
     gemm_row("attention fwd", "B4 T256 C384 NH6", attn_fwd_ms, flops);
-    attn_bwd_ms = time_ms(
-        [&] { k.attention_backward(dqkv.get(), scratch.get(), out.get(), qkv.get(), probs.get(), kB, kT, kC, kNH); });
+    attn_bwd_ms = time_ms([&] {
+      k.attention_backward(dqkv.get(), delta.get(), dout.get(), qkv.get(), out.get(), lse.get(), kB, kT, kC, kNH);
+    });
     gemm_row("attention bwd", "B4 T256 C384 NH6", attn_bwd_ms, 2.0 * flops);
   }
 

@@ -17,7 +17,7 @@
 //   comm buffers     stage 3's gathered units, f32 compute copies of non-f32 parameters,
 //                    reduce-dtype staging of gradient collectives
 //   workspace        the step's micro-batches (inputs and targets (B,T) i32), kernel scratch
-//                    (attention backward (B,NH,T,T)), cross-entropy losses, the gradient norm
+//                    (attention backward's delta (B,NH,T)), cross-entropy losses, the gradient norm
 // The steady-state step is the second one: the first records the unit order that prefetching uses.
 //
 // Offload: state placed in pinned host memory (ShardingConfig::offload, cpu) is counted in `host`,

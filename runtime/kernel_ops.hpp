@@ -91,18 +91,22 @@ TESSERA_KERNEL_OP(residual_layernorm_backward, kElementwise,
                    std::int64_t c),
                   (dinp, dweight, dbias, dout, dresidual, inp, weight, mean, rstd, n, c))
 
-// Causal multi-head self-attention. qkv (b,t,3c) holds [q | k | v] per position, head h in columns
-// [h*hs, (h+1)*hs) of each, hs = c/nh. out (b,t,c); probs (b,nh,t,t) softmax(q k^T / sqrt(hs)) with
-// the causal mask, kept for backward (entries above the diagonal are 0).
+// Causal multi-head self-attention, tiled with an online softmax: no (t,t) tensor is read or
+// written. qkv (b,t,3c) holds [q | k | v] per position, head h in columns [h*hs, (h+1)*hs) of each,
+// hs = c/nh. out (b,t,c) = softmax(q k^T / sqrt(hs)) v with the causal mask; lse (b,nh,t) f32 the
+// log-sum-exp of each row of scaled scores, kept with out for backward (-inf for a row whose every
+// score is -inf, whose out is then 0). The row statistics are runtime/math/online_softmax_math.hpp's.
 TESSERA_KERNEL_OP(attention_forward, kAttention,
-                  (float* out, float* probs, const float* qkv, std::int64_t b, std::int64_t t, std::int64_t c,
+                  (float* out, float* lse, const float* qkv, std::int64_t b, std::int64_t t, std::int64_t c,
                    std::int64_t nh),
-                  (out, probs, qkv, b, t, c, nh))
-// dqkv (b,t,3c) = gradient w.r.t. qkv; scratch (b,nh,t,t) is caller-provided workspace.
+                  (out, lse, qkv, b, t, c, nh))
+// dqkv (b,t,3c) = gradient w.r.t. qkv (written, not accumulated) from dout (b,t,c) and the forward's
+// qkv, out and lse; the probabilities are recomputed from q, k and lse. delta (b,nh,t) f32 is
+// workspace (it receives rowsum(dout * out) per head).
 TESSERA_KERNEL_OP(attention_backward, kAttention,
-                  (float* dqkv, float* scratch, const float* dout, const float* qkv, const float* probs, std::int64_t b,
-                   std::int64_t t, std::int64_t c, std::int64_t nh),
-                  (dqkv, scratch, dout, qkv, probs, b, t, c, nh))
+                  (float* dqkv, float* delta, const float* dout, const float* qkv, const float* out, const float* lse,
+                   std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh),
+                  (dqkv, delta, dout, qkv, out, lse, b, t, c, nh))
 
 // GELU, tanh approximation (GPT-2). out (n) = gelu(inp); dinp (n) = gelu'(inp) * dout. dinp may alias dout.
 TESSERA_KERNEL_OP(gelu_forward, kElementwise, (float* out, const float* inp, std::int64_t n), (out, inp, n))

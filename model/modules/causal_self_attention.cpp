@@ -22,27 +22,28 @@ CausalSelfAttention::CausalSelfAttention(std::int64_t channels, std::int64_t hea
 
 void CausalSelfAttention::clear_own_saved() {
   qkv_out_ = Tensor();
-  probs_ = Tensor();
+  att_ = Tensor();
+  lse_ = Tensor();
 }
 
 Tensor CausalSelfAttention::forward(Context& ctx, const Tensor& x) {
   check_input(x.ndim() == 3 && x.dim(2) == channels_, "CausalSelfAttention",
               "f32 (B, T, " + std::to_string(channels_) + ")", x);
   const std::int64_t b = x.dim(0), t = x.dim(1);
-  // kElementwise: the qkv layer keeps nothing (backward gets x again) and the probabilities are
-  // recomputed in backward.
+  // kElementwise: the qkv layer keeps nothing (backward gets x again).
   Context qkv_ctx = ctx;
   if (recompute_ == RecomputeMode::kElementwise) qkv_ctx.training = false;
   Tensor qkv = qkv_->forward(qkv_ctx, x);
-  Tensor probs = new_activation(ctx, {b, heads_, t, t});
+  Tensor lse = new_activation(ctx, {b, heads_, t});
   Tensor att = new_activation(ctx, {b, t, channels_});
-  ctx.device.kernels().attention_forward(att.data_as<float>(), probs.data_as<float>(), qkv.data_as<float>(), b, t,
+  ctx.device.kernels().attention_forward(att.data_as<float>(), lse.data_as<float>(), qkv.data_as<float>(), b, t,
                                          channels_, heads_);
   if (ctx.training) {
     qkv_out_ = qkv;
-    if (recompute_ == RecomputeMode::kKeepAll) probs_ = probs;
+    att_ = att;
+    lse_ = lse;
   }
-  probs = Tensor();
+  lse = Tensor();
   return proj_->forward(ctx, att);
 }
 
@@ -53,35 +54,25 @@ Tensor CausalSelfAttention::backward(Context& ctx, Tensor dy) {
         "input again: call backward_with_input(ctx, dy, x)");
   }
   check_input(qkv_out_.defined(), "CausalSelfAttention::backward", "a preceding training forward", dy);
-  Tensor dqkv = attention_grad(ctx, proj_->backward(ctx, dy), probs_);
+  Tensor dqkv = attention_grad(ctx, proj_->backward(ctx, dy));
   return qkv_->backward(ctx, dqkv);
 }
 
 Tensor CausalSelfAttention::backward_with_input(Context& ctx, const Tensor& dy, const Tensor& x) {
   if (recompute_ == RecomputeMode::kKeepAll) return backward(ctx, dy);
   check_input(qkv_out_.defined(), "CausalSelfAttention::backward", "a preceding training forward", dy);
-  const std::int64_t b = qkv_out_.dim(0), t = qkv_out_.dim(1);
-  Tensor dqkv;
-  {
-    Tensor datt = proj_->backward(ctx, dy);
-    // Recompute the probabilities: the same kernel on the kept qkv (proj kept the output itself).
-    Tensor probs = new_activation(ctx, {b, heads_, t, t});
-    Tensor att = Tensor::empty(ctx.device, {b, t, channels_}, DType::kF32, MemoryCategory::kWorkspace);
-    ctx.device.kernels().attention_forward(att.data_as<float>(), probs.data_as<float>(), qkv_out_.data_as<float>(), b,
-                                           t, channels_, heads_);
-    att = Tensor();
-    dqkv = attention_grad(ctx, datt, probs);
-  }
+  Tensor dqkv = attention_grad(ctx, proj_->backward(ctx, dy));
   return linear_backward_with_input(ctx, *qkv_, dqkv, x);
 }
 
-Tensor CausalSelfAttention::attention_grad(Context& ctx, const Tensor& datt, const Tensor& probs) {
+Tensor CausalSelfAttention::attention_grad(Context& ctx, const Tensor& datt) {
   const std::int64_t b = qkv_out_.dim(0), t = qkv_out_.dim(1);
   Tensor dqkv = new_activation(ctx, qkv_out_.shape());
   {
-    Tensor scratch = Tensor::empty(ctx.device, {b, heads_, t, t}, DType::kF32, MemoryCategory::kWorkspace);
-    ctx.device.kernels().attention_backward(dqkv.data_as<float>(), scratch.data_as<float>(), datt.data_as<float>(),
-                                            qkv_out_.data_as<float>(), probs.data_as<float>(), b, t, channels_, heads_);
+    Tensor delta = Tensor::empty(ctx.device, {b, heads_, t}, DType::kF32, MemoryCategory::kWorkspace);
+    ctx.device.kernels().attention_backward(dqkv.data_as<float>(), delta.data_as<float>(), datt.data_as<float>(),
+                                            qkv_out_.data_as<float>(), att_.data_as<float>(), lse_.data_as<float>(), b,
+                                            t, channels_, heads_);
   }
   clear_own_saved();
   return dqkv;

@@ -1,5 +1,6 @@
 // Training FLOPs of a GPT: 6 x (matmul parameters) per token plus attention (PaLM appendix B):
-// per token, forward 2*(12 L C^2 + V C) + 4 L T C (q k^T and probs v, full T x T as computed);
+// per token, forward 2*(12 L C^2 + V C) + 4 L T C (q k^T and P v over the full T x T, PaLM's count;
+// the causal kernels compute about half of it);
 // training = 3 x forward.
 #pragma once
 

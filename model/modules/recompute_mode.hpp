@@ -10,9 +10,9 @@ namespace tessera {
 enum class RecomputeMode {
   // Keep every intermediate backward reads (the default).
   kKeepAll,
-  // Keep the matmul outputs (qkv, attention output, fc output) and the LayerNorm statistics;
-  // backward recomputes the cheap element-wise results: both LayerNorm outputs, the softmax
-  // probabilities and the GELU output.
+  // Keep the matmul outputs (qkv, attention output, fc output), attention's log-sum-exp and the
+  // LayerNorm statistics; backward recomputes the cheap element-wise results: both LayerNorm
+  // outputs and the GELU output.
   kElementwise,
 };
 

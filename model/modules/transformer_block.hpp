@@ -1,8 +1,8 @@
 // TransformerBlock: GPT-2 pre-LN block. x (B,T,C) -> x + attn(ln_1(x)) -> (+ mlp(ln_2(.))) -> (B,T,C).
 // Children: "ln_1", "attn", "ln_2", "mlp". Keeps nothing itself; its children keep what they need.
-// RecomputeMode::kElementwise (selective recomputation): the children keep the matmul outputs only,
-// and backward recomputes the LayerNorm outputs (from the kept x and x1), the softmax probabilities
-// and the GELU output.
+// RecomputeMode::kElementwise (selective recomputation): the children keep the matmul outputs (and
+// attention its log-sum-exp) only, and backward recomputes the LayerNorm outputs (from the kept x and
+// x1) and the GELU output.
 #pragma once
 
 #include "tessera/model/module.hpp"

@@ -109,17 +109,17 @@ void CudaKernels::residual_layernorm_backward(float* dinp, float* dweight, float
                                              scratch<float>(floats, "residual_layernorm_backward"), floats, stream_);
 }
 
-void CudaKernels::attention_forward(float* out, float* probs, const float* qkv, std::int64_t b, std::int64_t t,
+void CudaKernels::attention_forward(float* out, float* lse, const float* qkv, std::int64_t b, std::int64_t t,
                                     std::int64_t c, std::int64_t nh) const {
   const CudaDeviceGuard guard(device_);
-  detail::launch_attention_forward(blas_, math_, out, probs, qkv, b, t, c, nh);
+  detail::launch_attention_forward(out, lse, qkv, b, t, c, nh, stream_);
 }
 
-void CudaKernels::attention_backward(float* dqkv, float* scratch_tt, const float* dout, const float* qkv,
-                                     const float* probs, std::int64_t b, std::int64_t t, std::int64_t c,
+void CudaKernels::attention_backward(float* dqkv, float* delta, const float* dout, const float* qkv, const float* out,
+                                     const float* lse, std::int64_t b, std::int64_t t, std::int64_t c,
                                      std::int64_t nh) const {
   const CudaDeviceGuard guard(device_);
-  detail::launch_attention_backward(blas_, math_, dqkv, scratch_tt, dout, qkv, probs, b, t, c, nh);
+  detail::launch_attention_backward(dqkv, delta, dout, qkv, out, lse, b, t, c, nh, stream_);
 }
 
 void CudaKernels::gelu_forward(float* out, const float* inp, std::int64_t n) const {

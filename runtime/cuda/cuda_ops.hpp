@@ -91,14 +91,19 @@ void launch_residual_layernorm_backward(T* dinp, T* dweight, T* dbias, const T* 
 // and the capacity, which is fixed per CudaKernels).
 std::size_t column_sum_scratch_floats(std::int64_t n, std::int64_t c, int outputs);
 
-// ---- attention (cuda_attention.cu), on blas.stream() -----------------------------------------------
+// ---- attention (cuda_attention.cu) -----------------------------------------------------------------
+// Causal self-attention, tiled with an online softmax (no (t,t) tensor), as Kernels::attention_forward
+// and attention_backward: lse (b,nh,t) and delta (b,nh,t) are f32 for every T; dqkv is written, not
+// accumulated. Deterministic (no atomics). The fallback where no fused library kernel is used. The head
+// size c / nh must be at most kMaxAttentionHead; a larger one, or channels not divisible by the heads,
+// throws std::invalid_argument before anything is queued.
+inline constexpr std::int64_t kMaxAttentionHead = 128;
 template <typename T>
-void launch_attention_forward(const CublasContext& blas, GemmMath math, T* out, T* probs, const T* qkv, std::int64_t b,
-                              std::int64_t t, std::int64_t c, std::int64_t nh);
+void launch_attention_forward(T* out, float* lse, const T* qkv, std::int64_t b, std::int64_t t, std::int64_t c,
+                              std::int64_t nh, cudaStream_t stream);
 template <typename T>
-void launch_attention_backward(const CublasContext& blas, GemmMath math, T* dqkv, T* scratch, const T* dout,
-                               const T* qkv, const T* probs, std::int64_t b, std::int64_t t, std::int64_t c,
-                               std::int64_t nh);
+void launch_attention_backward(T* dqkv, float* delta, const T* dout, const T* qkv, const T* out, const float* lse,
+                               std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh, cudaStream_t stream);
 
 // ---- element-wise (cuda_elementwise.cu) ------------------------------------------------------------
 template <typename T>

@@ -28,14 +28,15 @@ std::int64_t peak_activation_bytes(const RecomputePolicy& policy) {
 //   L block inputs (B,T,C)     what the L wrappers keep (the embedding output is block 0's input)
 //   dy (B,T,C)                 the gradient entering the block
 //   one block's internals      recomputed: ln_1 out, qkv (3), attention out, x1, ln_2 out,
-//                              fc out (4), GELU out (4) = 15 (B,T,C); probs (B,NH,T,T);
+//                              fc out (4), GELU out (4) = 15 (B,T,C); attention's
+//                              log-sum-exp (B,NH,T) (no (B,NH,T,T) tensor: the kernels are tiled);
 //                              mean and rstd of both LayerNorms 4 (B,T)
 //   its largest transient      the gradient of the GELU output (B,T,4C) during the MLP backward
-// = B*T*V + (L + 1 + 15 + 4) * B*T*C + B*NH*T*T + 4*B*T floats. Every other moment of the step
-// (forward of the last block: L + 17 (B,T,C) + probs; the head: logits + (L + 3) (B,T,C)) is smaller.
+// = B*T*V + (L + 1 + 15 + 4) * B*T*C + B*NH*T + 4*B*T floats. Every other moment of the step
+// (forward of the last block: L + 17 (B,T,C) + lse; the head: logits + (L + 3) (B,T,C)) is smaller.
 std::int64_t full_block_bound_bytes(const GptConfig& c, std::int64_t b) {
   const std::int64_t t = c.max_seq_len, btc = b * t * c.channels;
-  const std::int64_t floats = b * t * c.vocab_size + (c.layers + 1 + 15 + 4) * btc + b * c.heads * t * t + 4 * b * t;
+  const std::int64_t floats = b * t * c.vocab_size + (c.layers + 1 + 15 + 4) * btc + b * c.heads * t + 4 * b * t;
   return floats * static_cast<std::int64_t>(sizeof(float));
 }
 
