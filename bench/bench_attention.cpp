@@ -10,7 +10,6 @@
 // Usage: bench_attention [--threads N] [--min-seconds S] [--tokens N] [--seq-len T]... [--dim C]
 //                        [--heads NH]
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <random>
@@ -18,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "best_call.hpp"
 #include "flags/program_options.hpp"
 #include "tessera/runtime/cpu/blas_core.hpp"
 #include "tessera/runtime/cpu/cpu_kernels.hpp"
@@ -37,19 +37,7 @@ struct Options {
 
 // Milliseconds of the fastest call, after one warm-up call, over at least `min_seconds` and 3 calls.
 double time_ms(double min_seconds, const std::function<void()>& body) {
-  body();
-  double best = 1e300, elapsed = 0.0;
-  int reps = 0;
-  const auto start = std::chrono::steady_clock::now();
-  do {
-    const auto t0 = std::chrono::steady_clock::now();
-    body();
-    const auto t1 = std::chrono::steady_clock::now();
-    best = std::min(best, std::chrono::duration<double>(t1 - t0).count());
-    elapsed = std::chrono::duration<double>(t1 - start).count();
-    ++reps;
-  } while (elapsed < min_seconds || reps < 3);
-  return best * 1e3;
+  return tessera::benchmarks::best_call_ms(min_seconds, 3, body);
 }
 
 std::vector<float> random_floats(std::int64_t n, unsigned seed) {

@@ -13,7 +13,6 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "best_call.hpp"
 #include "flags/program_options.hpp"
 #include "stream_triad.hpp"
 #include "tessera/runtime/cpu/blas_core.hpp"
@@ -63,22 +63,7 @@ double g_min_seconds = 0.25;
 double g_dram_triad_gbs = 0.0;  // GB/s of the triad over arrays much larger than the last-level cache
 
 // Milliseconds of the fastest call, after one warm-up call, over at least g_min_seconds and 5 calls.
-double time_ms(const std::function<void()>& body) {
-  body();
-  int reps = 0;
-  double best = 1e300;
-  const auto start = std::chrono::steady_clock::now();
-  double elapsed = 0.0;
-  do {
-    const auto t0 = std::chrono::steady_clock::now();
-    body();
-    const auto t1 = std::chrono::steady_clock::now();
-    best = std::min(best, std::chrono::duration<double>(t1 - t0).count());
-    ++reps;
-    elapsed = std::chrono::duration<double>(t1 - start).count();
-  } while (elapsed < g_min_seconds || reps < 5);
-  return best * 1e3;
-}
+double time_ms(const std::function<void()>& body) { return tessera::benchmarks::best_call_ms(g_min_seconds, 5, body); }
 
 // GB/s of a triad over `bytes` bytes (three arrays of bytes / 12 floats).
 double triad_gbs(double bytes) {

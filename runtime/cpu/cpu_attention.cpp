@@ -30,9 +30,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
-#include <string>
 
+#include "tessera/runtime/attention_head.hpp"
 #include "tessera/runtime/cpu/cpu_kernels.hpp"
 #include "tessera/runtime/math/online_softmax_math.hpp"
 
@@ -53,15 +52,6 @@ constexpr std::int64_t kMaxTransposedHead = 256;
 // below this share of busy thread time, the two-pass form (7 tile products instead of 5, all threads
 // busy) is the faster one.
 constexpr double kMinPairUtilisation = 0.75;
-
-std::int64_t head_size(std::int64_t c, std::int64_t nh, const char* where) {
-  if (nh <= 0 || c % nh != 0) {
-    throw std::invalid_argument(std::string(where) + ": channels " + std::to_string(c) +
-                                " are not divisible by the number of heads " + std::to_string(nh) +
-                                "; choose n_head so that n_embd % n_head == 0");
-  }
-  return c / nh;
-}
 
 std::int64_t blocks(std::int64_t t, std::int64_t block) { return (t + block - 1) / block; }
 
@@ -179,15 +169,15 @@ struct BackwardBuffers {
   Tile pt, dst;
   TransposedBlock qt_buffer, doutt_buffer;
   QueryOperand qt, doutt;
-  std::int64_t block = -1;  // the query block (i0) the operands hold
+  const float* loaded = nullptr;  // the first q row of the query block the operands hold
 };
 
 // Makes w's operands those of query block [i0, i0+rows) (transposing only when it changes).
 void load_query_block(const BackwardPair& a, std::int64_t i0, std::int64_t rows, BackwardBuffers& w) {
-  if (w.block == i0) return;
+  if (w.loaded == a.q + i0 * a.ld) return;
   w.qt = query_operand(a.q + i0 * a.ld, a.ld, rows, a.hs, w.qt_buffer);
   w.doutt = query_operand(a.dout + i0 * a.c, a.c, rows, a.hs, w.doutt_buffer);
-  w.block = i0;
+  w.loaded = a.q + i0 * a.ld;
 }
 
 // Keys [j0, j0+cols) of the key block that the query block [i0, i0+rows) sees: up to its last row.
@@ -279,7 +269,7 @@ void CpuKernels::attention_forward(float* out,        // (b,t,c)
                                    float* lse,        // (b,nh,t)
                                    const float* qkv,  // (b,t,3c)
                                    std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh) const {
-  const std::int64_t hs = head_size(c, nh, "CpuKernels::attention_forward");
+  const std::int64_t hs = attention_head_size(c, nh, "CpuKernels::attention_forward");
   const std::int64_t ld = 3 * c;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   const std::int64_t pairs = b * nh, query_blocks = blocks(t, kQueryBlock);
@@ -302,7 +292,7 @@ void CpuKernels::attention_backward(float* dqkv,        // (b,t,3c) written
                                     const float* out,   // (b,t,c)
                                     const float* lse,   // (b,nh,t)
                                     std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh) const {
-  const std::int64_t hs = head_size(c, nh, "CpuKernels::attention_backward");
+  const std::int64_t hs = attention_head_size(c, nh, "CpuKernels::attention_backward");
   const std::int64_t ld = 3 * c;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   const std::int64_t pairs = b * nh;
@@ -351,13 +341,11 @@ void CpuKernels::attention_backward(float* dqkv,        // (b,t,3c) written
     // dk, dv: key blocks with the most query blocks (the first ones) first.
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t task = 0; task < pairs * key_blocks; ++task) {
-      w.block = -1;
       backward_key_block(*this, pair_tensors(task % pairs), t, task / pairs * kKeyBlock, w);
     }
     // dq: query blocks with the most key blocks (the last ones) first.
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t task = 0; task < pairs * query_blocks; ++task) {
-      w.block = -1;
       backward_query_block(*this, pair_tensors(task % pairs), t, (query_blocks - 1 - task / pairs) * kQueryBlock, w);
     }
   }

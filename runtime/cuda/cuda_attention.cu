@@ -33,6 +33,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "tessera/runtime/attention_head.hpp"
 #include "tessera/runtime/cuda/cuda_check.hpp"
 #include "tessera/runtime/cuda/cuda_launch.cuh"
 #include "tessera/runtime/cuda/cuda_ops.hpp"
@@ -57,15 +58,6 @@ static_assert(kTile % kRows == 0);
 static_assert((2 * kTileFloats + 2 * kRowFloats + 2 * kTile) * sizeof(float) <= 48 * 1024,
               "attention tiles must fit in static shared memory");
 
-std::int64_t head_size(std::int64_t c, std::int64_t nh, const char* where) {
-  if (nh <= 0 || c % nh != 0) {
-    throw std::invalid_argument(std::string(where) + ": channels " + std::to_string(c) +
-                                " are not divisible by the number of heads " + std::to_string(nh) +
-                                "; choose n_head so that n_embd % n_head == 0");
-  }
-  return c / nh;
-}
-
 // A call's sizes as the kernels take them. A grid is `pairs * row_blocks` blocks of kRows rows.
 struct Dims {
   std::int64_t t, c, nh;
@@ -76,7 +68,7 @@ struct Dims {
 };
 
 Dims attention_dims(std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh, const char* where) {
-  const std::int64_t hs = head_size(c, nh, where);
+  const std::int64_t hs = attention_head_size(c, nh, where);
   if (hs > kMaxAttentionHead) {
     throw std::invalid_argument(std::string(where) + ": head size " + std::to_string(hs) + " exceeds " +
                                 std::to_string(kMaxAttentionHead) + ", the largest the CUDA attention kernels take");
