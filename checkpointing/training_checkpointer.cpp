@@ -8,12 +8,14 @@
 #include "tessera/checkpointing/export/checkpoint_export.hpp"
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/format/health_mark.hpp"
 #include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/rank_agreement.hpp"
 #include "tessera/checkpointing/save/checkpoint_retention.hpp"
 #include "tessera/checkpointing/save/disk_space.hpp"
 #include "tessera/comm/host_collectives.hpp"
 #include "tessera/core/setting_error.hpp"
+#include "tessera/core/warning.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
 
 namespace fs = std::filesystem;
@@ -152,6 +154,24 @@ void TrainingCheckpointer::save(const TrainingProgress& progress, StateHealth he
     }
   });
   last_stall_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void TrainingCheckpointer::save_final(const TrainingProgress& progress, StateHealth health) {
+  if (!options_.dir.empty() && progress.step != last_saved_step_) save(progress, health);
+}
+
+void TrainingCheckpointer::mark_unhealthy_if_saved(std::int64_t step, const std::string& reason) {
+  if (options_.dir.empty() || step != last_saved_step_) return;
+  finish();
+  if (world_.rank() != 0) return;
+  const fs::path checkpoint = fs::path(options_.dir) / step_dir_name(step);
+  std::error_code ec;
+  if (!fs::is_directory(checkpoint, ec) || unhealthy_mark(checkpoint)) return;
+  try {
+    mark_checkpoint_unhealthy(checkpoint, reason);
+  } catch (const CheckpointError& e) {
+    warn(world_.rank(), std::string(e.what()) + " (the checkpoint still counts as healthy)");
+  }
 }
 
 void TrainingCheckpointer::finish() {

@@ -89,6 +89,14 @@ class TrainingCheckpointer {
   bool after_step(const TrainingProgress& progress, StateHealth health = StateHealth::kHealthy);
   // Collective: saves now (async mode: returns once the shard is copied to host buffers).
   void save(const TrainingProgress& progress, StateHealth health = StateHealth::kHealthy);
+  // Collective, after the last step: saves it unless it is saved already (with a checkpoint
+  // directory; a run never ends with its last steps unsaved).
+  void save_final(const TrainingProgress& progress, StateHealth health);
+  // Collective: the step after `step` showed the weights after `step` were not healthy (`reason`).
+  // When this run saved them (or resumed or reloaded from them), their checkpoint gets the unhealthy
+  // mark (health_mark.hpp; after waiting for the save in flight), so retention and reloads no longer
+  // count it as healthy. A mark that cannot be written is a warning, not an error.
+  void mark_unhealthy_if_saved(std::int64_t step, const std::string& reason);
   // Waits for the save in flight (each rank its own writer); rethrows its error.
   void finish();
 

@@ -59,6 +59,7 @@ TrainingRun::TrainingRun(ShardedEngine& engine, Communicator& world, TrainingRun
       options_(validated(options, world)),
       batches_(std::move(batches)),
       trainer_(engine),
+      health_(options_.spike_guard.value_or(SpikeConfig{})),
       skipped_(options_.max_skipped_steps),
       checkpointer_(options_.checkpoint, engine, world, recorded_config(options_)) {
   if (options_.spike_guard) {
@@ -137,8 +138,15 @@ RunEnd TrainingRun::loop() {
     progress_.step = step + 1;
     progress_.samples_seen += plan.global;
     progress_.tokens_seen += plan.global_tokens();
-    // A step skipped as non-finite (not a spike) marks the saved state unhealthy.
-    const StateHealth health = r.skipped && !r.spike ? StateHealth::kNonFinite : StateHealth::kHealthy;
+    // The step's loss judges the weights going into it (a save made right before gets the unhealthy
+    // mark when they were not); the weights after it are saved as healthy only when the step was
+    // taken with a finite loss inside the band.
+    const StepHealthVerdict verdict = health_.judge(r);
+    if (!verdict.state_before_healthy) {
+      checkpointer_.mark_unhealthy_if_saved(step, "the loss of step " + std::to_string(step + 1) +
+                                                      ", right after it: " + verdict.reason);
+    }
+    const StateHealth health = verdict.state_after_healthy ? StateHealth::kHealthy : StateHealth::kNonFinite;
     const bool stopped = checkpointer_.after_step(progress_, health);
     reporter_->saves(checkpointer_.take_committed_saves(), options_.checkpoint.mode == SaveMode::kAsync);
     last_health_ = health;
@@ -181,6 +189,7 @@ RunEnd TrainingRun::loop() {
     reporter_->line(stop_signal_line(options_.checkpoint.dir, progress_.step, options_.steps, options_.names));
     return RunEnd::kStopped;
   }
+  checkpointer_.save_final(progress_, last_health_);
   return RunEnd::kCompleted;
 }
 

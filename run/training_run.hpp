@@ -21,9 +21,12 @@
 //    (text/data/sample_loader.hpp), so a resumed run, or one on another rank count with the same global
 //    batch, reads the samples an uninterrupted run would have read.
 //  * Checkpoints (checkpointing/training_checkpointer.hpp): resumed at construction; saved every
-//    checkpoint.save_every steps, and at the next step boundary after SIGTERM/SIGUSR1 on any rank,
-//    after which the run stops (RunEnd::kStopped). A step skipped as non-finite (not a spike) marks
-//    the saved state unhealthy; retention keeps the newest healthy checkpoint.
+//    checkpoint.save_every steps, after the last step, and at the next step boundary after
+//    SIGTERM/SIGUSR1 on any rank, after which the run stops (RunEnd::kStopped). A state is saved as
+//    healthy when its step was taken with a finite loss inside the spike guard's band
+//    (training/step_health.hpp; the guard's defaults when it is off); a save whose next step shows a
+//    loss that is not finite or out of band gets the unhealthy mark. Retention keeps the newest
+//    healthy checkpoint.
 //  * Divergence. run.max_skipped_steps skipped steps in a row stop the run (RunEnd::kDiverged) with
 //    a message saying what to change — unless the spike guard is on and the run directory holds a
 //    healthy checkpoint: then the run goes back to it (at most max_reloads times) and moves the data
@@ -52,6 +55,7 @@
 #include "tessera/training/progress_display.hpp"
 #include "tessera/training/skipped_steps.hpp"
 #include "tessera/training/spike_detector.hpp"
+#include "tessera/training/step_health.hpp"
 #include "tessera/training/trainer.hpp"
 
 namespace tessera {
@@ -136,6 +140,7 @@ class TrainingRun {
   BatchSource batches_;
   Trainer trainer_;
   std::optional<SpikeDetector> spike_detector_;
+  StepHealth health_;  // the checkpoints' health marks, by the spike guard's statistics
   SkippedSteps skipped_;
   int reloads_ = 0;
   std::optional<MemoryProfiler> profiler_;

@@ -1,11 +1,9 @@
 // SpikeDetector: z-scores of the loss and the gradient norm against a window of accepted steps.
 #include "tessera/training/spike_detector.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <tuple>
-#include <utility>
 
 #include "tessera/core/setting_error.hpp"
 
@@ -20,17 +18,9 @@ void SpikeConfig::validate() const {
   if (!(z > 0.0) || !std::isfinite(z)) throw SettingError("spike.z", std::to_string(z), "must be a positive number");
 }
 
-SpikeDetector::SpikeDetector(const SpikeConfig& config) : config_(config) { config_.validate(); }
-
-bool SpikeDetector::Window::stands_out(double x, double z, double& deviations, double& mean) const {
-  double sum = 0.0;
-  for (double v : values) sum += v;
-  mean = sum / static_cast<double>(values.size());
-  double squares = 0.0;
-  for (double v : values) squares += (v - mean) * (v - mean);
-  const double spread = std::max(std::sqrt(squares / static_cast<double>(values.size())), 0.01 * std::fabs(mean));
-  deviations = spread > 0.0 ? (x - mean) / spread : 0.0;
-  return deviations > z;
+SpikeDetector::SpikeDetector(const SpikeConfig& config)
+    : config_(config), losses_(config.window), norms_(config.window) {
+  config_.validate();
 }
 
 bool SpikeDetector::is_spike(double loss, double grad_norm) {
@@ -40,24 +30,22 @@ bool SpikeDetector::is_spike(double loss, double grad_norm) {
     last_reason_ = "the loss is not finite";
     return true;
   }
-  if (static_cast<int>(losses_.values.size()) >= config_.warmup) {
-    double deviations = 0.0, mean = 0.0;
-    for (auto [window, value, name] :
+  if (static_cast<int>(losses_.size()) >= config_.warmup) {
+    for (auto [band, value, name] :
          {std::tuple{&losses_, loss, "loss"}, std::tuple{&norms_, grad_norm, "gradient norm"}}) {
-      if (window->stands_out(value, config_.z, deviations, mean)) {
+      const double deviations = band->deviations(value);
+      if (deviations > config_.z) {
         ++spikes_;
         std::snprintf(text, sizeof text,
                       "%s %.4g is %.1f standard deviations above the mean %.4g of the last %zu steps", name, value,
-                      deviations, mean, window->values.size());
+                      deviations, band->mean(), band->size());
         last_reason_ = text;
         return true;
       }
     }
   }
-  for (auto [window, value] : {std::pair{&losses_, loss}, std::pair{&norms_, grad_norm}}) {
-    window->values.push_back(value);
-    if (static_cast<int>(window->values.size()) > config_.window) window->values.pop_front();
-  }
+  losses_.accept(loss);
+  norms_.accept(grad_norm);
   return false;
 }
 

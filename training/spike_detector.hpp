@@ -7,8 +7,9 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <string>
+
+#include "tessera/training/running_band.hpp"
 
 namespace tessera {
 
@@ -33,13 +34,8 @@ class SpikeDetector {
   std::int64_t spikes() const { return spikes_; }
 
  private:
-  struct Window {
-    std::deque<double> values;
-    bool stands_out(double x, double z, double& deviations, double& mean) const;
-  };
-
   SpikeConfig config_;
-  Window losses_, norms_;
+  RunningBand losses_, norms_;
   std::int64_t spikes_ = 0;
   std::string last_reason_;
 };

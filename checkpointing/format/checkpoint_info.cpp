@@ -6,6 +6,7 @@
 
 #include "tessera/checkpointing/format/checkpoint_meta.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/format/health_mark.hpp"
 #include "tessera/checkpointing/format/meta_digests.hpp"
 #include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/load/shard_file_reader.hpp"
@@ -41,8 +42,13 @@ std::string describe_checkpoint(const fs::path& path) {
   out << "checkpoint     " << dir.string() << "\n";
   out << "format         " << meta.format_version << ", written " << meta.created << "\n";
   if (meta.save_id != 0) out << "save id        " << detail::hex64(meta.save_id) << "\n";
+  const std::optional<std::string> later = unhealthy_mark(dir);
   out << "healthy        "
-      << (meta.health == StateHealth::kHealthy ? "yes" : "no (saved after a step skipped as non-finite)") << "\n";
+      << (meta.health != StateHealth::kHealthy
+              ? "no (saved after a step that was skipped, or whose loss was not finite or stood out)"
+          : later ? "no (" + *later + ")"
+                  : std::string("yes"))
+      << "\n";
   out << "step           " << meta.progress.step << " (optimizer steps taken " << meta.optimizer_steps << ")\n";
   out << "tokens seen    " << meta.progress.tokens_seen << "\n";
   out << "loader         sample index " << meta.progress.samples_seen << ", seed " << meta.progress.data_seed << "\n";

@@ -44,7 +44,9 @@
 namespace tessera {
 
 // Whether a checkpoint's state came from a healthy step: the caller's last optimizer step was taken
-// (kHealthy), or skipped because its gradients were not finite (kNonFinite: the run is diverging).
+// with a finite loss inside the spike guard's band (kHealthy), or not (kNonFinite: skipped, or a loss
+// not finite or out of band — the run is diverging). A later judgement sits beside meta.h5
+// (health_mark.hpp).
 enum class StateHealth { kHealthy, kNonFinite };
 
 struct CheckpointMeta {

@@ -8,8 +8,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <set>
 
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
+#include "tessera/core/parse_number.hpp"
+#include "tessera/core/warning.hpp"
 
 namespace fs = std::filesystem;
 
@@ -33,6 +37,17 @@ void fsync_opened(const fs::path& path, int flags) {
     throw_errno("fsync failed for", path);
   }
   ::close(fd);
+}
+
+// A step_* entry that is not a checkpoint's name ("step_99999999999999999999", "step_x"): said once
+// per path and process, since the directory is listed at every save.
+void warn_once_skipped(const fs::path& path) {
+  static std::mutex mutex;
+  static std::set<std::string> said;
+  std::lock_guard lock(mutex);
+  if (!said.insert(path.string()).second) return;
+  warn(kLauncherRank, path.string() + ": not a checkpoint (a checkpoint directory is named " + kStepPrefix +
+                          "<step number below 2^63>); skipped");
 }
 
 }  // namespace
@@ -65,7 +80,7 @@ std::optional<std::int64_t> parse_step_dir_name(const std::string& name) {
   if (name.size() < prefix + kStepDigits || name.compare(0, prefix, kStepPrefix) != 0) return std::nullopt;
   const std::string digits = name.substr(prefix);
   if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
-  return std::stoll(digits);
+  return try_parse_integer(digits, 0);  // nullopt beyond 64 bits
 }
 
 std::vector<CommittedCheckpoint> list_checkpoints(const fs::path& dir) {
@@ -74,7 +89,12 @@ std::vector<CommittedCheckpoint> list_checkpoints(const fs::path& dir) {
   if (!fs::is_directory(dir, ec)) return found;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
     if (!entry.is_directory(ec) || entry.is_symlink(ec)) continue;
-    if (auto step = parse_step_dir_name(entry.path().filename().string())) found.push_back({*step, entry.path()});
+    const std::string name = entry.path().filename().string();
+    if (auto step = parse_step_dir_name(name)) {
+      found.push_back({*step, entry.path()});
+    } else if (name.rfind(kStepPrefix, 0) == 0 && name.find('.') == std::string::npos) {
+      warn_once_skipped(dir / name);
+    }
   }
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
   return found;

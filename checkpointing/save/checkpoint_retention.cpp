@@ -1,10 +1,10 @@
-// Retention: the newest K, `latest` and the newest healthy checkpoint stay; the rest are discarded.
+// Retention: the newest K, `latest` and the newest confirmed healthy checkpoint stay; the rest are discarded.
 #include "tessera/checkpointing/save/checkpoint_retention.hpp"
 
 #include <set>
 
-#include "tessera/checkpointing/format/checkpoint_meta.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/format/health_mark.hpp"
 
 namespace fs = std::filesystem;
 
@@ -13,7 +13,7 @@ namespace tessera {
 std::optional<fs::path> newest_healthy_checkpoint(const fs::path& dir) {
   const auto all = list_checkpoints(dir);
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
-    if (read_checkpoint_health((it->path / kMetaFileName).string()) == StateHealth::kHealthy) return it->path;
+    if (checkpoint_is_healthy(it->path)) return it->path;
   }
   return std::nullopt;
 }
@@ -28,7 +28,13 @@ std::vector<fs::path> apply_retention(const fs::path& dir, int keep_last, const 
   for (std::size_t i = all.size() - keep; i < all.size(); ++i) kept.insert(all[i].path.filename());
   std::error_code ec;
   if (fs::is_symlink(dir / kLatestName, ec)) kept.insert(fs::read_symlink(dir / kLatestName, ec).filename());
-  if (const auto healthy = newest_healthy_checkpoint(dir)) kept.insert(healthy->filename());
+  // The newest healthy checkpoint, and when that is the newest of all (its health is confirmed only
+  // by the step after it), the healthy one before it too.
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    if (!checkpoint_is_healthy(it->path)) continue;
+    kept.insert(it->path.filename());
+    if (it != all.rbegin()) break;
+  }
   for (const CommittedCheckpoint& c : all) {
     if (kept.count(c.path.filename()) != 0) continue;
     discard_checkpoint(dir, c.path, after_rename);

@@ -1,9 +1,12 @@
 // Retention (--keep-last K): which committed checkpoints of a run directory to delete after a save.
 //
-// Kept: the newest K; the one `latest` points at; and the newest checkpoint whose state came from
-// a healthy step (meta.h5's `healthy`, format 3; older formats count as healthy) even when K newer
-// ones were saved after non-finite steps — so a run that diverged still has its last good state on
-// disk. Everything else is deleted through discard_checkpoint (renamed to .deleted_<name> first).
+// Kept: the newest K; the one `latest` points at; and the newest healthy checkpoint
+// (checkpoint_is_healthy: meta.h5's `healthy` and no unhealthy.txt) even when K newer ones were
+// saved after steps that were not — so a run that diverged still has its last good state on disk.
+// The newest checkpoint's health is confirmed only by the step after it (health_mark.hpp), so while
+// the newest healthy checkpoint is the newest of all, the healthy one before it is kept too
+// (--keep-last 1 keeps two then). Everything else is deleted through discard_checkpoint (renamed to
+// .deleted_<name> first).
 #pragma once
 
 #include <filesystem>
@@ -13,7 +16,7 @@
 
 namespace tessera {
 
-// The newest committed checkpoint of `dir` whose state came from a healthy step; nullopt when none.
+// The newest committed checkpoint of `dir` that is healthy (checkpoint_is_healthy); nullopt when none.
 std::optional<std::filesystem::path> newest_healthy_checkpoint(const std::filesystem::path& dir);
 
 // keep_last <= 0 keeps all. `after_rename` is called after each directory was renamed away and

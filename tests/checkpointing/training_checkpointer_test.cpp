@@ -214,12 +214,15 @@ TEST_F(TrainingCheckpointerJob, KillDuringSaveLeavesLatestLoadable) {
     std::int64_t latest_after;  // the step `latest` must point at after the kill
     std::string mode;
     std::string keep_last = "0";
+    std::string save_every = "2";
   };
   const Kill kills[] = {
       {SavePhase::kShardPartlyWritten, 1, 2, "sync"},   {SavePhase::kShardsWritten, 1, 2, "sync"},
       {SavePhase::kMetaWritten, 0, 2, "sync"},          {SavePhase::kCommitted, 0, 2, "sync"},
       {SavePhase::kLatestUpdated, 0, 4, "sync"},        {SavePhase::kShardPartlyWritten, 0, 2, "async"},
-      {SavePhase::kRetentionRenamed, 0, 4, "sync", "1"}};
+      // --keep-last 1 keeps the newest healthy checkpoint before the newest too (its health is not
+      // confirmed yet): saving every step, step 4's retention deletes steps 1 and 2.
+      {SavePhase::kRetentionRenamed, 0, 4, "sync", "1", "1"}};
   for (const Kill& k : kills) {
     const std::string what = "SIGKILL of rank " + std::to_string(k.rank) + " at save phase " +
                              std::to_string(static_cast<int>(k.phase)) + " of step 4 (" + k.mode + ")";
@@ -227,7 +230,7 @@ TEST_F(TrainingCheckpointerJob, KillDuringSaveLeavesLatestLoadable) {
     const auto start = std::chrono::steady_clock::now();
     const ChildResult killed =
         driver({{"DIR", dir.string()},
-                {"SAVE_EVERY", "2"},
+                {"SAVE_EVERY", k.save_every},
                 {"MODE", k.mode},
                 {"KEEP_LAST", k.keep_last},
                 {"KILL", std::to_string(static_cast<int>(k.phase)) + ":4:" + std::to_string(k.rank)}},

@@ -2,14 +2,17 @@
 //  * a fresh run (no --resume) in a --checkpoint-dir that holds checkpoints refuses to start,
 //    naming them and saying --resume auto or --overwrite; the checkpoints are untouched, --resume
 //    auto continues them, --overwrite starts over without them;
-//  * a run that diverges (--lr 1e36: every step after the first is skipped as non-finite) with
-//    --save-every 1 --keep-last 2 still has its last healthy checkpoint on disk, marked healthy,
-//    beside the 2 newest (marked unhealthy);
+//  * a run that diverges (resumed at --lr 1e36: non-finite; at 1e6: a finite loss far out of the
+//    spike guard's band) still has its last healthy checkpoint on disk, marked healthy, beside the
+//    newest (marked unhealthy); the checkpoint saved right before the first bad loss is marked
+//    unhealthy after the fact;
+//  * a run with a checkpoint directory saves its last step;
 //  * a checkpoint left half-deleted by a crash during retention (.deleted_step_*) is removed at the
 //    next start, and never counts as a checkpoint.
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
 
 #include "checkpoint_fault_support.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
@@ -61,24 +64,75 @@ TEST(CheckpointRunDir, FreshRunRefusesADirectoryWithCheckpoints) {
   EXPECT_EQ(fs::read_symlink(run / kLatestName), step_dir_name(2));
 }
 
-TEST(CheckpointRunDir, RetentionKeepsTheLastHealthyCheckpointOfADivergingRun) {
+// The loss logged for step N ("step     N/8 | loss X").
+double logged_loss(const std::string& output, int step) {
+  const std::regex line("step +" + std::to_string(step) + "/[0-9]+ \\| loss +([^ ]+)");
+  std::smatch m;
+  return std::regex_search(output, m, line) ? std::stod(m[1]) : -1.0;
+}
+
+std::string info_of(const fs::path& checkpoint) {
+  return run_child_job(tessera_ckpt_bin() + " info " + checkpoint.string(), kLimit).output;
+}
+
+// Three healthy steps saved, then the run continues with a learning rate that wrecks the weights
+// at step 4. Step 5's loss shows it: not finite at 1e36, finite but far above the band at 1e6.
+// Step 4's checkpoint gets the unhealthy mark, the later ones are saved unhealthy, and retention
+// keeps step 3, the last healthy state, whatever --keep-last says.
+void diverge_after_three_healthy_steps(const std::string& lr, const std::string& keep_last,
+                                       const std::vector<std::int64_t>& kept, const std::string& step5_reason) {
   ScratchDir scratch("ckpt_diverge");
   const std::string data = write_tokens(scratch.path());
   const fs::path run = scratch / "run";
-  const ChildResult r = run_child_job(tiny_train_gpt(data, 6) + " --lr 1e36 --warmup 0 --checkpoint-dir " +
-                                          run.string() + " --save-every 1 --keep-last 2",
-                                      kLimit);
+  const std::string save = " --checkpoint-dir " + run.string() + " --save-every 1 --keep-last " + keep_last;
+  const ChildResult healthy = run_child_job(tiny_train_gpt(data, 3) + save, kLimit);
+  ASSERT_EQ(healthy.exit_code, 0) << healthy.output;
+  const ChildResult r =
+      run_child_job(tiny_train_gpt(data, 8) + save + " --resume auto --lr " + lr + " --warmup 0", kLimit);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(contains(r.output, "(skipped)")) << "the run did not diverge:\n" << r.output;
-  // Step 1 was taken (healthy); steps 2..6 were skipped as non-finite.
-  EXPECT_EQ(committed_steps(run), (std::vector<std::int64_t>{1, 5, 6}));
-  EXPECT_EQ(fs::read_symlink(run / kLatestName), step_dir_name(6)) << "latest stays the newest whole checkpoint";
-  const ChildResult healthy = run_child_job(tessera_ckpt_bin() + " info " + (run / step_dir_name(1)).string(), kLimit);
-  EXPECT_TRUE(contains(healthy.output, "healthy        yes")) << healthy.output;
-  const ChildResult diverged = run_child_job(tessera_ckpt_bin() + " info " + (run / step_dir_name(6)).string(), kLimit);
-  EXPECT_TRUE(contains(diverged.output, "healthy        no")) << diverged.output;
-  const ChildResult verify = run_child_job(tessera_ckpt_bin() + " verify " + (run / step_dir_name(1)).string(), kLimit);
+  const double step4 = logged_loss(r.output, 4), step5 = logged_loss(r.output, 5);
+  EXPECT_GT(step4, 0.0) << r.output;
+  EXPECT_LT(step4, 10.0) << "step 4's loss measures step 3's weights, which were healthy:\n" << r.output;
+  EXPECT_TRUE(!(step5 < 100.0)) << "the learning rate did not wreck the weights:\n" << r.output;
+  EXPECT_EQ(committed_steps(run), kept) << r.output;
+  EXPECT_EQ(fs::read_symlink(run / kLatestName), step_dir_name(8)) << "latest stays the newest whole checkpoint";
+  EXPECT_TRUE(contains(info_of(run / step_dir_name(3)), "healthy        yes")) << info_of(run / step_dir_name(3));
+  EXPECT_TRUE(contains(info_of(run / step_dir_name(8)), "healthy        no")) << info_of(run / step_dir_name(8));
+  if (fs::exists(run / step_dir_name(4))) {
+    const std::string info4 = info_of(run / step_dir_name(4));
+    EXPECT_TRUE(contains(info4, "healthy        no (the loss of step 5, right after it: " + step5_reason)) << info4;
+  }
+  const ChildResult verify = run_child_job(tessera_ckpt_bin() + " verify " + (run / step_dir_name(3)).string(), kLimit);
   EXPECT_EQ(verify.exit_code, 0) << verify.output;
+}
+
+TEST(CheckpointRunDir, RetentionKeepsTheLastHealthyCheckpointOfARunGoingNonFinite) {
+  diverge_after_three_healthy_steps("1e36", "2", {3, 7, 8}, "the loss is not finite");
+  diverge_after_three_healthy_steps("1e36", "0", {1, 2, 3, 4, 5, 6, 7, 8}, "the loss is not finite");
+}
+
+TEST(CheckpointRunDir, RetentionKeepsTheLastHealthyCheckpointOfARunWhoseLossExplodes) {
+  diverge_after_three_healthy_steps("1e6", "1", {3, 8}, "the loss ");
+  diverge_after_three_healthy_steps("1e6", "0", {1, 2, 3, 4, 5, 6, 7, 8}, "the loss ");
+}
+
+// A run with a checkpoint directory ends saved, whatever --save-every says; the tools name the
+// step they read.
+TEST(CheckpointRunDir, TheLastStepIsSaved) {
+  ScratchDir scratch("ckpt_final");
+  const std::string data = write_tokens(scratch.path());
+  for (const auto& [save_every, expected] :
+       {std::pair{std::string(" --save-every 2"), std::vector<std::int64_t>{2, 4, 5}},
+        std::pair{std::string(""), std::vector<std::int64_t>{5}}}) {
+    const fs::path run = scratch / ("run" + std::to_string(expected.size()));
+    const ChildResult r = run_child_job(tiny_train_gpt(data, 5) + " --checkpoint-dir " + run.string() + save_every,
+                                        kLimit);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(committed_steps(run), expected) << r.output;
+    EXPECT_EQ(fs::read_symlink(run / kLatestName), step_dir_name(5));
+    const std::string info = info_of(run);
+    EXPECT_TRUE(contains(info, "step           5 ")) << info;
+  }
 }
 
 TEST(CheckpointRunDir, HalfDeletedCheckpointsAreRemovedAtTheNextStart) {
