@@ -11,6 +11,7 @@
 #include "tessera/checkpointing/format/health_mark.hpp"
 #include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/rank_agreement.hpp"
+#include "tessera/checkpointing/run_directory_lock.hpp"
 #include "tessera/checkpointing/save/checkpoint_retention.hpp"
 #include "tessera/checkpointing/save/disk_space.hpp"
 #include "tessera/comm/host_collectives.hpp"
@@ -38,7 +39,10 @@ TrainingCheckpointer::TrainingCheckpointer(CheckpointOptions options, ShardedEng
                        "checkpoint directory");
   }
   save_comm_ = world_.split(0, world_.rank());
-  if (!options_.dir.empty()) prepare_directory();
+  if (!options_.dir.empty()) {
+    lock_directory();
+    prepare_directory();
+  }
   if (options_.handle_signals) signals_ = std::make_unique<StopSignalHandler>();
   if (options_.mode == SaveMode::kAsync && !options_.dir.empty()) {
     staging_ = std::make_unique<HostStagingBuffer>(host_memory_tracker(engine_));
@@ -48,6 +52,17 @@ TrainingCheckpointer::TrainingCheckpointer(CheckpointOptions options, ShardedEng
 
 TrainingCheckpointer::~TrainingCheckpointer() {
   if (writer_.joinable()) writer_.join();
+}
+
+void TrainingCheckpointer::lock_directory() {
+  run_and_agree(world_, [&] {
+    if (world_.rank() != 0) return;
+    lock_ = std::make_unique<RunDirectoryLock>(fs::path(options_.dir));
+    if (const auto& gone = lock_->previous_holder()) {
+      warn(world_.rank(), options_.dir + ": the job that held this directory (" + *gone +
+                              ") ended without releasing it; this job takes it over");
+    }
+  });
 }
 
 void TrainingCheckpointer::prepare_directory() {

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "tessera/checkpointing/format/run_config.hpp"
+#include "tessera/checkpointing/run_directory_lock.hpp"
 #include "tessera/checkpointing/save/checkpoint_saver.hpp"
 #include "tessera/checkpointing/stop_signal.hpp"
 #include "tessera/comm/communicator.hpp"
@@ -68,7 +69,9 @@ class TrainingCheckpointer {
   // (checkpoint.dir) for a fresh run in a directory holding checkpoints unless options.existing is
   // kOverwrite (then they are deleted here). With a directory, checks before anything trains that
   // it is writable and has room for one checkpoint (the engine's state bytes): CheckpointError(kIo)
-  // naming the directory and the bytes needed and free.
+  // naming the directory and the bytes needed and free. Before anything else it takes the
+  // directory's lock (run_directory_lock.hpp) for its lifetime: CheckpointError(kIo) naming the
+  // job that holds it.
   TrainingCheckpointer(CheckpointOptions options, ShardedEngine& engine, Communicator& world, RunConfig config);
   // Waits for a save still in flight (its error is dropped: call finish() to see it) and restores
   // the signal handlers. Never throws.
@@ -115,12 +118,14 @@ class TrainingCheckpointer {
 
  private:
   std::optional<std::filesystem::path> resolve_resume_target();
+  void lock_directory();
   void prepare_directory();
 
   CheckpointOptions options_;
   ShardedEngine& engine_;
   Communicator& world_;
   RunConfig config_;
+  std::unique_ptr<RunDirectoryLock> lock_;   // rank 0's, for the checkpointer's life: one job per directory
   std::unique_ptr<Communicator> save_comm_;  // used by one save at a time (this or the writer thread)
   std::unique_ptr<StopSignalHandler> signals_;
   std::unique_ptr<HostStagingBuffer> staging_;
