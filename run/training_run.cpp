@@ -7,6 +7,7 @@
 
 #include "tessera/core/warning.hpp"
 #include "tessera/run/run_messages.hpp"
+#include "tessera/run/settings_agreement.hpp"
 #include "tessera/text/data/sample_loader.hpp"
 
 namespace tessera {
@@ -51,12 +52,65 @@ const TrainingRunOptions& validated(const TrainingRunOptions& o, const Communica
   return o;
 }
 
+// Everything a rank runs with, for check_settings_agree: the program's effective configuration
+// (each option's value, not where it came from), the recorded model and run fields, the engine's
+// settings and the loop's own.
+SettingList settings_of(const TrainingRunOptions& o, const ShardedEngine& engine) {
+  SettingList settings;
+  const std::string& effective = o.run_config.effective_config();
+  for (std::size_t at = 0; at < effective.size();) {
+    std::size_t end = effective.find('\n', at);
+    if (end == std::string::npos) end = effective.size();
+    const std::string line = effective.substr(at, end - at);
+    at = end + 1;
+    const std::size_t equals = line.find(" = ");
+    if (line.empty() || line[0] == '#' || equals == std::string::npos) continue;
+    std::string value = line.substr(equals + 3);
+    value = value.substr(0, value.find("  # "));  // the origin may differ; the value may not
+    value.erase(value.find_last_not_of(' ') + 1);
+    settings.emplace_back("--" + line.substr(0, equals), value);
+  }
+  const RunConfig recorded = recorded_config(o);
+  for (const auto& [key, value] : recorded.model()) settings.emplace_back("model." + key, value);
+  for (const auto& [key, value] : recorded.run()) settings.emplace_back("run." + key, value);
+  const ShardingConfig& engine_config = engine.config();
+  const AdamWConfig& adamw = engine_config.optimizer.adamw;
+  settings.emplace_back("sharding", engine_config.to_string());
+  settings.emplace_back("sharding.hybrid_group", std::to_string(engine_config.hybrid_group));
+  settings.emplace_back("sharding.grad_clip", RunConfig::format_value(engine_config.grad_clip));
+  settings.emplace_back("optimizer.kind", optimizer_kind_name(engine_config.optimizer.kind));
+  settings.emplace_back("optimizer.adamw", RunConfig::format_value(adamw.beta1) + " " +
+                                               RunConfig::format_value(adamw.beta2) + " " +
+                                               RunConfig::format_value(adamw.eps));
+  settings.emplace_back("optimizer.weight_decay", RunConfig::format_value(adamw.weight_decay));
+  settings.emplace_back("run.seed", std::to_string(o.seed));
+  settings.emplace_back("run.steps", std::to_string(o.steps));
+  settings.emplace_back("run.max_skipped_steps", std::to_string(o.max_skipped_steps));
+  settings.emplace_back("run.spike_guard", o.spike_guard ? std::to_string(o.spike_guard->window) + " " +
+                                                               std::to_string(o.spike_guard->warmup) + " " +
+                                                               RunConfig::format_value(o.spike_guard->z)
+                                                         : "off");
+  settings.emplace_back("checkpoint.dir", o.checkpoint.dir);
+  settings.emplace_back("checkpoint.save_every", std::to_string(o.checkpoint.save_every));
+  settings.emplace_back("checkpoint.keep_last", std::to_string(o.checkpoint.keep_last));
+  settings.emplace_back("checkpoint.resume", o.checkpoint.resume);
+  settings.emplace_back("checkpoint.init_from", o.checkpoint.init_from);
+  return settings;
+}
+
+// Refuses options the loop cannot run with (validated), after the ranks agreed they all run with
+// the same settings.
+const TrainingRunOptions& agreed(const TrainingRunOptions& o, const ShardedEngine& engine, Communicator& world) {
+  check_settings_agree(world, settings_of(o, engine), o.names);
+  return validated(o, world);
+}
+
 }  // namespace
 
 TrainingRun::TrainingRun(ShardedEngine& engine, Communicator& world, TrainingRunOptions options, BatchSource batches)
     : engine_(engine),
       world_(world),
-      options_(validated(options, world)),
+      options_(agreed(options, engine, world)),
       batches_(std::move(batches)),
       trainer_(engine),
       health_(options_.spike_guard.value_or(SpikeConfig{})),
