@@ -6,7 +6,9 @@
 #include <utility>
 
 #include "tessera/checkpointing/export/checkpoint_export.hpp"
+#include "tessera/checkpointing/export/tokenizer_fields.hpp"
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
+#include "tessera/checkpointing/format/checkpoint_meta.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
 #include "tessera/checkpointing/format/health_mark.hpp"
 #include "tessera/checkpointing/load/checkpoint_loader.hpp"
@@ -18,6 +20,7 @@
 #include "tessera/core/setting_error.hpp"
 #include "tessera/core/warning.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
+#include "tessera/text/tokenizer/tokenizer_match.hpp"
 
 namespace fs = std::filesystem;
 
@@ -118,6 +121,7 @@ TrainingProgress TrainingCheckpointer::resume() {
   if (!options_.dir.empty() && world_.rank() == 0) remove_stale_temporaries(options_.dir);
   if (!options_.resume.empty()) {
     if (auto target = resolve_resume_target()) {
+      check_same_tokenizer(*target);
       LoadResult loaded = load_checkpoint(engine_, world_, *target, config_);
       resumed_from_ = *target;
       last_saved_step_ = loaded.progress.step;
@@ -126,6 +130,28 @@ TrainingProgress TrainingCheckpointer::resume() {
   }
   if (!options_.init_from.empty()) load_exported_weights(engine_, world_, options_.init_from, config_);
   return progress;
+}
+
+void TrainingCheckpointer::check_same_tokenizer(const fs::path& target) {
+  std::string problem;  // rank 0 looks, every rank follows
+  if (world_.rank() == 0) {
+    std::optional<TokenizerSpec> theirs;
+    try {
+      theirs = stored_tokenizer(read_meta_file((target / kMetaFileName).string()).config);
+    } catch (const std::exception&) {
+      // An unreadable meta.h5 is refused by the load, naming what is wrong with it.
+    }
+    const std::optional<TokenizerSpec> ours = stored_tokenizer(config_);
+    if (theirs && ours) {
+      if (const auto difference = tokenizer_difference(*theirs, *ours)) {
+        problem = target.string() + " was trained on another tokenizer's tokens than this run's data: " +
+                  *difference + " (checkpoint vs data); resume with the data (or the tokenizer) it was trained "
+                  "on, or start a new run";
+      }
+    }
+  }
+  problem = broadcast_string(world_, problem, 0);
+  if (!problem.empty()) throw CheckpointError(CheckpointErrorKind::kConfigMismatch, problem);
 }
 
 bool TrainingCheckpointer::after_step(const TrainingProgress& progress, StateHealth health) {

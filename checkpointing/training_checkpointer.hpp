@@ -118,6 +118,9 @@ class TrainingCheckpointer {
 
  private:
   std::optional<std::filesystem::path> resolve_resume_target();
+  // Collective: refuses (CheckpointError kConfigMismatch) a checkpoint whose recorded tokenizer is
+  // not the one this run's config records (the data's): its ids would mean other tokens.
+  void check_same_tokenizer(const std::filesystem::path& target);
   void lock_directory();
   void prepare_directory();
 

@@ -20,6 +20,8 @@
 #include "tessera/checkpointing/export/checkpoint_export.hpp"
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
 #include "tessera/checkpointing/format/checkpoint_info.hpp"
+#include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/format/health_mark.hpp"
 #include "tessera/checkpointing/format/meta_digests.hpp"
 #include "tessera/core/setting_error.hpp"
 #include "tessera/precision/dtype.hpp"
@@ -91,6 +93,11 @@ int run(int argc, char** argv) {
     o.format = tessera::parse_export_format(format);
     o.dtype = tessera::parse_dtype(dtype, "--dtype");
     o.vocab_size = vocab;
+    if (const auto dir = tessera::resolve_checkpoint(args[1])) {
+      if (const auto notice = tessera::unhealthy_checkpoint_notice(*dir)) {
+        std::fprintf(stderr, "tessera_ckpt: warning: %s\n", notice->c_str());
+      }
+    }
     const tessera::ExportSummary s = tessera::export_checkpoint(args[1], args[2], o);
     std::printf("exported step %lld: %lld tensors, %lld values as %s %s to %s (%s)\n", static_cast<long long>(s.step),
                 static_cast<long long>(s.parameters), static_cast<long long>(s.elements), tessera::dtype_name(o.dtype),

@@ -20,14 +20,20 @@
 #include <vector>
 
 #include "flags/device_flag.hpp"
+#include "flags/inference_checks.hpp"
 #include "flags/program_options.hpp"
 #include "tessera/checkpointing/export/model_source.hpp"
+#include "tessera/checkpointing/export/tokenizer_fields.hpp"
+#include "tessera/checkpointing/format/health_mark.hpp"
 #include "tessera/comm/device_communicator.hpp"
+#include "tessera/core/parse_number.hpp"
 #include "tessera/core/setting_error.hpp"
+#include "tessera/core/warning.hpp"
 #include "tessera/launch/run_distributed.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
 #include "tessera/text/data/sample_loader.hpp"
 #include "tessera/text/data/token_dataset.hpp"
+#include "tessera/text/data/token_id_check.hpp"
 #include "tessera/training/trainer.hpp"
 #include "tessera/training/validation_loss.hpp"
 
@@ -72,20 +78,23 @@ std::optional<EvalOptions> parse_options(int argc, char** argv, bool print_help)
   if (o.data.empty() && !o.print_logits) throw std::invalid_argument("give --data (validation loss) or --print-logits");
   if (o.print_logits && o.tokens.empty())
     throw std::invalid_argument("--print-logits needs --tokens, e.g. --tokens 1,2,3");
+  parse_zero_stage(o.zero);  // a wrong flag is named before anything is read
+  if (o.seq_len < 0) {
+    throw std::invalid_argument("--seq-len " + std::to_string(o.seq_len) + ": must be >= 0 (0: the model's context)");
+  }
   return o;
 }
 
 std::vector<std::int32_t> parse_tokens(const std::string& text, std::int64_t vocab) {
   std::vector<std::int32_t> tokens;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    const long long id = std::stoll(item);
-    if (id < 0 || id >= vocab) {
-      throw std::invalid_argument("--tokens: " + item + " is outside the vocabulary [0, " + std::to_string(vocab) +
-                                  ")");
-    }
-    tokens.push_back(static_cast<std::int32_t>(id));
+  std::size_t at = 0;
+  for (int item = 1;; ++item) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string what = "--tokens item " + std::to_string(item) + " (a token id of the model)";
+    tokens.push_back(static_cast<std::int32_t>(parse_integer(std::string_view(text).substr(at, comma - at), what, 0,
+                                                             vocab - 1)));
+    if (comma == text.size()) break;
+    at = comma + 1;
   }
   return tokens;
 }
@@ -114,6 +123,26 @@ int evaluate(DistributedContext& dist) {
   const std::unique_ptr<Device> device = open_device_on_every_rank(o.device, dist, "tessera_eval");
   if (!device) return 2;
   const ModelSource source = open_model_source(o.model);
+  const bool root = world.rank() == 0;
+  // Everything the flags ask of the model, checked before the model is built.
+  const std::int64_t seq_len = o.seq_len > 0 ? o.seq_len : source.config.max_seq_len;
+  check_within_context(seq_len, source.config, "--seq-len");
+  std::optional<TokenDataset> data;
+  if (!o.data.empty()) {
+    data.emplace(o.data);
+    check_data_tokenizer(stored_tokenizer(source.stored), data->tokenizer(), o.data);
+    check_token_ids(*data, source.config.vocab_size);
+    check_forward_fits(source.config, o.micro_batch, seq_len, *device, std::max(1, dist.rank_info().local_size),
+                       "--micro-batch");
+  }
+  std::vector<std::int32_t> tokens;
+  if (o.print_logits) {
+    tokens = parse_tokens(o.tokens, source.token_vocab);
+    check_within_context(static_cast<std::int64_t>(tokens.size()), source.config, "--tokens");
+  }
+  if (root && !source.is_export) {
+    if (const auto notice = unhealthy_checkpoint_notice(source.path)) warn(world.rank(), *notice);
+  }
   Gpt model(source.config);
   ShardingConfig sharding;
   sharding.stage = parse_zero_stage(o.zero);
@@ -121,15 +150,12 @@ int evaluate(DistributedContext& dist) {
   ShardedEngine engine(model, *device, device_world ? *device_world : world, sharding, /*seed=*/0);
   load_model_weights(engine, world, source);
   Trainer trainer(engine);
-  const bool root = world.rank() == 0;
   if (root) {
     std::fprintf(stderr, "tessera_eval: GPT %s from %s, %d rank(s); %s\n", source.config.to_string().c_str(),
                  source.path.c_str(), world.size(), device_line(o.device, *device).c_str());
   }
-  if (!o.data.empty()) {
-    const std::int64_t seq_len = o.seq_len > 0 ? o.seq_len : source.config.max_seq_len;
-    const TokenDataset data(o.data);
-    const SampleLoader loader(data, seq_len, 0, SampleOrder::kSequential);
+  if (data) {
+    const SampleLoader loader(*data, seq_len, 0, SampleOrder::kSequential);
     const ValidationSet set{o.eval_batches, o.micro_batch};
     const float loss = validation_loss(trainer, loader, set);
     if (root) {
@@ -138,7 +164,6 @@ int evaluate(DistributedContext& dist) {
     }
   }
   if (o.print_logits) {
-    const std::vector<std::int32_t> tokens = parse_tokens(o.tokens, source.token_vocab);
     const auto t = static_cast<std::int64_t>(tokens.size());
     Context ctx(*device);
     ctx.training = false;

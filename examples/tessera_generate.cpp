@@ -11,6 +11,7 @@
 // train_gpt; --tokenizer overrides it, and is needed for GPT-2 data, whose vocabulary files the
 // user supplies). Progress goes to stderr. The same seed gives the same text on any number of
 // ranks and at any ZeRO stage; --top-k 1 (or --temperature 0) is greedy.
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -23,9 +24,12 @@
 #include "tessera/checkpointing/export/checkpoint_export.hpp"
 #include "tessera/checkpointing/export/model_source.hpp"
 #include "tessera/checkpointing/export/tokenizer_fields.hpp"
+#include "tessera/checkpointing/format/health_mark.hpp"
 #include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/comm/device_communicator.hpp"
 #include "tessera/core/random.hpp"
+#include "tessera/core/setting_error.hpp"
+#include "tessera/core/warning.hpp"
 #include "tessera/launch/run_distributed.hpp"
 #include "tessera/model/modules/gpt.hpp"
 #include "tessera/model/modules/gpt_sampling.hpp"
@@ -81,7 +85,11 @@ std::optional<GenerateOptions> parse_options(int argc, char** argv, bool print_h
   if (o.source.empty()) throw std::invalid_argument("name a checkpoint or export to generate from (see --help)");
   if (o.length < 0) throw std::invalid_argument("--length must be >= 0, got " + std::to_string(o.length));
   if (o.top_k < 0) throw std::invalid_argument("--top-k must be >= 0, got " + std::to_string(o.top_k));
-  if (o.temperature < 0) throw std::invalid_argument("--temperature must be >= 0 (0: greedy)");
+  parse_zero_stage(o.zero);  // a wrong flag is named before anything is read
+  if (!std::isfinite(o.temperature) || o.temperature < 0) {
+    throw std::invalid_argument("--temperature " + option_value_text(o.temperature) +
+                                ": must be a finite number >= 0 (0: greedy)");
+  }
   return o;
 }
 
@@ -109,6 +117,9 @@ int generate(DistributedContext& dist) {
   if (!device) return 2;
   const ModelSource source = open_model_source(o.source);
   const GptConfig& gpt = source.config;
+  if (root && !source.is_export) {
+    if (const auto notice = unhealthy_checkpoint_notice(source.path)) warn(world.rank(), *notice);
+  }
   const TokenizerSpec spec = run_tokenizer(source, gpt, o.tokenizer);
   const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(spec);
   if (!tokenizer) {
@@ -135,6 +146,11 @@ int generate(DistributedContext& dist) {
 
   std::vector<std::int32_t> prompt = tokenizer->encode(o.prompt);
   if (prompt.empty()) prompt.push_back(tokenizer->end_of_text() >= 0 ? tokenizer->end_of_text() : 0);
+  if (static_cast<std::int64_t>(prompt.size()) > gpt.max_seq_len && root) {
+    warn(world.rank(), "--prompt: " + std::to_string(prompt.size()) + " tokens, longer than the model's context of " +
+                           std::to_string(gpt.max_seq_len) + "; the model sees its last " +
+                           std::to_string(gpt.max_seq_len) + " (the whole prompt is printed)");
+  }
   SamplingOptions sampling;
   sampling.new_tokens = o.length;
   sampling.temperature = static_cast<float>(o.temperature);
@@ -154,6 +170,8 @@ int generate(DistributedContext& dist) {
 }  // namespace tessera
 
 int main(int argc, char** argv) {
-  return tessera::run_distributed(argc, argv,
-                                  [](tessera::DistributedContext& dist) { return tessera::generate(dist); });
+  return tessera::run_distributed(argc, argv, [](tessera::DistributedContext& dist) {
+    const tessera::SettingNames names{{"sharding.stage", "--zero"}};
+    return tessera::reword_setting_errors(names, [&] { return tessera::generate(dist); });
+  });
 }

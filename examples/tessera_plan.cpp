@@ -104,6 +104,7 @@ std::optional<Options> parse(int argc, char** argv) {
     return vm[name].as<std::int64_t>();
   };
   PlanConfig& c = o.config;
+  if (c.ranks < 1) throw std::invalid_argument("--ranks " + std::to_string(c.ranks) + ": must be >= 1");
   const bool arch =
       vm.count("layers") || vm.count("dim") || vm.count("heads") || vm.count("vocab") || vm.count("seq-len");
   if (!params.empty()) {

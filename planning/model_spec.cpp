@@ -60,6 +60,15 @@ std::pair<double, std::string> split_number(const std::string& text, const std::
   return {value, unit};
 }
 
+// value x scale as an integer, refused (naming `what` and `text`) beyond what 64 bits hold.
+std::int64_t scaled(double value, double scale, const std::string& what, const std::string& text) {
+  const double x = value * scale;
+  if (!(x < 9.2e18)) {
+    throw std::invalid_argument(what + ": '" + text + "' is too large (at most about 9.2e18)");
+  }
+  return static_cast<std::int64_t>(std::llround(x));
+}
+
 }  // namespace
 
 std::int64_t ModelSpec::parameter_count() const {
@@ -118,7 +127,7 @@ std::int64_t parse_count(const std::string& text, const std::string& what) {
   } else if (!unit.empty()) {
     throw std::invalid_argument(what + ": unknown suffix in '" + text + "' (use K, M, B or T, e.g. 7B or 124M)");
   }
-  return static_cast<std::int64_t>(std::llround(value * scale));
+  return scaled(value, scale, what, text);
 }
 
 std::int64_t parse_bytes(const std::string& text, const std::string& what) {
@@ -131,7 +140,7 @@ std::int64_t parse_bytes(const std::string& text, const std::string& what) {
       {"", 1.0},    {"B", 1.0},      {"KB", 1e3},        {"MB", 1e6},           {"GB", 1e9},
       {"TB", 1e12}, {"KIB", 1024.0}, {"MIB", 1048576.0}, {"GIB", 1073741824.0}, {"TIB", 1099511627776.0}};
   for (const Unit& u : kUnits) {
-    if (unit == u.name) return static_cast<std::int64_t>(std::llround(value * u.scale));
+    if (unit == u.name) return scaled(value, u.scale, what, text);
   }
   throw std::invalid_argument(what + ": unknown unit in '" + text +
                               "' (use B, KB, MB, GB, TB (powers of 10) or KiB, MiB, GiB, TiB)");

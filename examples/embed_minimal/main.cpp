@@ -79,7 +79,7 @@ int train(DistributedContext& dist) {
     return 2;
   }
   const std::string run_dir = dist.argv()[1];
-  const std::int64_t steps = std::stoll(dist.argv()[2]);
+  const std::int64_t steps = parse_integer(dist.argv()[2], "STEPS", 0);
   std::unique_ptr<Device> device = make_device(parse_device_choice("cpu"));
   TokenTagger model;
   ShardingConfig sharding;

@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <typeinfo>
 
+#include "tessera/core/parse_number.hpp"
+
 namespace tessera {
 namespace {
 
@@ -31,12 +33,40 @@ std::string trim(const std::string& s) {
 // Reads `path` once: the `key = value` lines with their numbers and sections, and the text Boost
 // parses (carriage returns dropped). Refuses a line that is neither a comment, a [section] nor
 // `key = value`, as Boost would, but with its number.
-std::vector<ConfigLine> scan_config_file(const std::string& path, std::string& text) {
-  std::ifstream in(path);
+// A config file is read up to this many bytes, its lines up to this many characters: /dev/zero or a
+// binary file named by mistake ends in an error, not in memory running out.
+constexpr std::size_t kMaxConfigBytes = 1 << 20;
+constexpr std::size_t kMaxConfigLine = 4096;
+
+// The whole file, refused when it is larger than kMaxConfigBytes.
+std::string read_bounded(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw std::invalid_argument("--config " + path + ": cannot open the file (missing or unreadable)");
+  std::string data(kMaxConfigBytes + 1, '\0');
+  in.read(data.data(), static_cast<std::streamsize>(data.size()));
+  if (in.bad()) throw std::invalid_argument("--config " + path + ": read error");
+  data.resize(static_cast<std::size_t>(in.gcount()));
+  if (data.size() > kMaxConfigBytes) {
+    throw std::invalid_argument("--config " + path + ": larger than " + std::to_string(kMaxConfigBytes >> 20) +
+                                " MiB; a config file holds `key = value` lines (is it the right file?)");
+  }
+  return data;
+}
+
+std::vector<ConfigLine> scan_config_file(const std::string& path, std::string& text) {
+  std::istringstream in(read_bounded(path));
   std::vector<ConfigLine> lines;
   std::string raw, section;
   for (int number = 1; std::getline(in, raw); ++number) {
+    if (raw.size() > kMaxConfigLine) {
+      throw std::invalid_argument(path + ":" + std::to_string(number) + ": a line of " + std::to_string(raw.size()) +
+                                  " characters (at most " + std::to_string(kMaxConfigLine) + "), starting " +
+                                  quote_excerpt(raw));
+    }
+    if (raw.find('\0') != std::string::npos) {
+      throw std::invalid_argument(path + ":" + std::to_string(number) + ": a NUL byte in " + quote_excerpt(raw) +
+                                  " (a config file is text)");
+    }
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
     text += raw + "\n";
     std::string s = raw;
@@ -49,12 +79,11 @@ std::vector<ConfigLine> scan_config_file(const std::string& path, std::string& t
     }
     const auto eq = s.find('=');
     if (eq == std::string::npos) {
-      throw std::invalid_argument(path + ":" + std::to_string(number) + ": '" + s +
-                                  "' is not a `key = value` line (nor a [section] or a # comment)");
+      throw std::invalid_argument(path + ":" + std::to_string(number) + ": " + quote_excerpt(s) +
+                                  " is not a `key = value` line (nor a [section] or a # comment)");
     }
     lines.push_back({number, section, trim(s.substr(0, eq)), trim(s.substr(eq + 1))});
   }
-  if (in.bad()) throw std::invalid_argument("--config " + path + ": read error");
   return lines;
 }
 
@@ -124,6 +153,7 @@ std::size_t distance(const std::string& a, const std::string& b) {
 
 std::string nearest_name(const po::options_description& all, const std::string& key) {
   std::string best;
+  if (key.size() > 64) return best;  // no option name is near a key this long
   std::size_t best_distance = std::max<std::size_t>(2, key.size() / 3) + 1;
   for (const auto& d : all.options()) {
     const std::size_t dist = distance(key, d->long_name());
@@ -292,7 +322,7 @@ void ProgramOptions::read_config_file(const std::string& path) {
     }
     if (d == nullptr) {
       const std::string near = nearest_name(all_, name);
-      throw std::invalid_argument(where + "unknown key '" + l.key + "'" +
+      throw std::invalid_argument(where + "unknown key " + quote_excerpt(l.key) +
                                   (l.section.empty() ? "" : " (in section [" + l.section + "])") + "; " +
                                   (near.empty() ? "" : "did you mean '" + near + "'? ") +
                                   "The keys are the long option "
@@ -308,7 +338,7 @@ void ProgramOptions::read_config_file(const std::string& path) {
     }
     first_line[name] = l.line;
     std::vector<std::string> tokens = d->semantic()->max_tokens() > 1 ? split_words(l.value) : std::vector{l.value};
-    const std::string shown = l.key + " = " + l.value;
+    const std::string shown = l.key + " = " + quote_excerpt(l.value);
     check_sign(*d, tokens, where + l.key + " = ", takes(*d, name, " = "));
     po::parsed_options one(&all_);
     po::option option(name, tokens);

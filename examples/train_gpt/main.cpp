@@ -19,10 +19,12 @@ namespace {
 // Parses the options; errors of the run name the flag (SettingNames) and, for a value from the
 // --config file, its file and line.
 int train(DistributedContext& dist) {
-  const std::optional<TrainOptions> parsed = parse_train_options(dist.argc(), dist.argv(), dist.rank() == 0);
-  if (!parsed) return 0;
-  return locate_config_errors(parsed->settings, [&] {
-    return reword_setting_errors(train_gpt_setting_names(), [&] { return run_gpt(dist, *parsed); });
+  const SettingNames& names = train_gpt_setting_names();
+  return reword_setting_errors(names, [&] {  // the option checks' errors
+    const std::optional<TrainOptions> parsed = parse_train_options(dist.argc(), dist.argv(), dist.rank() == 0);
+    if (!parsed) return 0;
+    return locate_config_errors(parsed->settings,
+                                [&] { return reword_setting_errors(names, [&] { return run_gpt(dist, *parsed); }); });
   });
 }
 

@@ -1,12 +1,13 @@
 // Umbrella header for programs that embed Tessera: #include <tessera/tessera.hpp> brings the
 // distributed context, devices (a rank's own GPU: make_rank_device, and its communicator:
-// make_device_world), tensors and modules (the GPT among them), the sharded engine, the trainer,
+// make_device_world), strict number parsing, tensors and modules (the GPT among them), the sharded engine, the trainer,
 // the batch planner, the training checkpointer and the training loop (TrainingRun). Finer headers
 // are named by layer and file, e.g. <tessera/model/modules/linear.hpp>.
 #pragma once
 
 #include "tessera/checkpointing/training_checkpointer.hpp"
 #include "tessera/comm/device_communicator.hpp"
+#include "tessera/core/parse_number.hpp"
 #include "tessera/launch/distributed_context.hpp"
 #include "tessera/launch/rank_device.hpp"
 #include "tessera/launch/run_distributed.hpp"
