@@ -54,11 +54,17 @@ std::string describe(const std::string& line) {
 RunDirectoryLock::RunDirectoryLock(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
+  if (ec) {
+    throw CheckpointError(CheckpointErrorKind::kIo, "cannot create the checkpoint directory " + dir.string() + ": " +
+                                                        ec.message() + "; choose a directory this process can write");
+  }
   const fs::path path = dir / kRunLockName;
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) {
-    throw CheckpointError(CheckpointErrorKind::kIo,
-                          "cannot create the run lock " + path.string() + ": " + std::strerror(errno));
+    throw CheckpointError(CheckpointErrorKind::kIo, "the checkpoint directory " + dir.string() +
+                                                        " is not writable: " + std::strerror(errno) +
+                                                        " (creating its lock file " + kRunLockName +
+                                                        "); choose a directory this process can write");
   }
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     const int saved = errno;

@@ -21,7 +21,8 @@ class RunDirectoryLock {
  public:
   // Creates `dir` when missing and takes the lock. Throws CheckpointError(kIo) when another process
   // holds it, naming the directory and the holder's host, PID and start time, and saying what to do;
-  // or when the lock file cannot be created (naming it and the system's reason).
+  // or when the directory or its lock file cannot be created ("the checkpoint directory DIR is not
+  // writable: <the system's reason>").
   explicit RunDirectoryLock(const std::filesystem::path& dir);
   // Releases the lock (the file stays, holding the last holder's line). Never throws.
   ~RunDirectoryLock();

@@ -53,6 +53,14 @@ std::string read_bounded(const std::string& path) {
   return data;
 }
 
+// A value as a message shows it: as written when short and printable, else quoted and cut.
+std::string shown_value(const std::string& value) {
+  const bool plain = value.size() <= 40 && std::all_of(value.begin(), value.end(), [](char c) {
+                       return static_cast<unsigned char>(c) >= 0x20 && c != 0x7f;
+                     });
+  return plain ? value : quote_excerpt(value);
+}
+
 std::vector<ConfigLine> scan_config_file(const std::string& path, std::string& text) {
   std::istringstream in(read_bounded(path));
   std::vector<ConfigLine> lines;
@@ -338,7 +346,7 @@ void ProgramOptions::read_config_file(const std::string& path) {
     }
     first_line[name] = l.line;
     std::vector<std::string> tokens = d->semantic()->max_tokens() > 1 ? split_words(l.value) : std::vector{l.value};
-    const std::string shown = l.key + " = " + quote_excerpt(l.value);
+    const std::string shown = l.key + " = " + shown_value(l.value);
     check_sign(*d, tokens, where + l.key + " = ", takes(*d, name, " = "));
     po::parsed_options one(&all_);
     po::option option(name, tokens);
