@@ -135,6 +135,7 @@ int generate(DistributedContext& dist) {
   Gpt model(gpt);
   ShardingConfig sharding;
   sharding.stage = parse_zero_stage(o.zero);
+  sharding.use = EngineUse::kInference;
   const std::unique_ptr<Communicator> device_world = make_device_world(*device, world, dist.comm_options());
   ShardedEngine engine(model, *device, device_world ? *device_world : world, sharding, o.seed);
   load_model_weights(engine, world, source);

@@ -39,12 +39,14 @@ FlatParamUnit::FlatParamUnit(std::string name, FlatLayout layout, const Placemen
   } else {
     master_ = PlacedTensor::resident(stored_.tensor().view(range.begin, {range.count}));
   }
-  for (const StateSpec& spec : rule_->specs()) {
+  for (const StateSpec& spec : p.optimizer_state ? rule_->specs() : std::vector<StateSpec>{}) {
     state_.emplace_back(device_, store_, range.count / spec.elements_per_value, spec.dtype, spec.elements_per_value,
                         MemoryCategory::kOptimizerState, p.optimizer_memory);
   }
   // Gradients: a persistent full accumulator, or a persistent shard plus transient full buffers.
-  if (p.grad_accumulator == Extent::kFull) {
+  if (!p.gradients) {
+    // none: the engine refuses backward
+  } else if (p.grad_accumulator == Extent::kFull) {
     prepare_grads();
   } else {
     grad_shard_ = allocate(S, DType::kF32, MemoryCategory::kGradients);
@@ -264,7 +266,7 @@ Work FlatParamUnit::start_publish(Communicator& shard_comm) {
 std::vector<StateTensor> FlatParamUnit::state() const {
   std::vector<StateTensor> out{{"master", master_.tensor()}};
   const std::vector<StateSpec> specs = rule_->specs();
-  for (std::size_t k = 0; k < specs.size(); ++k) {
+  for (std::size_t k = 0; k < state_.size(); ++k) {
     out.push_back({specs[k].name, state_[k].tensor(), specs[k].elements_per_value});
   }
   return out;

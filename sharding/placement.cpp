@@ -51,6 +51,7 @@ std::string Placement::describe() const {
   auto where = [](MemoryKind kind) { return std::string(" (") + memory_kind_name(kind) + ")"; };
   std::string s = std::string("params ") + extent_name(stored_params) + where(params_memory);
   if (gather_for_compute) s += ", gathered per unit";
+  if (!gradients) return s + ", inference: no grads, no optimizer state";
   s += std::string(", grads ") + extent_name(grad_accumulator);
   if (transient_full_grads) s += " + transient full";
   s += std::string(", optimizer ") + extent_name(optimizer_range) + where(optimizer_memory);

@@ -64,6 +64,11 @@ struct Placement {
   Extent optimizer_range = Extent::kFull;
   MemoryKind optimizer_memory = MemoryKind::kDevice;
 
+  // An inference engine (EngineUse::kInference) has neither: no gradient buffers, no optimizer
+  // state (the master stays: checkpoints restore the parameters through it).
+  bool gradients = true;
+  bool optimizer_state = true;
+
   std::string describe() const;  // one line: "params full (device), grads shard + transient full, ..."
 };
 

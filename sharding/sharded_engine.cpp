@@ -23,6 +23,13 @@ const ShardingConfig& validated(const ShardingConfig& config) {
   return config;
 }
 
+// The stage's placement; an inference engine drops the gradients and the optimizer state.
+Placement placement_for(const ShardingConfig& config) {
+  Placement p = make_placement(config.stage, config.precision, config.offload);
+  p.gradients = p.optimizer_state = config.use == EngineUse::kTraining;
+  return p;
+}
+
 void check_offload_supported(const OffloadConfig& offload, const Device& device) {
   const std::pair<const char*, OffloadTarget> targets[] = {{"sharding.offload.optimizer", offload.optimizer},
                                                            {"sharding.offload.parameters", offload.parameters}};
@@ -47,7 +54,7 @@ ShardedEngine::ShardedEngine(Module& model, Device& device, Communicator& world,
       world_(world),
       groups_(std::move(groups)),
       config_(validated(config)),
-      placement_(make_placement(config_.stage, config_.precision, config_.offload)) {
+      placement_(placement_for(config_)) {
   if (groups_.shard == nullptr) throw std::invalid_argument("ShardedEngine: ShardGroups without a shard group");
   check_devices();
   check_offload_supported(config_.offload, device_);
@@ -158,7 +165,15 @@ void ShardedEngine::after_forward(const UnitUse& use) {
   note_phase("forward " + use.module);
 }
 
+void ShardedEngine::check_trains(const char* use) const {
+  if (config_.use == EngineUse::kTraining) return;
+  throw std::logic_error(std::string("ShardedEngine::") + use +
+                         ": this engine was built for inference (ShardingConfig::use): it keeps no gradients or "
+                         "optimizer state");
+}
+
 void ShardedEngine::backward(Context& ctx, Tensor dy, GradSync sync) {
+  check_trains("backward");
   sync_ = sync;
   backward_cursor_ = 0;
   if (root_unit_ >= 0) {
@@ -209,6 +224,7 @@ double* ShardedEngine::norm_slot(std::size_t u) {
 }
 
 double ShardedEngine::gradient_norm() {
+  check_trains("gradient_norm");
   if (norm_) return *norm_;
   in_flight_.finish_all(InFlightKind::kReduce);
   const Kernels& kernels = device_.kernels();
@@ -225,6 +241,7 @@ double ShardedEngine::gradient_norm() {
 }
 
 OptimizerStepResult ShardedEngine::step(float lr) {
+  check_trains("step");
   check_state_whole("step");
   OptimizerStepResult result;
   result.grad_norm = gradient_norm();
@@ -264,6 +281,7 @@ void ShardedEngine::publish_parameters() {
 
 std::vector<StateSpec> ShardedEngine::state_specs() const {
   std::vector<StateSpec> specs{{"master", DType::kF32}};
+  if (!placement_.optimizer_state) return specs;
   for (const StateSpec& s : optimizer_state_specs(config_.optimizer)) specs.push_back(s);
   return specs;
 }

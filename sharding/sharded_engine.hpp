@@ -110,6 +110,8 @@ class ShardedEngine : private UnitHooks {
   void mark_state_whole() { state_partial_.clear(); }
   // Throws the mark's reason, naming `use` ("forward", "step", "a checkpoint save"), when marked.
   void check_state_whole(const std::string& use) const;
+  // Throws std::logic_error naming `use` on an inference engine (EngineUse::kInference).
+  void check_trains(const char* use) const;
 
   // Memory profiling: `observer` hears a phase name at the end of every wrapped module's forward
   // ("forward h.3") and backward ("backward head"), at the end of step() ("step"), and whatever a

@@ -23,6 +23,11 @@ ZeroStage parse_zero_stage(int stage);
 // Dynamic loss scaling: kAuto turns it on when parameters or gradient collectives use f16.
 enum class LossScaling { kAuto, kOff, kDynamic };
 
+// What the engine is for. kInference (evaluation, sampling) keeps the parameters and the f32 master
+// a checkpoint restores them through, but no gradient buffers and no optimizer state: backward and
+// step are refused.
+enum class EngineUse { kTraining, kInference };
+
 // FSDP's auto-wrap policy: returns true for a module (by full dotted name and type) that starts its
 // own unit. Parameters of modules under no unit form the root unit.
 using UnitPolicy = std::function<bool(const std::string& name, const Module& module)>;
@@ -50,6 +55,7 @@ struct ShardingConfig {
   OptimizerConfig optimizer;
   float grad_clip = 1.0f;  // global-norm clip; <= 0 disables
   LossScaling loss_scaling = LossScaling::kAuto;
+  EngineUse use = EngineUse::kTraining;
   LossScalerConfig loss_scaler;
 
   bool uses_loss_scaling() const;

@@ -145,8 +145,13 @@ std::string describe_states(const std::vector<StateSpec>& states) {
 }  // namespace
 
 void check_same_states(const CheckpointLayout& stored, const CheckpointLayout& current, const std::string& where) {
-  bool same = stored.states.size() == current.states.size() && stored.state_alignment == current.state_alignment;
-  for (std::size_t i = 0; same && i < stored.states.size(); ++i) {
+  // An engine without optimizer state (an inference engine) reads the master alone, which every
+  // checkpoint stores first, element-wise whatever the optimizer's alignment.
+  const bool master_only = current.states.size() == 1;
+  bool same = master_only ? !stored.states.empty()
+                          : stored.states.size() == current.states.size() &&
+                                stored.state_alignment == current.state_alignment;
+  for (std::size_t i = 0; same && i < current.states.size(); ++i) {
     same = stored.states[i].name == current.states[i].name && stored.states[i].dtype == current.states[i].dtype &&
            stored.states[i].elements_per_value == current.states[i].elements_per_value;
   }

@@ -70,7 +70,8 @@ void check_layout_structure(const CheckpointLayout& layout, const std::string& w
 
 // Throws CheckpointError(kConfigMismatch) unless `stored` holds the state tensors `current` needs
 // (same names, dtypes, values per element and alignment: a checkpoint of another optimizer, or of
-// 8-bit AdamW with another block size, cannot resume this one).
+// 8-bit AdamW with another block size, cannot resume this one). A `current` of the master alone (an
+// inference engine) takes the master of any checkpoint.
 void check_same_states(const CheckpointLayout& stored, const CheckpointLayout& current, const std::string& where);
 
 // Throws CheckpointError(kConfigMismatch) unless `stored` holds exactly the parameters of
