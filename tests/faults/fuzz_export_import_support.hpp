@@ -9,6 +9,7 @@
 
 #include "tessera/checkpointing/export/model_source.hpp"
 #include "tests/checkpointing/export/tiny_export_files.hpp"
+#include "tests/faults/fuzz_support.hpp"
 
 namespace tessera::testing::fuzz {
 
@@ -18,7 +19,7 @@ inline void open_and_import(const std::filesystem::path& file) {
   const std::int64_t parameters = g.vocab_size * g.channels + g.max_seq_len * g.channels +
                                   g.layers * (12 * g.channels * g.channels + 13 * g.channels) + 2 * g.channels;
   if (parameters > static_cast<std::int64_t>(std::filesystem::file_size(file)) / 2) {
-    throw std::logic_error("opened as " + g.to_string() + ": more parameters than the file has bytes for");
+    throw AcceptedBadFile("it describes " + g.to_string() + ", more parameters than the file has bytes for");
   }
   MetaEngine meta(source.config);
   load_exported_weights(meta.engine, meta.world, file);

@@ -22,6 +22,7 @@
 #include <fstream>
 #include <functional>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -269,6 +270,12 @@ inline std::string read_file(const std::filesystem::path& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// Thrown by a test's own check of a file the reader accepted (the check failed: the reader should
+// have refused the file).
+struct AcceptedBadFile : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 struct FuzzCounts {
   int accepted = 0;
   int refused = 0;
@@ -294,6 +301,8 @@ inline FuzzCounts fuzz_reader(const std::string& label, const std::filesystem::p
       try {
         read();
         ++counts.accepted;
+      } catch (const AcceptedBadFile& e) {
+        problem = std::string("the reader accepted it, but ") + e.what();
       } catch (const std::bad_alloc&) {
         problem = "std::bad_alloc";
       } catch (const std::exception& e) {

@@ -48,16 +48,16 @@ Mutated mutate_header_int(const std::string& file, Rng& rng) {
 // What an opened file must satisfy.
 void check_opened(const TokenFile& file, std::int64_t file_bytes, std::int64_t header_bytes) {
   if (file.num_tokens() * 2 + header_bytes != file_bytes) {
-    throw std::logic_error("opened with " + std::to_string(file.num_tokens()) + " tokens in " +
-                           std::to_string(file_bytes) + " bytes");
+    throw AcceptedBadFile("it has " + std::to_string(file.num_tokens()) + " tokens in " + std::to_string(file_bytes) +
+                          " bytes");
   }
   std::int64_t sum = 0;
   for (const std::uint16_t t : file.tokens()) sum += t;
-  if (sum < 0) throw std::logic_error("unreachable");
+  [[maybe_unused]] volatile std::int64_t touched = sum;  // every token read, through the mapping
   if (file.tokenizer()) {
     const std::int32_t vocab = file.tokenizer()->vocab_size;
     if (vocab < 1 || vocab > kMaxTokenId + 1) {
-      throw std::logic_error("opened with a tokenizer record of " + std::to_string(vocab) + " tokens");
+      throw AcceptedBadFile("its tokenizer record has " + std::to_string(vocab) + " tokens");
     }
   }
 }
@@ -70,7 +70,7 @@ TEST(FuzzTokenFile, MutatedLlmcFilesOpenConsistentlyOrAreRefusedNamingTheFile) {
   write_token_file(path, tokens, TokenFileFormat::kLlmc, TokenizerSpec{TokenizerKind::kBpe, "tok", 300, 0x1234});
   const std::string valid = read_file(path);
   const FuzzCounts counts = fuzz_reader(
-      "llmc token file", path, 0x70ce4f11e, 3000,
+      "llmc token file", path, 0x70ce4f11e, 2000,
       [&](Rng& rng) { return rng.below(2) == 0 ? mutate_header_int(valid, rng) : mutate_bytes(valid, rng); },
       [&] {
         const TokenFile file = TokenFile::open(path, TokenFileFormat::kLlmc);
@@ -78,7 +78,7 @@ TEST(FuzzTokenFile, MutatedLlmcFilesOpenConsistentlyOrAreRefusedNamingTheFile) {
       },
       {path});
   EXPECT_GT(counts.accepted, 0);
-  EXPECT_GT(counts.refused, 1000);
+  EXPECT_GT(counts.refused, 600);
 }
 
 TEST(FuzzTokenFile, MutatedRawFilesOpenConsistentlyOrAreRefusedNamingTheFile) {
