@@ -5,9 +5,12 @@
 // and groups deleted, a tensor made a virtual
 // dataset whose source is missing. Opening the source and importing it into the model it describes
 // either succeeds or refuses naming the file; no crash, no model larger than the file can hold, and
-// no allocation past 64 x the file's size + 1 MiB. Both name schemes (tessera, hf-gpt2).
+// no allocation past 64 x the file's size + 1 MiB. Both name schemes (tessera, hf-gpt2). Byte
+// mutations too, each batch in a forked child (a crash inside HDF5's parser is reported, not fatal).
 // tessera-test-timeout: 60
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tests/faults/fuzz_export_import_support.hpp"
 #include "tests/faults/fuzz_support.hpp"
@@ -154,6 +157,49 @@ TEST(FuzzHdf5Export, MutatedTesseraNamesExportsAreImportedOrRefusedNamingTheFile
 }
 
 TEST(FuzzHdf5Export, MutatedHfNamesExportsAreImportedOrRefusedNamingTheFile) { fuzz_export(kHfGpt2Names, 0x4df6); }
+
+// Byte mutations reach HDF5's own parser, which Tessera does not own: each batch runs in a forked
+// child, so a crash there is reported (with the mutation) instead of ending the suite. The child
+// checks the same outcome as fuzz_reader: success, or an error naming the file.
+TEST(FuzzHdf5Export, ByteMutationsAreImportedOrRefusedWithoutACrash) {
+  ScratchDir dir("fuzz_hdf5_export");
+  const fs::path file = dir / "export.h5", log = dir / "last_mutation.txt";
+  write_tiny_hdf5_export(file, kTesseraNames);
+  const std::string valid = read_file(file);
+  constexpr int kBatches = 8, kPerBatch = 40;
+  for (int batch = 0; batch < kBatches; ++batch) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      Rng rng(0xb17e + static_cast<std::uint64_t>(batch));
+      for (int i = 0; i < kPerBatch; ++i) {
+        const Mutated m = mutate_bytes(valid, rng);
+        write_file(log, "batch " + std::to_string(batch) + " iteration " + std::to_string(i) + ": " + m.what);
+        write_file(file, m.bytes);
+        try {
+          open_and_import(file);
+        } catch (const AcceptedBadFile&) {
+          ::_exit(3);
+        } catch (const std::exception& e) {
+          if (std::string(e.what()).find(file.string()) == std::string::npos) {
+            write_file(log, read_file(log) + ": an error that does not name the file: " + e.what());
+            ::_exit(2);
+          }
+        } catch (...) {
+          ::_exit(4);
+        }
+      }
+      ::_exit(0);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    if (WIFSIGNALED(status)) {
+      ADD_FAILURE() << "signal " << WTERMSIG(status) << " at " << read_file(log);
+    } else if (WEXITSTATUS(status) != 0) {
+      ADD_FAILURE() << "exit " << WEXITSTATUS(status) << " at " << read_file(log);
+    }
+  }
+}
 
 }  // namespace
 }  // namespace tessera::testing::fuzz
