@@ -42,11 +42,11 @@ TEST(FuzzBpeVocabulary, MutatedFilesAreReadOrRefusedNamingTheFile) {
   // Errors name a file of the pair (a vocab.json that reads may not fit merges.txt) or, once both
   // read, the tokenizer ("bpe tokenizer").
   const FuzzCounts v = fuzz_reader(
-      "vocab.json", dir / kVocabFileName, 0xb0ca, 800, [&](Rng& rng) { return mutate_json(vocab, rng); },
+      "vocab.json", dir / kVocabFileName, 0xb0ca, 1000, [&](Rng& rng) { return mutate_json(vocab, rng); },
       [&] { read_and_use(dir.path()); }, {dir.path().string(), "bpe tokenizer"});
   write_file(dir / kVocabFileName, vocab);
   const FuzzCounts m = fuzz_reader(
-      "merges.txt", dir / kMergesFileName, 0x3e26e5, 800, [&](Rng& rng) { return mutate_bytes(merges, rng); },
+      "merges.txt", dir / kMergesFileName, 0x3e26e5, 1000, [&](Rng& rng) { return mutate_bytes(merges, rng); },
       [&] { read_and_use(dir.path()); }, {dir.path().string(), "bpe tokenizer"});
   EXPECT_GT(v.refused, 100);
   EXPECT_GT(m.refused, 100);

@@ -23,7 +23,7 @@ TEST(FuzzSafetensorsImport, MutatedConfigJsonIsImportedOrRefusedNamingTheFile) {
   const std::filesystem::path config = dir / "config.json";
   const std::string valid = read_file(config);
   const FuzzCounts counts = fuzz_reader(
-      "config.json", config, 0xc0f1, 500, [&](Rng& rng) { return mutate_json_stacked(valid, rng); },
+      "config.json", config, 0xc0f1, 1000, [&](Rng& rng) { return mutate_json_stacked(valid, rng); },
       [&] { open_and_import(st); }, {dir.path().string()});
   EXPECT_GT(counts.accepted, 0);
   EXPECT_GT(counts.refused, 100);
@@ -36,7 +36,7 @@ TEST(FuzzSafetensorsImport, MutatedModelFileIsImportedOrRefusedNamingTheFile) {
   std::uint64_t n = 0;
   std::memcpy(&n, valid.data(), 8);
   const FuzzCounts counts = fuzz_reader(
-      "model.safetensors", st, 0x5afe, 500,
+      "model.safetensors", st, 0x5afe, 1000,
       [&](Rng& rng) {
         if (rng.below(4) == 0) return mutate_bytes(valid, rng);
         Mutated m = mutate_json_stacked(valid.substr(8, n), rng);  // the header, its length fitted again

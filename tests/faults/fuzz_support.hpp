@@ -260,7 +260,11 @@ inline Mutated mutate_json_stacked(const std::string& text, Rng& rng) {
 }
 
 // ---- the loop ---------------------------------------------------------------------------------
+// Removed first and written anew: truncating a file that has data makes ext4 flush it on close
+// (auto_da_alloc), which would make each iteration wait for the disk.
 inline void write_file(const std::filesystem::path& path, const std::string& bytes) {
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
