@@ -11,6 +11,7 @@
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
 #include "tessera/checkpointing/format/hdf5_util.hpp"
 #include "tessera/checkpointing/save/disk_space.hpp"
+#include "tessera/core/parse_number.hpp"
 #include "tessera/core/setting_error.hpp"
 #include "tessera/precision/float_bits.hpp"
 
@@ -54,11 +55,11 @@ void write_parameter(hid_t group, const ParamRecord& p, const std::vector<float>
 // The token-embedding rows the Hugging Face formats keep: the option, else the tokenizer's recorded
 // vocabulary, else every row.
 std::int64_t exported_vocab(const CheckpointMeta& meta, std::int64_t requested) {
-  const std::int64_t padded = std::stoll(meta.config.model().at("vocab_size"));
+  const std::int64_t padded = parse_integer(meta.config.model().at("vocab_size"), "meta.h5 model field vocab_size", 1);
   std::int64_t vocab = requested;
   if (vocab == 0) {
     const auto it = meta.config.run().find("tokenizer_vocab");
-    vocab = it != meta.config.run().end() ? std::stoll(it->second) : padded;
+    vocab = it != meta.config.run().end() ? parse_integer(it->second, "meta.h5 run field tokenizer_vocab") : padded;
   }
   if (vocab < 1 || vocab > padded) {
     throw SettingError("export.vocab_size", std::to_string(vocab),
@@ -114,7 +115,8 @@ ExportSummary export_hdf5(CheckpointParameters& params, const fs::path& out, con
   const fs::path tmp = out.string() + ".tmp";
   ExportSummary summary;
   summary.step = meta.progress.step;
-  summary.vocab_size = hf_names ? vocab : std::stoll(meta.config.model().at("vocab_size"));
+  summary.vocab_size =
+      hf_names ? vocab : parse_integer(meta.config.model().at("vocab_size"), "meta.h5 model field vocab_size", 1);
   {
     detail::Hdf5Guard guard;
     H5Id file = detail::create_file(tmp.string());

@@ -84,15 +84,16 @@ void stage_hf(const std::vector<std::unique_ptr<FlatParamUnit>>& units, const Hf
                               source.where + " has no tensor '" + hf->name + "' (" + e.name + ", shape " +
                                   shape_string(shape) + " in this model); use the model options it was exported with");
       }
-      const bool fits = hf->vocab_rows
-                            ? stored->size() == 2 && stored->at(1) == shape.at(1) && stored->at(0) <= shape.at(0)
-                            : *stored == hf_shape(*hf, shape, 0);
+      const bool fits = hf->vocab_rows ? stored->size() == 2 && stored->at(1) == shape.at(1) && stored->at(0) >= 1 &&
+                                             stored->at(0) <= shape.at(0)
+                                       : *stored == hf_shape(*hf, shape, 0);
       if (!fits) {
-        throw CheckpointError(
-            CheckpointErrorKind::kConfigMismatch,
-            source.where + ":" + name + " has shape " + shape_string(*stored) + " but this model's " + e.name + " " +
-                shape_string(shape) + " needs " + shape_string(hf_shape(*hf, shape, shape.at(0))) +
-                (hf->vocab_rows ? " (or fewer rows)" : "") + "; use the model options it was exported with");
+        throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
+                              source.where + ":" + name + " has shape " + shape_string(*stored) + " but this model's " +
+                                  e.name + " " + shape_string(shape) + " needs " +
+                                  shape_string(hf_shape(*hf, shape, shape.at(0))) +
+                                  (hf->vocab_rows ? " (or fewer rows, at least one)" : "") +
+                                  "; use the model options it was exported with");
       }
       const std::int64_t lo = std::max(begin, e.offset), hi = std::min(end, e.offset + e.numel);
       if (lo >= hi) continue;
@@ -155,6 +156,7 @@ void stage_tessera_hdf5(const std::vector<std::unique_ptr<FlatParamUnit>>& units
                                   " in this model); use the model options it was exported with");
       }
       H5Id dset = detail::open_dataset(model.get(), e.name, path + ":/model");
+      check_virtual_sources(dset.get(), where);
       const Shape shape = dataset_shape(dset.get(), where);
       if (shape != e.parameter->shape) {
         throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
@@ -180,6 +182,7 @@ HfSource hdf5_hf_source(hid_t model, const std::string& path) {
   source.read = [model, path](const std::string& name) {
     const std::string where = path + ":/model/" + name;
     H5Id dset = detail::open_dataset(model, name, path + ":/model");
+    check_virtual_sources(dset.get(), where);
     std::vector<float> values(static_cast<std::size_t>(shape_numel(dataset_shape(dset.get(), where))));
     check_status(H5Dread(dset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
                  CheckpointErrorKind::kCorruptData, "reading " + where);

@@ -1,9 +1,11 @@
-// GPT model fields of a RunConfig, both ways.
+// GPT model fields of a RunConfig, both ways, read strictly and checked as a model.
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
 
 #include <cstdint>
 
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
+#include "tessera/core/parse_number.hpp"
+#include "tessera/core/setting_error.hpp"
 
 namespace tessera {
 namespace {
@@ -13,7 +15,11 @@ std::int64_t field(const RunConfig& config, const std::string& key, const std::s
   if (it == config.model().end()) {
     throw CheckpointError(CheckpointErrorKind::kConfigMismatch, where + " records no model field " + key);
   }
-  return std::stoll(it->second);
+  try {
+    return parse_integer(it->second, where + ": model field " + key, 1);
+  } catch (const std::invalid_argument& e) {
+    throw CheckpointError(CheckpointErrorKind::kCorruptData, e.what());
+  }
 }
 
 }  // namespace
@@ -33,7 +39,17 @@ GptConfig gpt_config_of(const RunConfig& config, const std::string& where) {
   gpt.layers = field(config, "layers", where);
   gpt.heads = field(config, "heads", where);
   gpt.channels = field(config, "channels", where);
+  try {
+    gpt.validate();
+  } catch (const SettingError& e) {
+    throw CheckpointError(CheckpointErrorKind::kCorruptData, where + " records a model no GPT can have: " + e.what());
+  }
   return gpt;
+}
+
+std::int64_t gpt_parameter_count(const GptConfig& gpt) {
+  const std::int64_t c = gpt.channels;  // validate() bounds the total below 2^56: no product overflows
+  return gpt.vocab_size * c + gpt.max_seq_len * c + gpt.layers * (12 * c * c + 13 * c) + 2 * c;
 }
 
 }  // namespace tessera

@@ -2,6 +2,7 @@
 // a resume must match): vocab_size, max_seq_len, layers, heads, channels — written and read back.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "tessera/checkpointing/format/run_config.hpp"
@@ -12,8 +13,12 @@ namespace tessera {
 // Sets the five model fields of `gpt` in `config`.
 void add_gpt_config(RunConfig& config, const GptConfig& gpt);
 
-// The GPT the model fields describe. Throws CheckpointError (kConfigMismatch) naming `where` and the
-// missing field when one is absent.
+// The GPT the model fields describe. Throws CheckpointError naming `where` and the field when one is
+// absent (kConfigMismatch), not a positive integer, or the sizes make no GPT (kCorruptData:
+// GptConfig::validate).
 GptConfig gpt_config_of(const RunConfig& config, const std::string& where);
+
+// Parameters of `gpt` (validated): V*C + T*C + L*(12*C*C + 13*C) + 2*C, the tensors an export holds.
+std::int64_t gpt_parameter_count(const GptConfig& gpt);
 
 }  // namespace tessera

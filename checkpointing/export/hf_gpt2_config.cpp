@@ -2,9 +2,12 @@
 #include "tessera/checkpointing/export/hf_gpt2_config.hpp"
 
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
+#include "tessera/checkpointing/export/gpt_model_fields.hpp"
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
+#include "tessera/core/parse_number.hpp"
 
 namespace tessera {
 namespace {
@@ -16,7 +19,22 @@ std::int64_t model_field(const RunConfig& model, const std::string& key) {
   if (it == model.model().end()) {
     throw CheckpointError(CheckpointErrorKind::kConfigMismatch, "the checkpoint records no model field " + key);
   }
-  return std::stoll(it->second);
+  return parse_integer(it->second, "the checkpoint's model field " + key, 1);
+}
+
+// config[key] as a positive integer that fits int64: not a fraction, string, bool or null.
+std::int64_t positive_field(const json& config, const char* key, const std::filesystem::path& path) {
+  const auto it = config.find(key);
+  const bool fits = it != config.end() && it->is_number_integer() &&
+                    (it->is_number_unsigned() ? it->get<std::uint64_t>() <= std::numeric_limits<std::int64_t>::max()
+                                              : it->get<std::int64_t>() >= 1);
+  if (!fits || it->get<std::int64_t>() < 1) {
+    throw CheckpointError(CheckpointErrorKind::kCorruptData,
+                          path.string() + ": field " + key + " is " +
+                              (it == config.end() ? std::string("missing") : quote_excerpt(it->dump())) +
+                              "; it must be a positive integer");
+  }
+  return it->get<std::int64_t>();
 }
 
 }  // namespace
@@ -67,10 +85,16 @@ RunConfig read_hf_gpt2_config(const std::filesystem::path& path) {
   } catch (const json::exception& e) {
     throw CheckpointError(CheckpointErrorKind::kCorruptData, path.string() + " is not JSON: " + e.what());
   }
-  if (config.value("model_type", std::string()) != "gpt2") {
-    throw CheckpointError(CheckpointErrorKind::kUnknownFormat, path.string() + " is not a GPT-2 config (model_type '" +
-                                                                   config.value("model_type", std::string()) +
-                                                                   "'); Tessera reads GPT-2 models");
+  if (!config.is_object()) {
+    throw CheckpointError(CheckpointErrorKind::kCorruptData,
+                          path.string() + " is a JSON " + config.type_name() + ", not an object of GPT2Config fields");
+  }
+  const auto type = config.find("model_type");
+  if (type == config.end() || !type->is_string() || type->get<std::string>() != "gpt2") {
+    throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
+                          path.string() + ": field model_type is " +
+                              (type == config.end() ? std::string("missing") : quote_excerpt(type->dump())) +
+                              ", not \"gpt2\"; Tessera reads GPT-2 models");
   }
   RunConfig fields;
   const std::pair<const char*, const char*> keys[] = {{"vocab_size", "vocab_size"},
@@ -79,11 +103,9 @@ RunConfig read_hf_gpt2_config(const std::filesystem::path& path) {
                                                       {"n_head", "heads"},
                                                       {"n_embd", "channels"}};
   for (const auto& [theirs, ours] : keys) {
-    if (!config.contains(theirs) || !config[theirs].is_number_integer()) {
-      throw CheckpointError(CheckpointErrorKind::kCorruptData, path.string() + " has no integer " + theirs);
-    }
-    fields.set_model(ours, config[theirs].get<std::int64_t>());
+    fields.set_model(ours, positive_field(config, theirs, path));
   }
+  gpt_config_of(fields, path.string());  // a model that can exist: heads divide channels, counts fit
   return fields;
 }
 
@@ -91,7 +113,10 @@ void check_hf_model_fields(const RunConfig& stored, const RunConfig& expected, c
   for (const auto& [key, value] : expected.model()) {
     const auto it = stored.model().find(key);
     if (it == stored.model().end() || it->second == value) continue;
-    if (key == "vocab_size" && std::stoll(it->second) <= std::stoll(value)) continue;  // the run pads the vocabulary
+    if (key == "vocab_size" && parse_integer(it->second, where + ": model field vocab_size") <=
+                                   parse_integer(value, "this run's model field vocab_size")) {
+      continue;  // the run pads the vocabulary
+    }
     throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
                           where + " was exported from a model with " + key + " = " + it->second + ", this run has " +
                               key + " = " + value + "; use the exported model's options");

@@ -21,7 +21,9 @@ void write_hf_gpt2_config(const std::filesystem::path& path, const RunConfig& mo
                           DType dtype, std::int64_t step);
 
 // The model fields of a config.json: vocab_size (the file's, unpadded), max_seq_len, layers,
-// heads, channels. CheckpointError naming the file and key when one is missing or not GPT-2's.
+// heads, channels. CheckpointError naming the file and key when the file is not a JSON object, when
+// model_type is not the string "gpt2", when a size is missing or not a positive integer (a string,
+// fraction, bool or null is refused, never converted), or when the sizes make no GPT.
 RunConfig read_hf_gpt2_config(const std::filesystem::path& path);
 
 // Model fields from a Hugging Face export against a run's: layers, heads, channels and

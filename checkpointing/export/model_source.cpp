@@ -8,6 +8,7 @@
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
 #include "tessera/checkpointing/format/hdf5_util.hpp"
 #include "tessera/checkpointing/load/checkpoint_loader.hpp"
+#include "tessera/core/parse_number.hpp"
 
 namespace fs = std::filesystem;
 
@@ -46,6 +47,21 @@ RunConfig read_hdf5_export_config(const fs::path& file) {
   return config;
 }
 
+// An export holds every parameter of the model it describes, at 2 bytes or more each: a file too
+// small for that describes a model it does not hold, refused before anything of that size is built.
+void check_export_holds_model(const fs::path& file, const GptConfig& gpt) {
+  std::error_code ec;
+  const std::uintmax_t bytes = fs::file_size(file, ec);
+  if (ec) throw CheckpointError(CheckpointErrorKind::kIo, file.string() + ": cannot read its size: " + ec.message());
+  const std::int64_t parameters = gpt_parameter_count(gpt);
+  if (static_cast<std::uintmax_t>(parameters) > bytes / 2) {
+    throw CheckpointError(CheckpointErrorKind::kCorruptData,
+                          file.string() + " describes a model of " + std::to_string(parameters) + " parameters (" +
+                              gpt.to_string() + ") but holds only " + std::to_string(bytes) +
+                              " bytes, less than 2 per parameter; its config is damaged or belongs to another file");
+  }
+}
+
 RunConfig model_fields(const GptConfig& gpt) {
   RunConfig config;
   add_gpt_config(config, gpt);
@@ -60,6 +76,7 @@ ModelSource open_model_source(const fs::path& path) {
     source.path = path;
     source.is_export = true;
     source.config = gpt_config_of(read_export_model_config(path), path.string());
+    check_export_holds_model(path, source.config);
     source.token_vocab = source.config.vocab_size;
     source.stored = path.extension() == ".safetensors" ? read_export_model_config(path) : read_hdf5_export_config(path);
     return source;
@@ -81,7 +98,11 @@ ModelSource open_model_source(const fs::path& path) {
   source.config = gpt_config_of(meta.config, dir->string());
   source.stored = meta.config;
   const auto vocab = meta.config.run().find("tokenizer_vocab");
-  source.token_vocab = vocab != meta.config.run().end() ? std::stoll(vocab->second) : source.config.vocab_size;
+  source.token_vocab =
+      vocab != meta.config.run().end()
+          ? parse_integer(vocab->second, (*dir / kMetaFileName).string() + ": run field tokenizer_vocab", 1,
+                          source.config.vocab_size)
+          : source.config.vocab_size;
   return source;
 }
 

@@ -24,7 +24,9 @@ struct ModelSource {
 };
 
 // Reads the source's model fields. CheckpointError naming the file when it is neither a checkpoint
-// nor an export.
+// nor an export, when a field does not parse or makes no GPT, and when an export describes more
+// parameters than its file has bytes for (2 per parameter at least) — checked before any model of
+// that size is built.
 ModelSource open_model_source(const std::filesystem::path& path);
 
 // Collective over `world`: sets `engine`'s parameters (built from source.config) from the source.

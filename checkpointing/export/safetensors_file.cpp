@@ -5,6 +5,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "tessera/checkpointing/export/safetensors_header.hpp"
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
 #include "tessera/precision/float_bits.hpp"
@@ -19,15 +20,7 @@ using nlohmann::json;
 // A header larger than this is not a model's (the format's own readers cap it at 100 MB).
 constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
 
-std::size_t element_bytes(DType dtype) { return dtype == DType::kF32 ? 4 : 2; }
-
-DType parse_dtype_name(const std::string& name, const std::string& where) {
-  if (name == "F32") return DType::kF32;
-  if (name == "BF16") return DType::kBF16;
-  if (name == "F16") return DType::kF16;
-  throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
-                        where + " has dtype " + name + "; Tessera reads F32, BF16 and F16 tensors");
-}
+std::size_t element_bytes(DType dtype) { return safetensors_element_bytes(dtype); }
 
 }  // namespace
 
@@ -101,47 +94,20 @@ SafetensorsReader::SafetensorsReader(const std::filesystem::path& path) : path_(
   const std::string where = path.string();
   file_.open(path, std::ios::binary);
   if (!file_) throw CheckpointError(CheckpointErrorKind::kMissingFile, "cannot open " + where);
-  const std::uint64_t size = std::filesystem::file_size(path);
+  std::error_code ec;
+  const std::uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw CheckpointError(CheckpointErrorKind::kIo, where + ": cannot read its size: " + ec.message());
   std::uint64_t n = 0;
-  if (size < 8 || !file_.read(reinterpret_cast<char*>(&n), sizeof n) || n > kMaxHeaderBytes || 8 + n > size) {
+  if (size < 8 || !file_.read(reinterpret_cast<char*>(&n), sizeof n) || n > kMaxHeaderBytes || n > size - 8) {
     throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
                           where + " is not a safetensors file (its first 8 bytes are not a header length that fits)");
   }
   std::string text(n, '\0');
-  file_.read(text.data(), static_cast<std::streamsize>(n));
-  json header;
-  try {
-    header = json::parse(text);
-  } catch (const json::exception& e) {
-    throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
-                          where + ": the safetensors header is not JSON: " + e.what());
+  if (!file_.read(text.data(), static_cast<std::streamsize>(n))) {
+    throw CheckpointError(CheckpointErrorKind::kTruncatedFile, "reading the header of " + where);
   }
   data_start_ = 8 + n;
-  try {
-    for (const auto& [name, entry] : header.items()) {
-      if (name == "__metadata__") {
-        for (const auto& [key, value] : entry.items()) value.get<std::string>();  // the format allows strings only
-        continue;
-      }
-      SafetensorsTensor t;
-      t.name = name;
-      t.dtype = parse_dtype_name(entry.at("dtype").get<std::string>(), where + ":" + name);
-      t.shape = entry.at("shape").get<Shape>();
-      t.begin = entry.at("data_offsets").at(0).get<std::uint64_t>();
-      t.end = entry.at("data_offsets").at(1).get<std::uint64_t>();
-      const std::uint64_t bytes = static_cast<std::uint64_t>(shape_numel(t.shape)) * element_bytes(t.dtype);
-      if (t.end < t.begin || t.end - t.begin != bytes || data_start_ + t.end > size) {
-        throw CheckpointError(CheckpointErrorKind::kCorruptData,
-                              where + ":" + name + " has data_offsets [" + std::to_string(t.begin) + ", " +
-                                  std::to_string(t.end) + ") for " + std::to_string(bytes) + " bytes of shape " +
-                                  shape_string(t.shape) + " in a file of " + std::to_string(size) + " bytes");
-      }
-      tensors_[name] = t;
-    }
-  } catch (const json::exception& e) {
-    throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
-                          where + ": a safetensors header entry is malformed: " + e.what());
-  }
+  tensors_ = parse_safetensors_header(text, size - data_start_, where);
 }
 
 std::vector<float> SafetensorsReader::read_f32(const std::string& name) {

@@ -10,7 +10,8 @@
 // The writer streams: the header is written from the names, dtypes and shapes first, then each
 // tensor's values in order, so a model never has to be in memory at once. Writes go to OUT.tmp,
 // renamed over OUT by finish(). Errors (I/O, a header that does not parse, offsets that do not fit
-// the file) are CheckpointErrors naming the file.
+// the file or overlap: checkpointing/export/safetensors_header.hpp) are CheckpointErrors naming the
+// file, and are raised before anything the header sizes is allocated.
 #pragma once
 
 #include <cstdint>

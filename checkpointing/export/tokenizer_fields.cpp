@@ -3,7 +3,10 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <stdexcept>
+
+#include "tessera/core/parse_number.hpp"
 
 namespace tessera {
 
@@ -26,12 +29,12 @@ std::optional<TokenizerSpec> stored_tokenizer(const RunConfig& config) {
   if (kind == run.end()) return std::nullopt;
   TokenizerSpec spec;
   spec.kind = parse_tokenizer_kind(kind->second, "checkpoint field run.tokenizer");
-  try {
-    if (const auto it = run.find("tokenizer_vocab"); it != run.end()) spec.vocab_size = std::stoi(it->second);
-    if (const auto it = run.find("tokenizer_hash"); it != run.end())
-      spec.files_hash = std::stoull(it->second, nullptr, 16);
-  } catch (const std::exception&) {
-    throw std::invalid_argument("checkpoint fields run.tokenizer_vocab / run.tokenizer_hash do not parse");
+  if (const auto it = run.find("tokenizer_vocab"); it != run.end()) {
+    spec.vocab_size = static_cast<std::int32_t>(
+        parse_integer(it->second, "checkpoint field run.tokenizer_vocab", 1, std::numeric_limits<std::int32_t>::max()));
+  }
+  if (const auto it = run.find("tokenizer_hash"); it != run.end()) {
+    spec.files_hash = parse_hex_u64(it->second, "checkpoint field run.tokenizer_hash");
   }
   if (const auto it = run.find("tokenizer_dir"); it != run.end()) spec.dir = it->second;
   return spec;

@@ -66,9 +66,20 @@ H5Id open_attribute(hid_t loc, const std::string& name, const std::string& where
   if (H5Aexists(loc, name.c_str()) <= 0) {
     throw CheckpointError(CheckpointErrorKind::kCorruptData, where + " has no attribute '" + name + "'");
   }
-  return H5Id(check_id(H5Aopen(loc, name.c_str(), H5P_DEFAULT), CheckpointErrorKind::kCorruptData,
-                       "opening attribute " + where + ":" + name),
-              H5Aclose);
+  H5Id attr(check_id(H5Aopen(loc, name.c_str(), H5P_DEFAULT), CheckpointErrorKind::kCorruptData,
+                     "opening attribute " + where + ":" + name),
+            H5Aclose);
+  // The scalar reads below fill one value: an attribute of several (a file from elsewhere) would
+  // overrun it.
+  H5Id space(
+      check_id(H5Aget_space(attr.get()), CheckpointErrorKind::kCorruptData, "H5Aget_space " + where + ":" + name),
+      H5Sclose);
+  const hssize_t values = H5Sget_simple_extent_npoints(space.get());
+  if (values != 1) {
+    throw CheckpointError(CheckpointErrorKind::kCorruptData, where + ":" + name + " holds " + std::to_string(values) +
+                                                                 " values; it must be a single value");
+  }
+  return attr;
 }
 
 template <typename T>

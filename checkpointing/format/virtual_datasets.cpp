@@ -1,6 +1,9 @@
 // Flat ranges to hyperslab blocks, and one VDS mapping per (shard piece, block).
 #include "tessera/checkpointing/format/virtual_datasets.hpp"
 
+#include <filesystem>
+#include <map>
+#include <optional>
 #include <string>
 
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
@@ -108,7 +111,106 @@ void write_one(hid_t group, const std::string& name, const ParamRecord& p, const
   detail::write_attribute(dset.get(), "offset", p.offset);
 }
 
+// A VDS source name as written (with printf-style "%%" for "%"); nullopt for a pattern ("%b").
+std::optional<std::string> unescape_percent(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out += s[i];
+    } else if (i + 1 < s.size() && s[i + 1] == '%') {
+      out += '%';
+      ++i;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+// An HDF5 name of the property list: the two-call size-then-text form of H5Pget_virtual_*name.
+template <typename Get>
+std::string virtual_name(Get get, hid_t dcpl, std::size_t i, const std::string& where) {
+  const ssize_t n = get(dcpl, i, nullptr, 0);
+  if (n < 0) throw CheckpointError(CheckpointErrorKind::kCorruptData, where + ": a virtual mapping has no source name");
+  std::string name(static_cast<std::size_t>(n) + 1, '\0');
+  get(dcpl, i, name.data(), name.size());
+  name.resize(static_cast<std::size_t>(n));
+  return name;
+}
+
+// Every group on `path` and the last link exist in `file` (H5Lexists needs the parents to exist).
+bool path_exists(hid_t file, const std::string& path) {
+  std::string prefix;
+  for (std::size_t at = 0; at <= path.size();) {
+    std::size_t slash = path.find('/', at);
+    if (slash == std::string::npos) slash = path.size();
+    if (slash > at) {
+      prefix += "/" + path.substr(at, slash - at);
+      if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+    }
+    at = slash + 1;
+  }
+  return !prefix.empty();
+}
+
+std::string file_name_of(hid_t object) {
+  const ssize_t n = H5Fget_name(object, nullptr, 0);
+  if (n <= 0) return "";
+  std::string name(static_cast<std::size_t>(n) + 1, '\0');
+  H5Fget_name(object, name.data(), name.size());
+  name.resize(static_cast<std::size_t>(n));
+  return name;
+}
+
 }  // namespace
+
+void check_virtual_sources(hid_t dataset, const std::string& where) {
+  H5Id dcpl(check_id(H5Dget_create_plist(dataset), CheckpointErrorKind::kCorruptData, "reading the layout of " + where),
+            H5Pclose);
+  if (H5Pget_layout(dcpl.get()) != H5D_VIRTUAL) return;
+  std::size_t count = 0;
+  check_status(H5Pget_virtual_count(dcpl.get(), &count), CheckpointErrorKind::kCorruptData,
+               "reading the virtual mappings of " + where);
+  const std::filesystem::path own = file_name_of(dataset);
+  std::map<std::string, H5Id> opened;  // source file -> open handle, each opened once
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::string raw_file = virtual_name(H5Pget_virtual_filename, dcpl.get(), i, where);
+    const std::string raw_dset = virtual_name(H5Pget_virtual_dsetname, dcpl.get(), i, where);
+    const auto file = unescape_percent(raw_file);
+    const auto dset = unescape_percent(raw_dset);
+    if (!file || !dset) {
+      throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
+                            where + " is a virtual dataset with a source pattern ('" + raw_file + "', '" + raw_dset +
+                                "'), which Tessera does not read");
+    }
+    hid_t source = H5I_INVALID_HID;
+    if (*file == ".") {
+      source = dataset;  // the dataset's own file
+    } else {
+      const std::filesystem::path named(*file);
+      const std::string path = (named.is_absolute() ? named : own.parent_path() / named).string();
+      auto it = opened.find(path);
+      if (it == opened.end()) {
+        std::error_code ec;
+        const hid_t id = std::filesystem::is_regular_file(path, ec) ? H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)
+                                                                    : H5I_INVALID_HID;
+        if (id < 0) {
+          throw CheckpointError(CheckpointErrorKind::kMissingFile,
+                                where + " is a virtual dataset whose source file " + path +
+                                    " is missing or unreadable; HDF5 would read its values as zeros. Restore the "
+                                    "file, or read a checkpoint or export that holds the data itself");
+        }
+        it = opened.emplace(path, H5Id(id, H5Fclose)).first;
+      }
+      source = it->second.get();
+    }
+    if (!path_exists(source, *dset)) {
+      throw CheckpointError(CheckpointErrorKind::kMissingFile,
+                            where + " is a virtual dataset whose source " + *file + ":" + *dset +
+                                " does not exist; HDF5 would read its values as zeros");
+    }
+  }
+}
 
 std::int64_t ArrayBox::numel() const {
   std::int64_t n = 1;

@@ -30,4 +30,10 @@ std::vector<ArrayBox> flat_range_boxes(const Shape& shape, std::int64_t begin, s
 // Adds the virtual datasets of every parameter in `layout` to the open file `file`.
 void write_virtual_datasets(hid_t file, const CheckpointLayout& layout, const std::string& where);
 
+// When `dataset` is virtual: every source file it maps (resolved as HDF5 does, against the directory
+// of the dataset's own file) opens, and holds the source dataset. HDF5 itself reads a missing source
+// as the fill value (zeros) without an error; this refuses it first with a CheckpointError
+// (kMissingFile) naming `where`, the source file and the source dataset. No-op for other layouts.
+void check_virtual_sources(hid_t dataset, const std::string& where);
+
 }  // namespace tessera

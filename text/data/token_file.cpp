@@ -124,6 +124,26 @@ void write_tokenizer_record(const std::string& path, const TokenizerSpec& spec, 
   std::memcpy(&header[kTokenizerRecordDirInt], spec.dir.data(), spec.dir.size());
 }
 
+// The record's vocabulary against the tokenizer it names: the byte tokenizer's and GPT-2's sizes are
+// fixed; a learned BPE's ids must fit the file's uint16 tokens. A header's word is never trusted
+// beyond what its tokenizer can have, since programs size models from it.
+void check_record_vocab(const std::string& path, const TokenizerSpec& spec) {
+  const std::int32_t vocab = spec.vocab_size;
+  std::int32_t expected = 0;
+  if (spec.kind == TokenizerKind::kBytes) expected = bytes_tokenizer_spec().vocab_size;
+  if (spec.kind == TokenizerKind::kGpt2) expected = kGpt2VocabSize;
+  if (expected != 0 && vocab != expected) {
+    fail(path, "header[6] (the tokenizer record's vocabulary) is " + std::to_string(vocab) + " but the " +
+                   tokenizer_kind_name(spec.kind) + " tokenizer it names has " + std::to_string(expected) +
+                   " tokens; the header is corrupt — re-run tessera_prepare");
+  }
+  if (vocab < 1 || vocab > kMaxTokenId + 1) {
+    fail(path, "header[6] (the tokenizer record's vocabulary) is " + std::to_string(vocab) + ", outside 1.." +
+                   std::to_string(kMaxTokenId + 1) +
+                   " that a uint16 token file's tokenizer can have; the header is corrupt — re-run tessera_prepare");
+  }
+}
+
 std::optional<TokenizerSpec> read_tokenizer_record(const std::string& path, const Header& header) {
   if (header[3] != kTokenizerRecordMark) return std::nullopt;
   if (header[4] != kTokenizerRecordVersion) {
@@ -142,6 +162,7 @@ std::optional<TokenizerSpec> read_tokenizer_record(const std::string& path, cons
   TokenizerSpec spec;
   spec.kind = static_cast<TokenizerKind>(kind);
   spec.vocab_size = header[6];
+  check_record_vocab(path, spec);
   spec.files_hash = static_cast<std::uint64_t>(static_cast<std::uint32_t>(header[7])) |
                     (static_cast<std::uint64_t>(static_cast<std::uint32_t>(header[8])) << 32);
   std::string dir(static_cast<std::size_t>(dir_bytes), '\0');

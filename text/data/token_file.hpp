@@ -64,7 +64,8 @@ void write_token_file(const std::string& path, std::span<const std::int32_t> tok
 class TokenFile {
  public:
   // Opens and validates `path`. Throws std::runtime_error naming the file and what is wrong
-  // (missing, bad magic, unsupported version, size that disagrees with the header).
+  // (missing, bad magic, unsupported version, size that disagrees with the header, a tokenizer
+  // record whose vocabulary its tokenizer cannot have: bytes 257, gpt2 50257, bpe 1..65536).
   static TokenFile open(const std::string& path, TokenFileFormat format = TokenFileFormat::kLlmc);
 
   TokenFile(TokenFile&& other) noexcept;

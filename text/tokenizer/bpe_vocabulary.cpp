@@ -51,7 +51,11 @@ std::vector<std::string> read_vocab_json(const fs::path& path) {
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(path.string() + ": not valid JSON (" + e.what() + ")");
   }
-  if (!json.is_object()) throw std::runtime_error(path.string() + ": expected a JSON object {\"token\": id, ...}");
+  if (!json.is_object() || json.empty()) {
+    throw std::runtime_error(
+        path.string() + ": expected a JSON object {\"token\": id, ...} of at least one token, found " +
+        (json.is_object() ? std::string("an empty object") : std::string("a JSON ") + json.type_name()));
+  }
   std::vector<std::string> tokens(json.size());
   std::vector<bool> seen(json.size(), false);
   for (const auto& [text, id] : json.items()) {

@@ -30,8 +30,8 @@ struct BpeVocabulary {
 };
 
 // Reads dir/vocab.json and dir/merges.txt. Throws std::runtime_error naming the file and what is
-// wrong (missing, not JSON, ids not 0..n-1, a merge line that is not two tokens, a merge whose
-// parts or result are not in the vocabulary).
+// wrong (missing, not JSON, not an object of at least one token, ids not 0..n-1, a merge line that
+// is not two tokens, a merge whose parts or result are not in the vocabulary).
 BpeVocabulary read_bpe_vocabulary(const std::filesystem::path& dir);
 
 // Writes dir/vocab.json (in id order) and dir/merges.txt, each through a temporary file renamed

@@ -1,7 +1,9 @@
 // The tokenizer record of token files: written in header ints llm.c leaves zero (so the llm.c
 // header is unchanged), read back with a relative directory resolved against the file's; files
 // without one (llm.c shards, older files) have none; --data-format picks the tokenizer of the ids
-// (detect, tessera, llmc, nanogpt); a dataset refuses files tokenized differently.
+// (detect, tessera, llmc, nanogpt); a dataset refuses files tokenized differently; a record whose
+// vocabulary its tokenizer cannot have (2^31-1 for the byte tokenizer) is refused, naming the file
+// and the field.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -113,6 +115,30 @@ TEST_F(TokenizerRecordTest, DatasetRefusesFilesOfDifferentTokenizers) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("another tokenizer"), std::string::npos) << e.what();
   }
+}
+
+TEST_F(TokenizerRecordTest, AVocabularyTheTokenizerCannotHaveIsRefused) {
+  const std::vector<std::int32_t> tokens = {1, 2, 3};
+  const std::pair<TokenizerSpec, std::string> cases[] = {
+      {{TokenizerKind::kBytes, "", 2147483647, 0}, "is 2147483647 but the bytes tokenizer it names has 257 tokens"},
+      {{TokenizerKind::kGpt2, "", 50000, 0}, "is 50000 but the gpt2 tokenizer it names has 50257 tokens"},
+      {{TokenizerKind::kBpe, "", 70000, 0}, "is 70000, outside 1..65536"},
+      {{TokenizerKind::kBpe, "", 0, 0}, "is 0, outside 1..65536"},
+      {{TokenizerKind::kBpe, "", -5, 0}, "is -5, outside 1..65536"}};
+  for (const auto& [spec, problem] : cases) {
+    const std::string file = path("bad_vocab.bin");
+    write_token_file(file, tokens, TokenFileFormat::kLlmc, spec);
+    try {
+      TokenFile::open(file);
+      ADD_FAILURE() << spec.describe() << ": accepted";
+    } catch (const std::runtime_error& e) {
+      const std::string text = e.what();
+      EXPECT_NE(text.find(file + ": header[6] (the tokenizer record's vocabulary) " + problem), std::string::npos)
+          << text;
+    }
+  }
+  write_token_file(path("ok.bin"), tokens, TokenFileFormat::kLlmc, TokenizerSpec{TokenizerKind::kBpe, "", 65536, 0});
+  EXPECT_EQ(TokenFile::open(path("ok.bin")).tokenizer()->vocab_size, 65536);
 }
 
 }  // namespace

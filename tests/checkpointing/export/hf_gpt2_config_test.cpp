@@ -1,0 +1,79 @@
+// config.json of another type than GPT2Config expects is refused naming the file and the field
+// (never nlohmann-json's bare type_error); sizes that make no GPT are refused; a written config
+// reads back.
+#include "tessera/checkpointing/export/hf_gpt2_config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tessera/checkpointing/format/checkpoint_error.hpp"
+#include "tests/support/scratch_dir.hpp"
+
+namespace tessera {
+namespace {
+
+const char* kValid =
+    R"({"model_type": "gpt2", "vocab_size": 11, "n_positions": 4, "n_layer": 1, "n_head": 2, "n_embd": 8})";
+
+std::string with(std::string text, const std::string& from, const std::string& to) {
+  return text.replace(text.find(from), from.size(), to);
+}
+
+// The refusal of config.json holding `text` ("" when it reads).
+std::string refusal(const testing::ScratchDir& dir, const std::string& text) {
+  const auto path = dir / "config.json";
+  std::ofstream(path) << text;
+  try {
+    read_hf_gpt2_config(path);
+  } catch (const CheckpointError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(HfGpt2Config, WrittenConfigReadsBack) {
+  testing::ScratchDir dir("hf_gpt2_config");
+  RunConfig model;
+  for (const auto& [k, v] :
+       {std::pair{"vocab_size", 16}, {"max_seq_len", 4}, {"layers", 1}, {"heads", 2}, {"channels", 8}}) {
+    model.set_model(k, std::int64_t{v});
+  }
+  write_hf_gpt2_config(dir / "config.json", model, 11, DType::kF32, 3);
+  const RunConfig read = read_hf_gpt2_config(dir / "config.json");
+  EXPECT_EQ(read.model().at("vocab_size"), "11");
+  EXPECT_EQ(read.model().at("channels"), "8");
+  EXPECT_EQ(refusal(dir, kValid), "");
+}
+
+TEST(HfGpt2Config, WrongJsonTypesNameTheFileAndTheField) {
+  testing::ScratchDir dir("hf_gpt2_config");
+  const std::string file = (dir / "config.json").string();
+  const std::pair<std::string, std::string> cases[] = {
+      {with(kValid, "\"gpt2\"", "2"), "model_type"},  // was [json.exception.type_error.302]
+      {with(kValid, "\"gpt2\"", "[\"gpt2\"]"), "model_type"},
+      {with(kValid, "\"n_layer\": 1", "\"n_layer\": \"1\""), "n_layer"},
+      {with(kValid, "\"n_embd\": 8", "\"n_embd\": 8.5"), "n_embd"},
+      {with(kValid, "\"n_head\": 2", "\"n_head\": true"), "n_head"},
+      {with(kValid, "\"vocab_size\": 11", "\"vocab_size\": null"), "vocab_size"},
+      {with(kValid, "\"vocab_size\": 11", "\"vocab_size\": -11"), "vocab_size"},
+      {with(kValid, "\"n_positions\": 4", "\"n_positions\": 18446744073709551615"), "n_positions"},
+      {with(kValid, "\"n_positions\": 4, ", ""), "n_positions is missing"},
+      {"[1, 2]", "not an object"}};
+  for (const auto& [text, field] : cases) {
+    const std::string e = refusal(dir, text);
+    EXPECT_NE(e.find(file), std::string::npos) << text << " -> " << e;
+    EXPECT_NE(e.find(field), std::string::npos) << text << " -> " << e;
+    EXPECT_EQ(e.find("json.exception"), std::string::npos) << text << " -> " << e;
+  }
+}
+
+TEST(HfGpt2Config, SizesThatMakeNoGptAreRefused) {
+  testing::ScratchDir dir("hf_gpt2_config");
+  EXPECT_NE(refusal(dir, with(kValid, "\"n_head\": 2", "\"n_head\": 3")).find("divisible"), std::string::npos);
+  const std::string huge = refusal(dir, with(kValid, "\"n_layer\": 1", "\"n_layer\": 9223372036854775807"));
+  EXPECT_NE(huge.find("too large"), std::string::npos) << huge;
+}
+
+}  // namespace
+}  // namespace tessera
