@@ -145,7 +145,8 @@ bool path_exists(hid_t file, const std::string& path) {
     std::size_t slash = path.find('/', at);
     if (slash == std::string::npos) slash = path.size();
     if (slash > at) {
-      prefix += "/" + path.substr(at, slash - at);
+      prefix += '/';
+      prefix.append(path, at, slash - at);
       if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
     }
     at = slash + 1;
