@@ -1,7 +1,8 @@
 // bench_kernels: times every CpuKernels op at the shapes of a small GPT (L=6, C=384, NH=6, T=256,
 // B=4, V=8192; B*T = 1024 rows) on the chosen thread count, and prints ms and GFLOP/s (GEMM-based
-// ops) or GB/s (memory-bound ops), next to plain cblas_sgemm for a 1024x1536x384 product. Every
-// memory-bound row is set against a STREAM triad measured in the same run: one over arrays much
+// ops) or GB/s (memory-bound ops), next to plain cblas_sgemm (on OpenBLAS's own threads) and the
+// kernels' gemm (fixed tiles on the chosen threads) for a 1024x1536x384 product. Every memory-bound
+// row is set against a STREAM triad measured in the same run: one over arrays much
 // larger than the last-level cache (DRAM bandwidth), printed first, and one whose arrays add up to
 // the row's working set (every distinct array the kernel touches, once), measured just before it
 // (the same cache level). Bytes are counted as STREAM counts them: every array read or written
@@ -158,14 +159,21 @@ int run(int argc, char** argv) {
   }
   print_header();
 
-  // Plain cblas_sgemm: the ceiling.
+  // Plain cblas_sgemm on OpenBLAS's own threads (set_cpu_threads keeps it at one: the kernels thread
+  // their GEMM tiles themselves): the ceiling, and the kernels' gemm on the same product beside it.
   {
     Buffer a(1024 * 384), b(384 * 1536), c(1024 * 1536);
+    const int threads = tessera::cpu_threads();
+    openblas_set_num_threads(threads);
     const double ms = time_ms([&] {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1024, 1536, 384, 1.0f, a.get(), 384, b.get(), 1536, 0.0f,
                   c.get(), 1536);
     });
+    tessera::set_cpu_threads(threads);
     gemm_row("cblas_sgemm", dims(1024, 1536, 384), ms, 2.0 * 1024 * 1536 * 384);
+    const double tiled_ms =
+        time_ms([&] { k.gemm(false, false, 1024, 1536, 384, 1.0f, a.get(), 384, b.get(), 1536, 0.0f, c.get(), 1536); });
+    gemm_row("gemm (fixed tiles)", dims(1024, 1536, 384), tiled_ms, 2.0 * 1024 * 1536 * 384);
   }
 
   // Linear layers of one block and the head: forward and backward.

@@ -105,7 +105,7 @@ bool parse(int argc, char** argv, Args& a) {
   po::options_description options("bench_train options");
   // clang-format off
   options.add_options()
-      ("threads", po::value(&a.threads)->default_value(a.threads), "OpenMP and OpenBLAS threads")
+      ("threads", po::value(&a.threads)->default_value(a.threads), "OpenMP threads (each OpenBLAS call runs on one)")
       ("steps", po::value(&a.steps)->default_value(a.steps), "timed steps per config and trainer")
       ("pick", po::value(&a.pick)->default_value(a.pick),
        "which timed step is shown: median, or fastest (on a machine shared with other work, whose load "
@@ -282,8 +282,9 @@ int bench(DistributedContext& ctx, const Args& args) {
 
   std::printf("bench_train: %d threads, %d timed steps (%s shown) after %d warm-up, f32, OpenBLAS core %s\n",
               args.threads, args.steps, args.pick.c_str(), args.warmup, blas_core_name().c_str());
-  std::printf("sgemm ceiling: %.1f GFLOP/s (cblas_sgemm %ldx%ldx%ld, best of 3 shapes, before and after the steps)\n",
-              ceiling.gflops, static_cast<long>(ceiling.m), static_cast<long>(ceiling.n), static_cast<long>(ceiling.k));
+  std::printf(
+      "sgemm ceiling: %.1f GFLOP/s (the kernels' gemm %ldx%ldx%ld, best of 3 shapes, before and after the steps)\n",
+      ceiling.gflops, static_cast<long>(ceiling.m), static_cast<long>(ceiling.n), static_cast<long>(ceiling.k));
   std::printf("trainer local: LocalTrainer; sharded: ShardedEngine ZeRO-0 + Trainer on 1 rank (train_gpt's path)\n\n");
   std::printf("%-6s %-8s %-28s %10s %10s %12s %12s %8s %8s %10s %10s %12s %8s %8s\n", "config", "trainer", "model",
               "ms/step", "tokens/s", "train GF/s", "sgemm GF/s", "ratio", "paired", "peak MiB", "cache MiB",

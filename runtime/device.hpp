@@ -103,7 +103,9 @@ class Device {
 // The CPU device (OpenBLAS + OpenMP). Each call makes a new device with its own trackers.
 std::unique_ptr<Device> make_cpu_device();
 
-// Sets the OpenMP and OpenBLAS thread counts used by CPU kernels (0 = leave the default).
+// Sets the OpenMP thread count used by CPU kernels (0 = leave the default). OpenBLAS is kept at one
+// thread: CpuKernels::gemm spreads fixed output tiles over the OpenMP threads, so results do not
+// depend on the count.
 void set_cpu_threads(int threads);
 int cpu_threads();
 

@@ -1,4 +1,4 @@
-// CpuDevice memory, copies and streams; CPU thread-count control for OpenMP and OpenBLAS.
+// CpuDevice memory, copies and streams; the CPU thread count (OpenMP threads, OpenBLAS single-threaded).
 #include "tessera/runtime/cpu/cpu_device.hpp"
 
 #include <cblas.h>
@@ -120,9 +120,11 @@ const DeviceRegistration kCpuDeviceRegistration(DeviceBackend{DeviceChoice::kCpu
 }  // namespace detail
 
 void set_cpu_threads(int threads) {
-  if (threads <= 0) return;
-  omp_set_num_threads(threads);
-  openblas_set_num_threads(threads);
+  const int count = threads > 0 ? threads : omp_get_max_threads();
+  // CpuKernels::gemm threads its tiles itself: a pthread build of OpenBLAS keeps no pool of its own.
+  // The OpenMP build's setter also sets OpenMP's count, so that is set after it.
+  openblas_set_num_threads(1);
+  omp_set_num_threads(count);
 }
 
 int cpu_threads() { return omp_get_max_threads(); }

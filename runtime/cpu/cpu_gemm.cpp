@@ -1,27 +1,26 @@
-// CPU GEMM and linear layer: cblas_sgemm (row-major) for the matrix products, OpenMP loops for the
-// bias. Large GEMMs are called outside any parallel region so OpenBLAS threads them itself.
+// CPU GEMM and linear layer: the matrix products in fixed output tiles of single-threaded OpenBLAS
+// calls spread over the OpenMP threads (tiled_sgemm.hpp: the same bits at every thread count),
+// OpenMP loops for the bias.
 //
 // The bias gradient is a column sum over rows. It is parallelised over column blocks and each column
 // is summed over rows 0..n-1 in order, so the result is the same bits for every thread count.
-#include <cblas.h>
-
 #include <climits>
 #include <stdexcept>
 #include <string>
 
 #include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/tiled_sgemm.hpp"
 
 namespace tessera {
 namespace {
 
 constexpr std::int64_t kColumnBlock = 64;  // floats per column block (4 cache lines)
 
-blasint to_blas(std::int64_t value, const char* what) {
+void check_blas_int(std::int64_t value, const char* what) {
   if (value < 0 || value > INT_MAX) {
     throw std::invalid_argument(std::string("CpuKernels::gemm: ") + what + " = " + std::to_string(value) +
                                 " does not fit a 32-bit BLAS int; split the product into smaller GEMMs");
   }
-  return static_cast<blasint>(value);
 }
 
 // dbias (oc) += sum over rows of dout (n,oc), each column summed in row order.
@@ -53,9 +52,13 @@ void CpuKernels::gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n
     }
     return;
   }
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, to_blas(m, "m"),
-              to_blas(n, "n"), to_blas(k, "k"), alpha, a, to_blas(lda, "lda"), b, to_blas(ldb, "ldb"), beta, c,
-              to_blas(ldc, "ldc"));
+  check_blas_int(m, "m");
+  check_blas_int(n, "n");
+  check_blas_int(k, "k");
+  check_blas_int(lda, "lda");
+  check_blas_int(ldb, "ldb");
+  check_blas_int(ldc, "ldc");
+  detail::tiled_sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void CpuKernels::linear_forward(float* out,           // (n,oc)

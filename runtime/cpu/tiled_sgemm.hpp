@@ -1,0 +1,29 @@
+// tiled_sgemm: a row-major sgemm whose bits do not depend on the thread count. C is cut into output
+// tiles of fixed size (kGemmTileRows x kGemmTileCols, the last ones smaller), each tile is one
+// single-threaded OpenBLAS call over the whole inner dimension, and the tiles are spread over the
+// OpenMP threads. Which tiles exist depends on (m, n) only, so every element of C is computed by the
+// same call, with the same inner-dimension order, at every thread count.
+//
+// Why not OpenBLAS's own threads: its threaded driver blocks the inner dimension differently from
+// its single-threaded one, and picks between them by product size and thread count, so a GEMM with
+// k above one block (a few hundred) rounded differently at 1 and 2 threads. Its OpenMP build
+// threads a call made outside a parallel region over omp_get_max_threads() threads (whatever
+// openblas_set_num_threads said), so a tile called there sets that count to 1 for the call.
+#pragma once
+
+#include <cstdint>
+
+namespace tessera::detail {
+
+inline constexpr std::int64_t kGemmTileRows = 256;
+inline constexpr std::int64_t kGemmTileCols = 256;
+
+// c (m,n; row stride ldc) = alpha * op(a) op(b) + beta * c, with op(a) (m,k) and op(b) (k,n) read
+// transposed when trans_a / trans_b. Inside a parallel region, or below a size where starting
+// threads costs more than it saves, the tiles run on the calling thread (the same tiles, so the same
+// bits). m, n, k, lda, ldb, ldc must fit OpenBLAS's int (the caller checks).
+void tiled_sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                 const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+                 std::int64_t ldc);
+
+}  // namespace tessera::detail

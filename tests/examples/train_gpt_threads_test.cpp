@@ -1,0 +1,104 @@
+// train_gpt gives the same run at --threads 1, 2 and 3: the same logged losses and gradient norms,
+// and final weights whose safetensors exports hold the same tensor bytes. The model (C 48, T 111,
+// micro-batch 3, vocab 331) makes GEMMs whose inner dimensions (333 rows, 331 logits) span more
+// than one of OpenBLAS's blocks, where OpenBLAS's own threads would round differently.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/train_gpt_process.hpp"
+
+namespace tessera {
+namespace {
+
+using testing::random_tokens;
+using testing::run_bounded;
+using testing::ScratchDir;
+using testing::set_flag;
+using testing::tiny_run;
+using testing::train_gpt_binary;
+
+constexpr int kSteps = 6;
+constexpr int kVocab = 331;
+
+// "loss L | lr R | grad norm G" of every logged step, in order.
+std::vector<std::string> step_values(const std::string& log) {
+  static const std::regex kStep(R"(step +\d+/\d+ \| (loss [^|]+\| lr [^|]+\| grad norm [^|]+)\|)");
+  std::vector<std::string> values;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), kStep); it != std::sregex_iterator(); ++it) {
+    values.push_back((*it)[1]);
+  }
+  return values;
+}
+
+// The tensor bytes of a safetensors file: what follows its header (8-byte little-endian length, then
+// JSON whose metadata names the checkpoint it came from).
+std::string safetensors_tensor_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string file{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (file.size() < 8) return "";
+  std::uint64_t header = 0;
+  std::memcpy(&header, file.data(), sizeof header);
+  return header > file.size() - 8 ? "" : file.substr(8 + header);
+}
+
+class TrainGptThreads : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    train_gpt_ = train_gpt_binary();
+    if (train_gpt_.empty()) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
+    tessera_ckpt_ = std::string(std::getenv("TESSERA_BIN_DIR")) + "/tessera_ckpt";
+    data_ = (dir_ / "tokens.bin").string();
+    write_token_file(data_, random_tokens(20000, kVocab));
+  }
+
+  struct Run {
+    std::vector<std::string> steps;  // the logged values of each step
+    std::string weights;             // the tensor bytes of the final weights' safetensors export
+  };
+
+  // Trains kSteps at `threads` threads, saving at the end, and exports the weights.
+  Run train(int threads) const {
+    const std::string run_dir = (dir_ / ("run_" + std::to_string(threads))).string();
+    std::string flags = set_flag(tiny_run(data_, kVocab), "--dim", "48");
+    flags = set_flag(flags, "--heads", "3");
+    flags = set_flag(flags, "--seq-len", "111");
+    flags = set_flag(flags, "--threads", std::to_string(threads));
+    const auto trained = run_bounded(train_gpt_ + flags + " --micro-batch 3 --steps " + std::to_string(kSteps) +
+                                         " --checkpoint-dir " + run_dir + " --save-every " + std::to_string(kSteps),
+                                     120);
+    EXPECT_EQ(trained.exit_code, 0) << trained.output;
+    const std::string weights = (dir_ / ("weights_" + std::to_string(threads) + ".safetensors")).string();
+    const auto exported = run_bounded(tessera_ckpt_ + " export " + run_dir + " " + weights +
+                                          " --format safetensors --vocab " + std::to_string(kVocab),
+                                      120);
+    EXPECT_EQ(exported.exit_code, 0) << exported.output;
+    return {step_values(trained.output), safetensors_tensor_bytes(weights)};
+  }
+
+  ScratchDir dir_{"train_gpt_threads"};
+  std::string train_gpt_, tessera_ckpt_, data_;
+};
+
+TEST_F(TrainGptThreads, OneTwoAndThreeThreadsGiveTheSameRun) {
+  const Run one = train(1);
+  ASSERT_EQ(one.steps.size(), static_cast<std::size_t>(kSteps));
+  ASSERT_FALSE(one.weights.empty());
+  for (int threads : {2, 3}) {
+    const Run other = train(threads);
+    EXPECT_EQ(other.steps, one.steps) << "the logged steps at " << threads << " threads";
+    EXPECT_EQ(other.weights.size(), one.weights.size());
+    EXPECT_TRUE(other.weights == one.weights)
+        << "the final weights at " << threads << " threads differ from 1 thread's";
+  }
+}
+
+}  // namespace
+}  // namespace tessera
