@@ -25,6 +25,7 @@
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
 #include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/save/checkpoint_saver.hpp"
+#include "tessera/checkpointing/save/shard_file_writer.hpp"
 #include "tessera/checkpointing/training_checkpointer.hpp"
 #include "tessera/comm/host_collectives.hpp"
 #include "tessera/comm/mpi/mpi_communicator.hpp"
@@ -307,8 +308,10 @@ int bench(DistributedContext& ctx, const Args& args) {
     idle_barrier(MPI_COMM_WORLD);
   }
   if (ctx.rank() != 0) return 0;
-  std::printf("bench_checkpoint: GPT %s, ZeRO-3, f32 master + Adam m, v; dir %s; medians of %d repetitions\n",
-              gpt.to_string().c_str(), args.dir.c_str(), args.reps);
+  std::printf(
+      "bench_checkpoint: GPT %s, ZeRO-3, f32 master + Adam m, v; chunks checksummed with %s; dir %s; medians of %d "
+      "repetitions\n",
+      gpt.to_string().c_str(), chunk_checksum_name(ShardWriteOptions{}.checksum), args.dir.c_str(), args.reps);
   std::printf(
       "disk = one process, sequential 64 MiB writes + fsync / reads after dropping the page cache, as many "
       "bytes as the state, probed right before every save; save / disk and load / disk are the medians of "

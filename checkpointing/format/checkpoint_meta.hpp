@@ -26,7 +26,8 @@
 //   /xxh64             one attribute per value above: its XXH64 (meta_digests.hpp)
 // Reading checks every value against its digest and the layout's structure (check_layout_structure):
 // a damaged meta.h5 is refused naming the file and the value, never read as a different layout.
-// Formats 1 and 2 (without save ids, digests or a state list) are refused by version.
+// meta.h5 is the same in formats 3 and 4 (4 changed the shard files' chunk checksums). Formats 1 and
+// 2 (without save ids, digests or a state list) are refused by version.
 #pragma once
 
 #include <cstdint>

@@ -54,10 +54,10 @@ void warn_once_skipped(const fs::path& path) {
 
 void check_readable_format(std::int64_t version, const std::string& path) {
   if (version >= kOldestReadableFormat && version <= kCheckpointFormatVersion) return;
-  const std::string readable =
-      kOldestReadableFormat == kCheckpointFormatVersion
-          ? "version " + std::to_string(kCheckpointFormatVersion)
-          : "versions " + std::to_string(kOldestReadableFormat) + " to " + std::to_string(kCheckpointFormatVersion);
+  const std::string oldest = std::to_string(kOldestReadableFormat), newest = std::to_string(kCheckpointFormatVersion);
+  const std::string readable = kOldestReadableFormat == kCheckpointFormatVersion   ? "version " + newest
+                               : kOldestReadableFormat + 1 == kCheckpointFormatVersion ? "version " + oldest + " or " + newest
+                                                                                     : "versions " + oldest + " to " + newest;
   throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
                         path + " has checkpoint format version " + std::to_string(version) + "; this build reads " +
                             readable + ": resume it with the Tessera version that wrote it");

@@ -25,9 +25,13 @@ namespace tessera {
 // declared them; shard datasets carry a dtype attribute.
 // 3: every file carries the save's id (meta.h5 and every shard file: attribute save_id) and step;
 // meta.h5 records the XXH64 of every value it stores (/xxh64, meta_digests.hpp) and whether the
-// state came from a healthy step. This build writes and reads 3 only: 1 and 2 were superseded
-// within a day of being written and are refused by version.
-inline constexpr std::int64_t kCheckpointFormatVersion = 3;
+// state came from a healthy step.
+// 4: every shard file names the checksum of its chunks (attribute chunk_checksum, "xxh3_64" when
+// this build writes it; checksum.hpp) and its tables are <dataset>_<checksum>; format 3 files use
+// XXH64 (<dataset>_xxh64). meta.h5 is as in 3.
+// This build writes 4 and reads 3 and 4: 1 and 2 were superseded within a day of being written and
+// are refused by version.
+inline constexpr std::int64_t kCheckpointFormatVersion = 4;
 inline constexpr std::int64_t kOldestReadableFormat = 3;
 inline constexpr const char* kMetaFileName = "meta.h5";
 inline constexpr const char* kLatestName = "latest";

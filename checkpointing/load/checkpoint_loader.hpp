@@ -4,7 +4,8 @@
 // range (the whole buffer at stage 0, its shard otherwise) — from whichever old shard files hold
 // them, by parameter name: a parameter's values are found through the stored layout (unit, offset),
 // so a different rank count, padding or unit policy only changes which byte ranges are read.
-// Nothing is gathered anywhere. Every chunk read is checked against its stored XXH64.
+// Nothing is gathered anywhere. Every chunk read is checked against its stored checksum (XXH3-64;
+// XXH64 in a format-3 checkpoint).
 //
 // Validation comes before any change: the format version, the model fields of the RunConfig, every
 // parameter's name and shape, every shard file's presence, size and save id are checked and all

@@ -1,27 +1,32 @@
 // pread_chunks: one OpenMP loop over the chunks, each thread a contiguous share through its own
-// open file (read-ahead as a sequential stream), each chunk read whole (pread until done), hashed,
-// and handed to the caller's function.
+// open file (read-ahead as a sequential stream), each chunk read in pieces, each piece hashed as it
+// arrives, then handed to the caller's function.
 #include "tessera/checkpointing/load/chunk_pread.hpp"
 
 #include <fcntl.h>
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-
-#include "tessera/checkpointing/format/checksum.hpp"
 
 namespace tessera {
 namespace {
 
-// "" when all `bytes` were read, else what went wrong.
-std::string read_whole(int fd, std::byte* data, std::int64_t bytes, std::int64_t offset) {
+// Bytes per pread: the piece is hashed right after it arrived, while it is still in the core's
+// cache (a 4 MiB chunk would not be).
+constexpr std::int64_t kPieceBytes = std::int64_t{512} << 10;
+
+// Reads `bytes` at `offset` into `data`, hashing each piece as it arrives; "" when all were read,
+// else what went wrong.
+std::string read_and_hash(int fd, std::byte* data, std::int64_t bytes, std::int64_t offset, ChunkHasher& hasher) {
   std::int64_t done = 0;
   while (done < bytes) {
-    const ssize_t n =
-        ::pread(fd, data + done, static_cast<std::size_t>(bytes - done), static_cast<off_t>(offset + done));
+    const std::int64_t want = std::min(kPieceBytes, bytes - done);
+    const ssize_t n = ::pread(fd, data + done, static_cast<std::size_t>(want), static_cast<off_t>(offset + done));
     if (n > 0) {
+      hasher.update(data + done, static_cast<std::size_t>(n));
       done += n;
       continue;
     }
@@ -39,7 +44,7 @@ std::string read_whole(int fd, std::byte* data, std::int64_t bytes, std::int64_t
 }  // namespace
 
 std::vector<ChunkResult> pread_chunks(
-    int fd0, const std::string& path, std::span<const ChunkPread> chunks,
+    int fd0, const std::string& path, ChunkChecksum checksum, std::span<const ChunkPread> chunks,
     const std::function<void(std::size_t, const std::byte*, const ChunkResult&)>& use) {
   std::vector<ChunkResult> results(chunks.size());
   const auto n = static_cast<std::int64_t>(chunks.size());
@@ -54,6 +59,7 @@ std::vector<ChunkResult> pread_chunks(
     // disk keeps streaming while the thread hashes and hands over a chunk (a hint; failure is harmless).
     if (fd >= 0) ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     std::vector<std::byte> scratch;
+    ChunkHasher hasher;
 #pragma omp for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
       const ChunkPread& c = chunks[static_cast<std::size_t>(i)];
@@ -63,8 +69,9 @@ std::vector<ChunkResult> pread_chunks(
         if (scratch.size() < static_cast<std::size_t>(c.bytes)) scratch.resize(static_cast<std::size_t>(c.bytes));
         data = scratch.data();
       }
-      r.error = fd < 0 ? open_error : read_whole(fd, data, c.bytes, c.offset);
-      if (r.error.empty()) r.xxh64 = xxh64(data, static_cast<std::size_t>(c.bytes));
+      hasher.reset(checksum);
+      r.error = fd < 0 ? open_error : read_and_hash(fd, data, c.bytes, c.offset, hasher);
+      if (r.error.empty()) r.sum = hasher.digest();
       use(static_cast<std::size_t>(i), data, r);
     }
     if (!first && fd >= 0) ::close(fd);

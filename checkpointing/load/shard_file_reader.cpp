@@ -46,30 +46,32 @@ void read_run(hid_t dset, hid_t file_space, hid_t type, std::int64_t lo, std::in
                "reading elements [" + std::to_string(lo) + ", " + std::to_string(hi) + ") of " + where);
 }
 
-CheckpointError mismatch(const std::string& where, std::int64_t c, std::int64_t chunk, std::int64_t length,
-                         std::uint64_t got, std::uint64_t stored) {
+CheckpointError mismatch(const std::string& where, ChunkChecksum checksum, std::int64_t c, std::int64_t chunk,
+                         std::int64_t length, std::uint64_t got, std::uint64_t stored) {
   const std::int64_t clo = c * chunk, chi = std::min(length, clo + chunk);
   return CheckpointError(CheckpointErrorKind::kCorruptData,
                          where + " is corrupted: chunk " + std::to_string(c) + " (elements " + std::to_string(clo) +
-                             ".." + std::to_string(chi - 1) + ") has xxh64 " + hex(got) + " but " + hex(stored) +
+                             ".." + std::to_string(chi - 1) + ") has " + chunk_checksum_name(checksum) + " " + hex(got) +
+                             " but " + hex(stored) +
                              " was stored; resume from an earlier checkpoint");
 }
 
 // Checks chunks [first, last) held in `data` (which starts at element `lo`; elements of
-// `element_bytes`) against `sums`.
-void verify_chunks(const std::byte* data, std::size_t element_bytes, std::int64_t lo, std::int64_t first,
-                   std::int64_t last, std::int64_t chunk, std::int64_t length, const std::vector<std::uint64_t>& sums,
-                   const std::string& where) {
+// `element_bytes`) against `sums`, on every OpenMP thread.
+void verify_chunks(ChunkChecksum checksum, const std::byte* data, std::size_t element_bytes, std::int64_t lo,
+                   std::int64_t first, std::int64_t last, std::int64_t chunk, std::int64_t length,
+                   const std::vector<std::uint64_t>& sums, const std::string& where) {
   std::vector<std::uint64_t> actual(static_cast<std::size_t>(last - first));
 #pragma omp parallel for schedule(static)
   for (std::int64_t c = first; c < last; ++c) {
     const std::int64_t clo = c * chunk, chi = std::min(length, clo + chunk);
-    actual[static_cast<std::size_t>(c - first)] = xxh64(data + static_cast<std::size_t>(clo - lo) * element_bytes,
-                                                        static_cast<std::size_t>(chi - clo) * element_bytes);
+    actual[static_cast<std::size_t>(c - first)] =
+        chunk_checksum(checksum, data + static_cast<std::size_t>(clo - lo) * element_bytes,
+                       static_cast<std::size_t>(chi - clo) * element_bytes);
   }
   for (std::int64_t c = first; c < last; ++c) {
     const std::uint64_t got = actual[static_cast<std::size_t>(c - first)], stored = sums[static_cast<std::size_t>(c)];
-    if (got != stored) throw mismatch(where, c, chunk, length, got, stored);
+    if (got != stored) throw mismatch(where, checksum, c, chunk, length, got, stored);
   }
 }
 
@@ -112,6 +114,27 @@ std::vector<std::int64_t> needed_chunks(const std::vector<ElementRange>& ranges,
   std::sort(needed.begin(), needed.end());
   needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
   return needed;
+}
+
+// The checksum of the file's chunks: XXH64 in format 3, the one its attribute chunk_checksum names
+// from format 4 on.
+ChunkChecksum stored_chunk_checksum(hid_t file, std::int64_t format, const std::string& path) {
+  if (format < 4) return ChunkChecksum::kXxh64;
+  if (!detail::has_attribute(file, "chunk_checksum")) {
+    throw CheckpointError(CheckpointErrorKind::kCorruptData, path + " is corrupted: it has format version " +
+                                                                 std::to_string(format) +
+                                                                 " but no chunk_checksum attribute; resume from an "
+                                                                 "earlier checkpoint");
+  }
+  const std::string name = detail::read_string_attribute(file, "chunk_checksum", path);
+  const std::optional<ChunkChecksum> checksum = parse_chunk_checksum(name);
+  if (!checksum) {
+    throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
+                          path + " names chunk checksum '" + name +
+                              "', which this build does not know (it verifies xxh64 and xxh3_64): resume it with the "
+                              "Tessera version that wrote it");
+  }
+  return *checksum;
 }
 
 // Where chunk c is stored in the file, and its stored bytes; nullopt when it has no storage (never
@@ -176,7 +199,8 @@ struct DatasetPlan {
 
 // Opens `r`'s dataset in `file`, checks its type and checksum table and finds its needed chunks;
 // `raw_fd` >= 0: also where they are stored, when every one is stored as it is in memory.
-DatasetPlan plan_dataset(hid_t file, const std::string& path, const DatasetRanges& r, bool raw_possible) {
+DatasetPlan plan_dataset(hid_t file, const std::string& path, ChunkChecksum checksum, const DatasetRanges& r,
+                         bool raw_possible) {
   DatasetPlan p;
   p.request = &r;
   p.element_bytes = dtype_size(r.dtype);
@@ -194,7 +218,8 @@ DatasetPlan plan_dataset(hid_t file, const std::string& path, const DatasetRange
                                                                    "metadata says");
     }
   }
-  p.sums = detail::read_u64_vector(d.group.get(), r.dataset + kChecksumSuffix, path + ":" + unit_group_path(r.unit));
+  p.sums = detail::read_u64_vector(d.group.get(), checksum_table_name(r.dataset, checksum),
+                                   path + ":" + unit_group_path(r.unit));
   const std::int64_t chunks = p.chunk > 0 ? (p.length + p.chunk - 1) / p.chunk : -1;
   if (chunks < 0 || static_cast<std::int64_t>(p.sums.size()) != chunks) {
     throw CheckpointError(CheckpointErrorKind::kCorruptData, p.where + ": checksum table has " +
@@ -218,8 +243,8 @@ DatasetPlan plan_dataset(hid_t file, const std::string& path, const DatasetRange
 
 // Reads `p`'s chunks through HDF5 (through `buffer` where no kept range holds a run whole) and
 // verifies them; returns the bytes read.
-std::int64_t read_through_hdf5(hid_t file, const std::string& path, const DatasetPlan& p, bool keep,
-                               std::vector<std::byte>& buffer) {
+std::int64_t read_through_hdf5(hid_t file, const std::string& path, ChunkChecksum checksum, const DatasetPlan& p,
+                               bool keep, std::vector<std::byte>& buffer) {
   detail::Hdf5Guard guard;
   const DatasetRanges& r = *p.request;
   const StateDataset d = open_state_dataset(file, path, r.unit, r.dataset);
@@ -245,7 +270,7 @@ std::int64_t read_through_hdf5(hid_t file, const std::string& path, const Datase
     }
     read_run(d.dset.get(), file_space.get(), type.get(), lo, hi, target, p.where);
     bytes += (hi - lo) * static_cast<std::int64_t>(p.element_bytes);
-    verify_chunks(target, p.element_bytes, lo, needed[i], needed[j - 1] + 1, p.chunk, p.length, p.sums, p.where);
+    verify_chunks(checksum, target, p.element_bytes, lo, needed[i], needed[j - 1] + 1, p.chunk, p.length, p.sums, p.where);
     p.copy_out(target, lo, hi, direct, keep);
     i = j;
   }
@@ -257,7 +282,9 @@ std::int64_t read_through_hdf5(hid_t file, const std::string& path, const Datase
 ShardFileReader::ShardFileReader(std::string path, int shard) : path_(std::move(path)) {
   detail::Hdf5Guard guard;
   file_ = detail::open_file_read(path_);
-  check_readable_format(detail::read_int_attribute(file_.get(), "tessera_checkpoint_format", path_), path_);
+  const std::int64_t format = detail::read_int_attribute(file_.get(), "tessera_checkpoint_format", path_);
+  check_readable_format(format, path_);
+  checksum_ = stored_chunk_checksum(file_.get(), format, path_);
   const std::int64_t stored = detail::read_int_attribute(file_.get(), "shard", path_);
   if (stored != shard) {
     throw CheckpointError(CheckpointErrorKind::kCorruptData, path_ + " holds shard " + std::to_string(stored) +
@@ -298,7 +325,7 @@ void ShardFileReader::read_all(std::span<const DatasetRanges> reads, bool keep) 
   {
     detail::Hdf5Guard guard;
     for (const DatasetRanges& r : reads) {
-      if (!r.ranges.empty()) plans.push_back(plan_dataset(file_.get(), path_, r, raw_fd_ >= 0));
+      if (!r.ranges.empty()) plans.push_back(plan_dataset(file_.get(), path_, checksum_, r, raw_fd_ >= 0));
     }
   }
 
@@ -326,10 +353,10 @@ void ShardFileReader::read_all(std::span<const DatasetRanges> reads, bool keep) 
                       direct != nullptr ? p.at(direct->out, lo - direct->begin) : nullptr});
   }
   const std::vector<ChunkResult> results =
-      pread_chunks(raw_fd_, path_, preads, [&](std::size_t i, const std::byte* data, const ChunkResult& r) {
+      pread_chunks(raw_fd_, path_, checksum_, preads, [&](std::size_t i, const std::byte* data, const ChunkResult& r) {
         const DatasetPlan& p = plans[sources[i].plan];
         const std::int64_t c = p.needed[sources[i].index], lo = c * p.chunk, hi = p.chunk_end(c);
-        if (!r.error.empty() || r.xxh64 != p.sums[static_cast<std::size_t>(c)]) return;
+        if (!r.error.empty() || r.sum != p.sums[static_cast<std::size_t>(c)]) return;
         p.copy_out(data, lo, hi, p.direct_range(lo, hi, keep), keep);
       });
   for (std::size_t i = 0; i < sources.size(); ++i) {
@@ -339,8 +366,8 @@ void ShardFileReader::read_all(std::span<const DatasetRanges> reads, bool keep) 
       throw CheckpointError(CheckpointErrorKind::kCorruptData,
                             "reading chunk " + std::to_string(c) + " of " + p.where + ": " + results[i].error);
     }
-    if (results[i].xxh64 != p.sums[static_cast<std::size_t>(c)]) {
-      throw mismatch(p.where, c, p.chunk, p.length, results[i].xxh64, p.sums[static_cast<std::size_t>(c)]);
+    if (results[i].sum != p.sums[static_cast<std::size_t>(c)]) {
+      throw mismatch(p.where, checksum_, c, p.chunk, p.length, results[i].sum, p.sums[static_cast<std::size_t>(c)]);
     }
     bytes_read_ += preads[i].bytes;
   }
@@ -348,7 +375,7 @@ void ShardFileReader::read_all(std::span<const DatasetRanges> reads, bool keep) 
   // The other datasets through HDF5, in runs of consecutive chunks (decompressed when they are),
   // each run straight into its destination when one kept range holds it, else through buffer_.
   for (const DatasetPlan& p : plans) {
-    if (!p.raw) bytes_read_ += read_through_hdf5(file_.get(), path_, p, keep, buffer_);
+    if (!p.raw) bytes_read_ += read_through_hdf5(file_.get(), path_, checksum_, p, keep, buffer_);
   }
 }
 

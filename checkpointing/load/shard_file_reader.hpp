@@ -1,14 +1,17 @@
 // ShardFileReader: reads element ranges of the state datasets of one shard file — exactly the
-// chunks that hold them (hyperslab reads, never the whole file) — and verifies the XXH64 of every
-// chunk it reads against the table written beside the dataset. A mismatch throws
-// CheckpointError(kCorruptData) naming the file, dataset, chunk and both sums.
+// chunks that hold them (hyperslab reads, never the whole file) — and verifies the checksum of every
+// chunk it reads against the table written beside the dataset: XXH64 in format 3 files, the one
+// the file's attribute chunk_checksum names from format 4 on (XXH3-64 when this build wrote it;
+// checksum.hpp). A mismatch throws CheckpointError(kCorruptData) naming the file, dataset, chunk,
+// the checksum and both sums.
 //
 // Speed: chunks stored without filters (the default, no compression) are read whole with pread at
 // the addresses HDF5 gives — all the datasets of one call in one sweep in file order — straight into
-// the destination when one range holds the chunk, over the OpenMP threads and outside the HDF5 lock,
-// each hashed right after it arrived (chunk_pread.hpp): one copy out of the page cache and one pass
-// of the hash. Compressed chunks go through HDF5 in runs of a few chunks, each verified as soon as
-// it is read.
+// the destination when one range holds the chunk, on every OpenMP thread of the caller (the rank's
+// CPU threads) and outside the HDF5 lock, each hashed piece by piece as it arrives (chunk_pread.hpp):
+// one copy out of the page cache and one pass of the hash. Compressed chunks go through HDF5 in runs
+// of a few chunks, each run verified on every thread as soon as it is read. The chunk refused is the
+// same whatever the number of threads: the first bad one in the order they are checked.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/checkpointing/format/checksum.hpp"
 #include "tessera/checkpointing/format/hdf5_util.hpp"
 #include "tessera/precision/dtype.hpp"
 
@@ -48,6 +52,8 @@ class ShardFileReader {
   // The step and save id the file was written with (save id 0: none stored, format < 3).
   std::int64_t step() const { return step_; }
   std::uint64_t save_id() const { return save_id_; }
+  // The checksum of the file's chunks.
+  ChunkChecksum checksum() const { return checksum_; }
 
   const std::string& path() const { return path_; }
   // Reads every range of state dataset `dataset` ("master", "exp_avg", ...) of unit `unit`, whose
@@ -74,6 +80,7 @@ class ShardFileReader {
   detail::H5Id file_;
   std::int64_t step_ = -1;
   std::uint64_t save_id_ = 0;
+  ChunkChecksum checksum_ = ChunkChecksum::kXxh64;
   std::int64_t bytes_read_ = 0;
   int raw_fd_ = -1;  // the file for pread of unfiltered chunks (-1: HDF5 reads everything)
   std::vector<std::byte> buffer_;

@@ -21,16 +21,16 @@ using detail::check_id;
 using detail::check_status;
 using detail::H5Id;
 
-// XXH64 of every chunk's bytes (elements of `element_bytes` each).
-std::vector<std::uint64_t> chunk_checksums(const std::byte* data, std::int64_t n, std::int64_t chunk,
-                                           std::size_t element_bytes) {
+// The checksum of every chunk's bytes (elements of `element_bytes` each).
+std::vector<std::uint64_t> chunk_checksums(ChunkChecksum kind, const std::byte* data, std::int64_t n,
+                                           std::int64_t chunk, std::size_t element_bytes) {
   const std::int64_t chunks = (n + chunk - 1) / chunk;
   std::vector<std::uint64_t> sums(static_cast<std::size_t>(chunks));
 #pragma omp parallel for schedule(static)
   for (std::int64_t c = 0; c < chunks; ++c) {
     const std::int64_t lo = c * chunk, hi = std::min(n, lo + chunk);
-    sums[static_cast<std::size_t>(c)] =
-        xxh64(data + static_cast<std::size_t>(lo) * element_bytes, static_cast<std::size_t>(hi - lo) * element_bytes);
+    sums[static_cast<std::size_t>(c)] = chunk_checksum(kind, data + static_cast<std::size_t>(lo) * element_bytes,
+                                                       static_cast<std::size_t>(hi - lo) * element_bytes);
   }
   return sums;
 }
@@ -77,8 +77,9 @@ void write_state_dataset(hid_t group, const StateShard& state, const UnitShardDa
   detail::write_attribute(dset.get(), "offset", unit.offset);
   detail::write_attribute(dset.get(), "unit_numel", unit.unit_numel);
   detail::write_attribute(dset.get(), "chunk_elements", chunk);
-  detail::write_vector(group, name + kChecksumSuffix,
-                       chunk_checksums(static_cast<const std::byte*>(state.data), n, chunk, dtype_size(state.dtype)));
+  detail::write_vector(group, checksum_table_name(name, options.checksum),
+                       chunk_checksums(options.checksum, static_cast<const std::byte*>(state.data), n, chunk,
+                                       dtype_size(state.dtype)));
 }
 
 // Bytes of state the snapshot holds (what the shard file needs, before HDF5's own metadata).
@@ -117,6 +118,7 @@ std::int64_t write_shard_file(const std::string& path, const ShardSnapshot& snap
     detail::write_attribute(file.get(), "shard_ranks", static_cast<std::int64_t>(shard_ranks));
     detail::write_attribute(file.get(), "step", step);
     detail::write_attribute(file.get(), "save_id", detail::hex64(save_id));
+    detail::write_attribute(file.get(), "chunk_checksum", std::string(chunk_checksum_name(options.checksum)));
     H5Id units = detail::create_group(file.get(), "units", path);
     bool first = true;
     for (const UnitShardData& unit : snapshot.units) {

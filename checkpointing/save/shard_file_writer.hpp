@@ -3,14 +3,16 @@
 // "exp_avg_sq" for AdamW) — each (shard_numel / elements_per_value) values in the tensor's dtype
 // (state_file_types), chunked, with attributes `unit`, `offset` (the shard's first element in the
 // unit's flat buffer), `unit_numel`, `chunk_elements`, `dtype` and `elements_per_value`; beside each a table
-// <name>_xxh64 ((chunks) u64) holding the XXH64 of every chunk's bytes. Root attributes: format version, kind "shard",
-// shard, shard_ranks, step, save_id (16 hex digits: the id meta.h5 of the same save holds).
+// <name>_<checksum> ((chunks) u64) holding the checksum of every chunk's bytes (<name>_xxh3_64: XXH3-64,
+// checksum.hpp). Root attributes: format version, kind "shard", shard, shard_ranks, step, save_id (16 hex
+// digits: the id meta.h5 of the same save holds), chunk_checksum (the checksum's name).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <string>
 
+#include "tessera/checkpointing/format/checksum.hpp"
 #include "tessera/checkpointing/save/shard_snapshot.hpp"
 
 namespace tessera {
@@ -27,6 +29,8 @@ struct ShardWriteOptions {
   CheckpointCompression compression = CheckpointCompression::kNone;  // deflate: shuffle + level 1
   // The largest chunk: each dataset is cut into as few chunks as this allows, all of one size.
   std::int64_t chunk_elements = kDefaultChunkElements;
+  // The chunks' checksum, recorded in the file (XXH64 only for tests of what older files hold).
+  ChunkChecksum checksum = ChunkChecksum::kXxh3_64;
   // Called once after the first dataset is written (tests use it to stop a save half-way).
   std::function<void()> after_first_dataset;
 };
@@ -38,7 +42,6 @@ std::int64_t write_shard_file(const std::string& path, const ShardSnapshot& snap
 
 // The name of the master weights' dataset inside a unit group; the optimizer's follow it.
 inline constexpr const char* kMasterDataset = "master";
-inline constexpr const char* kChecksumSuffix = "_xxh64";
 std::string unit_group_path(const std::string& unit);  // "/units/<unit>"
 
 }  // namespace tessera
