@@ -4,7 +4,7 @@
 // object, and typed attribute / 1-D dataset reads and writes.
 //
 // Files are created with libver bounds [1.8, latest] so object headers carry HDF5's own metadata
-// checksums; raw data is checked by the checkpoint's per-chunk xxh64 sums.
+// checksums; raw data is checked by the checkpoint's per-chunk checksums (checksum.hpp).
 #pragma once
 
 #include <hdf5.h>
