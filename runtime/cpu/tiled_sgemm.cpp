@@ -4,6 +4,8 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include <algorithm>
+
 namespace tessera::detail {
 namespace {
 
@@ -28,15 +30,31 @@ void sgemm_on_this_thread(bool trans_a, bool trans_b, std::int64_t m, std::int64
 
 }  // namespace
 
+GemmTile gemm_tile(std::int64_t m, std::int64_t n) {
+  // No larger than the product (in whole kGemmMinTile steps), then the larger side halved while the
+  // product would have fewer than kGemmMinTiles tiles.
+  const auto fit = [](std::int64_t tile, std::int64_t extent) {
+    return std::min(tile, std::max(kGemmMinTile, tiles(extent, kGemmMinTile) * kGemmMinTile));
+  };
+  GemmTile tile{fit(kGemmTileRows, m), fit(kGemmTileCols, n)};
+  while (tiles(m, tile.rows) * tiles(n, tile.cols) < kGemmMinTiles &&
+         (tile.rows > kGemmMinTile || tile.cols > kGemmMinTile)) {
+    std::int64_t& side = tile.rows >= tile.cols ? tile.rows : tile.cols;
+    side = std::max(kGemmMinTile, side / 2);
+  }
+  return tile;
+}
+
 void tiled_sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                  const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
                  std::int64_t ldc) {
-  const std::int64_t row_tiles = tiles(m, kGemmTileRows), col_tiles = tiles(n, kGemmTileCols);
+  const GemmTile size = gemm_tile(m, n);
+  const std::int64_t row_tiles = tiles(m, size.rows), col_tiles = tiles(n, size.cols);
   const std::int64_t count = row_tiles * col_tiles;
   auto run_tile = [&](std::int64_t tile) {
-    const std::int64_t i0 = tile / col_tiles * kGemmTileRows, j0 = tile % col_tiles * kGemmTileCols;
-    const std::int64_t rows = m - i0 < kGemmTileRows ? m - i0 : kGemmTileRows;
-    const std::int64_t cols = n - j0 < kGemmTileCols ? n - j0 : kGemmTileCols;
+    const std::int64_t i0 = tile / col_tiles * size.rows, j0 = tile % col_tiles * size.cols;
+    const std::int64_t rows = m - i0 < size.rows ? m - i0 : size.rows;
+    const std::int64_t cols = n - j0 < size.cols ? n - j0 : size.cols;
     const float* a_rows = trans_a ? a + i0 : a + i0 * lda;  // op(a) rows [i0, i0 + rows)
     const float* b_cols = trans_b ? b + j0 * ldb : b + j0;  // op(b) columns [j0, j0 + cols)
     sgemm_on_this_thread(trans_a, trans_b, rows, cols, k, alpha, a_rows, lda, b_cols, ldb, beta, c + i0 * ldc + j0,

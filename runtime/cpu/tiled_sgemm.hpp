@@ -1,8 +1,10 @@
 // tiled_sgemm: a row-major sgemm whose bits do not depend on the thread count. C is cut into output
-// tiles of fixed size (kGemmTileRows x kGemmTileCols, the last ones smaller), each tile is one
-// single-threaded OpenBLAS call over the whole inner dimension, and the tiles are spread over the
-// OpenMP threads. Which tiles exist depends on (m, n) only, so every element of C is computed by the
-// same call, with the same inner-dimension order, at every thread count.
+// tiles (gemm_tile: kGemmTileRows x kGemmTileCols, no larger than C, the larger side halved down to
+// kGemmMinTile while C would have fewer than kGemmMinTiles of them; the last ones smaller), each
+// tile is one single-threaded
+// OpenBLAS call over the whole inner dimension, and the tiles are spread over the OpenMP threads.
+// Which tiles exist depends on (m, n) only, so every element of C is computed by the same call,
+// with the same inner-dimension order, at every thread count.
 //
 // Why not OpenBLAS's own threads: its threaded driver blocks the inner dimension differently from
 // its single-threaded one, and picks between them by product size and thread count, so a GEMM with
@@ -15,8 +17,16 @@
 
 namespace tessera::detail {
 
-inline constexpr std::int64_t kGemmTileRows = 256;
-inline constexpr std::int64_t kGemmTileCols = 256;
+inline constexpr std::int64_t kGemmTileRows = 512;
+inline constexpr std::int64_t kGemmTileCols = 512;
+inline constexpr std::int64_t kGemmMinTile = 64;
+inline constexpr std::int64_t kGemmMinTiles = 4;  // so a small product still feeds a few threads
+
+struct GemmTile {
+  std::int64_t rows, cols;
+};
+// The output tile of an (m, n) product: a function of the shape alone.
+GemmTile gemm_tile(std::int64_t m, std::int64_t n);
 
 // c (m,n; row stride ldc) = alpha * op(a) op(b) + beta * c, with op(a) (m,k) and op(b) (k,n) read
 // transposed when trans_a / trans_b. Inside a parallel region, or below a size where starting
