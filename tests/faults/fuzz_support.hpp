@@ -125,10 +125,10 @@ struct Mutated {
   std::string what;  // how it was made, for the failure message
 };
 
-// [begin, end) of every JSON number in `text` (a maximal run of -+.0-9eE starting with - or a digit
-// outside strings).
-inline std::vector<std::pair<std::size_t, std::size_t>> json_numbers(const std::string& text) {
-  std::vector<std::pair<std::size_t, std::size_t>> out;
+// Calls visit(i) for every index of `text` outside JSON strings (a string's quotes and escapes
+// skipped); visit returns the index the scan goes on after (i itself to go on with i + 1).
+template <class Visit>
+void scan_outside_strings(const std::string& text, Visit visit) {
   bool in_string = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
@@ -137,45 +137,41 @@ inline std::vector<std::pair<std::size_t, std::size_t>> json_numbers(const std::
         ++i;
       else if (c == '"')
         in_string = false;
-      continue;
-    }
-    if (c == '"') {
+    } else if (c == '"') {
       in_string = true;
-    } else if (c == '-' || (c >= '0' && c <= '9')) {
-      std::size_t j = i + 1;
-      while (j < text.size() && std::string("-+.0123456789eE").find(text[j]) != std::string::npos) ++j;
-      out.emplace_back(i, j);
-      i = j - 1;
+    } else {
+      i = visit(i);
     }
   }
+}
+
+// [begin, end) of every JSON number in `text` (a maximal run of -+.0-9eE starting with - or a digit
+// outside strings).
+inline std::vector<std::pair<std::size_t, std::size_t>> json_numbers(const std::string& text) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  scan_outside_strings(text, [&](std::size_t i) {
+    const char c = text[i];
+    if (c != '-' && (c < '0' || c > '9')) return i;
+    std::size_t j = i + 1;
+    while (j < text.size() && std::string("-+.0123456789eE").find(text[j]) != std::string::npos) ++j;
+    out.emplace_back(i, j);
+    return j - 1;
+  });
   return out;
 }
 
 // [begin, end) of every value after a ':' that is a scalar or a flat array (no nested brackets).
 inline std::vector<std::pair<std::size_t, std::size_t>> json_values(const std::string& text) {
   std::vector<std::pair<std::size_t, std::size_t>> out;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-      continue;
-    }
-    if (c != ':') continue;
+  scan_outside_strings(text, [&](std::size_t i) {
+    if (text[i] != ':') return i;
     std::size_t b = i + 1;
     while (b < text.size() && text[b] == ' ') ++b;
-    if (b >= text.size() || text[b] == '{') continue;
+    if (b >= text.size() || text[b] == '{') return i;
     std::size_t e = b;
     if (text[b] == '[') {
       e = text.find(']', b);
-      if (e == std::string::npos || text.find('[', b + 1) < e) continue;
+      if (e == std::string::npos || text.find('[', b + 1) < e) return i;
       ++e;
     } else if (text[b] == '"') {
       e = b + 1;
@@ -185,7 +181,8 @@ inline std::vector<std::pair<std::size_t, std::size_t>> json_values(const std::s
       while (e < text.size() && text[e] != ',' && text[e] != '}' && text[e] != ']') ++e;
     }
     out.emplace_back(b, e);
-  }
+    return i;
+  });
   return out;
 }
 
