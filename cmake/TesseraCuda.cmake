@@ -69,7 +69,10 @@ function(tessera_add_cuda_backend)
     target_sources(${target} PRIVATE ${backend_sources})
   endforeach()
   target_link_libraries(tessera_runtime PUBLIC CUDA::cudart CUDA::cublas CUDA::cublasLt)
-  target_compile_definitions(tessera_runtime PUBLIC TESSERA_HAVE_CUDA=1)
+  # Only the two files that register the backends see TESSERA_HAVE_CUDA, so turning the backend on or
+  # off recompiles them and the CUDA sources, not every layer above the runtime.
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/runtime/device_registry.cpp
+    ${PROJECT_SOURCE_DIR}/comm/device_communicator.cpp PROPERTIES COMPILE_DEFINITIONS TESSERA_HAVE_CUDA=1)
   # PUBLIC: comm/nccl/nccl_communicator.hpp includes nccl.h.
   target_include_directories(tessera_comm PUBLIC ${TESSERA_NCCL_INCLUDE_DIR})
 endfunction()

@@ -48,6 +48,8 @@ function(tessera_layer name)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-march=native>)
   endif()
 
+  tessera_precompile_standard_headers(${target})
+
   list(APPEND TESSERA_LAYERS ${name})
   set(TESSERA_LAYERS ${TESSERA_LAYERS} PARENT_SCOPE)
   string(REPLACE ";" " " allowed_text "${allowed}")
@@ -61,4 +63,24 @@ function(tessera_write_layer_table)
   file(WRITE ${PROJECT_BINARY_DIR}/tessera_layers.cmake
     "# Written by cmake/TesseraLayers.cmake: each layer and the layers its sources may include.\n"
     "set(TESSERA_LAYERS ${layers})\n${TESSERA_LAYER_TABLE}")
+endfunction()
+
+# The standard headers most sources include, parsed once per build instead of once per source
+# (TESSERA_PRECOMPILED_HEADERS): the first layer makes the precompiled header, the others reuse it
+# (their compile options are the same). A source sees nothing it did not include itself beyond these.
+function(tessera_precompile_standard_headers target)
+  if(NOT TESSERA_PRECOMPILED_HEADERS)
+    return()
+  endif()
+  if(NOT TARGET tessera_pch_owner)
+    add_library(tessera_pch_owner INTERFACE)  # marks that the header exists; its maker is recorded below
+    set_property(GLOBAL PROPERTY TESSERA_PCH_TARGET ${target})
+    set(headers algorithm array chrono cmath cstddef cstdint cstdio cstring filesystem functional map
+        memory mutex optional span stdexcept string string_view utility vector)
+    list(TRANSFORM headers REPLACE "(.+)" "$<$<COMPILE_LANGUAGE:CXX>:<\\1>>")  # not for nvcc
+    target_precompile_headers(${target} PRIVATE ${headers})
+  else()
+    get_property(maker GLOBAL PROPERTY TESSERA_PCH_TARGET)
+    target_precompile_headers(${target} REUSE_FROM ${maker})
+  endif()
 endfunction()
