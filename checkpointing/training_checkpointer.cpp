@@ -13,6 +13,7 @@
 #include "tessera/checkpointing/format/health_mark.hpp"
 #include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/rank_agreement.hpp"
+#include "tessera/checkpointing/resume_target.hpp"
 #include "tessera/checkpointing/run_directory_lock.hpp"
 #include "tessera/checkpointing/save/checkpoint_retention.hpp"
 #include "tessera/checkpointing/save/disk_space.hpp"
@@ -96,34 +97,15 @@ void TrainingCheckpointer::prepare_directory() {
   });
 }
 
-std::optional<fs::path> TrainingCheckpointer::resolve_resume_target() {
-  std::string resolved;  // rank 0 decides, every rank follows
-  std::string error;
-  if (world_.rank() == 0) {
-    const bool automatic = options_.resume == "auto";
-    const fs::path where = automatic ? fs::path(options_.dir) : fs::path(options_.resume);
-    if (auto target = resolve_checkpoint(where)) {
-      resolved = target->string();
-    } else if (!automatic) {
-      error = "resume target " + options_.resume + ": no checkpoint there (expected a checkpoint directory with " +
-              kMetaFileName + " or a run directory with step_* checkpoints)";
-    }
-  }
-  error = broadcast_string(world_, error, 0);
-  if (!error.empty()) throw CheckpointError(CheckpointErrorKind::kMissingFile, error);
-  resolved = broadcast_string(world_, resolved, 0);
-  if (resolved.empty()) return std::nullopt;
-  return fs::path(resolved);
-}
-
 TrainingProgress TrainingCheckpointer::resume() {
   TrainingProgress progress;
   if (!options_.dir.empty() && world_.rank() == 0) remove_stale_temporaries(options_.dir);
   if (!options_.resume.empty()) {
-    if (auto target = resolve_resume_target()) {
+    if (auto target = find_resume_target(options_, world_)) {
       check_same_tokenizer(*target);
       LoadResult loaded = load_checkpoint(engine_, world_, *target, config_);
       resumed_from_ = *target;
+      resumed_config_ = loaded.meta.config;
       last_saved_step_ = loaded.progress.step;
       return loaded.progress;
     }

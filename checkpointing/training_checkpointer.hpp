@@ -84,6 +84,9 @@ class TrainingCheckpointer {
   // where to continue: the stored progress (rng_state: this rank's), or step 0 for a fresh start.
   TrainingProgress resume();
   const std::optional<std::filesystem::path>& resumed_from() const { return resumed_from_; }
+  // The run settings the resumed checkpoint recorded (its batch plan among them); nullopt when the
+  // run did not resume.
+  const std::optional<RunConfig>& resumed_config() const { return resumed_config_; }
 
   // Collective; call after every optimizer step with progress.step = steps completed and whether
   // that step was taken (kHealthy) or skipped as non-finite (kNonFinite: recorded in the checkpoint,
@@ -117,7 +120,6 @@ class TrainingCheckpointer {
   double last_stall_seconds() const { return last_stall_seconds_; }
 
  private:
-  std::optional<std::filesystem::path> resolve_resume_target();
   // Collective: refuses (CheckpointError kConfigMismatch) a checkpoint whose recorded tokenizer is
   // not the one this run's config records (the data's): its ids would mean other tokens.
   void check_same_tokenizer(const std::filesystem::path& target);
@@ -135,6 +137,7 @@ class TrainingCheckpointer {
   std::thread writer_;
   std::exception_ptr writer_error_;
   std::optional<std::filesystem::path> resumed_from_;
+  std::optional<RunConfig> resumed_config_;
   std::mutex committed_mutex_;  // the writer thread adds, the caller takes
   std::vector<SaveResult> committed_;
   std::int64_t last_saved_step_ = -1;

@@ -9,12 +9,14 @@
 // Exit status: 0 when the plan fits (or no device memory was given), 2 when it does not, 1 on a
 // bad option.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "flags/program_options.hpp"
+#include "flags/program_path.hpp"
 #include "flags/train_gpt_flags.hpp"
 #include "tessera/core/setting_error.hpp"
 #include "tessera/planning/memory_plan.hpp"
@@ -34,6 +36,7 @@ struct Options {
   std::string target = "gpu";
   std::int64_t max_micro = 1024;
   std::string svg;
+  std::string data = "data/corpus.bin";  // --recommend: the token file of the printed command
 };
 
 std::optional<Options> parse(int argc, char** argv) {
@@ -86,6 +89,8 @@ std::optional<Options> parse(int argc, char** argv) {
   opt("target", value_with_default(&o.target),
       "--recommend: the device the run will use, gpu or cpu (offload is recommended only where the engine runs it: "
       "the CPU device)");
+  opt("data", value_with_default(&o.data),
+      "--recommend: the token file the printed train_gpt command trains on (printed as an absolute path)");
   opt("svg", po::value(&o.svg), "write a stacked bar chart of stages 0-3 (and the recommendation) to this file");
   opt("timeline", po::bool_switch(&o.timeline), "print the predicted phases of the step");
   opt("detail", po::bool_switch(&o.detail), "print the activations each unit keeps for backward");
@@ -207,7 +212,19 @@ int run(Options& o) {
                              o.target == "cpu" ? OffloadTarget::kNvme : OffloadTarget::kNone};
     const Recommendation r = recommend(request);
     std::printf("%s\n", r.describe().c_str());
-    if (r.fits) std::printf("command: %s\n\n", train_gpt_command(r.config).c_str());
+    if (r.fits) {
+      // train_gpt beside this program, the token file by its absolute path, and --device cpu for a CPU plan
+      // (train_gpt's default, auto, takes a GPU where there is one): it runs as printed from any directory.
+      const CommandInputs inputs{o.data, o.target == "cpu" ? "cpu" : ""};
+      std::printf("command: %s\n", train_gpt_command(r.config, inputs).c_str());
+      if (!std::filesystem::exists(o.data)) {
+        std::printf("(%s does not exist yet: make it with %s --out %s)\n",
+                    std::filesystem::absolute(o.data).lexically_normal().c_str(),
+                    shell_word(sibling_program("tessera_prepare")).c_str(),
+                    shell_word(std::filesystem::absolute(o.data).lexically_normal().string()).c_str());
+      }
+      std::printf("\n");
+    }
     std::printf("%s\n", format_plan(r.plan).c_str());
     if (!o.svg.empty()) {
       // Stages 0-3 of the configuration as given (the starting point), then the recommendation.

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "tessera/core/warning.hpp"
+#include "tessera/run/run_batch_plan.hpp"
 #include "tessera/run/run_messages.hpp"
 #include "tessera/run/settings_agreement.hpp"
 #include "tessera/text/data/sample_loader.hpp"
@@ -122,11 +123,24 @@ TrainingRun::TrainingRun(ShardedEngine& engine, Communicator& world, TrainingRun
   }
   if (!options_.memory_profile.empty()) profiler_.emplace(engine.device().memory());
   progress_ = checkpointer_.resume();  // step 0 unless checkpoint.resume found a checkpoint
+  check_resumed_global_batch();
   if (checkpointer_.resumed_from() && progress_.data_seed != options_.seed && world_.rank() == 0) {
     warn(world_.rank(), seed_change_warning(options_.seed, progress_.data_seed, options_.names));
   }
   progress_.data_seed = options_.seed;
   resumed_ = progress_;  // the loader continues at resumed_.samples_seen
+}
+
+void TrainingRun::check_resumed_global_batch() const {
+  const std::optional<RunConfig>& saved_config = checkpointer_.resumed_config();
+  if (!saved_config || options_.batch_change == BatchChange::kAllow) return;
+  const std::optional<SavedBatch> saved = saved_batch_of(saved_config->run());
+  if (!saved || saved->global == options_.batch.global) return;
+  throw SettingError("batch.global", std::to_string(options_.batch.global),
+                     "the checkpoint " + checkpointer_.resumed_from()->string() + " was trained with global batch " +
+                         std::to_string(saved->global) +
+                         " and a resume keeps it (plan the batch with plan_run_batch); set batch.change allow to "
+                         "change it");
 }
 
 std::vector<MicroBatch> TrainingRun::batches_of_step(std::int64_t step) {

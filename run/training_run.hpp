@@ -51,6 +51,7 @@
 #include "tessera/run/step_reporter.hpp"
 #include "tessera/runtime/memory_profiler.hpp"
 #include "tessera/training/batch_plan.hpp"
+#include "tessera/training/resumed_batch_plan.hpp"
 #include "tessera/training/micro_batch.hpp"
 #include "tessera/training/progress_display.hpp"
 #include "tessera/training/skipped_steps.hpp"
@@ -67,6 +68,9 @@ using BatchSource = std::function<MicroBatch(std::int64_t first, std::int64_t co
 struct TrainingRunOptions {
   std::int64_t steps = 0;        // run.steps: train until this many optimizer steps are complete
   BatchPlan batch;               // the global batch plan (plan_batch); batch.ranks must be the world size
+  // batch.change: kKeep refuses a resume from a checkpoint trained with another global batch
+  // (plan_run_batch, run/run_batch_plan.hpp, keeps it); kAllow lets the global batch change.
+  BatchChange batch_change = BatchChange::kKeep;
   LrSchedule schedule;           // learning rate per step
   std::uint64_t seed = 0;        // run.seed: the data order's seed, stored with the progress
   CheckpointOptions checkpoint;  // where and when to save, what to resume from
@@ -128,6 +132,8 @@ class TrainingRun {
 
  private:
   RunEnd loop();
+  // Refuses (SettingError) a resume whose global batch is not the checkpoint's unless batch_change allows.
+  void check_resumed_global_batch() const;
   std::vector<MicroBatch> batches_of_step(std::int64_t step);
   void report_skip(std::int64_t step, const StepResult& result);
   // Goes back to the latest healthy checkpoint after a streak of skipped steps; false when it cannot.

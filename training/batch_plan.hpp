@@ -29,6 +29,7 @@ struct BatchNames {
   std::string accumulation = "batch.accumulation";
   std::string seq_len = "model.seq_len";
   std::string global_tokens = "batch.global_tokens";
+  std::string change = "batch.change";  // a resume that may change the global batch (resumed_batch_plan.hpp)
 };
 
 inline constexpr std::int64_t kDefaultMicroBatch = 8;

@@ -1,6 +1,10 @@
 // train_gpt's spellings of library settings, and plans as train_gpt command lines.
 #include "flags/train_gpt_flags.hpp"
 
+#include <filesystem>
+
+#include "flags/program_path.hpp"
+
 namespace tessera {
 
 const SettingNames& train_gpt_setting_names() {
@@ -29,6 +33,7 @@ const SettingNames& train_gpt_setting_names() {
                                   {"batch.micro", "--micro-batch"},
                                   {"batch.accumulation", "--grad-accum"},
                                   {"batch.global_tokens", "--global-batch-tokens"},
+                                  {"batch.change", "--batch-change"},
                                   {"eval.batches", "--eval-batches"},
                                   {"eval.micro", "--micro-batch"},
                                   {"recompute.policy", "--activation-checkpointing"},
@@ -52,17 +57,26 @@ const SettingNames& train_gpt_setting_names() {
 }
 
 BatchNames train_gpt_batch_names() {
-  return {"--global-batch", "--micro-batch", "--grad-accum", "--seq-len", "--global-batch-tokens"};
+  return {"--global-batch", "--micro-batch", "--grad-accum", "--seq-len", "--global-batch-tokens", "--batch-change"};
 }
 
-std::string train_gpt_command(const PlanConfig& config) {
-  std::string s = config.ranks > 1 ? "mpirun -np " + std::to_string(config.ranks) + " train_gpt" : "train_gpt";
+std::string train_gpt_command(const PlanConfig& config, const CommandInputs& inputs) {
+  std::string s = config.ranks > 1 ? "mpirun -np " + std::to_string(config.ranks) + " " : "";
+  s += shell_word(sibling_program("train_gpt"));
+  if (!inputs.data.empty()) {
+    s += " --data ";
+    s += shell_word(std::filesystem::absolute(inputs.data).lexically_normal().string());
+  }
+  if (!inputs.device.empty()) {
+    s += " --device ";
+    s += shell_word(inputs.device);
+  }
   const SettingNames& names = train_gpt_setting_names();
   for (const PlanSetting& p : config.training_settings()) {
     s += ' ';  // appended piece by piece: GCC 12 warns falsely about " " + string
     s += names.flag_of(p.setting);
     s += ' ';
-    s += p.value;
+    s += shell_word(p.value);
   }
   return s;
 }

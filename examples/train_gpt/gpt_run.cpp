@@ -9,16 +9,19 @@
 #include <vector>
 
 #include "flags/device_flag.hpp"
+#include "flags/program_path.hpp"
 #include "flags/train_gpt_flags.hpp"
 #include "run_settings.hpp"
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
 #include "tessera/checkpointing/export/tokenizer_fields.hpp"
 #include "tessera/comm/device_communicator.hpp"
+#include "tessera/comm/host_collectives.hpp"
 #include "tessera/core/random.hpp"
 #include "tessera/model/modules/gpt.hpp"
 #include "tessera/model/modules/gpt_flops.hpp"
 #include "tessera/model/modules/gpt_sampling.hpp"
 #include "tessera/model/recompute/recompute_policy.hpp"
+#include "tessera/run/run_batch_plan.hpp"
 #include "tessera/run/training_run.hpp"
 #include "tessera/runtime/cpu/blas_core.hpp"
 #include "tessera/runtime/gemm_ceiling.hpp"
@@ -85,11 +88,30 @@ void print_sample(ShardedEngine& engine, const GptConfig& config, const Tokenize
   std::fflush(stdout);
 }
 
+// The default token file (data/corpus.bin, relative to the current directory) missing: rank 0 says
+// where it looked and how to make it, once for the job; every rank returns true, so the job ends
+// with an exit status instead of an abort.
+bool default_data_missing(const TrainOptions& o, Communicator& world) {
+  if (o.data != TrainOptions{}.data) return false;
+  const std::filesystem::path path = std::filesystem::absolute(o.data.front()).lexically_normal();
+  const bool missing = broadcast_string(world, world.rank() == 0 && !std::filesystem::exists(path) ? "1" : "", 0) == "1";
+  if (missing && world.rank() == 0) {
+    std::fprintf(stderr,
+                 "train_gpt: no token file at %s (the default --data %s, relative to the current directory); make it "
+                 "with: %s --out %s, or pass --data PATH\n",
+                 path.c_str(), o.data.front().c_str(), shell_word(sibling_program("tessera_prepare")).c_str(),
+                 shell_word(path.string()).c_str());
+    std::fflush(stderr);
+  }
+  return missing;
+}
+
 }  // namespace
 
 int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   Communicator& world = dist.world();
   const bool root = dist.rank() == 0;
+  if (default_data_missing(o, world)) return 1;
 
   const int local_ranks = std::max(1, dist.rank_info().local_size);
   set_rank_threads(o.threads, dist);
@@ -106,7 +128,11 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   request.seq_len = o.seq_len;
   request.names = train_gpt_batch_names();
   request.global_tokens = o.global_batch_tokens;
-  const BatchPlan plan = plan_batch(request);
+  // A resume keeps the checkpoint's global batch (the accumulation follows the rank count) unless the
+  // flags choose another one explicitly.
+  const ResumedBatch batch =
+      plan_run_batch(request, checkpoint_options(o), parse_batch_change(o.batch_change, "--batch-change"), world);
+  const BatchPlan& plan = batch.plan;
 
   const DataFormat data_format = parse_data_format(o.data_format, "--data-format");
   const TokenDataset train_data = open_token_dataset(o.data, data_format);
@@ -148,6 +174,7 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
 
   const GemmCeiling ceiling = measure_gemm_ceiling(*device, 1024, 1024, 1024, 0.2);
   TrainingRunOptions run = training_run_options(o, plan);
+  run.batch_change = batch.global_changed ? BatchChange::kAllow : BatchChange::kKeep;
   run.flops_per_token = gpt_training_flops_per_token(config, o.seq_len);
   run.ceiling_gflops = ceiling.gflops;
   add_gpt_config(run.run_config, config);
@@ -180,6 +207,7 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
                     : " (the data records no tokenizer: read as llm.c GPT-2 tokens; for files of an older "
                       "tessera_prepare pass --tokenizer bytes or re-run it)");
     std::printf("batch: %s\n", plan.describe().c_str());
+    if (!batch.line.empty()) std::printf("%s\n", batch.line.c_str());
     std::printf("GEMM ceiling: %.1f GFLOP/s per rank (f32 1024^3); MFU below is training FLOP/s over ranks x it\n",
                 ceiling.gflops);
     if (training.resumed_from()) {

@@ -9,7 +9,8 @@
 
 namespace tessera {
 
-// Collective. Returns the process exit code: 0 (trained, or stopped by a signal), 2 (no device on
+// Collective. Returns the process exit code: 0 (trained, or stopped by a signal), 1 (the default token
+// file data/corpus.bin is missing: rank 0 says how to make it), 2 (no device on
 // some rank), 3 (a rank's memory does not fit), 4 (the training diverged).
 int run_gpt(DistributedContext& dist, const TrainOptions& options);
 

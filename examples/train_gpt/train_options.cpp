@@ -12,6 +12,7 @@
 #include "tessera/checkpointing/save/shard_file_writer.hpp"
 #include "tessera/model/recompute/recompute_policy.hpp"
 #include "tessera/text/data/data_format.hpp"
+#include "tessera/training/resumed_batch_plan.hpp"
 
 namespace tessera {
 
@@ -70,6 +71,7 @@ TrainOptions validate(TrainOptions o, const po::variables_map& vm) {
   if (vm.count("micro-batch")) o.micro_batch = vm["micro-batch"].as<std::int64_t>();
   if (vm.count("grad-accum")) o.grad_accum = vm["grad-accum"].as<std::int64_t>();
   if (vm.count("global-batch-tokens")) o.global_batch_tokens = vm["global-batch-tokens"].as<std::int64_t>();
+  parse_batch_change(o.batch_change, "--batch-change");  // refused here, before anything runs
   require_positive(o.layers, "layers");
   require_positive(o.heads, "heads");
   require_positive(o.dim, "dim");
@@ -133,7 +135,11 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("grad-accum", po::value<std::int64_t>(), "micro-batches accumulated per step")
       ("global-batch-tokens", po::value<std::int64_t>(),
        "tokens per optimizer step, over all ranks (instead of --global-batch: micro x ranks x accumulation x "
-       "seq-len)");
+       "seq-len)")
+      ("batch-change", value_with_default(&o.batch_change),
+       "on --resume: keep (the checkpoint's global batch, with --micro-batch or the checkpoint's micro-batch and "
+       "the accumulation derived for this rank count) or allow (the batch flags as given, even when they change "
+       "the global batch); --global-batch or --global-batch-tokens always sets it");
   // clang-format on
   po::options_description sharding("Sharding and precision");
   // clang-format off

@@ -24,6 +24,7 @@ struct TrainOptions {
   // batch: global = micro x ranks x accumulation; unset values are derived (training/batch_plan.hpp)
   std::optional<std::int64_t> global_batch, micro_batch, grad_accum;
   std::optional<std::int64_t> global_batch_tokens;  // instead of global_batch: tokens per step
+  std::string batch_change = "keep";                // keep | allow: may a resume change the global batch
   // training
   std::int64_t steps = 800, warmup = 20;
   double lr = 1e-3, min_lr_ratio = 0.1, weight_decay = 0.1, grad_clip = 1.0, beta1 = 0.9, beta2 = 0.95;

@@ -150,7 +150,11 @@ TEST_F(TesseraPlanProgram, RecommendWritesTheChart) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("recommended:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("accumulation"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("command: mpirun -np 2 train_gpt --layers 6 --dim 384"), std::string::npos) << r.out;
+  // train_gpt beside tessera_plan by its real path, the token file by its absolute path (GPU plan: no --device).
+  const std::string command = "command: mpirun -np 2 " + fs::canonical(program_).parent_path().string() +
+                              "/train_gpt --data " + (fs::current_path() / "data/corpus.bin").string() +
+                              " --layers 6 --dim 384";
+  EXPECT_NE(r.out.find(command), std::string::npos) << command << "\n" << r.out;
   ASSERT_TRUE(fs::exists(svg)) << r.out;
   const std::string chart = slurp(svg);
   EXPECT_NE(chart.find(">chosen<"), std::string::npos);

@@ -4,6 +4,9 @@
 //    the same micro-batches with the same learning rates;
 //  * a run stopped after 4 steps (checkpoints every 2) and started again with resume "auto" runs
 //    steps 5..8 only, reads samples from 4·G on, and logs the losses of the run that never stopped;
+//  * a resume keeps the checkpoint's global batch: plan_run_batch re-derives the accumulation for
+//    another micro-batch (the samples and, to rounding, the losses continue), and a run given another
+//    global batch is refused unless batch_change allows it;
 //  * a stop signal saves the step it arrived in and ends the run (RunEnd::kStopped);
 //  * options it cannot run with are refused naming the setting.
 // tessera-test-ranks: 2
@@ -15,6 +18,7 @@
 #include <csignal>
 
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/run/run_batch_plan.hpp"
 #include "tests/checkpointing/checkpoint_test_support.hpp"
 
 namespace tessera::testing {
@@ -170,6 +174,79 @@ TEST(TrainingRun, ResumesWhereTheStoppedRunLeftOff) {
     EXPECT_EQ(second.losses[static_cast<std::size_t>(s - kStopAt)], uninterrupted.losses[static_cast<std::size_t>(s)])
         << "step " << s + 1 << " after the resume";
   }
+}
+
+TEST(TrainingRun, AResumeKeepsTheCheckpointsGlobalBatch) {
+  constexpr std::int64_t kSteps = 6, kStopAt = 3;
+  SharedTempDir dir;
+  LoopFixture uninterrupted;
+  ASSERT_EQ(uninterrupted.start(uninterrupted.options(kSteps))->run(), RunEnd::kCompleted);
+  LoopFixture first;
+  TrainingRunOptions options = first.options(kSteps);
+  options.checkpoint.dir = (dir.path() / "run").string();
+  options.checkpoint.resume = "auto";
+  TrainingRunOptions shorter = options;
+  shorter.steps = kStopAt;
+  ASSERT_EQ(first.start(shorter)->run(), RunEnd::kCompleted);
+  const std::int64_t global = options.batch.global;  // micro 2 x ranks x accumulation 2
+
+  // Asked for micro 1 and nothing else: the global batch is kept with accumulation 4.
+  LoopFixture second;
+  BatchRequest request;
+  request.micro = 1;
+  request.data_parallel_ranks = second.world.size();
+  request.seq_len = tiny_gpt().max_seq_len;
+  const ResumedBatch kept = plan_run_batch(request, options.checkpoint, BatchChange::kKeep, second.world);
+  EXPECT_EQ(kept.plan.global, global);
+  EXPECT_EQ(kept.plan.accumulation, 2 * kAccumulation);
+  EXPECT_FALSE(kept.global_changed);
+  EXPECT_EQ(kept.line, "resume: global batch " + std::to_string(global) + " kept at " +
+                           std::to_string(second.world.size()) + " ranks: micro 2 -> 1, accumulation 2 -> 4 (micro 1 x ranks " +
+                           std::to_string(second.world.size()) + " x accumulation 4)");
+
+  // The flags as given (micro 1, accumulation 1) make another global batch: refused.
+  TrainingRunOptions other = options;
+  other.batch = plan_batch(request);
+  try {
+    TrainingRun refused(*second.engine, second.world, other,
+                        [&](std::int64_t f, std::int64_t c) { return sample_rows(*second.device, f, c); });
+    ADD_FAILURE() << "a resume with global batch " << other.batch.global << " instead of " << global << " ran";
+  } catch (const SettingError& e) {
+    EXPECT_EQ(e.setting(), "batch.global");
+    EXPECT_NE(e.problem().find("was trained with global batch " + std::to_string(global)), std::string::npos)
+        << e.what();
+  }
+
+  TrainingRunOptions resumed_options = options;
+  resumed_options.batch = kept.plan;
+  auto resumed = second.start(resumed_options);
+  ASSERT_EQ(resumed->progress().samples_seen, kStopAt * global);
+  ASSERT_EQ(resumed->run(), RunEnd::kCompleted);
+  // Every sample of steps 4..6 read exactly once, across ranks and micro-steps.
+  std::vector<int> hits(static_cast<std::size_t>(kSteps * global));
+  for (const auto& [f, c] : second.reads) {
+    for (std::int64_t i = f; i < f + c; ++i) ++hits.at(static_cast<std::size_t>(i));
+  }
+  MPI_Allreduce(MPI_IN_PLACE, hits.data(), static_cast<int>(hits.size()), MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  for (std::int64_t i = 0; i < kSteps * global; ++i) {
+    EXPECT_EQ(hits[static_cast<std::size_t>(i)], i < kStopAt * global ? 0 : 1) << "sample " << i;
+  }
+  ASSERT_EQ(second.losses.size(), static_cast<std::size_t>(kSteps - kStopAt));
+  for (std::int64_t s = kStopAt; s < kSteps; ++s) {  // micro-batches of 1 sum the gradients in another order
+    EXPECT_NEAR(second.losses[static_cast<std::size_t>(s - kStopAt)], uninterrupted.losses[static_cast<std::size_t>(s)],
+                1e-4f)
+        << "step " << s + 1 << " after the resume";
+  }
+
+  resumed.reset();  // gives the run directory back
+
+  // batch_change kAllow lets the run change it (the data goes on from the checkpoint's sample).
+  LoopFixture third;
+  TrainingRunOptions allowed = other;
+  allowed.batch_change = BatchChange::kAllow;
+  allowed.checkpoint.resume = (dir.path() / "run" / step_dir_name(kStopAt)).string();
+  auto changed = third.start(allowed);
+  EXPECT_EQ(changed->progress().samples_seen, kStopAt * global);
 }
 
 TEST(TrainingRun, AStopSignalSavesTheStepAndEndsTheRun) {

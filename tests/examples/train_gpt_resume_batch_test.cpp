@@ -1,0 +1,114 @@
+// train_gpt keeps the global batch of the checkpoint it resumes from, at any rank count: saved at 2
+// ranks with global 24 = micro 2 x ranks 2 x accumulation 6, it resumes at 3 and 4 ranks with
+// accumulation 4 and 3, says so in one line, continues the samples (the next checkpoint counts
+// 24 per step on) and logs the losses of the run that never stopped — bit for bit at 2 ranks, to
+// the printed precision (4 decimals) at 3 and 4, where the gradients are summed in another order. A
+// micro-batch that cannot keep the global batch is refused before step 1 with the choices.
+// tessera-test-timeout: 400
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tessera/checkpointing/format/checkpoint_meta.hpp"
+#include "tessera/training/metrics_log.hpp"
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/train_gpt_process.hpp"
+
+namespace tessera {
+namespace {
+
+using testing::random_tokens;
+using testing::run_bounded;
+using testing::ScratchDir;
+using testing::tiny_run;
+using testing::train_gpt_binary;
+
+class TrainGptResumeBatch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    train_gpt_ = train_gpt_binary();
+    if (train_gpt_.empty()) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
+    data_ = (dir_ / "tokens.bin").string();
+    write_token_file(data_, random_tokens(20000, 64));
+  }
+
+  // mpirun -np `ranks` train_gpt over the tiny model, 4 steps, with `flags`.
+  testing::ProcessResult run(int ranks, const std::string& flags) const {
+    return run_bounded("mpirun --oversubscribe -np " + std::to_string(ranks) + " " + train_gpt_ + tiny_run(data_) +
+                           " --progress plain --steps 4 " + flags,
+                       180);
+  }
+
+  ScratchDir dir_{"resume_batch"};
+  std::string train_gpt_, data_;
+};
+
+TEST_F(TrainGptResumeBatch, KeepsTheGlobalBatchAtAnotherRankCount) {
+  const std::string saved = (dir_ / "saved").string();
+  const std::string metrics = (dir_ / "saved.jsonl").string();
+  const auto first = run(2, "--micro-batch 2 --grad-accum 6 --checkpoint-dir " + saved +
+                                " --save-every 2 --metrics " + metrics);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const MetricsSeries never_stopped = read_metrics_file(metrics);
+  ASSERT_EQ(never_stopped.train_loss.size(), 4u) << first.output;
+
+  const struct {
+    int ranks;
+    std::int64_t accumulation;
+  } cases[] = {{2, 6}, {3, 4}, {4, 3}};
+  for (const auto& c : cases) {
+    const std::string n = std::to_string(c.ranks);
+    const std::string out_dir = (dir_ / ("at" + n)).string(), out_metrics = (dir_ / ("at" + n + ".jsonl")).string();
+    std::filesystem::copy_file(metrics, out_metrics);  // the metrics file goes on with the run
+    // No batch flags: the checkpoint's micro-batch 2 is kept and the accumulation derived.
+    const auto resumed = run(c.ranks, "--resume " + saved + "/step_0000002 --checkpoint-dir " + out_dir +
+                                          " --metrics " + out_metrics);
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+    const std::string line =
+        c.ranks == 2 ? "resume: global batch 24 kept at 2 ranks: as saved (micro 2 x ranks 2 x accumulation 6)"
+                     : "resume: global batch 24 kept at " + n + " ranks: ranks 2 -> " + n + ", accumulation 6 -> " +
+                           std::to_string(c.accumulation) + " (micro 2 x ranks " + n + " x accumulation " +
+                           std::to_string(c.accumulation) + ")";
+    EXPECT_NE(resumed.output.find(line + "\n"), std::string::npos) << line << "\n" << resumed.output;
+
+    // The samples continue: 2 steps of 24 after the checkpoint's 48, and the plan recorded.
+    const CheckpointMeta meta = read_meta_file(out_dir + "/step_0000004/meta.h5");
+    EXPECT_EQ(meta.progress.samples_seen, 4 * 24) << n << " ranks";
+    EXPECT_EQ(meta.config.run().at("global_batch"), "24");
+    EXPECT_EQ(meta.config.run().at("grad_accum"), std::to_string(c.accumulation));
+    EXPECT_EQ(meta.config.run().at("data_parallel_ranks"), n);
+
+    const MetricsSeries after = read_metrics_file(out_metrics);
+    ASSERT_EQ(after.train_loss.size(), 4u) << resumed.output;  // steps 1-2 kept from the checkpoint's run
+    for (std::size_t s = 2; s < 4; ++s) {
+      if (c.ranks == 2) {
+        EXPECT_EQ(after.train_loss[s], never_stopped.train_loss[s]) << "step " << s + 1 << ", same rank count";
+      } else {
+        EXPECT_NEAR(after.train_loss[s], never_stopped.train_loss[s], 5e-5) << "step " << s + 1 << ", " << n << " ranks";
+      }
+    }
+  }
+
+  // A micro-batch that cannot keep 24 at 3 ranks (8 per rank): refused before step 1, with the choices.
+  const auto refused = run(3, "--micro-batch 3 --resume " + saved + "/step_0000002");
+  EXPECT_NE(refused.exit_code, 0) << refused.output;
+  EXPECT_NE(refused.output.find("keep 24 with --micro-batch 2 (accumulation 4) or --micro-batch 4 (accumulation 2), "
+                                "or change it with --global-batch 21 or 27 (or 18 or 27 with --micro-batch 3)"),
+            std::string::npos)
+      << refused.output;
+  EXPECT_EQ(refused.output.find("step 1/4"), std::string::npos) << refused.output;
+
+  // --global-batch changes it, and says so.
+  const auto changed = run(3, "--global-batch 12 --resume " + saved + "/step_0000002");
+  ASSERT_EQ(changed.exit_code, 0) << changed.output;
+  EXPECT_NE(changed.output.find("resume: global batch changed from 24 (micro 2 x ranks 2 x accumulation 6) to 12 "
+                                "(micro 4 x ranks 3 x accumulation 1) by --global-batch 12"),
+            std::string::npos)
+      << changed.output;
+}
+
+}  // namespace
+}  // namespace tessera
