@@ -1,10 +1,11 @@
 # Finds every third-party dependency Tessera links: MPI, OpenMP, OpenBLAS (CBLAS), HDF5,
-# Boost.Program_options, nlohmann-json, xxHash, liburing, ICU and (for tests) GoogleTest. Each is a Debian package; scripts/setup installs them.
+# Boost.Program_options and Boost.CRC, nlohmann-json, xxHash, liburing, ICU, Protocol Buffers (protoc and
+# libprotobuf: TensorBoard's event files) and (for tests) GoogleTest. Each is a Debian package; scripts/setup installs them.
 find_package(MPI REQUIRED COMPONENTS CXX)
 find_package(Threads REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(HDF5 REQUIRED COMPONENTS C)
-find_package(Boost REQUIRED COMPONENTS program_options)
+find_package(Boost REQUIRED COMPONENTS program_options)  # and header-only Boost.CRC (Boost::headers)
 find_package(PkgConfig REQUIRED)
 # xxHash: the checkpoint's per-chunk checksums.
 pkg_check_modules(TESSERA_XXHASH REQUIRED IMPORTED_TARGET libxxhash)
@@ -14,6 +15,11 @@ pkg_check_modules(TESSERA_URING REQUIRED IMPORTED_TARGET liburing)
 find_package(nlohmann_json 3 REQUIRED)
 # ICU: Unicode letter and number classes of GPT-2's pre-tokenization.
 pkg_check_modules(TESSERA_ICU REQUIRED IMPORTED_TARGET icu-uc)
+# Protocol Buffers: the TensorBoard event records (training/tensorboard_event.proto), compiled by protoc.
+find_package(Protobuf REQUIRED)
+if(NOT Protobuf_PROTOC_EXECUTABLE)
+  message(FATAL_ERROR "protoc not found: install protobuf-compiler (scripts/setup does)")
+endif()
 
 # OpenBLAS: prefer the OpenMP build, so a GEMM called inside an OpenMP region runs on the calling
 # thread instead of starting its own pool (attention issues one small GEMM per head in parallel).

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "tessera/core/setting_error.hpp"
 #include "tessera/training/metrics_plots.hpp"
 
 namespace tessera {
@@ -26,7 +27,25 @@ StepReporter::StepReporter(const StepReporterConfig& config, Communicator& world
       display_(root_ ? config.style : ProgressStyle::kQuiet),
       eta_(config.total_steps),
       start_(std::chrono::steady_clock::now()) {
-  if (root_ && !config_.metrics_path.empty()) metrics_.emplace(config_.metrics_path, config_.resumed_at);
+  if (!root_) return;
+  if (!config_.metrics_path.empty()) metrics_.emplace(config_.metrics_path, config_.resumed_at);
+  if (!config_.tensorboard_dir.empty()) {
+    try {
+      tensorboard_.emplace(config_.tensorboard_dir);
+    } catch (const std::runtime_error& e) {
+      throw SettingError("run.tensorboard_dir", config_.tensorboard_dir,
+                         std::string(e.what()) + ": give a directory that can be created and written");
+    }
+  }
+  if (config_.resumed_at) {
+    const ResumeRecord resume{*config_.resumed_at, config_.ranks, config_.zero_stage, config_.global_batch,
+                              metrics_ ? metrics_->elapsed_before() : 0.0};
+    if (metrics_) metrics_->append(resume);
+    if (tensorboard_) {
+      tensorboard_->write_start(resume.step + 1, "resumed after step " + std::to_string(resume.step) + ": " +
+                                                     resume_label(resume));
+    }
+  }
 }
 
 double StepReporter::elapsed() const {
@@ -64,7 +83,7 @@ void StepReporter::step_done(std::int64_t step, const StepResult& r, float lr, d
   window_steps_ = 0;
   if (!root_) return;
   display_.log_step(f);
-  if (metrics_) {
+  if (metrics_ || tensorboard_) {
     TrainRecord record;
     record.step = step;
     record.loss = r.loss;
@@ -78,8 +97,9 @@ void StepReporter::step_done(std::int64_t step, const StepResult& r, float lr, d
     record.memory_current_total = memory.current_total;
     record.memory_peak_total = memory.peak_total;
     record.skipped_steps = skipped_total;
-    record.elapsed_s = metrics_->elapsed_before() + f.elapsed_s;
-    metrics_->append(record);
+    record.elapsed_s = (metrics_ ? metrics_->elapsed_before() : 0.0) + f.elapsed_s;
+    if (metrics_) metrics_->append(record);
+    if (tensorboard_) tensorboard_->write_scalars(step, tensorboard_scalars(record));
   }
 }
 
@@ -88,7 +108,9 @@ void StepReporter::validation(std::int64_t step, float loss) {
   char text[64];
   std::snprintf(text, sizeof text, "step %5lld | val loss %.4f", static_cast<long long>(step), loss);
   display_.line(text);
-  if (metrics_) metrics_->append(ValidationRecord{step, loss, metrics_->elapsed_before() + elapsed()});
+  const ValidationRecord record{step, loss, (metrics_ ? metrics_->elapsed_before() : 0.0) + elapsed()};
+  if (metrics_) metrics_->append(record);
+  if (tensorboard_) tensorboard_->write_scalars(step, tensorboard_scalars(record));
 }
 
 void StepReporter::line(const std::string& text) {
@@ -109,6 +131,7 @@ void StepReporter::went_back(std::int64_t step) {
   window_seconds_ = 0.0;
   window_steps_ = 0;
   if (metrics_) metrics_->rewind(step);
+  if (tensorboard_) tensorboard_->write_start(step + 1, "went back to the checkpoint of step " + std::to_string(step));
 }
 
 std::vector<std::string> StepReporter::finish() {

@@ -1,7 +1,8 @@
 // StepReporter: what the training loop (TrainingRun) tells the user, out of the loop itself — the progress
 // (training/progress_display.hpp: a live line on a terminal, time-stamped lines in a log), the
 // logged steps with tokens/s, MFU and peak memory over all ranks, validation losses, checkpoint
-// saves, and the metrics file (training/metrics_log.hpp) with its plots at the end.
+// saves, the metrics file (training/metrics_log.hpp) with its plots at the end, and the same
+// quantities as TensorBoard event files (training/tensorboard_writer.hpp).
 //
 // Every rank constructs one and calls step_done and validation at the same steps (a logged step
 // takes the slowest rank's time and the largest peak: collectives); rank 0 prints and writes.
@@ -20,6 +21,7 @@
 #include "tessera/training/eta.hpp"
 #include "tessera/training/metrics_log.hpp"
 #include "tessera/training/progress_display.hpp"
+#include "tessera/training/tensorboard_writer.hpp"
 #include "tessera/training/step_result.hpp"
 
 namespace tessera {
@@ -31,14 +33,18 @@ struct StepReporterConfig {
   double flops_per_token = 0.0;                 // training FLOPs, for MFU
   double ceiling_gflops = 0.0;                  // one rank's measured GEMM ceiling
   std::string metrics_path;                     // "": no metrics file
+  std::string tensorboard_dir;                  // "": no TensorBoard event files
   std::optional<std::int64_t> resumed_at;       // the step a resumed run continues from
+  int ranks = 1, zero_stage = 0;                // the run's shape, recorded where it resumed
+  std::int64_t global_batch = 0;
   ProgressStyle style = ProgressStyle::kPlain;  // rank 0's (the other ranks draw nothing)
 };
 
 class StepReporter {
  public:
   // Collective only in what its methods do. `profiler` (may be null): the memory figures come from
-  // it when --memory-profile samples every phase.
+  // it when --memory-profile samples every phase. Rank 0 opens the metrics file and the event file;
+  // one that cannot be written throws (a SettingError naming run.tensorboard_dir for the latter).
   StepReporter(const StepReporterConfig& config, Communicator& world, Device& device, const MemoryProfiler* profiler);
 
   // After every step (all ranks): `step` steps are complete; the step took `seconds` on this rank.
@@ -67,6 +73,7 @@ class StepReporter {
   ProgressDisplay display_;
   EtaEstimator eta_;
   std::optional<MetricsLog> metrics_;
+  std::optional<TensorBoardWriter> tensorboard_;
   std::chrono::steady_clock::time_point start_;
   double window_seconds_ = 0.0;  // since the last logged step
   std::int64_t window_steps_ = 0;

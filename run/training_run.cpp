@@ -269,7 +269,11 @@ RunEnd TrainingRun::run() {
   report.flops_per_token = options_.flops_per_token;
   report.ceiling_gflops = options_.ceiling_gflops;
   report.metrics_path = options_.metrics_path;
+  report.tensorboard_dir = options_.tensorboard_dir;
   if (checkpointer_.resumed_from()) report.resumed_at = progress_.step;
+  report.ranks = world_.size();
+  report.zero_stage = zero_stage_number(engine_.config().stage);
+  report.global_batch = options_.batch.global;
   report.style = options_.progress;
   reporter_.emplace(report, world_, engine_.device(), profiler_ ? &*profiler_ : nullptr);
   if (options_.validation) reporter_->validation(progress_.step, options_.validation(trainer_));

@@ -90,6 +90,7 @@ struct TrainingRunOptions {
   std::int64_t log_every = 20;                     // progress lines (and metrics records) every this many steps
   ProgressStyle progress = ProgressStyle::kPlain;  // rank 0's display
   std::string metrics_path;                        // JSON-lines metrics (training/metrics_log.hpp) and plots; "": none
+  std::string tensorboard_dir;                     // run.tensorboard_dir: TensorBoard event files; "": none
   double flops_per_token = 0.0;                    // training FLOPs per token, for MFU
   double ceiling_gflops = 0.0;                     // one rank's measured GEMM ceiling, for MFU
   std::string memory_profile;                      // directory for the per-rank memory timeline; "": off

@@ -40,6 +40,11 @@ double number_or_nan(const Json& j, const char* key) {
   return it != j.end() && it->is_number() ? it->get<double>() : std::numeric_limits<double>::quiet_NaN();
 }
 
+std::int64_t integer_or_zero(const Json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+}
+
 // A record's step and kind; false when the line is not a record.
 bool parse_record(const std::string& line, Json& record) {
   record = Json::parse(line, nullptr, /*allow_exceptions=*/false);
@@ -76,7 +81,8 @@ double MetricsLog::keep_until(std::int64_t step, bool drop_validation_at_step) {
         continue;
       }
       const auto at = record["step"].get<std::int64_t>();
-      if (at > step || (drop_validation_at_step && at == step && record["kind"] == "val")) continue;
+      const bool remeasured = record["kind"] == "val" || record["kind"] == "resume";
+      if (at > step || (drop_validation_at_step && at == step && remeasured)) continue;
       const double e = number_or_nan(record, "elapsed_s");
       if (std::isfinite(e)) elapsed = std::max(elapsed, e);
       kept.push_back(line);
@@ -141,6 +147,22 @@ void MetricsLog::append(const ValidationRecord& r) {
   write_line(j.dump());
 }
 
+void MetricsLog::append(const ResumeRecord& r) {
+  const Json j = {{"kind", "resume"},         {"step", r.step},
+                  {"ranks", r.ranks},         {"zero_stage", r.zero_stage},
+                  {"global_batch", r.global_batch}, {"elapsed_s", number(r.elapsed_s)}};
+  write_line(j.dump());
+}
+
+std::string resume_label(const ResumeRecord& r) {
+  std::string label = std::to_string(r.ranks);
+  label += r.ranks == 1 ? " rank, ZeRO-" : " ranks, ZeRO-";
+  label += std::to_string(r.zero_stage);
+  label += ", global batch ";
+  label += std::to_string(r.global_batch);
+  return label;
+}
+
 MetricsSeries read_metrics_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read the metrics file " + path);
@@ -160,6 +182,14 @@ MetricsSeries read_metrics_file(const std::string& path) {
     } else if (record["kind"] == "val") {
       s.val_step.push_back(step);
       s.val_loss.push_back(number_or_nan(record, "val_loss"));
+    } else if (record["kind"] == "resume") {
+      ResumeRecord r;
+      r.step = record["step"].get<std::int64_t>();
+      r.ranks = static_cast<int>(integer_or_zero(record, "ranks"));
+      r.zero_stage = static_cast<int>(integer_or_zero(record, "zero_stage"));
+      r.global_batch = integer_or_zero(record, "global_batch");
+      r.elapsed_s = number_or_nan(record, "elapsed_s");
+      s.resumes.push_back(r);
     }
   }
   return s;

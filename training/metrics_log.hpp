@@ -1,12 +1,14 @@
 // MetricsLog: a run's metrics as JSON lines (docs/METRICS.md), one object per logged step
-// ("kind": "train") and one per validation ("kind": "val"), each flushed as it is written so a
+// ("kind": "train"), one per validation ("kind": "val") and one where a resumed run starts ("kind":
+// "resume": its step, rank count, ZeRO stage and global batch), each flushed as it is written so a
 // killed run keeps what it logged. Written with nlohmann-json on rank 0.
 //
 // A fresh run starts the file empty. A resumed run (and one that went back to a checkpoint after
 // diverging: rewind) keeps the records of the steps up to the step it continues from and appends
 // after them: records of later steps — written by the run that went on past the checkpoint — are
 // dropped when the file is rewritten (to a temporary file renamed over it), and on a resume so is
-// the validation record of the resume step itself, which the resumed run measures again. Lines that
+// the validation record of the resume step itself, which the resumed run measures again (and a resume
+// record of that step, which the new run writes anew). Lines that
 // do not parse (the torn last line of a killed run) are dropped with a warning. A resumed run's
 // "elapsed_s" continues from the last record kept (a run that goes back to a checkpoint counts the
 // time it spent on the dropped steps: time went by).
@@ -43,10 +45,23 @@ struct ValidationRecord {
   double elapsed_s = 0.0;
 };
 
+// Where a resumed run started, and with what shape.
+struct ResumeRecord {
+  std::int64_t step = 0;  // the step it continued from
+  int ranks = 0;
+  int zero_stage = 0;
+  std::int64_t global_batch = 0;  // sequences per step
+  double elapsed_s = 0.0;
+};
+
+// "2 ranks, ZeRO-1, global batch 16": the shape a run resumed with, as plots and TensorBoard label it.
+std::string resume_label(const ResumeRecord& record);
+
 // What a metrics file holds, series by series (for plots and tests).
 struct MetricsSeries {
   std::vector<double> train_step, train_loss, tokens_per_s;
   std::vector<double> val_step, val_loss;
+  std::vector<ResumeRecord> resumes;  // in file order
   int unreadable_lines = 0;  // lines that did not parse, left out
 };
 
@@ -58,6 +73,7 @@ class MetricsLog {
 
   void append(const TrainRecord& record);
   void append(const ValidationRecord& record);
+  void append(const ResumeRecord& record);
   // The run went back to step `step` (a checkpoint reloaded): rewrites the file as for a resume, but
   // keeps the validation of `step` (the run does not measure it again).
   void rewind(std::int64_t step);

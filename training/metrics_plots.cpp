@@ -18,12 +18,22 @@ MetricsPlotFiles write_metrics_plots(const std::string& metrics_path) {
   const MetricsSeries s = read_metrics_file(metrics_path);
   const MetricsPlotFiles files = metrics_plot_files(metrics_path);
   const std::string name = std::filesystem::path(metrics_path).filename().string();
+  std::vector<ChartMarker> resumes;
+  for (const ResumeRecord& r : s.resumes) {
+    resumes.push_back({static_cast<double>(r.step), "resumed at step " + std::to_string(r.step) + ": " + resume_label(r)});
+  }
+  // The loss axis fits the values: a loss falls within a band far above zero (cross-entropy of a
+  // trained model is ~2-4 nats), and an axis from zero would flatten the curve that matters.
   LineChart loss{"loss: " + name, "step", "loss", {}, true};
   loss.series.push_back({"training loss", "#4e79a7", s.train_step, s.train_loss});
   loss.series.push_back({"validation loss", "#e15759", s.val_step, s.val_loss});
+  loss.markers = resumes;
   write_line_chart_svg(files.loss, loss);
+  // Throughput from zero: a drop reads at its true size.
   LineChart throughput{"throughput: " + name, "step", "tokens/s (all ranks)", {}, true};
   throughput.series.push_back({"tokens/s", "#59a14f", s.train_step, s.tokens_per_s});
+  throughput.y_from_zero = true;
+  throughput.markers = resumes;
   write_line_chart_svg(files.throughput, throughput);
   return files;
 }

@@ -2,7 +2,10 @@
 // (core/svg/line_chart_svg.hpp): FILE's name with its extension replaced —
 //   run/metrics.jsonl -> run/metrics.loss.svg        training loss and validation loss over steps
 //                        run/metrics.throughput.svg  tokens/s over steps
-// Drawn from the whole file, so a resumed run's plots show the steps before the resume too.
+// Drawn from the whole file, so a resumed run's plots show the steps before the resume too, with a
+// marker at each resume labelled with the rank count, ZeRO stage and global batch it resumed with.
+// Every value is a point (a single validation shows); tokens/s is drawn from zero, the loss on an
+// axis fitted to its values.
 #pragma once
 
 #include <string>

@@ -1,4 +1,5 @@
-// line_chart_svg: value ranges, round ticks, one polyline per series and the legend.
+// line_chart_svg: value ranges, round ticks, one polyline and its point markers per series, vertical
+// markers and the legend.
 #include "tessera/core/svg/line_chart_svg.hpp"
 
 #include <algorithm>
@@ -54,7 +55,18 @@ std::string line_chart_svg(const LineChart& chart) {
       y_high = std::max(y_high, s.y[i]);
     }
   }
-  const double left = 80, top = 50, plot_w = 720, plot_h = 360, legend_w = 200;
+  for (const ChartMarker& m : chart.markers) {
+    if (!std::isfinite(m.x)) continue;
+    x_low = std::min(x_low, m.x);
+    x_high = std::max(x_high, m.x);
+  }
+  if (chart.y_from_zero && y_low <= y_high) {
+    y_low = std::min(y_low, 0.0);
+    y_high = std::max(y_high, 0.0);
+  }
+  double legend_w = 200;
+  for (const LineSeries& s : chart.series) legend_w = std::max(legend_w, 24 + 22 + svg_text_width(s.name, 12) + 12);
+  const double left = 80, top = 50, plot_w = 720, plot_h = 360;
   const double width = left + plot_w + legend_w, height = top + plot_h + 60;
   const Axis ax = round_axis(x_low, x_high, 8, chart.whole_x), ay = round_axis(y_low, y_high, 6, false);
   auto px = [&](double v) { return left + plot_w * (v - ax.low) / (ax.high - ax.low); };
@@ -75,6 +87,23 @@ std::string line_chart_svg(const LineChart& chart) {
                     top + plot_h / 2) +
          svg_escape(chart.y_label) + "</text>\n";
 
+  // Markers: a dashed vertical line and its label, right of the line (left of it near the right
+  // edge), labels stepped down so that close markers do not overwrite each other.
+  for (std::size_t i = 0; i < chart.markers.size(); ++i) {
+    const ChartMarker& m = chart.markers[i];
+    if (!std::isfinite(m.x)) continue;
+    const double x = px(m.x), label_y = top + 14 + 14 * static_cast<double>(i % 8);
+    const bool flip = x + 4 + svg_text_width(m.label, 11) > left + plot_w;
+    svg += svg_printf(
+        "<g class=\"marker\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555555\" "
+        "stroke-dasharray=\"5 3\"/>",
+        x, top, x, top + plot_h);
+    svg += svg_printf("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#333333\" text-anchor=\"%s\" stroke=\"white\" "
+                      "stroke-width=\"3\" paint-order=\"stroke\">",
+                      flip ? x - 4 : x + 4, label_y, flip ? "end" : "start") +
+           svg_escape(m.label) + "</text></g>\n";
+  }
+
   double ly = top + 10;
   const double lx = left + plot_w + 24;
   for (const LineSeries& s : chart.series) {
@@ -86,6 +115,12 @@ std::string line_chart_svg(const LineChart& chart) {
       }
       svg += "<polyline fill=\"none\" stroke=\"" + svg_escape(s.color) + "\" stroke-width=\"1.5\" points=\"" + points +
              "\"><title>" + svg_escape(s.name) + "</title></polyline>\n";
+      svg += "<g class=\"points\" fill=\"" + svg_escape(s.color) + "\"><title>" + svg_escape(s.name) + "</title>\n";
+      for (std::size_t i = 0; i < s.x.size(); ++i) {
+        if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
+        svg += svg_printf("<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\"/>\n", px(s.x[i]), py(s.y[i]));
+      }
+      svg += "</g>\n";
     }
     svg += svg_printf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke-width=\"3\" stroke=\"", lx, ly + 7,
                       lx + 16, ly + 7) +

@@ -26,6 +26,10 @@ std::int64_t svg_tick_step(std::int64_t max_value, int ticks);
 // A round step (1, 2 or 5 x 10^k, any k) giving at most about `ticks` ticks over `span` (> 0).
 double svg_value_tick_step(double span, int ticks);
 
+// A generous estimate of the width in pixels of `text` in the charts' sans-serif font at `font_size`
+// (bold: wider), so that what is laid out by it is not clipped.
+double svg_text_width(std::string_view text, double font_size, bool bold = false);
+
 // One horizontal grid line of the frame: its y in pixels and its label.
 struct SvgGridLine {
   double y = 0;
@@ -33,7 +37,8 @@ struct SvgGridLine {
 };
 
 // The chart's opening: <svg> header of width x height, white background, `title` at the top left
-// (from x = left), and the grid lines across [left, left + plot_w] labelled left of `left`.
+// (from x = left; the picture is made wider when the title would not fit in `width`), and the grid
+// lines across [left, left + plot_w] labelled left of `left` (class "y-tick").
 std::string svg_frame_open(double width, double height, double left, double plot_w, const std::string& title,
                            const std::vector<SvgGridLine>& grid);
 

@@ -47,6 +47,7 @@ const SettingNames& train_gpt_setting_names() {
                                   {"run.seed", "--seed"},
                                   {"run.log_every", "--log-every"},
                                   {"run.eval_every", "--eval-every"},
+                                  {"run.tensorboard_dir", "--tensorboard"},
                                   {"run.max_skipped_steps", "--max-skipped-steps"},
                                   {"run.spike_guard", "--spike-guard"},
                                   {"spike.window", "--spike-window"},

@@ -108,6 +108,7 @@ TrainingRunOptions training_run_options(const TrainOptions& o, const BatchPlan& 
   r.eval_every = o.eval_every;
   r.log_every = o.log_every;
   r.metrics_path = o.metrics;
+  r.tensorboard_dir = o.tensorboard;
   r.memory_profile = o.memory_profile;
   r.program = "train_gpt";
   r.names = train_gpt_setting_names();

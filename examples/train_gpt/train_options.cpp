@@ -235,7 +235,10 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
        "start without the pre-flight check that the predicted peak memory fits")
       ("metrics", po::value(&o.metrics)->value_name("FILE"),
        "append one JSON object per logged step (and per validation) to FILE (docs/METRICS.md), and draw "
-       "FILE.loss.svg and FILE.throughput.svg at the end of the run");
+       "FILE.loss.svg and FILE.throughput.svg at the end of the run")
+      ("tensorboard", po::value(&o.tensorboard)->value_name("DIR"),
+       "write the metrics as TensorBoard event files to DIR (made if missing; a resumed run adds a file beside "
+       "the first run's): watch with `tensorboard --logdir DIR`");
   // clang-format on
   po::options_description divergence("Divergence");
   // clang-format off

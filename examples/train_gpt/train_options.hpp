@@ -55,6 +55,7 @@ struct TrainOptions {
   std::string memory_profile;    // directory for the per-rank memory timeline; empty: off
   bool no_memory_check = false;  // skip the pre-flight memory check
   std::string metrics;           // JSON-lines metrics file (training/metrics_log.hpp); empty: none
+  std::string tensorboard;       // TensorBoard event files' directory (training/tensorboard_writer.hpp); empty: none
   // divergence (training/skipped_steps.hpp, training/spike_detector.hpp)
   std::int64_t max_skipped_steps = 20;  // consecutive skipped steps before the run gives up (0: never)
   bool spike_guard = false;             // skip steps whose loss or gradient norm is an outlier

@@ -4,8 +4,9 @@
 // JSON record per logged step with the documented fields and one per validation, and the loss and
 // throughput plots beside it, well-formed SVG with one polyline per series and one point per
 // record, also when a stop signal ends the run. A resumed run keeps the records up to its checkpoint and appends after
-// them (the records the first run wrote past the checkpoint are dropped); the checkpoint holds the effective
-// configuration, which tessera_ckpt info prints.
+// them (the records the first run wrote past the checkpoint are dropped), records where it resumed with
+// what rank count, ZeRO stage and global batch, and its plots mark the resume with that label; the
+// checkpoint holds the effective configuration, which tessera_ckpt info prints.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -138,9 +139,14 @@ TEST_F(TrainGptMetrics, MetricsFileAndPlots) {
   if (!loss) GTEST_SKIP() << "python3 is not installed: the SVG cannot be parsed here (scripts/setup installs it)";
   ASSERT_TRUE(loss->parsed) << loss->error;
   EXPECT_EQ(loss->points, (std::map<std::string, int>{{"training_loss", 4}, {"validation_loss", 4}}));
+  EXPECT_EQ(loss->circles, loss->points) << "a circle on every point";
+  EXPECT_TRUE(loss->markers.empty()) << "no resume";
   const auto throughput = testing::read_svg_series((dir_ / "run.throughput.svg").string());
   ASSERT_TRUE(throughput && throughput->parsed) << (throughput ? throughput->error : "");
   EXPECT_EQ(throughput->points, (std::map<std::string, int>{{"tokens/s", 4}}));
+  EXPECT_EQ(throughput->circles, throughput->points);
+  ASSERT_FALSE(throughput->y_ticks.empty());
+  EXPECT_EQ(throughput->y_ticks.front(), 0.0) << "tokens/s from zero";
 }
 
 TEST_F(TrainGptMetrics, AStopSignalStillWritesThePlots) {
@@ -165,7 +171,7 @@ TEST_F(TrainGptMetrics, AStopSignalStillWritesThePlots) {
 
 TEST_F(TrainGptMetrics, AResumedRunAppendsAfterItsCheckpointAndTheCheckpointHoldsTheConfiguration) {
   const std::string metrics = (dir_ / "run.jsonl").string(), ckpt = (dir_ / "ckpt").string();
-  const std::string flags = run(1) + " --metrics " + metrics + " --checkpoint-dir " + ckpt;
+  const std::string flags = run(1) + " --global-batch 4 --metrics " + metrics + " --checkpoint-dir " + ckpt;
   const auto first = run_bounded(flags + " --steps 6 --save-every 4", 60);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   EXPECT_TRUE(std::regex_search(first.output, std::regex("checkpoint: saved step 4 to " + ckpt +
@@ -174,16 +180,34 @@ TEST_F(TrainGptMetrics, AResumedRunAppendsAfterItsCheckpointAndTheCheckpointHold
   EXPECT_EQ(steps_of(records(metrics), "train"), (std::vector<std::int64_t>{1, 2, 3, 4, 5, 6}));
   const std::vector<Json> before = records(metrics);
 
-  // The run ended saved at step 6; resuming from step 4 (as after a crash before the final save)
-  // drops the records the first run wrote after it.
-  const auto resumed = run_bounded(flags + " --steps 8 --save-every 4 --resume " + ckpt + "/step_0000004", 60);
+  // The run ended saved at step 6; resuming from step 4 (as after a crash before the final save), on
+  // two ranks at ZeRO-2, drops the records the first run wrote after it.
+  const auto resumed = run_bounded("mpirun --oversubscribe -np 2 " + flags +
+                                       " --zero 2 --steps 8 --save-every 4 --resume " + ckpt + "/step_0000004",
+                                   120);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   const std::vector<Json> after = records(metrics);
+  EXPECT_EQ(steps_of(after, "resume"), (std::vector<std::int64_t>{4}));
+  for (const Json& rec : after) {
+    if (rec.at("kind") != "resume") continue;
+    EXPECT_EQ(rec.at("ranks"), 2) << rec;
+    EXPECT_EQ(rec.at("zero_stage"), 2) << rec;
+    EXPECT_EQ(rec.at("global_batch"), 4) << rec;
+  }
+  const std::vector<std::string> marker{"resumed at step 4: 2 ranks, ZeRO-2, global batch 4"};
+  for (const char* plot : {"run.loss.svg", "run.throughput.svg"}) {
+    const auto svg = testing::read_svg_series((dir_ / plot).string());
+    if (!svg) break;  // python3 missing: MetricsFileAndPlots says so
+    ASSERT_TRUE(svg->parsed) << plot << ": " << svg->error;
+    EXPECT_EQ(svg->markers, marker) << plot;
+  }
   EXPECT_EQ(steps_of(after, "train"), (std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 7, 8}))
       << "steps 5 and 6 of the first run were dropped and written again by the resumed one";
   EXPECT_EQ(steps_of(after, "val"), (std::vector<std::int64_t>{0, 3, 4, 6, 8}))
       << "validations up to step 3 kept, step 4 measured again at the resume, then 6 and 8";
   for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(after[i], before[i]) << "kept as written";
+  ASSERT_GE(after.size(), 7u);
+  EXPECT_EQ(after[6].at("kind"), "resume") << "after the records kept (validations 0, 3; steps 1-4)";
   EXPECT_GE(after.back().at("elapsed_s").get<double>(), before[5].at("elapsed_s").get<double>())
       << "elapsed goes on from the records kept";
 

@@ -15,6 +15,7 @@
 
 #include "tessera/planning/plan_report.hpp"
 #include "tessera/planning/plan_svg.hpp"
+#include "tests/support/svg_check.hpp"
 
 namespace tessera {
 namespace {
@@ -159,6 +160,14 @@ TEST_F(TesseraPlanProgram, RecommendWritesTheChart) {
   const std::string chart = slurp(svg);
   EXPECT_NE(chart.find(">chosen<"), std::string::npos);
   EXPECT_NE(chart.find(">ZeRO-3<"), std::string::npos);
+  // The title (the model's description and what is drawn) fits in the picture, read by an XML parser.
+  const auto parsed = testing::read_svg_series(svg.string());
+  if (!parsed) GTEST_SKIP() << "python3 is not installed: the SVG cannot be parsed here (scripts/setup installs it)";
+  ASSERT_TRUE(parsed->parsed) << parsed->error;
+  EXPECT_NE(parsed->title.find("the recommendation"), std::string::npos) << parsed->title;
+  // Bold sans-serif text of ordinary words averages about 0.6 em a character.
+  EXPECT_GE(parsed->width, parsed->title_x + 0.6 * parsed->title_font_size * static_cast<double>(parsed->title.size()))
+      << "the title is clipped at the right edge: " << parsed->title;
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // Reads an SVG file with an XML parser (python3's xml.etree.ElementTree, run as a subprocess) and
-// lists its <polyline> series: one "NAME POINTS" line per polyline (NAME from its <title>, POINTS
-// the number of x,y pairs), so a test can check that a chart is well-formed XML and draws the
-// series it should. python3 comes with scripts/setup (python3-numpy); without it the caller skips.
+// lists what a test checks: each <polyline> series (its <title> and number of x,y pairs), the
+// circles of each series' point group (class "points"), the labels of the vertical markers (class
+// "marker"), the y-axis tick labels (class "y-tick"), the picture's width and its title (class
+// "title": text, x, font size), so a test can check that a chart is well-formed XML and draws what
+// it should. python3 comes with scripts/setup (python3-numpy); without it the caller skips.
 #pragma once
 
 #include <sys/wait.h>
@@ -13,6 +15,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace tessera::testing {
 
@@ -21,6 +24,12 @@ struct SvgSeries {
   std::string error;
   std::map<std::string, int> points;  // polyline title -> points
   int polylines = 0;
+  std::map<std::string, int> circles;  // point group title -> circles
+  std::vector<std::string> markers;    // marker labels, in order
+  std::vector<double> y_ticks;         // y tick labels, bottom first
+  double width = 0;                    // the <svg> width attribute
+  std::string title;
+  double title_x = 0, title_font_size = 0;
 };
 
 // nullopt when python3 is not installed.
@@ -36,10 +45,20 @@ inline std::optional<SvgSeries> read_svg_series(const std::string& path) {
       "if root.tag != ns + 'svg':\n"
       "    print('ERROR root element is', root.tag); sys.exit(0)\n"
       "print('OK')\n"
+      "def name(e):\n"
+      "    t = e.find(ns + 'title')\n"
+      "    return (t.text if t is not None else '').replace(' ', '_')\n"
+      "print('WIDTH', root.get('width'))\n"
+      "for t in root.iter(ns + 'text'):\n"
+      "    c = t.get('class')\n"
+      "    if c == 'title': print('TITLE', t.get('x'), t.get('font-size'), t.text)\n"
+      "    if c == 'y-tick': print('YTICK', t.text)\n"
       "for p in root.iter(ns + 'polyline'):\n"
-      "    title = p.find(ns + 'title')\n"
-      "    name = (title.text if title is not None else '').replace(' ', '_')\n"
-      "    print(name, len(p.get('points', '').split()))\n";
+      "    print('POLYLINE', name(p), len(p.get('points', '').split()))\n"
+      "for g in root.iter(ns + 'g'):\n"
+      "    if g.get('class') == 'points': print('CIRCLES', name(g), len(g.findall(ns + 'circle')))\n"
+      "    if g.get('class') == 'marker' and g.find(ns + 'line') is not None:\n"
+      "        print('MARKER', g.find(ns + 'text').text)\n";
   const std::string command = "python3 -c \"$(cat <<'PYTHON'\n" + script + "PYTHON\n)\" '" + path + "' 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return std::nullopt;
@@ -56,11 +75,32 @@ inline std::optional<SvgSeries> read_svg_series(const std::string& path) {
     return result;
   }
   result.parsed = true;
-  for (std::string name; lines >> name;) {
-    int count = 0;
-    lines >> count;
-    result.points[name] = count;
-    ++result.polylines;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string kind, name;
+    fields >> kind;
+    if (kind == "WIDTH") {
+      fields >> result.width;
+    } else if (kind == "TITLE") {
+      fields >> result.title_x >> result.title_font_size;
+      std::getline(fields >> std::ws, result.title);
+    } else if (kind == "YTICK") {
+      double v = 0;
+      fields >> v;
+      result.y_ticks.push_back(v);
+    } else if (kind == "POLYLINE" || kind == "CIRCLES") {
+      int count = 0;
+      fields >> name >> count;
+      if (kind == "POLYLINE") {
+        result.points[name] = count;
+        ++result.polylines;
+      } else {
+        result.circles[name] = count;
+      }
+    } else if (kind == "MARKER") {
+      std::getline(fields >> std::ws, name);
+      result.markers.push_back(name);
+    }
   }
   return result;
 }

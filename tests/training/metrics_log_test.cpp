@@ -115,6 +115,26 @@ TEST(MetricsLog, AResumedRunKeepsTheRecordsUpToItsStepAndAppends) {
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
 
   {
+    MetricsLog log(path, 4);  // resumed at step 4 twice: the resume record is written anew
+    log.append(ResumeRecord{4, 2, 3, 16, 4.0});
+  }
+  {
+    MetricsLog log(path, 4);
+    log.append(ResumeRecord{4, 4, 1, 32, 4.0});
+  }
+  const std::vector<Json> rs = records(path);
+  ASSERT_EQ(rs.size(), 5u);
+  EXPECT_EQ(rs.back(), Json::parse(R"({"kind":"resume","step":4,"ranks":4,"zero_stage":1,"global_batch":32,)"
+                                   R"("elapsed_s":4.0})"));
+  const MetricsSeries series = read_metrics_file(path);
+  ASSERT_EQ(series.resumes.size(), 1u) << "the first resume at step 4 was replaced";
+  EXPECT_EQ(series.resumes[0].ranks, 4);
+  EXPECT_EQ(series.resumes[0].zero_stage, 1);
+  EXPECT_EQ(series.resumes[0].global_batch, 32);
+  EXPECT_EQ(resume_label(series.resumes[0]), "4 ranks, ZeRO-1, global batch 32");
+  EXPECT_EQ(resume_label(ResumeRecord{4, 1, 0, 8, 0.0}), "1 rank, ZeRO-0, global batch 8");
+
+  {
     MetricsLog log(path, std::nullopt);  // a fresh run in the same place starts over
     log.append(train_record(1, 0.5));
   }

@@ -1,5 +1,7 @@
 // The line chart: one polyline per series with one point per finite value, inside the plot area,
-// larger values higher up; titles escaped; mismatched series refused; round ticks on the frame.
+// larger values higher up; titles escaped; mismatched series refused; round ticks on the frame. Read
+// by an XML parser: a circle on every point (a series of one value shows), vertical markers with their
+// labels, a y axis from zero when asked (else fitted to the values), a long title inside the picture.
 #include "tessera/core/svg/line_chart_svg.hpp"
 
 #include <gtest/gtest.h>
@@ -9,6 +11,8 @@
 #include <sstream>
 
 #include "tessera/core/svg/svg_frame.hpp"
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/svg_check.hpp"
 
 namespace tessera {
 namespace {
@@ -44,6 +48,55 @@ TEST(LineChartSvg, OnePolylinePerSeriesAndOnePointPerValue) {
     EXPECT_GT(train[i].second, train[i - 1].second) << "a smaller loss is lower (larger y in SVG)";
   }
   EXPECT_NE(svg.find(">none</text>"), std::string::npos) << "every series is in the legend";
+}
+
+// The chart written to a file and read back with an XML parser; nullopt without python3.
+std::optional<testing::SvgSeries> parsed(const LineChart& chart) {
+  testing::ScratchDir dir("line_chart_svg");
+  const std::string path = (dir / "chart.svg").string();
+  write_line_chart_svg(path, chart);
+  return testing::read_svg_series(path);
+}
+
+TEST(LineChartSvg, ACirclePerPointAndMarkersWithTheirLabels) {
+  LineChart chart{"loss", "step", "loss", {}, true};
+  chart.series.push_back({"train", "#4e79a7", {1, 2, 3, 4}, {4.0, 3.0, std::nan(""), 2.0}});
+  chart.series.push_back({"val", "#e15759", {4}, {3.5}});
+  chart.markers.push_back({2, "resumed at step 2: 2 ranks, ZeRO-3, global batch 16"});
+  chart.markers.push_back({4, "resumed at step 4: 1 rank, ZeRO-0, global batch 8"});
+  const auto svg = parsed(chart);
+  if (!svg) GTEST_SKIP() << "python3 is not installed: the SVG cannot be parsed here (scripts/setup installs it)";
+  ASSERT_TRUE(svg->parsed) << svg->error;
+  EXPECT_EQ(svg->circles, (std::map<std::string, int>{{"train", 3}, {"val", 1}}))
+      << "one circle per finite point; the single validation value shows";
+  EXPECT_EQ(svg->markers, (std::vector<std::string>{"resumed at step 2: 2 ranks, ZeRO-3, global batch 16",
+                                                    "resumed at step 4: 1 rank, ZeRO-0, global batch 8"}));
+}
+
+TEST(LineChartSvg, TheYAxisStartsAtZeroWhenAskedAndFitsTheValuesOtherwise) {
+  LineChart chart{"throughput", "step", "tokens/s", {{"tokens/s", "#59a14f", {1, 2, 3}, {9000, 9500, 10000}}}, true};
+  const auto fitted = parsed(chart);
+  if (!fitted) GTEST_SKIP() << "python3 is not installed: the SVG cannot be parsed here (scripts/setup installs it)";
+  ASSERT_TRUE(fitted->parsed && !fitted->y_ticks.empty()) << fitted->error;
+  EXPECT_GE(fitted->y_ticks.front(), 8000) << "fitted to 9000-10000";
+  chart.y_from_zero = true;
+  const auto from_zero = parsed(chart);
+  ASSERT_TRUE(from_zero && from_zero->parsed && !from_zero->y_ticks.empty());
+  EXPECT_EQ(from_zero->y_ticks.front(), 0.0);
+  EXPECT_GE(from_zero->y_ticks.back(), 10000.0);
+}
+
+TEST(LineChartSvg, ALongTitleFitsInThePicture) {
+  std::string title = "loss";
+  while (title.size() < 150) title += ": a run with a long name";
+  LineChart chart{title, "step", "loss", {{"s", "#000000", {1, 2}, {1, 2}}}, true};
+  const auto svg = parsed(chart);
+  if (!svg) GTEST_SKIP() << "python3 is not installed: the SVG cannot be parsed here (scripts/setup installs it)";
+  ASSERT_TRUE(svg->parsed) << svg->error;
+  EXPECT_EQ(svg->title, title);
+  // Bold sans-serif text of ordinary words averages about 0.6 em a character.
+  EXPECT_GE(svg->width, svg->title_x + 0.6 * svg->title_font_size * static_cast<double>(title.size()))
+      << "the title is clipped at the right edge";
 }
 
 TEST(LineChartSvg, RefusesSeriesOfDifferentLengths) {
