@@ -1,7 +1,8 @@
 // bench_checkpoint: sharded HDF5 checkpoints of a GPT with >= 1 GiB of optimizer state (f32 master
 // + Adam m, v), saved and loaded by 1, 2 and 4 ranks (sub-groups of one mpirun job), next to the
 // disk's sequential write and read throughput measured in the same run (one process, 64 MiB
-// writes + fsync; read after dropping the file from the page cache). Also the training-visible
+// writes + fsync; reads of the checkpoint's own files, one stream per core, after dropping them from
+// the page cache). Also the training-visible
 // stall of an async save (the copy to host buffers) against the synchronous save time. Ranks outside
 // a row wait without spinning, so a row of n ranks has the machine's cores to itself.
 // Usage: mpirun -np 4 bench_checkpoint [--dir /tmp/tessera_bench_checkpoint] [--reps 3]
@@ -115,8 +116,8 @@ struct DiskSpeed {
   double write_gbs = 0, read_gbs = 0;
 };
 
-// One process writes `bytes` sequentially (64 MiB writes, fsync) to the new file `file`, then reads
-// it back from the disk. The file is left in place: deleting it here would make the next fsync pay
+// One process writes `bytes` sequentially (64 MiB writes, fsync) to the new file `file` (the read rate
+// is measured on the checkpoint's own files, read_files_gbs). The file is left in place: deleting it here would make the next fsync pay
 // for the file system's discard of its blocks (ext4 -o discard), i.e. slow down what is measured next.
 DiskSpeed measure_disk(const fs::path& file, std::int64_t bytes) {
   constexpr std::size_t kBlock = std::size_t{64} << 20;
@@ -124,7 +125,7 @@ DiskSpeed measure_disk(const fs::path& file, std::int64_t bytes) {
   for (std::size_t i = 0; i < kBlock; ++i) block[i] = static_cast<char>(i * 131 + 7);
   DiskSpeed best;
   {
-    auto t0 = Clock::now();
+    const auto t0 = Clock::now();
     const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     for (std::int64_t done = 0; done < bytes;) {
       const auto n = static_cast<std::size_t>(std::min<std::int64_t>(kBlock, bytes - done));
@@ -135,14 +136,54 @@ DiskSpeed measure_disk(const fs::path& file, std::int64_t bytes) {
     ::close(fd);
     best.write_gbs = std::max(best.write_gbs, static_cast<double>(bytes) / seconds_since(t0) / 1e9);
     drop_cache(file);
-    t0 = Clock::now();
-    const int rfd = ::open(file.c_str(), O_RDONLY);
-    while (::read(rfd, block.data(), kBlock) > 0) {
-    }
-    ::close(rfd);
-    best.read_gbs = std::max(best.read_gbs, static_cast<double>(bytes) / seconds_since(t0) / 1e9);
   }
   return best;
+}
+
+// One process reads every file under `dir` after dropping them from the page cache, in `streams`
+// threads, each a contiguous share of the files' bytes in 64 MiB preads (the loader reads with every
+// core of a rank too): the disk's read rate for exactly the bytes a load reads, in the state the disk
+// holds them.
+double read_files_gbs(const fs::path& dir, int streams) {
+  drop_cache_dir(dir);
+  struct File {
+    fs::path path;
+    std::int64_t offset = 0, bytes = 0;  // offset: where the file starts in all files' bytes
+  };
+  std::vector<File> files;
+  std::int64_t total = 0;
+  std::error_code ec;
+  for (const auto& e : fs::recursive_directory_iterator(dir, ec)) {
+    if (!e.is_regular_file(ec)) continue;
+    const auto bytes = static_cast<std::int64_t>(e.file_size(ec));
+    files.push_back({e.path(), total, bytes});
+    total += bytes;
+  }
+  constexpr std::int64_t kBlock = std::int64_t{64} << 20;
+  const auto t0 = Clock::now();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < streams; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<char> block(static_cast<std::size_t>(kBlock));
+      const std::int64_t lo = total * t / streams, hi = total * (t + 1) / streams;
+      for (const File& f : files) {
+        const std::int64_t from = std::max(lo, f.offset), to = std::min(hi, f.offset + f.bytes);
+        if (from >= to) continue;
+        const int fd = ::open(f.path.c_str(), O_RDONLY);
+        if (fd < 0) continue;
+        ::posix_fadvise(fd, from - f.offset, to - from, POSIX_FADV_SEQUENTIAL);
+        for (std::int64_t at = from; at < to;) {
+          const ssize_t n = ::pread(fd, block.data(), static_cast<std::size_t>(std::min(kBlock, to - at)),
+                                    static_cast<off_t>(at - f.offset));
+          if (n <= 0) break;
+          at += n;
+        }
+        ::close(fd);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  return static_cast<double>(total) / seconds_since(t0) / 1e9;
 }
 
 // MPI_Barrier over every rank, waited for without spinning: the ranks outside a row sleep here while
@@ -236,12 +277,21 @@ Row bench_ranks(Communicator& comm, const Args& args, const GptConfig& gpt) {
     const SaveResult saved = save_checkpoint(engine, comm, run_dir, progress, run);
     double t = max_over(comm, seconds_since(t0));
     const double written = sum_over(comm, static_cast<double>(saved.bytes_written));
+    // The read probe: the checkpoint's own files, read raw by one process before and after the load
+    // (the disk's speed drifts; a file just written may still sit in a cache below the page cache,
+    // which a probe of another file would not see).
+    const int probe_streams = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    double raw_before = 0, raw_after = 0;
+    if (comm.rank() == 0) raw_before = read_files_gbs(saved.path, probe_streams);
+    comm.barrier().wait();
     drop_cache_dir(saved.path);
     comm.barrier().wait();
     t0 = Clock::now();
     const LoadResult loaded = load_checkpoint(engine, comm, saved.path, run);
     const double tl = max_over(comm, seconds_since(t0));
     const double read = sum_over(comm, static_cast<double>(loaded.bytes_read));
+    if (comm.rank() == 0) raw_after = read_files_gbs(saved.path, probe_streams);
+    probe.read_gbs = 0.5 * (raw_before + raw_after);
     if (comm.rank() == 0) {
       disk_w.push_back(probe.write_gbs);
       disk_r.push_back(probe.read_gbs);
@@ -313,9 +363,10 @@ int bench(DistributedContext& ctx, const Args& args) {
       "repetitions\n",
       gpt.to_string().c_str(), chunk_checksum_name(ShardWriteOptions{}.checksum), args.dir.c_str(), args.reps);
   std::printf(
-      "disk = one process, sequential 64 MiB writes + fsync / reads after dropping the page cache, as many "
-      "bytes as the state, probed right before every save; save / disk and load / disk are the medians of "
-      "the per-repetition ratios\n\n");
+      "disk write = one process, sequential 64 MiB writes + fsync of as many bytes as the state, right before "
+      "every save; disk read = one process reading the saved checkpoint's files in one sequential stream per core "
+      "(64 MiB reads, page cache dropped), the mean of a read right before and one right after every load; save / disk and "
+      "load / disk are the medians of the per-repetition ratios\n\n");
   std::printf(
       "| ranks | state GiB | disk write GB/s | save s | save GB/s | save / disk | disk read GB/s | load s | "
       "load GB/s | load / disk | async stall s | stall / save | async total s | host buffers MiB/rank |\n");
