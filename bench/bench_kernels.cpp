@@ -146,6 +146,8 @@ int run(int argc, char** argv) {
       "OpenBLAS kernels: %s (if this names an older CPU than the machine's, e.g. Prescott on an\n"
       "AVX-512 machine, set OPENBLAS_CORETYPE, e.g. OPENBLAS_CORETYPE=SkylakeX)\n",
       openblas_get_corename());
+  std::printf("CPU kernel level: %s (%s selects one of avx512, avx2, portable)\n", tessera::kernel_level_name().c_str(),
+              tessera::kCpuKernelsEnv);
   {
     // The DRAM reference: three arrays of at least 128 MiB and 4x the last-level cache each.
     const double llc = static_cast<double>(tessera::benchmarks::last_level_cache_bytes());

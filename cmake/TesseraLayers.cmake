@@ -1,9 +1,13 @@
 # One build target per layer, so the build keeps the layers honest.
 #
-#   tessera_layer(<layer> [DEPS <lower layers>...] [PUBLIC <libraries>...] [PRIVATE <libraries>...])
+#   tessera_layer(<layer> [DEPS <lower layers>...] [PUBLIC <libraries>...] [PRIVATE <libraries>...]
+#                 [PER_LEVEL <sources>...])
 #
 # makes tessera_<layer>, an object library of <layer>/**/*.cpp (the CUDA backends under */cuda/ and
-# */nccl/ are added by TesseraCuda.cmake). Its include root holds a single link, tessera/<layer> ->
+# */nccl/ are added by TesseraCuda.cmake). PER_LEVEL sources (relative to the layer's folder) are the
+# CPU kernels: compiled once per CPU kernel level of TESSERA_CPU_LEVELS (-march flags and the
+# namespace TESSERA_CPU_LEVEL_NS, runtime/cpu/kernel_level_namespace.hpp) into object libraries
+# tessera_<layer>_<level>, which the umbrella library collects from TESSERA_LEVEL_OBJECT_LIBRARIES. Its include root holds a single link, tessera/<layer> ->
 # the layer's folder, and it links its DEPS PUBLIC: a source of the layer sees tessera/<layer>/... and
 # tessera/<every layer below it>/..., and an include from a layer above fails to compile ("No such
 # file"). Library code includes every header by its full name, "tessera/runtime/device.hpp", which is
@@ -15,10 +19,28 @@
 set(TESSERA_LAYERS "")
 set(TESSERA_LAYER_TABLE "")
 
+# The CPU kernel levels and each one's flags (runtime/cpu/kernel_level.hpp says what each level
+# needs of the CPU at run time). TESSERA_NATIVE=ON compiles the portable level for the host too.
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  set(TESSERA_CPU_X86_LEVELS ON)
+  set(TESSERA_CPU_LEVELS avx512 avx2 portable)
+else()
+  set(TESSERA_CPU_X86_LEVELS OFF)
+  set(TESSERA_CPU_LEVELS portable)
+endif()
+set(TESSERA_CPU_LEVEL_FLAGS_avx512 -march=x86-64-v4 -mavx512vbmi)
+set(TESSERA_CPU_LEVEL_FLAGS_avx2 -march=x86-64-v3)
+set(TESSERA_CPU_LEVEL_FLAGS_portable "")
+if(TESSERA_NATIVE)
+  set(TESSERA_CPU_LEVEL_FLAGS_portable -march=native)
+endif()
+
 function(tessera_layer name)
-  cmake_parse_arguments(arg "" "" "DEPS;PUBLIC;PRIVATE" ${ARGN})
+  cmake_parse_arguments(arg "" "" "DEPS;PUBLIC;PRIVATE;PER_LEVEL" ${ARGN})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${name}/*.cpp)
   list(FILTER sources EXCLUDE REGEX "/(cuda|nccl)/")
+  list(TRANSFORM arg_PER_LEVEL PREPEND ${PROJECT_SOURCE_DIR}/${name}/)
+  list(REMOVE_ITEM sources ${arg_PER_LEVEL})
   set(target tessera_${name})
   add_library(${target} OBJECT ${sources})
 
@@ -48,6 +70,22 @@ function(tessera_layer name)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-march=native>)
   endif()
 
+  if(TESSERA_CPU_X86_LEVELS)
+    target_compile_definitions(${target} PRIVATE TESSERA_CPU_X86_LEVELS=1)
+  endif()
+
+  foreach(level IN LISTS TESSERA_CPU_LEVELS)
+    if(NOT arg_PER_LEVEL)
+      break()
+    endif()
+    set(level_target ${target}_${level})
+    add_library(${level_target} OBJECT ${arg_PER_LEVEL})
+    # The layer's include roots and libraries, for their usage requirements only.
+    target_link_libraries(${level_target} PRIVATE ${target} ${arg_PUBLIC} ${arg_PRIVATE} OpenMP::OpenMP_CXX)
+    target_compile_definitions(${level_target} PRIVATE TESSERA_CPU_LEVEL_NS=cpu_${level})
+    target_compile_options(${level_target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:-Wall;-Wextra;${TESSERA_CPU_LEVEL_FLAGS_${level}}>")
+    set_property(GLOBAL APPEND PROPERTY TESSERA_LEVEL_OBJECT_LIBRARIES ${level_target})
+  endforeach()
   tessera_precompile_standard_headers(${target})
 
   list(APPEND TESSERA_LAYERS ${name})

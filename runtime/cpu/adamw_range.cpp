@@ -11,7 +11,7 @@
 
 #include "tessera/runtime/math/adamw_math.hpp"
 
-namespace tessera::detail {
+namespace tessera::inline TESSERA_CPU_LEVEL_NS::detail {
 namespace {
 
 namespace stdx = std::experimental;
@@ -56,6 +56,6 @@ using FloatVec = stdx::fixed_size_simd<float, kAdamWVectorWidth>;
   }
 }
 
-}  // namespace tessera::detail
+}  // namespace tessera::TESSERA_CPU_LEVEL_NS::detail
 
 #pragma GCC diagnostic pop

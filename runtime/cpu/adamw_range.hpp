@@ -5,15 +5,17 @@
 // libm call that sets errno (about 3x slower here) unless the build turns math errno off.
 #pragma once
 
+#include "tessera/runtime/cpu/kernel_level_namespace.hpp"
+
 #include <cstdint>
 
 #include "tessera/runtime/kernels.hpp"
 
-namespace tessera::detail {
+namespace tessera::inline TESSERA_CPU_LEVEL_NS::detail {
 
 inline constexpr std::int64_t kAdamWVectorWidth = 16;
 
 // param, grad, m, v (n) f32; param, m, v updated in place.
 void adamw_range(float* param, const float* grad, float* m, float* v, std::int64_t n, const AdamWScalars& s);
 
-}  // namespace tessera::detail
+}  // namespace tessera::TESSERA_CPU_LEVEL_NS::detail

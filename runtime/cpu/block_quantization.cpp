@@ -14,7 +14,7 @@
 #include <immintrin.h>
 #endif
 
-namespace tessera {
+namespace tessera::inline TESSERA_CPU_LEVEL_NS {
 namespace {
 
 void dequantize_elements(const std::uint8_t* codes, float scale, const QuantizationTables& t, float* out,
@@ -237,4 +237,4 @@ void quantize_run(const float* x, float inv_scale, const QuantizationTables& tab
   quantize_elements(x + i, inv_scale, tables, codes + i, n - i);
 }
 
-}  // namespace tessera
+}  // namespace tessera::TESSERA_CPU_LEVEL_NS

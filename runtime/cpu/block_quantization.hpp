@@ -5,11 +5,13 @@
 // element on other CPUs, goes through the shared element functions.
 #pragma once
 
+#include "tessera/runtime/cpu/kernel_level_namespace.hpp"
+
 #include <cstdint>
 
 #include "tessera/runtime/cpu/quantization_tables.hpp"
 
-namespace tessera {
+namespace tessera::inline TESSERA_CPU_LEVEL_NS {
 
 // Elements the vector path codes at a time: runs (and slices of runs) of multiples of it go through
 // it whole, the rest element by element.
@@ -26,4 +28,4 @@ void dequantize_run(const std::uint8_t* codes, float scale, const QuantizationTa
 void quantize_run(const float* x, float inv_scale, const QuantizationTables& tables, std::uint8_t* codes,
                   std::int64_t n);
 
-}  // namespace tessera
+}  // namespace tessera::TESSERA_CPU_LEVEL_NS

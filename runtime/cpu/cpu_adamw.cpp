@@ -1,16 +1,16 @@
 // CPU AdamW: adamw_range (SIMD vectors through the shared element formula) OpenMP-parallel over fixed
 // chunks.
 #include "tessera/runtime/cpu/adamw_range.hpp"
-#include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/level_kernels.hpp"
 
-namespace tessera {
+namespace tessera::inline TESSERA_CPU_LEVEL_NS {
 namespace {
 
 constexpr std::int64_t kChunk = 1 << 14;  // elements per OpenMP work item, a multiple of the vector width
 
 }  // namespace
 
-void CpuKernels::adamw_update(float* param,       // (n) updated
+void LevelKernels::adamw_update(float* param,       // (n) updated
                               const float* grad,  // (n)
                               float* m,           // (n) updated
                               float* v,           // (n) updated
@@ -25,4 +25,4 @@ void CpuKernels::adamw_update(float* param,       // (n) updated
   }
 }
 
-}  // namespace tessera
+}  // namespace tessera::TESSERA_CPU_LEVEL_NS

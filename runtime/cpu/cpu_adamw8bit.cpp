@@ -11,9 +11,10 @@
 
 #include "tessera/runtime/cpu/adamw_range.hpp"
 #include "tessera/runtime/cpu/block_quantization.hpp"
-#include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/kernel_errors.hpp"
+#include "tessera/runtime/cpu/level_kernels.hpp"
 
-namespace tessera {
+namespace tessera::inline TESSERA_CPU_LEVEL_NS {
 namespace {
 
 // Calls update(lo, hi, decay) for every parameter run inside [block_lo, block_hi), in order.
@@ -47,7 +48,7 @@ void prefetch_lines(const float* param, const float* grad, const std::int8_t* m_
 
 }  // namespace
 
-void CpuKernels::adamw8bit_update(float* param,           // (n) updated
+void LevelKernels::adamw8bit_update(float* param,           // (n) updated
                                   const float* grad,      // (n)
                                   std::int8_t* m_codes,   // (n) updated
                                   float* m_absmax,        // (n / block) updated
@@ -56,8 +57,7 @@ void CpuKernels::adamw8bit_update(float* param,           // (n) updated
                                   std::int64_t n, std::int64_t block, std::span<const ParamSegment> segments,
                                   const AdamWScalars& no_decay, const AdamWScalars& decay) const {
   if (block < 1 || block > kMaxQuantBlock || n % block != 0) {
-    throw std::invalid_argument("adamw8bit_update: " + std::to_string(n) + " elements do not split into blocks of " +
-                                std::to_string(block) + " (1 to " + std::to_string(kMaxQuantBlock) + ")");
+    throw_quant_blocks(n, block);
   }
   const std::int64_t blocks = n / block;
 #pragma omp parallel for schedule(static) if (blocks > 1)
@@ -101,4 +101,4 @@ void CpuKernels::adamw8bit_update(float* param,           // (n) updated
   }
 }
 
-}  // namespace tessera
+}  // namespace tessera::TESSERA_CPU_LEVEL_NS

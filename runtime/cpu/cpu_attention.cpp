@@ -32,10 +32,10 @@
 #include <cmath>
 
 #include "tessera/runtime/attention_head.hpp"
-#include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/level_kernels.hpp"
 #include "tessera/runtime/math/online_softmax_math.hpp"
 
-namespace tessera {
+namespace tessera::inline TESSERA_CPU_LEVEL_NS {
 namespace {
 
 // Tile sizes: at head size 64 with OpenBLAS's AVX-512 kernels (bench_attention), 64 x 128 was the
@@ -85,7 +85,7 @@ QueryOperand query_operand(const float* rows_data, std::int64_t ld, std::int64_t
 }
 
 // tile (cols x rows) = alpha * keys (cols x hs, row stride ld) @ query block^T (hs x rows).
-void key_query_product(const CpuKernels& kernels, std::int64_t cols, std::int64_t rows, std::int64_t hs, float alpha,
+void key_query_product(const LevelKernels& kernels, std::int64_t cols, std::int64_t rows, std::int64_t hs, float alpha,
                        const float* keys, std::int64_t ld, const QueryOperand& q, Tile& tile) {
   kernels.gemm(false, q.transposed_in_place, cols, rows, hs, alpha, keys, ld, q.data, q.ld, 0.0f, tile.v, kQueryBlock);
 }
@@ -97,7 +97,7 @@ std::int64_t first_seeing_query(std::int64_t j, std::int64_t i0, std::int64_t ro
 
 // The forward of one query block [i0, i0 + rows) of one pair. q, k, v: (t,hs) with row stride ld;
 // o: (t,hs) with row stride c; lse: (t).
-void forward_query_block(const CpuKernels& kernels, float* o, float* lse, const float* q, const float* k,
+void forward_query_block(const LevelKernels& kernels, float* o, float* lse, const float* q, const float* k,
                          const float* v, std::int64_t i0, std::int64_t rows, std::int64_t hs, std::int64_t ld,
                          std::int64_t c, float scale) {
   TransposedBlock qt_buffer;
@@ -190,7 +190,7 @@ std::int64_t seen_keys(std::int64_t i0, std::int64_t rows, std::int64_t j0, std:
 //   S^T = scale k q^T;  P^T = exp(S^T - lse);  dP^T = v dout^T;  dS^T = scale P^T (dP^T - delta)
 // then with `keys`: dv += P^T dout, dk += dS^T q (their rows zeroed before a key block's first
 // tile); with `queries`: dq += (dS^T)^T k (the first tile of a query block, j0 = 0, writes it).
-void backward_tile(const CpuKernels& kernels, const BackwardPair& a, std::int64_t i0, std::int64_t rows,
+void backward_tile(const LevelKernels& kernels, const BackwardPair& a, std::int64_t i0, std::int64_t rows,
                    std::int64_t j0, std::int64_t cols, bool keys, bool queries, BackwardBuffers& w) {
   const float* lse = a.lse + i0;
   const float* delta = a.delta + i0;
@@ -230,7 +230,7 @@ void zero_key_gradients(const BackwardPair& a, std::int64_t j0, std::int64_t col
 }
 
 // The whole backward of one pair, query blocks outer (each transposed once), key blocks inner.
-void backward_pair(const CpuKernels& kernels, const BackwardPair& a, std::int64_t t, BackwardBuffers& w) {
+void backward_pair(const LevelKernels& kernels, const BackwardPair& a, std::int64_t t, BackwardBuffers& w) {
   for (std::int64_t j0 = 0; j0 < t; j0 += kKeyBlock) zero_key_gradients(a, j0, std::min(kKeyBlock, t - j0));
   for (std::int64_t i0 = 0; i0 < t; i0 += kQueryBlock) {
     const std::int64_t rows = std::min(kQueryBlock, t - i0);
@@ -242,7 +242,7 @@ void backward_pair(const CpuKernels& kernels, const BackwardPair& a, std::int64_
 }
 
 // dk, dv of key block [j0, j0+cols): every query block from the one holding j0 to the end.
-void backward_key_block(const CpuKernels& kernels, const BackwardPair& a, std::int64_t t, std::int64_t j0,
+void backward_key_block(const LevelKernels& kernels, const BackwardPair& a, std::int64_t t, std::int64_t j0,
                         BackwardBuffers& w) {
   const std::int64_t cols = std::min(kKeyBlock, t - j0);
   zero_key_gradients(a, j0, cols);
@@ -254,7 +254,7 @@ void backward_key_block(const CpuKernels& kernels, const BackwardPair& a, std::i
 }
 
 // dq of query block [i0, i0+rows): every key block up to the block's last row.
-void backward_query_block(const CpuKernels& kernels, const BackwardPair& a, std::int64_t t, std::int64_t i0,
+void backward_query_block(const LevelKernels& kernels, const BackwardPair& a, std::int64_t t, std::int64_t i0,
                           BackwardBuffers& w) {
   const std::int64_t rows = std::min(kQueryBlock, t - i0);
   load_query_block(a, i0, rows, w);
@@ -265,7 +265,7 @@ void backward_query_block(const CpuKernels& kernels, const BackwardPair& a, std:
 
 }  // namespace
 
-void CpuKernels::attention_forward(float* out,        // (b,t,c)
+void LevelKernels::attention_forward(float* out,        // (b,t,c)
                                    float* lse,        // (b,nh,t)
                                    const float* qkv,  // (b,t,3c)
                                    std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh) const {
@@ -285,7 +285,7 @@ void CpuKernels::attention_forward(float* out,        // (b,t,c)
   }
 }
 
-void CpuKernels::attention_backward(float* dqkv,        // (b,t,3c) written
+void LevelKernels::attention_backward(float* dqkv,        // (b,t,3c) written
                                     float* delta,       // (b,nh,t) workspace
                                     const float* dout,  // (b,t,c)
                                     const float* qkv,   // (b,t,3c)
@@ -351,4 +351,4 @@ void CpuKernels::attention_backward(float* dqkv,        // (b,t,3c) written
   }
 }
 
-}  // namespace tessera
+}  // namespace tessera::TESSERA_CPU_LEVEL_NS

@@ -14,10 +14,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/kernel_errors.hpp"
+#include "tessera/runtime/cpu/level_kernels.hpp"
 #include "tessera/runtime/math/exp_math.hpp"
 
-namespace tessera {
+namespace tessera::inline TESSERA_CPU_LEVEL_NS {
 namespace {
 
 constexpr std::int64_t kBlock = 2048;  // logits per online-softmax step (8 KiB, in L1)
@@ -27,9 +28,7 @@ static_assert(kBlock % kLanes == 0);
 void check_targets(const std::int32_t* targets, std::int64_t n, std::int64_t v, const char* where) {
   for (std::int64_t i = 0; i < n; ++i) {
     if (targets[i] < 0 || targets[i] >= v) {
-      throw std::out_of_range(std::string(where) + ": target[" + std::to_string(i) +
-                              "] = " + std::to_string(targets[i]) + " is outside the vocabulary [0, " +
-                              std::to_string(v) + "); check the data's token ids against the model's vocab size");
+      throw_id_outside(where, "target", i, targets[i], v, "vocabulary");
     }
   }
 }
@@ -82,7 +81,7 @@ float row_logsumexp(const float* row, std::int64_t v) {
 
 }  // namespace
 
-void CpuKernels::cross_entropy_forward(float* losses,                // (n)
+void LevelKernels::cross_entropy_forward(float* losses,                // (n)
                                        float* lse,                   // (n)
                                        const float* logits,          // (n,v)
                                        const std::int32_t* targets,  // (n)
@@ -98,7 +97,7 @@ void CpuKernels::cross_entropy_forward(float* losses,                // (n)
   }
 }
 
-void CpuKernels::cross_entropy_backward(float* dlogits,               // (n,v) written; may alias logits
+void LevelKernels::cross_entropy_backward(float* dlogits,               // (n,v) written; may alias logits
                                         const float* logits,          // (n,v)
                                         const float* lse,             // (n)
                                         const std::int32_t* targets,  // (n)
@@ -115,4 +114,4 @@ void CpuKernels::cross_entropy_backward(float* dlogits,               // (n,v) w
   }
 }
 
-}  // namespace tessera
+}  // namespace tessera::TESSERA_CPU_LEVEL_NS

@@ -10,7 +10,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "tessera/runtime/cpu/host_copy.hpp"
 #include "tessera/runtime/cpu/host_memory_budget.hpp"
 #include "tessera/runtime/device_registry.hpp"
 
@@ -50,7 +49,7 @@ void CpuDevice::copy(void* dst, const void* src, std::size_t bytes) {
 
 void CpuDevice::copy_to_host(void* host_dst, const void* src, std::size_t bytes) {
   if (bytes >= kStreamCopyMin && host_dst != src) {
-    parallel_stream_copy(host_dst, src, bytes);
+    kernels_.functions().parallel_stream_copy(host_dst, src, bytes);
   } else {
     copy(host_dst, src, bytes);
   }
@@ -59,16 +58,16 @@ void CpuDevice::copy_to_host(void* host_dst, const void* src, std::size_t bytes)
 void CpuDevice::copy_from_host(void* dst, const void* host_src, std::size_t bytes) { copy(dst, host_src, bytes); }
 void CpuDevice::fill_zero(void* dst, std::size_t bytes) {
   if (bytes >= kStreamCopyMin) {
-    parallel_stream_zero(dst, bytes);
+    kernels_.functions().parallel_stream_zero(dst, bytes);
   } else {
     std::memset(dst, 0, bytes);
   }
 }
 
 void CpuDevice::copy_to_host_async(void* host_dst, const void* src, std::size_t bytes, Stream& stream) {
-  own(stream, "copy_to_host_async").launch_host_function([=] {
+  own(stream, "copy_to_host_async").launch_host_function([=, copy = kernels_.functions().stream_copy] {
     if (bytes >= kStreamCopyMin) {
-      stream_copy(host_dst, src, bytes);
+      copy(host_dst, src, bytes);
     } else if (bytes > 0) {
       std::memcpy(host_dst, src, bytes);
     }

@@ -1,5 +1,5 @@
 // CpuDevice: host memory (64-byte aligned; pinned host memory is the same memory, tracked in its own
-// tier), the CpuKernels table, and three streams: compute and communication run inline, the copy
+// tier), the CpuKernels table (the CPU kernel level chosen at start-up, kernel_level.hpp), and three streams: compute and communication run inline, the copy
 // stream runs on its own worker thread. Blocks given back while a stream may still use them wait in
 // a PendingFreeList until their events complete; then they go to a BlockCache, which hands them out
 // again for requests of the same size class (the trackers count Storage bytes as before; the
@@ -37,7 +37,8 @@ class CpuDevice final : public Device {
   const BlockCache& block_cache() const { return cache_; }
 
   void copy(void* dst, const void* src, std::size_t bytes) override;
-  // Copies of 1 MiB and more use parallel non-temporal stores (runtime/cpu/host_copy.hpp).
+  // Copies of 1 MiB and more use parallel non-temporal stores (runtime/cpu/host_copy.hpp, of the
+  // kernels' level).
   void copy_to_host(void* host_dst, const void* src, std::size_t bytes) override;
   void copy_from_host(void* dst, const void* host_src, std::size_t bytes) override;
   // Fills of 1 MiB and more likewise (the gradient accumulators zeroed at the start of a step).

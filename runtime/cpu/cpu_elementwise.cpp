@@ -6,10 +6,11 @@
 #include <string>
 
 #include "tessera/precision/float_codec.hpp"
-#include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/kernel_errors.hpp"
+#include "tessera/runtime/cpu/level_kernels.hpp"
 #include "tessera/runtime/math/gelu_math.hpp"
 
-namespace tessera {
+namespace tessera::inline TESSERA_CPU_LEVEL_NS {
 namespace {
 
 constexpr std::int64_t kParallelMin = 1 << 14;  // below this many elements one thread is faster
@@ -36,14 +37,14 @@ void convert_from(const void* src, void* dst, DType to, std::int64_t n) {
 
 }  // namespace
 
-void CpuKernels::gelu_forward(float* out,        // (n)
+void LevelKernels::gelu_forward(float* out,        // (n)
                               const float* inp,  // (n)
                               std::int64_t n) const {
 #pragma omp parallel for simd schedule(static) if (n > kParallelMin)
   for (std::int64_t i = 0; i < n; ++i) out[i] = gelu_value(inp[i]);
 }
 
-void CpuKernels::gelu_backward(float* dinp,        // (n) written; may alias dout
+void LevelKernels::gelu_backward(float* dinp,        // (n) written; may alias dout
                                const float* inp,   // (n)
                                const float* dout,  // (n)
                                std::int64_t n) const {
@@ -51,24 +52,23 @@ void CpuKernels::gelu_backward(float* dinp,        // (n) written; may alias dou
   for (std::int64_t i = 0; i < n; ++i) dinp[i] = gelu_derivative(inp[i]) * dout[i];
 }
 
-void CpuKernels::add(float* out, const float* a, const float* b, std::int64_t n) const {
+void LevelKernels::add(float* out, const float* a, const float* b, std::int64_t n) const {
 #pragma omp parallel for simd schedule(static) if (n > kParallelMin)
   for (std::int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
 }
 
-void CpuKernels::scale(float* x, float s, std::int64_t n) const {
+void LevelKernels::scale(float* x, float s, std::int64_t n) const {
 #pragma omp parallel for simd schedule(static) if (n > kParallelMin)
   for (std::int64_t i = 0; i < n; ++i) x[i] *= s;
 }
 
-void CpuKernels::convert(const void* src, DType from, void* dst, DType to, std::int64_t n) const {
+void LevelKernels::convert(const void* src, DType from, void* dst, DType to, std::int64_t n) const {
   if (!is_floating(from) || !is_floating(to)) {
     if (from == to) {
       std::memcpy(dst, src, static_cast<std::size_t>(n) * dtype_size(from));
       return;
     }
-    throw std::invalid_argument(std::string("CpuKernels::convert: cannot convert ") + dtype_name(from) + " to " +
-                                dtype_name(to) + "; convert only between f32, bf16 and f16");
+    throw_convert(from, to);
   }
   if (from == to) {
     std::memcpy(dst, src, static_cast<std::size_t>(n) * dtype_size(from));
@@ -84,4 +84,4 @@ void CpuKernels::convert(const void* src, DType from, void* dst, DType to, std::
   }
 }
 
-}  // namespace tessera
+}  // namespace tessera::TESSERA_CPU_LEVEL_NS

@@ -4,9 +4,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/kernel_errors.hpp"
+#include "tessera/runtime/cpu/level_kernels.hpp"
 
-namespace tessera {
+namespace tessera::inline TESSERA_CPU_LEVEL_NS {
 namespace {
 constexpr std::int64_t kColumnBlock = 64;  // floats per column block (4 cache lines)
 
@@ -21,15 +22,13 @@ void check_tokens(const std::int32_t* tokens, std::int64_t n, std::int64_t v, co
   if (lo >= 0 && hi < v) return;
   for (std::int64_t i = 0; i < n; ++i) {
     if (tokens[i] < 0 || tokens[i] >= v) {
-      throw std::out_of_range(std::string(where) + ": token[" + std::to_string(i) + "] = " + std::to_string(tokens[i]) +
-                              " is outside the embedding table [0, " + std::to_string(v) +
-                              "); check the data's token ids against the model's vocab size");
+      throw_id_outside(where, "token", i, tokens[i], v, "embedding table");
     }
   }
 }
 }  // namespace
 
-void CpuKernels::embedding_forward(float* out,                  // (b,t,c)
+void LevelKernels::embedding_forward(float* out,                  // (b,t,c)
                                    const std::int32_t* tokens,  // (b,t) i32 in [0, v)
                                    const float* wte,            // (v,c)
                                    const float* wpe,            // (maxT,c), maxT >= t
@@ -46,7 +45,7 @@ void CpuKernels::embedding_forward(float* out,                  // (b,t,c)
   }
 }
 
-void CpuKernels::embedding_backward(float* dwte,                 // (v,c) accumulated
+void LevelKernels::embedding_backward(float* dwte,                 // (v,c) accumulated
                                     float* dwpe,                 // (maxT,c) accumulated
                                     const float* dout,           // (b,t,c)
                                     const std::int32_t* tokens,  // (b,t)
@@ -79,4 +78,4 @@ void CpuKernels::embedding_backward(float* dwte,                 // (v,c) accumu
   }
 }
 
-}  // namespace tessera
+}  // namespace tessera::TESSERA_CPU_LEVEL_NS

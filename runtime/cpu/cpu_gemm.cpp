@@ -8,18 +8,18 @@
 #include <stdexcept>
 #include <string>
 
-#include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/kernel_errors.hpp"
+#include "tessera/runtime/cpu/level_kernels.hpp"
 #include "tessera/runtime/cpu/tiled_sgemm.hpp"
 
-namespace tessera {
+namespace tessera::inline TESSERA_CPU_LEVEL_NS {
 namespace {
 
 constexpr std::int64_t kColumnBlock = 64;  // floats per column block (4 cache lines)
 
 void check_blas_int(std::int64_t value, const char* what) {
   if (value < 0 || value > INT_MAX) {
-    throw std::invalid_argument(std::string("CpuKernels::gemm: ") + what + " = " + std::to_string(value) +
-                                " does not fit a 32-bit BLAS int; split the product into smaller GEMMs");
+    throw_blas_int(what, value);
   }
 }
 
@@ -42,7 +42,7 @@ void bias_grad(float* dbias, const float* dout, std::int64_t n, std::int64_t oc)
 
 }  // namespace
 
-void CpuKernels::gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+void LevelKernels::gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                       const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
                       std::int64_t ldc) const {
   if (m == 0 || n == 0) return;
@@ -61,7 +61,7 @@ void CpuKernels::gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n
   detail::tiled_sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-void CpuKernels::linear_forward(float* out,           // (n,oc)
+void LevelKernels::linear_forward(float* out,           // (n,oc)
                                 const float* inp,     // (n,c)
                                 const float* weight,  // (oc,c)
                                 const float* bias,    // (oc) or null
@@ -79,7 +79,7 @@ void CpuKernels::linear_forward(float* out,           // (n,oc)
   gemm(false, true, n, oc, c, 1.0f, inp, c, weight, c, beta, out, oc);
 }
 
-void CpuKernels::linear_backward(float* dinp,          // (n,c) written, or null
+void LevelKernels::linear_backward(float* dinp,          // (n,c) written, or null
                                  float* dweight,       // (oc,c) accumulated
                                  float* dbias,         // (oc) accumulated, or null
                                  const float* dout,    // (n,oc)
@@ -91,4 +91,4 @@ void CpuKernels::linear_backward(float* dinp,          // (n,c) written, or null
   if (dbias != nullptr) bias_grad(dbias, dout, n, oc);
 }
 
-}  // namespace tessera
+}  // namespace tessera::TESSERA_CPU_LEVEL_NS

@@ -4,12 +4,12 @@
 // backward formula) are in layernorm_rows.hpp; the backward is the residual one
 // (cpu_residual_layernorm.cpp) with no residual gradient. The column sums run first, so dinp may
 // alias dout.
-#include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/level_kernels.hpp"
 #include "tessera/runtime/cpu/layernorm_rows.hpp"
 
-namespace tessera {
+namespace tessera::inline TESSERA_CPU_LEVEL_NS {
 
-void CpuKernels::layernorm_forward(float* out,           // (n,c)
+void LevelKernels::layernorm_forward(float* out,           // (n,c)
                                    float* mean,          // (n)
                                    float* rstd,          // (n)
                                    const float* inp,     // (n,c)
@@ -22,7 +22,7 @@ void CpuKernels::layernorm_forward(float* out,           // (n,c)
   }
 }
 
-void CpuKernels::layernorm_backward(float* dinp,          // (n,c) written
+void LevelKernels::layernorm_backward(float* dinp,          // (n,c) written
                                     float* dweight,       // (c) accumulated
                                     float* dbias,         // (c) accumulated
                                     const float* dout,    // (n,c)
@@ -31,7 +31,7 @@ void CpuKernels::layernorm_backward(float* dinp,          // (n,c) written
                                     const float* mean,    // (n)
                                     const float* rstd,    // (n)
                                     std::int64_t n, std::int64_t c) const {
-  CpuKernels::residual_layernorm_backward(dinp, dweight, dbias, dout, nullptr, inp, weight, mean, rstd, n, c);
+  LevelKernels::residual_layernorm_backward(dinp, dweight, dbias, dout, nullptr, inp, weight, mean, rstd, n, c);
 }
 
-}  // namespace tessera
+}  // namespace tessera::TESSERA_CPU_LEVEL_NS

@@ -5,10 +5,10 @@
 // and the bias gradient in one pass over dout (column blocks, each column summed in row order as
 // linear_backward's bias gradient, so the same bits on every thread count), then the two GEMMs of
 // linear_backward without their bias pass. The GELU formulas are gelu_math.hpp's.
-#include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/level_kernels.hpp"
 #include "tessera/runtime/math/gelu_math.hpp"
 
-namespace tessera {
+namespace tessera::inline TESSERA_CPU_LEVEL_NS {
 namespace {
 
 constexpr std::int64_t kColumnBlock = 64;       // floats per column block (4 cache lines)
@@ -40,7 +40,7 @@ void gelu_backward_bias_grad(float* dbias, float* dout, const float* pre, std::i
 
 }  // namespace
 
-void CpuKernels::linear_gelu_forward(float* out,           // (n,oc) gelu(pre)
+void LevelKernels::linear_gelu_forward(float* out,           // (n,oc) gelu(pre)
                                      float* pre,           // (n,oc) inp @ weight^T + bias
                                      const float* inp,     // (n,c)
                                      const float* weight,  // (oc,c)
@@ -52,7 +52,7 @@ void CpuKernels::linear_gelu_forward(float* out,           // (n,oc) gelu(pre)
   for (std::int64_t i = 0; i < count; ++i) out[i] = gelu_value(pre[i]);
 }
 
-void CpuKernels::linear_gelu_backward(float* dinp,          // (n,c) written, or null
+void LevelKernels::linear_gelu_backward(float* dinp,          // (n,c) written, or null
                                       float* dweight,       // (oc,c) accumulated
                                       float* dbias,         // (oc) accumulated, or null
                                       float* dout,          // (n,oc) d gelu(pre) in, d pre out
@@ -64,4 +64,4 @@ void CpuKernels::linear_gelu_backward(float* dinp,          // (n,c) written, or
   linear_backward(dinp, dweight, nullptr, dout, inp, weight, n, c, oc);
 }
 
-}  // namespace tessera
+}  // namespace tessera::TESSERA_CPU_LEVEL_NS

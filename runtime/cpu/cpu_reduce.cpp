@@ -13,9 +13,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/level_kernels.hpp"
 
-namespace tessera {
+namespace tessera::inline TESSERA_CPU_LEVEL_NS {
 namespace {
 
 constexpr std::int64_t kMinChunk = 1 << 14;
@@ -95,20 +95,20 @@ double sum_of_chunks(std::int64_t n, ChunkSum chunk_sum) {
 
 }  // namespace
 
-void CpuKernels::sum(const float* x, std::int64_t n, double* out) const {
+void LevelKernels::sum(const float* x, std::int64_t n, double* out) const {
   double total = 0.0;
   for (std::int64_t i = 0; i < n; ++i) total += x[i];
   *out = total;
 }
 
-void CpuKernels::sum_squares(const float* x,  // (n)
+void LevelKernels::sum_squares(const float* x,  // (n)
                              std::int64_t n, double* out) const {
   *out = n <= 0 ? 0.0 : sum_of_chunks(n, [x](std::int64_t begin, std::int64_t count) {
     return chunk_sum_squares(x + begin, count);
   });
 }
 
-void CpuKernels::add_sum_squares(float* out,      // (n) written; may alias a or b
+void LevelKernels::add_sum_squares(float* out,      // (n) written; may alias a or b
                                  const float* a,  // (n)
                                  const float* b,  // (n)
                                  std::int64_t n, double* sum_squares_out) const {
@@ -117,7 +117,7 @@ void CpuKernels::add_sum_squares(float* out,      // (n) written; may alias a or
   });
 }
 
-void CpuKernels::has_non_finite(const float* x, std::int64_t n, std::int32_t* out) const {
+void LevelKernels::has_non_finite(const float* x, std::int64_t n, std::int32_t* out) const {
   std::uint32_t found = 0;
 #pragma omp parallel for simd schedule(static) reduction(| : found) if (n > kParallelMin)
   for (std::int64_t i = 0; i < n; ++i) {
@@ -128,4 +128,4 @@ void CpuKernels::has_non_finite(const float* x, std::int64_t n, std::int32_t* ou
   *out = found != 0 ? 1 : 0;
 }
 
-}  // namespace tessera
+}  // namespace tessera::TESSERA_CPU_LEVEL_NS

@@ -3,14 +3,14 @@
 // backward adds the residual gradient into the LayerNorm input gradient as it writes it (no add
 // pass afterwards). The row and column-block bodies are layernorm_rows.hpp's, as in the plain
 // kernels, so the results are the same bits as add + layernorm_forward and layernorm_backward + add.
-#include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/cpu/level_kernels.hpp"
 #include "tessera/runtime/cpu/layernorm_rows.hpp"
 
-namespace tessera {
+namespace tessera::inline TESSERA_CPU_LEVEL_NS {
 
 using detail::kLayerNormColumnBlock;
 
-void CpuKernels::residual_layernorm_forward(float* sum,           // (n,c) written: a + b
+void LevelKernels::residual_layernorm_forward(float* sum,           // (n,c) written: a + b
                                             float* out,           // (n,c)
                                             float* mean,          // (n)
                                             float* rstd,          // (n)
@@ -30,7 +30,7 @@ void CpuKernels::residual_layernorm_forward(float* sum,           // (n,c) writt
   }
 }
 
-void CpuKernels::residual_layernorm_backward(float* dinp,             // (n,c) written
+void LevelKernels::residual_layernorm_backward(float* dinp,             // (n,c) written
                                              float* dweight,          // (c) accumulated
                                              float* dbias,            // (c) accumulated
                                              const float* dout,       // (n,c)
@@ -55,4 +55,4 @@ void CpuKernels::residual_layernorm_backward(float* dinp,             // (n,c) w
   }
 }
 
-}  // namespace tessera
+}  // namespace tessera::TESSERA_CPU_LEVEL_NS

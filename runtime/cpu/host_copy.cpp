@@ -1,6 +1,7 @@
 // stream_copy: unaligned loads, aligned non-temporal stores, byte copies for the unaligned head and
-// the tail, one store fence at the end; stream_zero likewise with zero vectors. The instruction set
-// is chosen at compile time, at file level.
+// the tail, one store fence at the end; stream_zero likewise with zero vectors. The vectors are
+// those of the CPU kernel level this copy of the file is compiled for (AVX at avx2 and avx512,
+// SSE2 at portable), chosen at file level.
 #include "tessera/runtime/cpu/host_copy.hpp"
 
 #include <omp.h>
@@ -13,7 +14,7 @@
 #include <immintrin.h>
 #endif
 
-namespace tessera {
+namespace tessera::inline TESSERA_CPU_LEVEL_NS {
 namespace {
 
 constexpr std::size_t kBlock = std::size_t{4} << 20;        // bytes per OpenMP task (copies)
@@ -104,4 +105,4 @@ void parallel_stream_copy(void* dst, const void* src, std::size_t bytes) {
   }
 }
 
-}  // namespace tessera
+}  // namespace tessera::TESSERA_CPU_LEVEL_NS

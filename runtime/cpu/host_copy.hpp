@@ -5,9 +5,11 @@
 // alignments; the buffers must not overlap.
 #pragma once
 
+#include "tessera/runtime/cpu/kernel_level_namespace.hpp"
+
 #include <cstddef>
 
-namespace tessera {
+namespace tessera::inline TESSERA_CPU_LEVEL_NS {
 
 // One thread.
 void stream_copy(void* dst, const void* src, std::size_t bytes);
@@ -19,4 +21,4 @@ void parallel_stream_copy(void* dst, const void* src, std::size_t bytes);
 void stream_zero(void* dst, std::size_t bytes);
 void parallel_stream_zero(void* dst, std::size_t bytes);
 
-}  // namespace tessera
+}  // namespace tessera::TESSERA_CPU_LEVEL_NS

@@ -7,10 +7,12 @@
 //   dinp = rstd * (g - mean(g) - xhat * mean(g * xhat));  dweight += dout * xhat;  dbias += dout
 #pragma once
 
+#include "tessera/runtime/cpu/kernel_level_namespace.hpp"
+
 #include <cmath>
 #include <cstdint>
 
-namespace tessera::detail {
+namespace tessera::inline TESSERA_CPU_LEVEL_NS::detail {
 
 inline constexpr std::int64_t kLayerNormColumnBlock = 64;  // floats per column block (4 cache lines)
 
@@ -84,4 +86,4 @@ inline void layernorm_backward_row(float* dx, const float* d, const float* x, co
   for (std::int64_t j = 0; j < c; ++j) dx[j] += residual[j];
 }
 
-}  // namespace tessera::detail
+}  // namespace tessera::TESSERA_CPU_LEVEL_NS::detail

@@ -12,6 +12,8 @@
 // (infinities and NaN too) are one cell per sign, coded as quantize_code codes them.
 #pragma once
 
+#include "tessera/runtime/cpu/kernel_level_namespace.hpp"
+
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -20,7 +22,7 @@
 
 #include "tessera/runtime/math/quantization_math.hpp"
 
-namespace tessera {
+namespace tessera::inline TESSERA_CPU_LEVEL_NS {
 
 inline constexpr int kMaxQuantCells = 1024;
 
@@ -117,4 +119,4 @@ constexpr std::uint8_t table_quantize(float x, const QuantizationTables& t) {
   return static_cast<std::uint8_t>(code ^ t.code_xor);
 }
 
-}  // namespace tessera
+}  // namespace tessera::TESSERA_CPU_LEVEL_NS

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-namespace tessera::detail {
+namespace tessera::inline TESSERA_CPU_LEVEL_NS::detail {
 namespace {
 
 // Below this many multiply-adds the tiles run on the calling thread: starting the team costs more.
@@ -69,4 +69,4 @@ void tiled_sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std
   for (std::int64_t tile = 0; tile < count; ++tile) run_tile(tile);
 }
 
-}  // namespace tessera::detail
+}  // namespace tessera::TESSERA_CPU_LEVEL_NS::detail

@@ -13,9 +13,11 @@
 // openblas_set_num_threads said), so a tile called there sets that count to 1 for the call.
 #pragma once
 
+#include "tessera/runtime/cpu/kernel_level_namespace.hpp"
+
 #include <cstdint>
 
-namespace tessera::detail {
+namespace tessera::inline TESSERA_CPU_LEVEL_NS::detail {
 
 inline constexpr std::int64_t kGemmTileRows = 512;
 inline constexpr std::int64_t kGemmTileCols = 512;
@@ -36,4 +38,4 @@ void tiled_sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std
                  const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
                  std::int64_t ldc);
 
-}  // namespace tessera::detail
+}  // namespace tessera::TESSERA_CPU_LEVEL_NS::detail

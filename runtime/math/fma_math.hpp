@@ -1,6 +1,6 @@
 // fma_math: madd(a, b, c) = a * b + c, fused (one rounding) where the hardware has an FMA
-// instruction — CUDA devices, x86-64 built with FMA (-march=native on any recent CPU), ARM64 —
-// and two roundings elsewhere.
+// instruction — CUDA devices, x86-64 code built with FMA (the avx2 and avx512 CPU kernel levels,
+// runtime/cpu/kernel_level.hpp), ARM64 — and two roundings elsewhere.
 //
 // Why the formulas in runtime/math/ spell their multiply-adds out: GCC contracts a * b + c into
 // an FMA in C++ whatever the -std (its "-ffp-contract=off" default for ISO modes applies to C
@@ -10,7 +10,7 @@
 // through madd (or is exact, e.g. a multiplication by a power of two) leaves nothing to contract:
 // scalar code, vector code and a CUDA kernel run the same operations and give the same bits.
 // Without a hardware FMA the compiler has nothing to contract into either, so the two-rounding
-// fallback is deterministic too (a build for an older CPU gives other bits than an FMA build).
+// fallback is deterministic too (the portable level gives other bits than the FMA levels).
 #pragma once
 
 #include <cmath>

@@ -1,8 +1,12 @@
 // quantize_run and dequantize_run against the shared element functions, bit for bit: runs of every
 // length around the 64-element vector width at unaligned starts, scales that round the products,
 // values from every decade of the maps, thresholds and their neighbours, and the specials (signed
-// zeros, infinities, NaN, subnormals, magnitudes past 1). On a build without the 64-wide path the
-// tests skip: there both functions are the element loops they would be compared with.
+// zeros, infinities, NaN, subnormals, magnitudes past 1). On a copy without the 64-wide path the
+// tests skip: there both functions are the element loops they would be compared with. This file
+// is compiled for the portable CPU kernel level and so sees the portable copy, which has no 64-wide
+// path unless the build is TESSERA_NATIVE=ON on a CPU with AVX-512 VBMI; the avx512 level's
+// lookups are checked through 8-bit AdamW, bit for bit against the avx2 level's element loops
+// (tests/runtime/cpu/kernel_level_test.cpp).
 #include "tessera/runtime/cpu/block_quantization.hpp"
 
 #include <gtest/gtest.h>

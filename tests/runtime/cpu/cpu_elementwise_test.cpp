@@ -82,8 +82,10 @@ TEST(CpuGelu, BackwardMatchesFiniteDifferencesAndRunsInPlace) {
 
 // The vectorised loops (any length, so any vector tail; any start, so any alignment; 1 or 2
 // threads) give every element the bits of the scalar functions another loop may call per element.
+// The portable kernels: the level compiled with this file's flags (madd fuses only at avx2 and
+// avx512; tests/runtime/cpu/kernel_level_test.cpp compares those levels with this one).
 TEST(CpuGelu, KernelsGiveTheScalarFunctionsBitsAtAnyLengthOffsetAndThreadCount) {
-  const CpuKernels k;
+  const CpuKernels k(CpuKernelLevel::kPortable);
   const std::int64_t total = 200003;  // above the parallel threshold
   auto x = random_floats(total, 4, -12.0f, 12.0f);
   x[5] = 0.0f;

@@ -1,0 +1,10 @@
+// CpuKernels: the table of the chosen CPU kernel level.
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
+
+namespace tessera {
+
+CpuKernels::CpuKernels() : CpuKernels(cpu_kernel_level()) {}
+
+CpuKernels::CpuKernels(CpuKernelLevel level) : level_(level), functions_(&cpu_level_functions(level)) {}
+
+}  // namespace tessera

@@ -1,0 +1,22 @@
+// The CPU kernels' error messages, built outside the per-level code: the string functions they use
+// are then compiled once, for the portable level, and no copy built for AVX2 or AVX-512 can stand
+// in for them elsewhere in the program.
+#pragma once
+
+#include <cstdint>
+
+#include "tessera/precision/dtype.hpp"
+
+namespace tessera {
+
+// std::invalid_argument: a GEMM dimension or stride that does not fit a 32-bit BLAS int.
+[[noreturn]] void throw_blas_int(const char* what, std::int64_t value);
+// std::invalid_argument: n elements that do not split into 8-bit optimizer blocks of `block`.
+[[noreturn]] void throw_quant_blocks(std::int64_t n, std::int64_t block);
+// std::out_of_range: element i of targets (`what` "target") or tokens ("token") outside [0, v).
+[[noreturn]] void throw_id_outside(const char* where, const char* what, std::int64_t i, std::int32_t id,
+                                   std::int64_t v, const char* table);
+// std::invalid_argument: a conversion between dtypes that are not both floating.
+[[noreturn]] void throw_convert(DType from, DType to);
+
+}  // namespace tessera
