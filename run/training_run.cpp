@@ -254,7 +254,10 @@ RunEnd TrainingRun::run() {
   report.tokens_per_step = options_.batch.global_tokens();
   report.flops_per_token = options_.flops_per_token;
   report.ceiling_gflops = options_.ceiling_gflops;
+  report.mfu_shared_cores = options_.shared_cores;
   report.metrics_path = options_.metrics_path;
+  report.effective_config = options_.run_config.effective_config();
+  report.environment_json = options_.run_config.environment_report();
   if (checkpointer_.resumed_from()) report.resumed_at = progress_.step;
   report.style = options_.progress;
   reporter_.emplace(report, world_, engine_.device(), profiler_ ? &*profiler_ : nullptr);

@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "flags/device_flag.hpp"
+#include "flags/program_environment.hpp"
 #include "flags/train_gpt_flags.hpp"
 #include "run_settings.hpp"
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
@@ -96,7 +98,8 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   const std::unique_ptr<Device> device = open_device_on_every_rank(o.device, dist, "train_gpt");
   if (!device) return 2;
   const std::string effective_config = effective_config_text("train_gpt", o.settings);
-  if (root) std::printf("%s%s\n", effective_config.c_str(), device_line(o.device, *device).c_str());
+  if (root && (o.print_config || o.verbose)) std::printf("%s", effective_config.c_str());
+  if (root) std::printf("%s\n", device_line(o.device, *device).c_str());
 
   BatchRequest request;
   request.global = o.global_batch;
@@ -150,13 +153,17 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   TrainingRunOptions run = training_run_options(o, plan);
   run.flops_per_token = gpt_training_flops_per_token(config, o.seq_len);
   run.ceiling_gflops = ceiling.gflops;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  run.shared_cores = device->kind() == DeviceKind::kCpu && local_ranks * cpu_threads() > cores;
   add_gpt_config(run.run_config, config);
   add_tokenizer(run.run_config, tokenizer_spec);  // run.tokenizer_vocab: the rows an export keeps
   run.run_config.set_effective_config(effective_config);
+  run.run_config.set_environment_report(environment_report_json(program_environment_report()));
   if (val_loader) {
     run.validation = [&](Trainer& trainer) { return validation_loss(trainer, *val_loader, val_set); };
   }
   run.progress = progress_style(o.progress, dist.rank_info());
+  const bool run_shared_cores = run.shared_cores;
   TrainingRun training(engine, world, std::move(run), [&](std::int64_t first, std::int64_t count) {
     return load_batch(*device, train_loader, first, count);
   });
@@ -180,8 +187,12 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
                     : " (the data records no tokenizer: read as llm.c GPT-2 tokens; for files of an older "
                       "tessera_prepare pass --tokenizer bytes or re-run it)");
     std::printf("batch: %s\n", plan.describe().c_str());
-    std::printf("GEMM ceiling: %.1f GFLOP/s per rank (f32 1024^3); MFU below is training FLOP/s over ranks x it\n",
+    std::printf("GEMM ceiling: %.1f GFLOP/s per rank (f32 1024^3); MFU: training FLOP/s over ranks x it\n",
                 ceiling.gflops);
+    if (run_shared_cores) {
+      std::printf("MFU n/a: %d rank(s) x %d thread(s) on %d cores share them, so no rank has the ceiling\n",
+                  local_ranks, cpu_threads(), cores);
+    }
     if (training.resumed_from()) {
       std::printf("resumed from %s at step %lld\n", training.resumed_from()->c_str(),
                   static_cast<long long>(training.progress().step));

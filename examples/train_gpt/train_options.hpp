@@ -53,6 +53,9 @@ struct TrainOptions {
   double temperature = 0.8;
   std::string memory_profile;    // directory for the per-rank memory timeline; empty: off
   bool no_memory_check = false;  // skip the pre-flight memory check
+  bool print_config = false;     // --print-config / --verbose: print the effective configuration at start
+  bool verbose = false;          // -v / --verbose: print more at start (the effective configuration)
+  bool env = false;              // --env: print the environment report and exit
   std::string metrics;           // JSON-lines metrics file (training/metrics_log.hpp); empty: none
   // divergence (training/skipped_steps.hpp, training/spike_detector.hpp)
   std::int64_t max_skipped_steps = 20;  // consecutive skipped steps before the run gives up (0: never)

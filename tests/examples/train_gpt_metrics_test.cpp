@@ -70,8 +70,8 @@ TEST_F(TrainGptMetrics, OneTimeStampedLinePerLoggedStepWithoutATerminal) {
   const auto r = run_bounded(run(3) + " --steps 7", 60);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::regex logged(
-      R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d step +(\d+)/7 \| loss [0-9.]+ \|.* \| ETA .*)");
-  const std::regex any_step_line(R"(.*step +\d+/7 \|.*)");
+      R"(\d\d:\d\d:\d\d step +(\d+)/7  loss [0-9.]+  .*  ETA .*)");
+  const std::regex any_step_line(R"(.*step +\d+/7  .*)");
   std::vector<std::string> steps;
   int step_lines = 0;
   std::istringstream lines(r.output);
