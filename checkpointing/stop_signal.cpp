@@ -14,8 +14,8 @@ volatile std::sig_atomic_t g_interrupts = 0;
 std::atomic<bool> g_installed{false};
 
 constexpr char kFirstInterrupt[] =
-    "\ninterrupted: saving at the end of this step (with a checkpoint directory), then stopping; "
-    "Ctrl-C again stops at once\n";
+    "\ninterrupted: saving at the end of this step (with a checkpoint directory), then stopping;\n"
+    "             Ctrl-C again stops at once\n";
 
 extern "C" void on_stop_signal(int signal) {
   if (signal == SIGINT) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "tessera/core/warning.hpp"
+#include "tessera/core/wrapped_line.hpp"
 #include "tessera/run/run_messages.hpp"
 #include "tessera/run/settings_agreement.hpp"
 #include "tessera/text/data/sample_loader.hpp"
@@ -276,7 +277,7 @@ void TrainingRun::finish_reporting(RunEnd end) {
   reporter_->saves(checkpointer_.take_committed_saves(), options_.checkpoint.mode == SaveMode::kAsync);
   const std::vector<std::string> plots = reporter_->finish();
   if (root && !plots.empty()) {
-    std::printf("metrics: %s; plots: %s, %s\n", options_.metrics_path.c_str(), plots[0].c_str(), plots[1].c_str());
+    std::printf("%s", wrapped_line("metrics:", {options_.metrics_path, "plots: " + plots[0], plots[1]}).c_str());
   }
   if (end == RunEnd::kStopped) return;
   Device& device = engine_.device();

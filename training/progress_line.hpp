@@ -16,10 +16,13 @@
 #include <optional>
 #include <string>
 
+#include "tessera/core/wrapped_line.hpp"
+
 namespace tessera {
 
-// The widest a progress line is, its time of day ("12:34:56 ") included.
-constexpr std::size_t kProgressLineWidth = 99;
+// The widest a progress line is, its time of day ("12:34:56 ") included: the width of every line
+// the programs print (core/wrapped_line.hpp).
+constexpr std::size_t kProgressLineWidth = kConsoleLineWidth;
 // What a plain (non-terminal) line has in front: "12:34:56 ".
 constexpr std::size_t kTimeOfDayWidth = 9;
 

@@ -17,6 +17,7 @@
 #include "tessera/checkpointing/export/tokenizer_fields.hpp"
 #include "tessera/comm/device_communicator.hpp"
 #include "tessera/core/random.hpp"
+#include "tessera/core/wrapped_line.hpp"
 #include "tessera/model/modules/gpt.hpp"
 #include "tessera/model/modules/gpt_flops.hpp"
 #include "tessera/model/modules/gpt_sampling.hpp"
@@ -169,24 +170,32 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   });
 
   if (root) {
-    std::printf("train_gpt: GPT %s, %lld parameters, %d rank(s) x %s, BLAS core %s\n", config.to_string().c_str(),
-                static_cast<long long>(model.parameter_count()), world.size(), device->name().c_str(),
-                blas_core_name().c_str());
-    std::printf("sharding: %s; activation checkpointing: %s (%zu modules)\n", engine.config().to_string().c_str(),
-                o.activation_checkpointing.c_str(), wrapped.size());
+    // Every line within kConsoleLineWidth characters: wider ones wrap between their parts.
+    const auto print = [](const std::string& label, const std::vector<std::string>& parts, char separator = ',') {
+      std::printf("%s", wrapped_line(label, parts, kConsoleLineWidth, separator).c_str());
+    };
+    print("train_gpt:", {"GPT " + config.to_string() + ", " + std::to_string(model.parameter_count()) + " parameters",
+                         std::to_string(world.size()) + " rank(s) x " + device->name() + ", BLAS core " +
+                             blas_core_name()});
+    print("sharding:",
+          {engine.config().to_string(),
+           "activation checkpointing: " + o.activation_checkpointing + " (" + std::to_string(wrapped.size()) + " modules)"},
+          ';');
     if (const NvmeStore* store = engine.nvme_store()) {
       std::printf("offload: %s, %s per rank\n", store->describe().c_str(), format_bytes(store->file_bytes()).c_str());
     }
-    std::printf("data: %s (%lld tokens, %lld windows of %lld)%s\n", train_data.describe().c_str(),
-                static_cast<long long>(train_data.num_tokens()),
-                static_cast<long long>(train_loader.windows_per_epoch()), static_cast<long long>(o.seq_len),
-                val_data ? (", validation: " + val_path).c_str() : "");
-    std::printf("tokenizer: %s%s\n", tokenizer_spec.describe().c_str(),
-                data_format != DataFormat::kDetect || train_data.tokenizer() || !o.tokenizer.empty()
-                    ? ""
-                    : " (the data records no tokenizer: read as llm.c GPT-2 tokens; for files of an older "
-                      "tessera_prepare pass --tokenizer bytes or re-run it)");
-    std::printf("batch: %s\n", plan.describe().c_str());
+    std::vector<std::string> data_parts{train_data.describe() + " (" + std::to_string(train_data.num_tokens()) +
+                                        " tokens, " + std::to_string(train_loader.windows_per_epoch()) +
+                                        " windows of " + std::to_string(o.seq_len) + ")"};
+    if (val_data) data_parts.push_back("validation: " + val_path);
+    print("data:", data_parts);
+    std::vector<std::string> tokenizer_parts{tokenizer_spec.describe()};
+    if (data_format == DataFormat::kDetect && !train_data.tokenizer() && o.tokenizer.empty()) {
+      tokenizer_parts.push_back("the data records no tokenizer: read as llm.c GPT-2 tokens");
+      tokenizer_parts.push_back("for files of an older tessera_prepare pass --tokenizer bytes or re-run it");
+    }
+    print("tokenizer:", tokenizer_parts, ';');
+    print("batch:", {plan.sequences_text(), plan.tokens_text()});
     std::printf("GEMM ceiling: %.1f GFLOP/s per rank (f32 1024^3); MFU: training FLOP/s over ranks x it\n",
                 ceiling.gflops);
     if (run_shared_cores) {
