@@ -23,6 +23,15 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 std::string nearest_name(const std::vector<std::string>& candidates, const std::string& word) {
   std::string best;
   if (word.empty() || word.size() > 64) return best;  // no name is near a word this long
+  std::size_t starts = 0;
+  for (const std::string& candidate : candidates) {
+    if (candidate.size() > word.size() && candidate.compare(0, word.size(), word) == 0) {
+      ++starts;
+      best = candidate;
+    }
+  }
+  if (starts == 1) return best;
+  best.clear();
   std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
   for (const std::string& candidate : candidates) {
     const std::size_t d = edit_distance(word, candidate);

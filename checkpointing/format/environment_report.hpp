@@ -4,9 +4,9 @@
 // JSON text as a checkpoint's meta.h5 stores it (config.environment) and the metrics file's
 // config record carries it, and the text tessera_env and `tessera_ckpt info` print:
 //   build
-//     version          0.1.0
-//     git revision     1a2b3c4d5e6f
-//   ...
+//     version       0.1.0
+//     git revision  1a2b3c4d5e6f
+//   ...                             (values two spaces after the longest key of all sections)
 #pragma once
 
 #include <string>

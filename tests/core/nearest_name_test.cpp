@@ -1,5 +1,5 @@
-// nearest_name: the did-you-mean of flags, config keys and subcommands — the nearest candidate
-// within max(2, |word| / 3) edits, none for a word far from all of them.
+// nearest_name: the did-you-mean of flags, config keys and subcommands — the one candidate a word
+// abbreviates, else the nearest within max(2, |word| / 3) edits, none for a word far from all.
 #include "tessera/core/nearest_name.hpp"
 
 #include <gtest/gtest.h>
@@ -23,6 +23,15 @@ TEST(NearestName, PicksTheNearestCandidateOrNone) {
   EXPECT_EQ(nearest_name(flags, ""), "");
   EXPECT_EQ(nearest_name({"info", "verify", "export"}, "infoo"), "info");
   EXPECT_EQ(nearest_name({"info", "verify", "export"}, "verfy"), "verify");
+}
+
+TEST(NearestName, AnAbbreviationOfOneCandidateNamesIt) {
+  // "lay" is 2 edits from "lr" and 3 from "layers", but the start of "layers" alone.
+  const std::vector<std::string> flags{"layers", "lr", "seed", "seq-len"};
+  EXPECT_EQ(nearest_name(flags, "lay"), "layers");
+  EXPECT_EQ(nearest_name({"save-every", "save-dir"}, "save"), "") << "the start of two names and near neither";
+  EXPECT_EQ(nearest_name(flags, "seq"), "seq-len");
+  EXPECT_EQ(nearest_name(flags, "lr"), "lr") << "a whole name is not an abbreviation of a longer one";
 }
 
 }  // namespace

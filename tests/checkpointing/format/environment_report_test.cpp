@@ -32,10 +32,10 @@ TEST(EnvironmentReport, JsonReadsBackAndTextLinesUpTheValues) {
   EXPECT_EQ(back.value("CPU", "model"), "Some CPU \"quoted\"");
   EXPECT_EQ(environment_report_text(back),
             "build\n"
-            "  version         0.1.0\n"
-            "  git revision    1a2b3c\n"
+            "  version       0.1.0\n"
+            "  git revision  1a2b3c\n"
             "CPU\n"
-            "  model           Some CPU \"quoted\"\n");
+            "  model         Some CPU \"quoted\"\n");  // two spaces after the longest key
 }
 
 TEST(EnvironmentReport, AStoredReportThatDoesNotParseIsShownAsStored) {

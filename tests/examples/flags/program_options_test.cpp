@@ -92,7 +92,7 @@ TEST(ProgramOptions, VersionNamesTheProgramTheVersionAndTheRevision) {
   Program p;
   EXPECT_FALSE(p.parse({"--version"}));
   const std::string text = p.options.version_text();
-  EXPECT_TRUE(std::regex_search(text, std::regex(R"(^prog \(Tessera [0-9]+\.[0-9]+\.[0-9]+, git [^)]+\)\n)")))
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(^prog \(Tessera [0-9]+\.[0-9]+\.[0-9]+, git [^\n]+\)\n)")))
       << text;
   EXPECT_NE(text.find(build_info().build_type), std::string::npos) << text;
   EXPECT_FALSE(build_info().git_revision.empty());
