@@ -9,7 +9,7 @@
 //   }
 //   ckpt.finish();                             // waits for an async save, rethrows its error
 //
-// after_step saves every `save_every` steps, and when SIGTERM or SIGUSR1 arrived on any rank: the
+// after_step saves every `save_every` steps, and when SIGTERM, SIGUSR1 or SIGINT arrived on any rank: the
 // handlers only set a flag; the ranks agree on it with an all-reduce (max) at the step boundary,
 // save, and after_step returns true once the checkpoint is committed.
 //
@@ -58,7 +58,7 @@ struct CheckpointOptions {
   std::string resume;
   std::string init_from;  // --init-from: exported weights (tessera_ckpt export) when not resuming
   ExistingCheckpoints existing = ExistingCheckpoints::kRefuse;  // --overwrite: kOverwrite
-  bool handle_signals = true;  // SIGTERM / SIGUSR1: save at the next step boundary, then stop
+  bool handle_signals = true;  // SIGTERM / SIGUSR1 / SIGINT: save at the next step boundary, then stop
   std::function<void(SavePhase, std::int64_t step)> phase_hook;  // for tests
 };
 

@@ -10,6 +10,7 @@
 // DIR is a checkpoint directory (DIR/step_0000500) or a run directory (its `latest`). Exit status:
 // 0 on success, 1 when the checkpoint is missing, truncated, corrupted or of an unknown format (the
 // message names the file and dataset), 2 on a usage error.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -23,6 +24,7 @@
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
 #include "tessera/checkpointing/format/health_mark.hpp"
 #include "tessera/checkpointing/format/meta_digests.hpp"
+#include "tessera/core/nearest_name.hpp"
 #include "tessera/core/setting_error.hpp"
 #include "tessera/precision/dtype.hpp"
 #include "tessera/runtime/memory_tracker.hpp"
@@ -73,6 +75,12 @@ int run(int argc, char** argv) {
   }
   if (args.empty()) return usage_error("no command");
   const std::string& command = args[0];
+  const std::vector<std::string> commands{"info", "verify", "export"};
+  if (std::find(commands.begin(), commands.end(), command) == commands.end()) {
+    const std::string near = tessera::nearest_name(commands, command);
+    return usage_error("unknown command '" + command + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
+                       " The commands are info, verify and export");
+  }
   const bool export_options = program.given("format") || program.given("dtype") || program.given("vocab");
   if (command != "export" && export_options) return usage_error("--format, --dtype and --vocab are options of export");
   if (command == "info" && args.size() == 2) {

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/core/number_text.hpp"
 #include "flags/program_options.hpp"
 #include "tessera/core/warning.hpp"
 #include "tessera/text/data/default_corpus.hpp"
@@ -124,7 +125,7 @@ void prepare_output_dir(const std::string& out) {
 
 int run(const Options& options) {
   if (!(options.val_fraction >= 0.0 && options.val_fraction < 1.0)) {
-    throw std::runtime_error("--val-fraction " + std::to_string(options.val_fraction) +
+    throw std::runtime_error("--val-fraction " + tessera::shortest_number_text(options.val_fraction) +
                              " is outside [0, 1); use e.g. 0.1, or 0 for no validation file");
   }
   const std::vector<std::string> inputs = options.inputs.empty() ? tessera::default_corpus_files() : options.inputs;

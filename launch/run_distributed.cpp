@@ -51,21 +51,22 @@ int world_size_or_one() {
   return n;
 }
 
-// Prints the failure; aborts the job when other ranks could be left waiting, else returns 1.
-int fail_rank(const std::string& message) {
-  const std::string line = rank_prefix() + ": " + message;
-  if (world_size_or_one() > 1) abort_job(line, 1);
-  std::fprintf(stderr, "%s\n", line.c_str());
-  std::fflush(stderr);
-  return 1;
-}
-
 // The command's name for messages: argv[0] without its directory.
 std::string program_name(int argc, char** argv) {
   if (argc < 1 || argv == nullptr || argv[0] == nullptr) return "the program";
   const std::string path = argv[0];
   const std::size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Prints the failure; aborts the job when other ranks could be left waiting, else returns 1. A lone
+// process names the program, not its rank: "train_gpt: --steps must be positive, got 0".
+int fail_rank(const std::string& program, const std::string& message) {
+  if (world_size_or_one() > 1) abort_job(rank_prefix() + ": " + message, 1);
+  const std::string line = program + ": " + message;
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+  return 1;
 }
 
 }  // namespace
@@ -100,9 +101,9 @@ int run_distributed(int argc, char** argv, const DistributedBody& body) {
     context = std::make_unique<DistributedContext>(std::move(world), std::move(info), options, argc, argv);
     return body(*context);
   } catch (const std::exception& error) {
-    return fail_rank(error.what());
+    return fail_rank(program_name(argc, argv), error.what());
   } catch (...) {
-    return fail_rank("unknown exception (not derived from std::exception)");
+    return fail_rank(program_name(argc, argv), "unknown exception (not derived from std::exception)");
   }
 }
 

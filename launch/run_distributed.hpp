@@ -16,10 +16,10 @@
 //     TESSERA_SHOW_RANKS=1 every rank prints RankInfo::describe() to stdout,
 //  5. runs body and returns its exit code (ranks may return different codes),
 //  6. destroys the communicators and finalises MPI (if it initialised MPI).
-// An exception escaping body (or the steps before it) on any rank prints
+// An exception escaping body (or the steps before it) on any rank of a job of N > 1 ranks prints
 //   rank R/N (host H): <message>
-// to stderr and, when N > 1, calls MPI_Abort so the other ranks do not wait for it forever; with
-// N == 1 run_distributed returns 1 instead.
+// to stderr and calls MPI_Abort so the other ranks do not wait for it forever; a lone process
+// (N == 1) prints `<program>: <message>` (a usage error needs no rank) and returns 1.
 #pragma once
 
 #include <functional>

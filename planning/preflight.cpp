@@ -8,13 +8,17 @@
 
 namespace tessera {
 
-std::string PreflightCheck::summary() const {
-  std::string s = "predicted peak " + format_decimal_bytes(predicted) + " per rank (" + format_decimal_bytes(needed) +
-                  " with room for untracked memory), ";
-  s += available < 0 ? std::string("available memory unknown")
-                     : format_decimal_bytes(available) + " available (" + available_source + ")";
-  return s;
+std::string PreflightCheck::predicted_text() const {
+  return "predicted peak " + format_decimal_bytes(predicted) + " per rank (" + format_decimal_bytes(needed) +
+         " with room for untracked memory)";
 }
+
+std::string PreflightCheck::available_text() const {
+  return available < 0 ? std::string("available memory unknown")
+                       : format_decimal_bytes(available) + " available (" + available_source + ")";
+}
+
+std::string PreflightCheck::summary() const { return predicted_text() + ", " + available_text(); }
 
 std::string PreflightCheck::report() const {
   std::string s = "memory check: this run will not fit: " + summary() + ".\n\n" + format_plan(plan);

@@ -38,7 +38,11 @@ struct PreflightCheck {
   std::optional<Recommendation> recommendation;
   std::string advisor_error;
 
-  std::string summary() const;  // one line: "predicted 1.2 GiB per rank (+ margin), 30 GiB available (...)"
+  // "predicted peak 1.2 GB per rank (1.4 GB with room for untracked memory)" and "30 GB available
+  // (MemAvailable 28 GiB)": summary() joins them, train_gpt wraps them (core/wrapped_line.hpp).
+  std::string predicted_text() const;
+  std::string available_text() const;
+  std::string summary() const;  // one line: predicted_text(), available_text()
   std::string report() const;   // when it does not fit: summary, the plan's table, the advisor's walk
 };
 

@@ -1,7 +1,7 @@
 // The lines a training run prints when it stops early or resumes differently, naming settings as
 // the program spells them (SettingNames: "checkpoint.dir" for an embedding program, "--checkpoint-dir"
 // for train_gpt):
-//   stop_signal_line      a stop signal (SIGTERM/SIGUSR1, on any rank) ended the run after `step`
+//   stop_signal_line      a stop signal (SIGTERM/SIGUSR1/SIGINT, on any rank) ended the run after `step`
 //                         steps: where that step was saved, or that nothing was saved
 //   diverged_message      the run gave up after a streak of skipped steps, and what to change
 //   seed_change_warning   a resume with a data-order seed other than the checkpoint's

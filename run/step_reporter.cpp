@@ -28,7 +28,10 @@ StepReporter::StepReporter(const StepReporterConfig& config, Communicator& world
       eta_(config.total_steps),
       start_(std::chrono::steady_clock::now()) {
   if (!root_) return;
-  if (!config_.metrics_path.empty()) metrics_.emplace(config_.metrics_path, config_.resumed_at);
+  if (!config_.metrics_path.empty()) {
+    metrics_.emplace(config_.metrics_path, config_.resumed_at);
+    metrics_->append_config(config_.resumed_at.value_or(0), config_.effective_config, config_.environment_json);
+  }
   if (!config_.tensorboard_dir.empty()) {
     try {
       tensorboard_.emplace(config_.tensorboard_dir);
@@ -78,6 +81,7 @@ void StepReporter::step_done(std::int64_t step, const StepResult& r, float lr, d
   const MemorySnapshot memory = profiler_ ? profiler_->overall_peaks() : device_.memory().snapshot();
   f.peak_mib = max_over_ranks(world_, static_cast<float>(memory.peak_total) / 1048576.0f);
   f.tokens_per_s = static_cast<double>(config_.tokens_per_step * window_steps_) / window;
+  f.mfu_shared_cores = config_.mfu_shared_cores;
   f.mfu = f.tokens_per_s * config_.flops_per_token / (world_.size() * config_.ceiling_gflops * 1e9);
   window_seconds_ = 0.0;
   window_steps_ = 0;

@@ -32,8 +32,11 @@ struct StepReporterConfig {
   std::int64_t tokens_per_step = 0;             // all ranks
   double flops_per_token = 0.0;                 // training FLOPs, for MFU
   double ceiling_gflops = 0.0;                  // one rank's measured GEMM ceiling
+  bool mfu_shared_cores = false;                // ranks x threads exceed a node's cores: MFU shows as n/a
   std::string metrics_path;                     // "": no metrics file
   std::string tensorboard_dir;                  // "": no TensorBoard event files
+  std::string effective_config;                 // written to the metrics file as its run starts
+  std::string environment_json;                 // the environment report (run/environment_report.hpp)
   std::optional<std::int64_t> resumed_at;       // the step a resumed run continues from
   int ranks = 1, zero_stage = 0;                // the run's shape, recorded where it resumed
   std::int64_t global_batch = 0;

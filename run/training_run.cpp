@@ -7,6 +7,7 @@
 
 #include "tessera/core/warning.hpp"
 #include "tessera/run/run_batch_plan.hpp"
+#include "tessera/core/wrapped_line.hpp"
 #include "tessera/run/run_messages.hpp"
 #include "tessera/run/settings_agreement.hpp"
 #include "tessera/text/data/sample_loader.hpp"
@@ -268,8 +269,11 @@ RunEnd TrainingRun::run() {
   report.tokens_per_step = options_.batch.global_tokens();
   report.flops_per_token = options_.flops_per_token;
   report.ceiling_gflops = options_.ceiling_gflops;
+  report.mfu_shared_cores = options_.shared_cores;
   report.metrics_path = options_.metrics_path;
   report.tensorboard_dir = options_.tensorboard_dir;
+  report.effective_config = options_.run_config.effective_config();
+  report.environment_json = options_.run_config.environment_report();
   if (checkpointer_.resumed_from()) report.resumed_at = progress_.step;
   report.ranks = world_.size();
   report.zero_stage = zero_stage_number(engine_.config().stage);
@@ -291,7 +295,7 @@ void TrainingRun::finish_reporting(RunEnd end) {
   reporter_->saves(checkpointer_.take_committed_saves(), options_.checkpoint.mode == SaveMode::kAsync);
   const std::vector<std::string> plots = reporter_->finish();
   if (root && !plots.empty()) {
-    std::printf("metrics: %s; plots: %s, %s\n", options_.metrics_path.c_str(), plots[0].c_str(), plots[1].c_str());
+    std::printf("%s", wrapped_line("metrics:", {options_.metrics_path, "plots: " + plots[0], plots[1]}).c_str());
   }
   if (end == RunEnd::kStopped) return;
   Device& device = engine_.device();

@@ -22,7 +22,7 @@
 //    batch, reads the samples an uninterrupted run would have read.
 //  * Checkpoints (checkpointing/training_checkpointer.hpp): resumed at construction; saved every
 //    checkpoint.save_every steps, after the last step, and at the next step boundary after
-//    SIGTERM/SIGUSR1 on any rank, after which the run stops (RunEnd::kStopped). A state is saved as
+//    SIGTERM/SIGUSR1/SIGINT (Ctrl-C) on any rank, after which the run stops (RunEnd::kStopped). A state is saved as
 //    healthy when its step was taken with a finite loss inside the spike guard's band
 //    (training/step_health.hpp; the guard's defaults when it is off); a save whose next step shows a
 //    loss that is not finite or out of band gets the unhealthy mark. Retention keeps the newest
@@ -93,6 +93,9 @@ struct TrainingRunOptions {
   std::string tensorboard_dir;                     // run.tensorboard_dir: TensorBoard event files; "": none
   double flops_per_token = 0.0;                    // training FLOPs per token, for MFU
   double ceiling_gflops = 0.0;                     // one rank's measured GEMM ceiling, for MFU
+  // The ranks on a node times their threads are more than its cores: each rank has less than the
+  // ceiling measured alone, and the progress shows "MFU n/a" (the metrics file keeps the figure).
+  bool shared_cores = false;
   std::string memory_profile;                      // directory for the per-rank memory timeline; "": off
   // Called on every rank after every step that counts (not one undone by a reload), with the steps
   // completed and the step's result: a program's own logging.

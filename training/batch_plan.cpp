@@ -151,11 +151,16 @@ std::int64_t sequences_in_tokens(std::int64_t global_tokens, std::int64_t seq_le
                               "; nearest valid: " + nearest_multiples(global_tokens, seq_len, names));
 }
 
-std::string BatchPlan::describe() const {
+std::string BatchPlan::sequences_text() const {
   return "global batch " + str(global) + " sequences = micro " + str(micro) + " x ranks " + str(ranks) +
-         " x accumulation " + str(accumulation) + " (" + str(global_tokens()) + " tokens per step at seq_len " +
-         str(seq_len) + ")";
+         " x accumulation " + str(accumulation);
 }
+
+std::string BatchPlan::tokens_text() const {
+  return str(global_tokens()) + " tokens per step at seq_len " + str(seq_len);
+}
+
+std::string BatchPlan::describe() const { return sequences_text() + " (" + tokens_text() + ")"; }
 
 BatchPlan plan_batch(const BatchRequest& request) {
   if (request.global_tokens) {

@@ -59,8 +59,10 @@ struct BatchPlan {
   std::int64_t global_tokens() const { return global * seq_len; }  // tokens per optimizer step
   std::int64_t micro_tokens() const { return micro * seq_len; }    // tokens per rank per micro-step
   // "global batch 512 sequences = micro 4 x ranks 8 x accumulation 16
-  //  (524288 tokens per step at seq_len 1024)"  (one line)
+  //  (524288 tokens per step at seq_len 1024)"  (one line): sequences_text() (tokens_text())
   std::string describe() const;
+  std::string sequences_text() const;  // "global batch 512 sequences = micro 4 x ranks 8 x accumulation 16"
+  std::string tokens_text() const;     // "524288 tokens per step at seq_len 1024"
 };
 
 // Derives the missing values:

@@ -163,6 +163,13 @@ std::string resume_label(const ResumeRecord& r) {
   return label;
 }
 
+void MetricsLog::append_config(std::int64_t step, const std::string& effective_config,
+                               const std::string& environment_json) {
+  Json j = {{"kind", "config"}, {"step", step}, {"effective_config", effective_config}};
+  if (!environment_json.empty()) j["environment"] = Json::parse(environment_json, nullptr, false);
+  write_line(j.dump());
+}
+
 MetricsSeries read_metrics_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read the metrics file " + path);

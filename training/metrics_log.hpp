@@ -74,6 +74,9 @@ class MetricsLog {
   void append(const TrainRecord& record);
   void append(const ValidationRecord& record);
   void append(const ResumeRecord& record);
+  // The settings of a run starting (or resuming) at `step`: {"kind": "config", "step": step,
+  // "effective_config": text, "environment": report} (the report: a JSON object, "" for none).
+  void append_config(std::int64_t step, const std::string& effective_config, const std::string& environment_json);
   // The run went back to step `step` (a checkpoint reloaded): rewrites the file as for a resume, but
   // keeps the validation of `step` (the run does not measure it again).
   void rewind(std::int64_t step);

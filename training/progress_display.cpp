@@ -65,7 +65,16 @@ void ProgressDisplay::log_step(const ProgressFigures& figures) {
 void ProgressDisplay::line(const std::string& text) {
   switch (style_) {
     case ProgressStyle::kLive: above(text, out_); break;
-    case ProgressStyle::kPlain: out_.post(iso8601_local(std::chrono::system_clock::now()) + " " + text); break;
+    case ProgressStyle::kPlain: {
+      const std::string stamp = iso8601_local(std::chrono::system_clock::now());  // 2024-05-01T12:34:56+02:00
+      std::lock_guard lock(mutex_);
+      if (stamp.compare(0, 10, date_) != 0) {
+        date_ = stamp.substr(0, 10);
+        out_.post("date " + date_ + " (the times below are local, UTC" + stamp.substr(19) + ")");
+      }
+      out_.post(stamp.substr(11, 8) + " " + text);
+      break;
+    }
     case ProgressStyle::kQuiet: break;
   }
 }

@@ -4,7 +4,9 @@
 //    validation and checkpoint lines, and the warnings of warn() (core/warning.hpp), printed as
 //    whole lines above it.
 //  * kPlain (a Slurm log, a pipe): no live line; one line per logged step and per event, each
-//    with an ISO-8601 local time stamp in front.
+//    with the local time of day in front ("12:34:56 "), and a line naming the date and the UTC
+//    offset before the first line and whenever the date changes:
+//      date 2024-05-01 (the times below are local, UTC+02:00)
 //  * kQuiet (the other ranks): nothing of its own.
 // Lines are written by LogWriter threads (training/log_writer.hpp), so a stalled stdout or stderr
 // never stalls training. While it lives, warn() and print_rank_notice() lines go through it (to
@@ -56,6 +58,7 @@ class ProgressDisplay {
   std::chrono::milliseconds redraw_interval_;
   std::mutex mutex_;
   std::string live_;  // the live line on the terminal now ("" when none)
+  std::string date_;  // kPlain: the date of the last line (YYYY-MM-DD)
   std::chrono::steady_clock::time_point last_draw_;
   std::unique_ptr<ScopedRankLineSink> sink_;  // last: removed before the writers go
 };

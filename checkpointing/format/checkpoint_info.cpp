@@ -6,6 +6,7 @@
 
 #include "tessera/checkpointing/format/checkpoint_meta.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tessera/checkpointing/format/environment_report.hpp"
 #include "tessera/checkpointing/format/health_mark.hpp"
 #include "tessera/checkpointing/format/meta_digests.hpp"
 #include "tessera/checkpointing/load/checkpoint_loader.hpp"
@@ -77,6 +78,13 @@ std::string describe_checkpoint(const fs::path& path) {
   if (!meta.config.effective_config().empty()) {
     out << "configuration  the options of the run that saved it:\n";
     std::istringstream lines(meta.config.effective_config());
+    for (std::string line; std::getline(lines, line);) out << "  " << line << "\n";
+  }
+  if (meta.config.environment_report().empty()) {
+    out << "environment    not recorded (saved before checkpoints recorded it)\n";
+  } else {
+    out << "environment    where the run that saved it ran:\n";
+    std::istringstream lines(environment_report_text_of_json(meta.config.environment_report()));
     for (std::string line; std::getline(lines, line);) out << "  " << line << "\n";
   }
   return out.str();

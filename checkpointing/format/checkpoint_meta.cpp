@@ -289,6 +289,9 @@ void write_meta_file(const std::string& path, const CheckpointMeta& meta) {
     if (!meta.config.effective_config().empty()) {
       w.attribute(config.get(), "config.", "effective", meta.config.effective_config());
     }
+    if (!meta.config.environment_report().empty()) {
+      w.attribute(config.get(), "config.", "environment", meta.config.environment_report());
+    }
     if (meta.loss_scaler) {
       H5Id scaler = detail::create_group(f, "loss_scaler", path);
       w.attribute(scaler.get(), "loss_scaler.", "scale", static_cast<double>(meta.loss_scaler->scale));
@@ -396,6 +399,9 @@ CheckpointMeta read_meta_file(const std::string& path) {
   }
   if (detail::has_attribute(config.get(), "effective")) {
     meta.config.set_effective_config(r.text(config.get(), "config.", "effective", path + ":/config"));
+  }
+  if (detail::has_attribute(config.get(), "environment")) {
+    meta.config.set_environment_report(r.text(config.get(), "config.", "environment", path + ":/config"));
   }
   if (detail::link_exists(f, "loss_scaler")) {
     H5Id scaler = detail::open_group(f, "loss_scaler", path);

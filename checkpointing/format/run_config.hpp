@@ -5,7 +5,8 @@
 //    when resuming (a differing vocab or layer count refuses the checkpoint, naming the field);
 //    `run` fields (batch plan, LR schedule, data) are recorded and shown by `tessera_ckpt info` only;
 //    beside them, the program's effective configuration as text (every option's final value and
-//    where it came from: train_gpt's is an INI file that --config reads back), shown by info.
+//    where it came from: train_gpt's is an INI file that --config reads back), shown by info, and
+//    the environment report (versions, build options, CPU, GPUs), also shown by info.
 // The engine's own settings (ZeRO stage, precision, world size, AdamW, clip, loss scaler) are
 // stored by the checkpoint code itself.
 #pragma once
@@ -16,6 +17,8 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "tessera/core/number_text.hpp"
 
 namespace tessera {
 
@@ -44,21 +47,26 @@ class RunConfig {
   // The program's effective configuration, as text; "" when none was recorded.
   void set_effective_config(std::string text) { effective_config_ = std::move(text); }
   const std::string& effective_config() const { return effective_config_; }
+  // The environment the run saved it in (versions, build options, CPU, GPUs), as the JSON text of
+  // run/environment_report.hpp; "" when none was recorded (a checkpoint older than the report).
+  void set_environment_report(std::string json) { environment_report_ = std::move(json); }
+  const std::string& environment_report() const { return environment_report_; }
 
-  // Integers exactly, floating values with 9 significant digits (f32 round-trips).
+  // Integers exactly, floating values in the shortest text that reads back as the same value of
+  // their own type (a float 0.001f as "0.001").
   template <typename T>
   static std::string format_value(T value) {
     if constexpr (std::is_integral_v<T>) {
       return std::to_string(value);
     } else {
-      return format_double(static_cast<double>(value));
+      return shortest_number_text(value);
     }
   }
-  static std::string format_double(double value);
 
  private:
   std::map<std::string, std::string> model_, run_;
   std::string effective_config_;
+  std::string environment_report_;
 };
 
 }  // namespace tessera

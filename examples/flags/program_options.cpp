@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <typeinfo>
 
+#include "tessera/core/build_info.hpp"
+#include "tessera/core/nearest_name.hpp"
 #include "tessera/core/parse_number.hpp"
 
 namespace tessera {
@@ -143,34 +145,11 @@ std::string takes(const po::option_description& d, const std::string& spelled, c
   return text;
 }
 
-// Edit distance, for the nearest option name to an unknown key.
-std::size_t distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-std::string nearest_name(const po::options_description& all, const std::string& key) {
-  std::string best;
-  if (key.size() > 64) return best;  // no option name is near a key this long
-  std::size_t best_distance = std::max<std::size_t>(2, key.size() / 3) + 1;
-  for (const auto& d : all.options()) {
-    const std::size_t dist = distance(key, d->long_name());
-    if (dist < best_distance) {
-      best_distance = dist;
-      best = d->long_name();
-    }
-  }
-  return best;
+// The option nearest to a mistyped name (core/nearest_name.hpp), among the long names.
+std::string nearest_option(const po::options_description& all, const std::string& name) {
+  std::vector<std::string> names;
+  for (const auto& d : all.options()) names.push_back(d->long_name());
+  return nearest_name(names, name);
 }
 
 // Values refused by the type: unsigned options do not take negative numbers (which Boost's
@@ -244,6 +223,7 @@ ProgramOptions::ProgramOptions(std::string program, std::string usage)
   // clang-format off
   visible_.add_options()
       ("help,h", "print this help and exit")
+      ("version", "print the version and the git revision it was built from, and exit")
       ("config", po::value<std::string>()->value_name("FILE"),
        "read options from an INI file: `key = value` lines, keys are the long option names (a [section] "
        "only groups them); options on the command line win");
@@ -266,6 +246,12 @@ std::string ProgramOptions::help() const {
   return out.str();
 }
 
+std::string ProgramOptions::version_text() const {
+  const BuildInfo& b = build_info();
+  return version_line(program_) + "\nbuilt " + b.build_type + " with " + b.compiler + (b.cuda ? ", CUDA " + b.cuda_toolkit : ", without CUDA") +
+         "\n";
+}
+
 bool ProgramOptions::given(const std::string& name) const {
   const auto it = values_.find(name);
   return it != values_.end() && !it->second.defaulted();
@@ -274,7 +260,9 @@ bool ProgramOptions::given(const std::string& name) const {
 bool ProgramOptions::parse(int argc, const char* const* argv, bool print_help) {
   po::parsed_options command_line(&all_);
   try {
-    command_line = po::command_line_parser(argc, argv).options(all_).positional(positional_).run();
+    // No prefix guessing: `--ste 10` is refused (with a did-you-mean), not taken as --steps.
+    const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    command_line = po::command_line_parser(argc, argv).options(all_).positional(positional_).style(style).run();
     for (const po::option& o : command_line.options) {
       const std::string flag = "--" + o.string_key;
       if (const po::option_description* d = all_.find_nothrow(o.string_key, false)) {
@@ -290,12 +278,19 @@ bool ProgramOptions::parse(int argc, const char* const* argv, bool print_help) {
     if (d != nullptr && dynamic_cast<const po::invalid_option_value*>(&e) != nullptr) {
       message += "; " + takes(*d, "--" + name, " ");
     }
+    if (dynamic_cast<const po::unknown_option*>(&e) != nullptr) {
+      if (const std::string near = nearest_option(all_, name); !near.empty()) message += "; did you mean --" + near + "?";
+    }
     throw std::invalid_argument(message + " (see " + program_ + " --help)");
   } catch (const po::error& e) {
     throw std::invalid_argument(std::string(e.what()) + " (see " + program_ + " --help)");
   }
   if (values_.count("help") != 0) {
     if (print_help) std::cout << help() << std::flush;
+    return false;
+  }
+  if (values_.count("version") != 0) {
+    if (print_help) std::cout << version_text() << std::flush;
     return false;
   }
   if (values_.count("config") != 0) read_config_file(values_["config"].as<std::string>());
@@ -329,7 +324,7 @@ void ProgramOptions::read_config_file(const std::string& path) {
       d = all_.find_nothrow(name, false);
     }
     if (d == nullptr) {
-      const std::string near = nearest_name(all_, name);
+      const std::string near = nearest_option(all_, name);
       throw std::invalid_argument(where + "unknown key " + quote_excerpt(l.key) +
                                   (l.section.empty() ? "" : " (in section [" + l.section + "])") + "; " +
                                   (near.empty() ? "" : "did you mean '" + near + "'? ") +
@@ -337,7 +332,7 @@ void ProgramOptions::read_config_file(const std::string& path) {
                                   "names of " +
                                   program_ + " --help");
     }
-    if (name == "config" || name == "help") {
+    if (name == "config" || name == "help" || name == "version") {
       throw std::invalid_argument(where + name + " can only be given on the command line");
     }
     if (const auto first = first_line.find(name); first != first_line.end()) {
@@ -376,7 +371,7 @@ std::vector<OptionSetting> ProgramOptions::settings() const {
   std::vector<OptionSetting> out;
   for (const auto& d : all_.options()) {
     const std::string& name = d->long_name();
-    if (name == "help" || name == "config") continue;
+    if (name == "help" || name == "config" || name == "version") continue;
     OptionSetting s;
     s.name = name;
     const auto it = values_.find(name);

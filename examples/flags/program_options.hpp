@@ -9,18 +9,20 @@
 //    (locate_errors) get the file and line of the options they name;
 //  * where each value came from (default, file and line, command line) and the effective
 //    configuration as an INI text that --config reads back;
-//  * --help and --config for every program, and defaults printed as written (0.1, not
+//  * no prefix guessing (`--ste` is not --steps), and a did-you-mean for a mistyped flag or key;
+//  * --help, --version and --config for every program, and defaults printed as written (0.1, not
 //    0.10000000000000001; value_with_default).
 // Values in a file are taken as written (no quotes; '#' starts a comment); an option that takes
 // several values (train_gpt's data) takes them separated by spaces.
 #pragma once
 
 #include <boost/program_options.hpp>
-#include <charconv>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "tessera/core/number_text.hpp"
 
 namespace tessera {
 
@@ -34,9 +36,7 @@ std::string option_value_text(const T& value) {
   if constexpr (std::is_same_v<T, bool>) {
     return value ? "true" : "false";
   } else if constexpr (std::is_floating_point_v<T>) {
-    char text[64];
-    const auto result = std::to_chars(text, text + sizeof text, value);
-    return std::string(text, result.ptr);
+    return shortest_number_text(value);
   } else if constexpr (std::is_same_v<T, std::string>) {
     return value;
   } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
@@ -98,8 +98,8 @@ class ProgramOptions {
   void set_positional(const po::positional_options_description& positional);
 
   // Parses argv, then the --config file for the options the command line did not set, and stores
-  // the values in the bound targets. Returns false when --help was asked for (printed on stdout
-  // when print_help). Throws std::invalid_argument naming the option — and the file and line for
+  // the values in the bound targets. Returns false when --help or --version was asked for (printed
+  // on stdout when print_help). Throws std::invalid_argument naming the option — and the file and line for
   // a config file — and what it accepts.
   bool parse(int argc, const char* const* argv, bool print_help = true);
 
@@ -110,6 +110,8 @@ class ProgramOptions {
   std::vector<OptionSetting> settings() const;
   std::string effective_config() const { return effective_config_text(program_, settings()); }
   std::string help() const;
+  // What --version prints: version_line (core/build_info.hpp) and how the build was made.
+  std::string version_text() const;
   // Runs `body`, locating its errors in the config file (locate_config_errors).
   template <class Body>
   decltype(auto) locate_errors(Body&& body) const {

@@ -6,10 +6,12 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "flags/device_flag.hpp"
 #include "flags/program_path.hpp"
+#include "flags/program_environment.hpp"
 #include "flags/train_gpt_flags.hpp"
 #include "run_settings.hpp"
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
@@ -17,6 +19,7 @@
 #include "tessera/comm/device_communicator.hpp"
 #include "tessera/comm/host_collectives.hpp"
 #include "tessera/core/random.hpp"
+#include "tessera/core/wrapped_line.hpp"
 #include "tessera/model/modules/gpt.hpp"
 #include "tessera/model/modules/gpt_flops.hpp"
 #include "tessera/model/modules/gpt_sampling.hpp"
@@ -118,7 +121,8 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   const std::unique_ptr<Device> device = open_device_on_every_rank(o.device, dist, "train_gpt");
   if (!device) return 2;
   const std::string effective_config = effective_config_text("train_gpt", o.settings);
-  if (root) std::printf("%s%s\n", effective_config.c_str(), device_line(o.device, *device).c_str());
+  if (root && (o.print_config || o.verbose)) std::printf("%s", effective_config.c_str());
+  if (root) std::printf("%s\n", device_line(o.device, *device).c_str());
 
   BatchRequest request;
   request.global = o.global_batch;
@@ -177,39 +181,62 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   run.batch_change = batch.global_changed ? BatchChange::kAllow : BatchChange::kKeep;
   run.flops_per_token = gpt_training_flops_per_token(config, o.seq_len);
   run.ceiling_gflops = ceiling.gflops;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  run.shared_cores = device->kind() == DeviceKind::kCpu && local_ranks * cpu_threads() > cores;
   add_gpt_config(run.run_config, config);
   add_tokenizer(run.run_config, tokenizer_spec);  // run.tokenizer_vocab: the rows an export keeps
   run.run_config.set_effective_config(effective_config);
+  run.run_config.set_environment_report(environment_report_json(program_environment_report()));
   if (val_loader) {
     run.validation = [&](Trainer& trainer) { return validation_loss(trainer, *val_loader, val_set); };
   }
   run.progress = progress_style(o.progress, dist.rank_info());
+  const bool run_shared_cores = run.shared_cores;
   TrainingRun training(engine, world, std::move(run), [&](std::int64_t first, std::int64_t count) {
     return load_batch(*device, train_loader, first, count);
   });
 
   if (root) {
-    std::printf("train_gpt: GPT %s, %lld parameters, %d rank(s) x %s, BLAS core %s\n", config.to_string().c_str(),
-                static_cast<long long>(model.parameter_count()), world.size(), device->name().c_str(),
-                blas_core_name().c_str());
-    std::printf("sharding: %s; activation checkpointing: %s (%zu modules)\n", engine.config().to_string().c_str(),
-                o.activation_checkpointing.c_str(), wrapped.size());
+    // Every line within kConsoleLineWidth characters: wider ones wrap between their parts.
+    const auto print = [](const std::string& label, const std::vector<std::string>& parts, char separator = ',') {
+      std::printf("%s", wrapped_line(label, parts, kConsoleLineWidth, separator).c_str());
+    };
+    print("train_gpt:", {"GPT " + config.to_string() + ", " + std::to_string(model.parameter_count()) + " parameters",
+                         std::to_string(world.size()) + " rank(s) x " + device->name() + ", BLAS core " +
+                             blas_core_name()});
+    print("sharding:",
+          {engine.config().to_string(),
+           "activation checkpointing: " + o.activation_checkpointing + " (" + std::to_string(wrapped.size()) + " modules)"},
+          ';');
     if (const NvmeStore* store = engine.nvme_store()) {
       std::printf("offload: %s, %s per rank\n", store->describe().c_str(), format_bytes(store->file_bytes()).c_str());
     }
-    std::printf("data: %s (%lld tokens, %lld windows of %lld)%s\n", train_data.describe().c_str(),
-                static_cast<long long>(train_data.num_tokens()),
-                static_cast<long long>(train_loader.windows_per_epoch()), static_cast<long long>(o.seq_len),
-                val_data ? (", validation: " + val_path).c_str() : "");
-    std::printf("tokenizer: %s%s\n", tokenizer_spec.describe().c_str(),
-                data_format != DataFormat::kDetect || train_data.tokenizer() || !o.tokenizer.empty()
-                    ? ""
-                    : " (the data records no tokenizer: read as llm.c GPT-2 tokens; for files of an older "
-                      "tessera_prepare pass --tokenizer bytes or re-run it)");
-    std::printf("batch: %s\n", plan.describe().c_str());
-    if (!batch.line.empty()) std::printf("%s\n", batch.line.c_str());
-    std::printf("GEMM ceiling: %.1f GFLOP/s per rank (f32 1024^3); MFU below is training FLOP/s over ranks x it\n",
+    std::vector<std::string> data_parts{train_data.describe() + " (" + std::to_string(train_data.num_tokens()) +
+                                        " tokens, " + std::to_string(train_loader.windows_per_epoch()) +
+                                        " windows of " + std::to_string(o.seq_len) + ")"};
+    if (val_data) data_parts.push_back("validation: " + val_path);
+    print("data:", data_parts);
+    std::vector<std::string> tokenizer_parts{tokenizer_spec.describe()};
+    if (data_format == DataFormat::kDetect && !train_data.tokenizer() && o.tokenizer.empty()) {
+      tokenizer_parts.push_back("the data records no tokenizer: read as llm.c GPT-2 tokens");
+      tokenizer_parts.push_back("for files of an older tessera_prepare pass --tokenizer bytes or re-run it");
+    }
+    print("tokenizer:", tokenizer_parts, ';');
+    print("batch:", {plan.sequences_text(), plan.tokens_text()});
+    if (!batch.line.empty()) {  // "resume: what the global batch did", wrapped between its comma-separated parts
+      const std::size_t colon = batch.line.find(": ");
+      std::vector<std::string> parts;
+      std::string rest = batch.line.substr(colon + 2);
+      for (std::size_t at; (at = rest.find(", ")) != std::string::npos; rest.erase(0, at + 2)) parts.push_back(rest.substr(0, at));
+      parts.push_back(rest);
+      print(batch.line.substr(0, colon + 1), parts);
+    }
+    std::printf("GEMM ceiling: %.1f GFLOP/s per rank (f32 1024^3); MFU: training FLOP/s over ranks x it\n",
                 ceiling.gflops);
+    if (run_shared_cores) {
+      std::printf("MFU n/a: %d rank(s) x %d thread(s) on %d cores share them, so no rank has the ceiling\n",
+                  local_ranks, cpu_threads(), cores);
+    }
     if (training.resumed_from()) {
       std::printf("resumed from %s at step %lld\n", training.resumed_from()->c_str(),
                   static_cast<long long>(training.progress().step));

@@ -9,6 +9,7 @@
 #include "flags/train_gpt_flags.hpp"
 #include "tessera/checkpointing/save/shard_file_writer.hpp"
 #include "tessera/comm/host_collectives.hpp"
+#include "tessera/core/wrapped_line.hpp"
 #include "tessera/planning/preflight.hpp"
 
 namespace tessera {
@@ -63,7 +64,9 @@ bool memory_fits(const PlanConfig& config, Device& device, int local_ranks, Comm
   const std::vector<int> fits = all_gather_values(world, check.fits ? 1 : 0);
   const auto first_failing = std::find(fits.begin(), fits.end(), 0);
   if (first_failing == fits.end()) {
-    if (world.rank() == 0) std::printf("memory check: %s\n", check.summary().c_str());
+    if (world.rank() == 0) {
+      std::printf("%s", wrapped_line("memory check:", {check.predicted_text(), check.available_text()}).c_str());
+    }
     return true;
   }
   if (world.rank() == static_cast<int>(first_failing - fits.begin())) {

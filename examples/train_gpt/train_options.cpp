@@ -9,6 +9,7 @@
 
 #include "checkpoint_flags.hpp"
 #include "flags/device_flag.hpp"
+#include "tessera/core/number_text.hpp"
 #include "tessera/checkpointing/save/shard_file_writer.hpp"
 #include "tessera/model/recompute/recompute_policy.hpp"
 #include "tessera/text/data/data_format.hpp"
@@ -79,7 +80,7 @@ TrainOptions validate(TrainOptions o, const po::variables_map& vm) {
   require_positive(o.steps, "steps");
   require_positive(o.log_every, "log-every");
   if (o.vocab < 0) throw std::invalid_argument("--vocab must be >= 0 (0 picks the tokenizer's)");
-  if (o.lr <= 0) throw std::invalid_argument("--lr must be positive, got " + std::to_string(o.lr));
+  if (o.lr <= 0) throw std::invalid_argument("--lr must be positive, got " + shortest_number_text(o.lr));
   if (o.warmup < 0) throw std::invalid_argument("--warmup must be >= 0");
   validate_training_numbers(o);
   check_checkpoint_flags(o);
@@ -198,7 +199,7 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
        ("run directory for step_NNNNNNN/ checkpoints and `latest`; needed by --save-every, --resume auto and runs "
         "of more than " + std::to_string(kLongRunSteps) + " steps (see --allow-no-checkpoint-dir)").c_str())
       ("save-every", value_with_default(&o.save_every),
-       "save after every N steps (0: only on SIGTERM/SIGUSR1, which save at the next step and stop)")
+       "save after every N steps (0: only on SIGTERM/SIGUSR1/Ctrl-C, which save at the next step and stop)")
       ("keep-last", value_with_default(&o.keep_last), "keep the newest K checkpoints (0: all)")
       ("async-checkpoint", po::bool_switch(&o.async_checkpoint),
        "copy the shards to host buffers and write them in the background while training goes on")
@@ -231,6 +232,12 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("memory-profile", po::value(&o.memory_profile),
        "write each rank's memory by category at every phase of every step to DIR (CSV) with an SVG chart of "
        "the second step, and warn when memory grows between steps")
+      ("print-config", po::bool_switch(&o.print_config),
+       "print the effective configuration (every option, its value and where it came from, as an INI file "
+       "--config reads back) before training; checkpoints and the --metrics file record it either way")
+      ("verbose,v", po::bool_switch(&o.verbose), "print more at start: the effective configuration")
+      ("env", po::bool_switch(&o.env),
+       "print the environment report (versions, build options, CPU, GPUs: as tessera_env) and exit")
       ("no-memory-check", po::bool_switch(&o.no_memory_check),
        "start without the pre-flight check that the predicted peak memory fits")
       ("metrics", po::value(&o.metrics)->value_name("FILE"),

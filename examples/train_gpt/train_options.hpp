@@ -54,6 +54,9 @@ struct TrainOptions {
   double temperature = 0.8;
   std::string memory_profile;    // directory for the per-rank memory timeline; empty: off
   bool no_memory_check = false;  // skip the pre-flight memory check
+  bool print_config = false;     // --print-config / --verbose: print the effective configuration at start
+  bool verbose = false;          // -v / --verbose: print more at start (the effective configuration)
+  bool env = false;              // --env: print the environment report and exit
   std::string metrics;           // JSON-lines metrics file (training/metrics_log.hpp); empty: none
   std::string tensorboard;       // TensorBoard event files' directory (training/tensorboard_writer.hpp); empty: none
   // divergence (training/skipped_steps.hpp, training/spike_detector.hpp)

@@ -16,6 +16,11 @@ std::string blas_core_name() {
   return name != nullptr ? name : "";
 }
 
+std::string blas_config() {
+  const char* config = openblas_get_config();
+  return config != nullptr ? config : "";
+}
+
 std::string better_blas_core() {
   if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return "";  // the user's choice stands
   const std::string core = blas_core_name();

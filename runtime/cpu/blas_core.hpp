@@ -10,6 +10,10 @@ namespace tessera {
 // openblas_get_corename(), e.g. "SkylakeX", "Haswell", "Prescott".
 std::string blas_core_name();
 
+// openblas_get_config(): its version and build options, e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY
+// SkylakeX MAX_THREADS=64".
+std::string blas_config();
+
 // The OPENBLAS_CORETYPE this CPU can run faster with, when OpenBLAS picked a generic core and the
 // user did not choose one: "SkylakeX" (AVX-512), "Haswell" (AVX2), or "" when nothing is better.
 std::string better_blas_core();

@@ -312,10 +312,10 @@ TEST_F(TrainingCheckpointerJob, CorruptCheckpointRefusesToResume) {
   EXPECT_FALSE(fs::exists(dir / step_dir_name(7)));
 }
 
-// "step     3/4 | loss 5.7350" lines of a train_gpt log: step -> loss text.
+// "step     3/4  loss 5.7350" lines of a train_gpt log: step -> loss text.
 std::map<int, std::string> logged_losses(const std::string& output) {
   std::map<int, std::string> losses;
-  const std::regex line(R"(step +([0-9]+)/[0-9]+ \| loss ([0-9.]+))");
+  const std::regex line(R"(step +([0-9]+)/[0-9]+  loss ([0-9.]+))");
   for (auto it = std::sregex_iterator(output.begin(), output.end(), line); it != std::sregex_iterator(); ++it) {
     losses[std::stoi((*it)[1])] = (*it)[2];
   }

@@ -142,7 +142,7 @@ TEST_F(SlurmExample, TwoRanksTrainSaveOnUsr1RequeueAndResume) {
   std::smatch first;
   ASSERT_TRUE(std::regex_search(after, first, std::regex(R"(step +([0-9]+)/)" + std::to_string(kSteps)))) << after;
   EXPECT_GT(std::stoll(first[1]), step) << after;
-  EXPECT_NE(after.find("step  " + std::to_string(kSteps) + "/" + std::to_string(kSteps) + " | loss"), std::string::npos)
+  EXPECT_NE(after.find("step  " + std::to_string(kSteps) + "/" + std::to_string(kSteps) + "  loss"), std::string::npos)
       << after;
   EXPECT_EQ(after.find("stop signal"), std::string::npos) << after;
 }

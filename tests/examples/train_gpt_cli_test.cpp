@@ -2,7 +2,8 @@
 // the option and what to change; a short run on one process and a ZeRO-3 run on two ranks log the
 // same losses for the same global batch; the pre-flight memory check stops, before allocating, a
 // run that cannot fit (under a process memory limit, and a micro-batch no machine holds), with the
-// prediction by category and the advisor's suggestion.
+// prediction by category and the advisor's suggestion; every line a run prints is under 100
+// characters.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -11,11 +12,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "tessera/core/random.hpp"
+#include "tessera/core/wrapped_line.hpp"
 #include "tessera/text/data/token_file.hpp"
+#include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
 
 namespace tessera {
@@ -56,7 +60,7 @@ class TrainGptCli : public ::testing::Test {
 
 std::vector<std::string> losses(const std::string& log) {
   std::vector<std::string> out;
-  const std::regex line(R"(loss ([0-9.]+) \|)");
+  const std::regex line(R"(step +[0-9]+/[0-9]+  loss ([0-9.]+)  )");
   for (auto it = std::sregex_iterator(log.begin(), log.end(), line); it != std::sregex_iterator(); ++it) {
     out.push_back((*it)[1]);
   }
@@ -132,6 +136,32 @@ TEST_F(TrainGptCli, MemoryCheckReportsWhatFitsAndCanBeSkipped) {
   const CommandResult skipped = run_command(train_gpt_ + tiny() + " --steps 1 --micro-batch 2 --no-memory-check");
   ASSERT_EQ(skipped.exit_code, 0) << skipped.output;
   EXPECT_EQ(skipped.output.find("memory check"), std::string::npos) << skipped.output;
+}
+
+TEST_F(TrainGptCli, EveryLineOfARunIsUnderOneHundredCharacters) {
+  // Everything a run prints but the generated sample (model output, not formatted text): the start-up
+  // lines with the memory check, validation, the tokenizer note of a file that records none, a
+  // checkpoint, the metrics file, the memory table. Wide lines wrap between their parts. The paths
+  // are short ("/tmp/tessera_w_XXXXXX/c"): a line holding a path is as wide as the path makes it.
+  const testing::ScratchDir dir("w");
+  std::string flags = tiny();
+  flags.replace(flags.find("--eval-every 0"), 14, "--eval-every 2");
+  flags += " --steps 4 --eval-batches 1 --val-data " + data_ +
+                            " --checkpoint-dir " + (dir / "c").string() + " --metrics " + (dir / "m.jsonl").string();
+  const CommandResult r = run_command(train_gpt_ + flags);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream lines(r.output);
+  int count = 0;
+  for (std::string line; std::getline(lines, line); ++count) {
+    EXPECT_LE(line.size(), kConsoleLineWidth) << "line " << count + 1 << " is wider:\n" << line;
+  }
+  EXPECT_GE(count, 20) << r.output;
+  for (const char* part : {"memory check: predicted peak", " available (", "train_gpt: GPT L=2 C=32", "BLAS core ",
+                           "validation: ", "the data records no tokenizer", "tokens per step at seq_len 16",
+                           "step     4/4  loss", "step     4 | val loss", "checkpoint: saved step 4", "metrics: ",
+                           "memory of rank 0:"}) {
+    EXPECT_NE(r.output.find(part), std::string::npos) << "missing '" << part << "' in\n" << r.output;
+  }
 }
 
 }  // namespace

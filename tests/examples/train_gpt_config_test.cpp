@@ -45,7 +45,7 @@ TEST_F(TrainGptConfig, FileValuesUnlessTheCommandLineSetsThem) {
   const std::string ini = write_ini("# tiny run\n[model]\nlayers = 3\n[train]\nlr = 0.002\nsteps = 9\n");
   std::string flags = tiny_run(data_);
   flags.erase(flags.find(" --layers 2"), 11);  // the file sets it
-  const auto r = run_bounded(train_gpt_ + flags + " --config " + ini + " --steps 2", 60);
+  const auto r = run_bounded(train_gpt_ + flags + " --config " + ini + " --steps 2 --print-config", 60);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("GPT L=3 C=32"), std::string::npos) << "layers from the file\n" << r.output;
   EXPECT_NE(r.output.find("step     2/2"), std::string::npos) << "--steps 2 wins over steps = 9\n" << r.output;
@@ -55,6 +55,9 @@ TEST_F(TrainGptConfig, FileValuesUnlessTheCommandLineSetsThem) {
                                                           "warmup = 20 +# default", "dim = 32 +# command line"}) {
     EXPECT_TRUE(std::regex_search(r.output, std::regex(line))) << "no line matching '" << line << "' in\n" << r.output;
   }
+  const auto quiet = run_bounded(train_gpt_ + flags + " --config " + ini + " --steps 2", 60);
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.output;
+  EXPECT_EQ(quiet.output.find("# default"), std::string::npos) << "printed without --print-config\n" << quiet.output;
 }
 
 TEST_F(TrainGptConfig, BadKeysAndValuesNameFileAndLine) {

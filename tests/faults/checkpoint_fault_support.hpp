@@ -43,10 +43,10 @@ inline std::string tiny_train_gpt(const std::string& data, int steps) {
          std::to_string(steps);
 }
 
-// The step numbers of "step     3/8 | loss ..." lines.
+// The step numbers of "step     3/8  loss ..." lines.
 inline std::vector<int> logged_steps(const std::string& output) {
   std::vector<int> steps;
-  const std::regex line(R"(step +([0-9]+)/[0-9]+ \| loss)");
+  const std::regex line(R"(step +([0-9]+)/[0-9]+  loss)");
   for (auto it = std::sregex_iterator(output.begin(), output.end(), line); it != std::sregex_iterator(); ++it) {
     steps.push_back(std::stoi((*it)[1]));
   }

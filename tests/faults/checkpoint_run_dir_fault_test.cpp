@@ -64,9 +64,9 @@ TEST(CheckpointRunDir, FreshRunRefusesADirectoryWithCheckpoints) {
   EXPECT_EQ(fs::read_symlink(run / kLatestName), step_dir_name(2));
 }
 
-// The loss logged for step N ("step     N/8 | loss X").
+// The loss logged for step N ("step     N/8  loss X").
 double logged_loss(const std::string& output, int step) {
-  const std::regex line("step +" + std::to_string(step) + "/[0-9]+ \\| loss +([^ ]+)");
+  const std::regex line("step +" + std::to_string(step) + "/[0-9]+  loss +([^ ]+)");
   std::smatch m;
   return std::regex_search(output, m, line) ? std::stod(m[1]) : -1.0;
 }

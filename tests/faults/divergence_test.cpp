@@ -49,7 +49,7 @@ std::string write_spiked_data(const ScratchDir& dir, const std::vector<std::int6
 
 std::vector<std::string> logged_losses(const std::string& log) {
   std::vector<std::string> out;
-  const std::regex line(R"(step +[0-9]+/[0-9]+ \| loss ([-a-z0-9.]+) \|)");
+  const std::regex line(R"(step +[0-9]+/[0-9]+  loss ([-a-z0-9.]+)(?: \(skipped\))?  )");
   for (auto it = std::sregex_iterator(log.begin(), log.end(), line); it != std::sregex_iterator(); ++it) {
     out.push_back((*it)[1]);
   }

@@ -59,7 +59,7 @@ class LaunchMismatch : public ::testing::Test {
 
 TEST_F(LaunchMismatch, TorchrunVariablesWithoutMpirun) {
   expect_stopped("RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=2", "torchrun",
-                 {"rank 0/1 (host ", "torchrun started this process as rank 0 of 2 (RANK=0 WORLD_SIZE=2)",
+                 {"train_gpt: ", "torchrun started this process as rank 0 of 2 (RANK=0 WORLD_SIZE=2)",
                   "torchrun does not start MPI ranks", "mpirun -np 2 train_gpt", "TESSERA_ALLOW_SINGLETON=1"});
 }
 

@@ -79,7 +79,7 @@ bool wait_unlocked(const fs::path& file, std::chrono::seconds limit) {
 
 std::map<long, std::string> losses_by_step(const std::string& log) {
   std::map<long, std::string> out;
-  const std::regex line(R"(step\s+(\d+)/\d+ \| loss ([0-9.]+) \|)");
+  const std::regex line(R"(step\s+(\d+)/\d+  loss ([0-9.]+)  )");
   for (auto it = std::sregex_iterator(log.begin(), log.end(), line); it != std::sregex_iterator(); ++it) {
     out[std::stol((*it)[1])] = (*it)[2];
   }

@@ -89,6 +89,55 @@ TEST_F(ToolInput, EveryProgramNamesItsFlags) {
   }
 }
 
+TEST_F(ToolInput, UsageErrorsComeFirstWithADidYouMeanAndNoRank) {
+  for (const Refusal& r : std::vector<Refusal>{
+           {tiny(data_, 1) + " --stpes 3", "unrecognised option '--stpes'; did you mean --steps?"},
+           {tiny(data_, 1) + " --ste 3", "unrecognised option '--ste'"},  // no prefix guessing
+           {tiny(data_, 0), "train_gpt: --steps must be positive, got 0"},
+           {program("tessera_ckpt") + " infoo " + run_.string(), "unknown command 'infoo'; did you mean 'info'?"},
+           {program("tessera_eval") + " x --eval-batchs 2", "did you mean --eval-batches?"},
+           {program("tessera_prepare") + " --val-fraction 2", "--val-fraction 2 is outside [0, 1)"},
+       }) {
+    expect_refused(r);
+    const ChildResult result = run_child_job(r.command, kLimit);
+    EXPECT_FALSE(contains(result.output, "rank 0/1")) << r.command << "\n" << result.output;
+    EXPECT_FALSE(contains(result.output, "2.000000")) << r.command << "\n" << result.output;
+    // The error is the first thing printed (no configuration, device or data lines before it).
+    EXPECT_NE(result.output.rfind(r.message), std::string::npos);
+    EXPECT_TRUE(result.output.find(r.message) < result.output.find('\n')) << r.command << "\n" << result.output;
+  }
+}
+
+TEST_F(ToolInput, EveryProgramPrintsItsVersion) {
+  for (const std::string name :
+       {"train_gpt", "tessera_ckpt", "tessera_eval", "tessera_generate", "tessera_plan", "tessera_prepare",
+        "tessera_env"}) {
+    const ChildResult result = run_child_job(program(name) + " --version", kLimit);
+    EXPECT_EQ(result.exit_code, 0) << name << "\n" << result.output;
+    std::string pattern = "^";  // appended: GCC 12 warns falsely (-Wrestrict) on a chain of + here
+    pattern.append(name).append(R"( \(Tessera [0-9]+\.[0-9]+\.[0-9]+, git [^)]+\))");
+    EXPECT_TRUE(std::regex_search(result.output, std::regex(pattern))) << name << "\n" << result.output;
+  }
+}
+
+TEST_F(ToolInput, TheEnvironmentReportIsPrintedAndRecordedInCheckpoints) {
+  const ChildResult env = run_child_job(program("tessera_env"), kLimit);
+  ASSERT_EQ(env.exit_code, 0) << env.output;
+  for (const char* part : {"git revision", "build type", "compiler", "MPI ", "Open MPI", "HDF5", "Boost", "OpenBLAS",
+                           "OPENBLAS_CORETYPE", "GPUs seen", "avx2", "avx512f", "fma", "OpenMP threads",
+                           "CPU kernel level"}) {
+    EXPECT_TRUE(contains(env.output, part)) << part << "\n" << env.output;
+  }
+  const ChildResult same = run_child_job(tiny(data_, 1) + " --env", kLimit);
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_TRUE(contains(same.output, "OPENBLAS_CORETYPE")) << same.output;
+  EXPECT_FALSE(contains(same.output, "step ")) << "--env trained:\n" << same.output;
+  const ChildResult info = run_child_job(program("tessera_ckpt") + " info " + run_.string(), kLimit);
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_TRUE(contains(info.output, "environment    where the run that saved it ran:")) << info.output;
+  EXPECT_TRUE(contains(info.output, "HDF5")) << info.output;
+}
+
 TEST_F(ToolInput, InferenceToolsCheckWhatTheyAreAsked) {
   const std::string eval = program("tessera_eval") + " " + run_.string();
   const std::string generate = program("tessera_generate") + " " + run_.string() + " --length 2";

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/core/build_info.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace tessera {
@@ -66,6 +67,35 @@ std::string refusal(const std::vector<std::string>& args) {
     return e.what();
   }
   return "";
+}
+
+TEST(ProgramOptions, PrefixesOfAFlagAreNotGuessed) {
+  // Boost would take --lay as --layers (and --spike as --spike-guard): refused, with the flag meant.
+  const std::string lay = refusal({"--lay", "3"});
+  EXPECT_NE(lay.find("unrecognised option '--lay'"), std::string::npos) << lay;
+  EXPECT_NE(lay.find("did you mean --layers?"), std::string::npos) << lay;
+  EXPECT_NE(refusal({"--spike"}).find("unrecognised option '--spike'"), std::string::npos);
+  Program p;
+  EXPECT_TRUE(p.parse({"--layers", "3"}));
+  EXPECT_EQ(p.v.layers, 3);
+}
+
+TEST(ProgramOptions, AMistypedFlagGetsTheNearestName) {
+  const std::string typo = refusal({"--lyaers", "3"});
+  EXPECT_NE(typo.find("did you mean --layers?"), std::string::npos) << typo;
+  EXPECT_NE(typo.find("(see prog --help)"), std::string::npos) << typo;
+  const std::string far = refusal({"--frobnicate"});
+  EXPECT_EQ(far.find("did you mean"), std::string::npos) << far;
+}
+
+TEST(ProgramOptions, VersionNamesTheProgramTheVersionAndTheRevision) {
+  Program p;
+  EXPECT_FALSE(p.parse({"--version"}));
+  const std::string text = p.options.version_text();
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(^prog \(Tessera [0-9]+\.[0-9]+\.[0-9]+, git [^\n]+\)\n)")))
+      << text;
+  EXPECT_NE(text.find(build_info().build_type), std::string::npos) << text;
+  EXPECT_FALSE(build_info().git_revision.empty());
 }
 
 TEST(ProgramOptions, ConfigFileFillsWhatTheCommandLineLeaves) {
