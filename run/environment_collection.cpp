@@ -2,17 +2,20 @@
 // device registry.
 #include "tessera/run/environment_collection.hpp"
 
-#include <H5public.h>
 #include <mpi.h>
 #include <omp.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
+#include <vector>
 
+#include "tessera/checkpointing/format/hdf5_util.hpp"
 #include "tessera/core/build_info.hpp"
 #include "tessera/runtime/cpu/blas_core.hpp"
+#include "tessera/runtime/cpu/kernel_level.hpp"
 #include "tessera/runtime/device.hpp"
 #include "tessera/runtime/device_registry.hpp"
 
@@ -38,13 +41,32 @@ std::string mpi_library_version() {
   return version;
 }
 
-std::string hdf5_version() {
-  unsigned major = 0, minor = 0, release = 0;
-  if (H5get_libversion(&major, &minor, &release) < 0) return "unknown";
-  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
-}
 
 // /proc/cpuinfo's first "model name" and "flags" lines.
+// "avx512 (built: avx512, avx2, portable; this CPU runs: avx512, avx2, portable)", or why none.
+std::string cpu_kernel_level_text() {
+  const auto names = [](const std::vector<CpuKernelLevel>& levels) {
+    std::string text;
+    for (const CpuKernelLevel level : levels) {
+      if (!text.empty()) text += ", ";
+      text += cpu_kernel_level_name(level);
+    }
+    return text;
+  };
+  std::string text;
+  try {
+    text = kernel_level_name();
+  } catch (const std::invalid_argument& e) {
+    return std::string("none chosen: ") + e.what();
+  }
+  text += " (built: ";
+  text += names(built_cpu_kernel_levels());
+  text += "; this CPU runs: ";
+  text += names(supported_cpu_kernel_levels());
+  text += ")";
+  return text;
+}
+
 void add_cpu(EnvironmentReport& report) {
   std::ifstream in("/proc/cpuinfo");
   std::string model = "unknown (no /proc/cpuinfo)", flags;
@@ -66,9 +88,7 @@ void add_cpu(EnvironmentReport& report) {
   report.add("CPU", "features", flags.empty() ? "unknown (no flags in /proc/cpuinfo)" : features);
   report.add("CPU", "OpenMP threads", std::to_string(omp_get_max_threads()) + " (OMP_NUM_THREADS " +
                                           env_or("OMP_NUM_THREADS", "not set") + ")");
-  // The CPU kernel level the run-time kernel selection chose: one call here once the selection
-  // exists; until then the build has a single level and reports none.
-  report.add("CPU", "CPU kernel level", "not reported by this build");
+  report.add("CPU", "CPU kernel level", cpu_kernel_level_text());
 }
 
 void add_gpus(EnvironmentReport& report, const BuildInfo& build) {
@@ -99,7 +119,7 @@ EnvironmentReport collect_environment_report() {
   report.add("build", "compiler", build.compiler);
   report.add("build", "C++ flags", build.cxx_flags.empty() ? "(none)" : build.cxx_flags);
   report.add("libraries", "MPI", mpi_library_version());
-  report.add("libraries", "HDF5", hdf5_version());
+  report.add("libraries", "HDF5", detail::hdf5_library_version());
   report.add("libraries", "OpenBLAS", blas_config());
   report.add("libraries", "OpenBLAS core", blas_core_name());
   report.add("libraries", "OPENBLAS_CORETYPE", env_or("OPENBLAS_CORETYPE", "not set (OpenBLAS chose the core)"));

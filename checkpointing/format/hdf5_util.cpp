@@ -137,6 +137,18 @@ std::string hdf5_error_text() {
   return text;
 }
 
+std::string hdf5_library_version() {
+  Hdf5Guard guard;
+  unsigned major = 0, minor = 0, release = 0;
+  if (H5get_libversion(&major, &minor, &release) < 0) return "unknown";
+  std::string text = std::to_string(major);
+  text += '.';
+  text += std::to_string(minor);
+  text += '.';
+  text += std::to_string(release);
+  return text;
+}
+
 hid_t check_id(hid_t id, CheckpointErrorKind kind, const std::string& what) {
   if (id < 0) {
     const std::string detail = hdf5_error_text();

@@ -58,6 +58,10 @@ class Hdf5Guard {
   void* old_data_ = nullptr;
 };
 
+// The HDF5 library's version, "1.10.8", asked under an Hdf5Guard (asking first would start the library
+// before the guard could turn off its clean-up at exit).
+std::string hdf5_library_version();
+
 // The innermost message on this thread's HDF5 error stack ("" when empty).
 std::string hdf5_error_text();
 // Throws CheckpointError(kind, what + ": " + HDF5's message) when id < 0 / status < 0.

@@ -128,6 +128,10 @@ TEST_F(ToolInput, TheEnvironmentReportIsPrintedAndRecordedInCheckpoints) {
                            "CPU kernel level"}) {
     EXPECT_TRUE(contains(env.output, part)) << part << "\n" << env.output;
   }
+  EXPECT_TRUE(std::regex_search(env.output, std::regex("CPU kernel level +(portable|avx2|avx512) \\(built: ")))
+      << "the level this process runs\n" << env.output;
+  const ChildResult forced = run_child_job("env TESSERA_CPU_KERNELS=portable " + program("tessera_env"), kLimit);
+  EXPECT_TRUE(std::regex_search(forced.output, std::regex("CPU kernel level +portable \\(built: "))) << forced.output;
   const ChildResult same = run_child_job(tiny(data_, 1) + " --env", kLimit);
   EXPECT_EQ(same.exit_code, 0) << same.output;
   EXPECT_TRUE(contains(same.output, "OPENBLAS_CORETYPE")) << same.output;
