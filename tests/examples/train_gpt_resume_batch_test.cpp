@@ -16,6 +16,7 @@
 #include "tessera/training/metrics_log.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
+#include "tests/support/unwrapped_lines.hpp"
 
 namespace tessera {
 namespace {
@@ -72,7 +73,7 @@ TEST_F(TrainGptResumeBatch, KeepsTheGlobalBatchAtAnotherRankCount) {
                      : "resume: global batch 24 kept at " + n + " ranks: ranks 2 -> " + n + ", accumulation 6 -> " +
                            std::to_string(c.accumulation) + " (micro 2 x ranks " + n + " x accumulation " +
                            std::to_string(c.accumulation) + ")";
-    EXPECT_NE(resumed.output.find(line + "\n"), std::string::npos) << line << "\n" << resumed.output;
+    EXPECT_NE(tessera::testing::unwrapped_lines(resumed.output).find(line + "\n"), std::string::npos) << line << "\n" << resumed.output;
 
     // The samples continue: 2 steps of 24 after the checkpoint's 48, and the plan recorded.
     const CheckpointMeta meta = read_meta_file(out_dir + "/step_0000004/meta.h5");

@@ -33,7 +33,7 @@ namespace {
 
 using test::random_floats;
 
-// FMA against two roundings, or another summation order, in f32 results of O(1).
+// FMA against the double-precision fallback, or another summation order, in f32 results of O(1).
 constexpr double kRelTol = 2e-5;
 
 bool cpu_runs(CpuKernelLevel level) {
