@@ -83,6 +83,8 @@ use_deps_prefix() {
   deps_cmake_args=(
     "-DCMAKE_PREFIX_PATH=$usr"
     "-DMPI_CXX_COMPILER=$usr/bin/mpicxx.openmpi"
+    "-DMPI_CXX_HEADER_DIR=$lib/openmpi/include"     # FindMPI drops this one of the wrapper's two -I
+    "-DMPI_CXX_ADDITIONAL_INCLUDE_DIRS=$lib/openmpi/include"
     "-DMPIEXEC_EXECUTABLE=$usr/bin/mpirun.openmpi"
     "-DHDF5_C_COMPILER_EXECUTABLE=$usr/bin/h5cc"
     "-DTESSERA_CBLAS_INCLUDE_DIR=$usr/include/$deps_arch/openblas-openmp"
