@@ -1,8 +1,9 @@
 // make_device_world on the CUDA device: an NCCL communicator whose collectives run after the work
 // queued on the device's compute stream (a collective issued behind a held compute stream does not
-// complete, and reads what that work wrote), whose Work::wait() does not block the host, and whose
-// split communicators work on the same device. Compiled only with CUDA; skips, on every rank, when
-// this node has fewer usable GPUs than ranks.
+// complete, and reads what that work wrote), whose Work::wait() does not block the host, whose split
+// communicators work on the same device, and whose bf16 wire buffers come from the device's pool
+// (counted by its tracker). Compiled only with CUDA; skips, on every rank, when this node has fewer
+// usable GPUs than ranks.
 // tessera-test-ranks: 1 2
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -17,6 +18,7 @@
 #include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "tessera/launch/rank_device.hpp"
 #include "tessera/runtime/kernels.hpp"
+#include "tessera/runtime/memory_tracker.hpp"
 #include "tessera/runtime/tensor.hpp"
 #include "tests/runtime/stream_gate.hpp"
 #include "tests/support/gpu_per_rank.hpp"
@@ -48,6 +50,14 @@ TEST_F(DeviceWorld, CollectivesFollowComputeAndWaitWithoutBlockingTheHost) {
   const std::int64_t count = 1 << 16;
   Tensor buf = Tensor::from_host(*device_, std::vector<float>(count, static_cast<float>(r + 1)), {count}, DType::kF32,
                                  MemoryCategory::kCommBuffers);
+  // Everything below runs once before the gate closes: CUDA loads a kernel's module at its first launch
+  // (lazy loading, the default since CUDA 12) and NCCL sets up at its first collective, either of which
+  // may wait for the device to drain, and a stream held by a host function never drains.
+  Tensor warm =
+      Tensor::from_host(*device_, std::vector<float>(count, 1.0f), {count}, DType::kF32, MemoryCategory::kCommBuffers);
+  device_->kernels().scale(warm.data_as<float>(), 2.0f, count);
+  world_->all_reduce(Span(warm.data(), static_cast<std::size_t>(count)), DType::kF32, ReduceOp::kSum).wait();
+  device_->stream(StreamRole::kCompute).synchronize();
   test::Gate gate;
   device_->stream(StreamRole::kCompute).launch_host_function([&gate] { gate.wait(); });
   device_->kernels().scale(buf.data_as<float>(), 2.0f, count);  // queued behind the gate
@@ -66,6 +76,24 @@ TEST_F(DeviceWorld, CollectivesFollowComputeAndWaitWithoutBlockingTheHost) {
   for (float x : result) wrong += x != expected ? 1 : 0;
   EXPECT_EQ(wrong, 0u) << "rank " << r << ": expected every element " << expected << ", first is " << result[0];
   EXPECT_TRUE(work.is_completed());
+}
+
+TEST_F(DeviceWorld, Bf16WireBuffersComeFromTheDevicesPool) {
+  ASSERT_NE(world_, nullptr);
+  const int n = world_->size(), r = world_->rank();
+  const std::int64_t count = 1 << 20;
+  Tensor buf = Tensor::from_host(*device_, std::vector<float>(count, static_cast<float>(r + 1)), {count}, DType::kF32,
+                                 MemoryCategory::kGradients);
+  MemoryTracker& tracker = device_->memory();
+  const std::int64_t before = tracker.current(MemoryCategory::kCommBuffers);
+  tracker.reset_peaks();
+  world_->all_reduce_f32(Span(buf.data(), static_cast<std::size_t>(count)), DType::kBF16, ReduceOp::kSum).wait();
+  device_->synchronize();
+  EXPECT_GE(tracker.peak(MemoryCategory::kCommBuffers) - before, count * 2)
+      << "rank " << r << ": the bf16 wire buffer (2 bytes per element) was not counted as comm buffers";
+  EXPECT_EQ(tracker.current(MemoryCategory::kCommBuffers), before) << "rank " << r << ": the wire buffer was kept";
+  const std::vector<float> result = buf.to_host_f32();
+  EXPECT_EQ(result[0], static_cast<float>(n * (n + 1) / 2)) << "rank " << r;
 }
 
 TEST_F(DeviceWorld, SplitGroupsWorkOnTheSameDevice) {
