@@ -1,5 +1,8 @@
 # Optional CUDA backend (cuBLAS, NCCL): TESSERA_CUDA=AUTO builds it when nvcc is found.
 # Sources under */cuda/ and */nccl/ are compiled only here; a backend that is not built is not registered.
+# NCCL is found in the CUDA toolkit, NVIDIA's packages (/usr), $NCCL_HOME and Python's nvidia-nccl-cu*
+# wheel (whose library is libnccl.so.2 alone); without it the CUDA device is built without the NCCL
+# communicator (TESSERA_HAVE_NCCL OFF), and says so.
 include(CheckLanguage)
 
 # GPU architectures: TESSERA_CUDA_ARCHITECTURES (A100 and H100 by default), unless the user sets
@@ -40,19 +43,45 @@ if(NOT TESSERA_CUDA STREQUAL "OFF")
 endif()
 message(STATUS "Tessera CUDA backend: ${TESSERA_HAVE_CUDA}")
 
+set(TESSERA_HAVE_NCCL OFF)
+if(TESSERA_HAVE_CUDA)
+  set(nccl_roots ${CUDAToolkit_LIBRARY_ROOT} ${CUDAToolkit_TARGET_DIR} /usr $ENV{NCCL_HOME})
+  find_package(Python3 QUIET COMPONENTS Interpreter)
+  if(Python3_Interpreter_FOUND)
+    execute_process(COMMAND ${Python3_EXECUTABLE} -c "import nvidia.nccl as m; print(';'.join(m.__path__))"
+      OUTPUT_VARIABLE nccl_wheel OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    list(APPEND nccl_roots ${nccl_wheel})
+  endif()
+  set(nccl_library_dirs ${CUDAToolkit_LIBRARY_DIR})
+  set(nccl_include_dirs ${CUDAToolkit_INCLUDE_DIRS})
+  foreach(root IN LISTS nccl_roots)
+    list(APPEND nccl_library_dirs ${root}/lib64 ${root}/lib ${root}/lib/${CMAKE_LIBRARY_ARCHITECTURE})
+    list(APPEND nccl_include_dirs ${root}/include)
+  endforeach()
+  find_library(TESSERA_NCCL_LIBRARY NAMES nccl libnccl.so.2 HINTS ${nccl_library_dirs})
+  find_path(TESSERA_NCCL_INCLUDE_DIR nccl.h HINTS ${nccl_include_dirs})
+  if(TESSERA_NCCL_LIBRARY AND TESSERA_NCCL_INCLUDE_DIR)
+    set(TESSERA_HAVE_NCCL ON)
+    message(STATUS "Tessera NCCL: ${TESSERA_NCCL_LIBRARY}")
+  else()
+    list(REMOVE_DUPLICATES nccl_library_dirs)
+    message(WARNING "NCCL not found (libnccl.so or libnccl.so.2 and nccl.h in ${nccl_library_dirs} and "
+      "${nccl_include_dirs}): the CUDA backend is built without the NCCL communicator, so GPU runs of more "
+      "than one rank stop with a message. Set TESSERA_NCCL_LIBRARY and TESSERA_NCCL_INCLUDE_DIR, or NCCL_HOME.")
+  endif()
+endif()
+
 # The backends' sources join their layers: runtime/cuda/ (device, kernels, cuBLAS) the runtime layer,
 # comm/nccl/ (the NCCL communicator) the comm layer.
 function(tessera_add_cuda_backend)
   if(NOT TESSERA_HAVE_CUDA)
     return()
   endif()
-  find_library(TESSERA_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64
-    /usr/local/cuda/targets/x86_64-linux/lib /usr/lib/x86_64-linux-gnu)
-  find_path(TESSERA_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
-  if(NOT TESSERA_NCCL_LIBRARY OR NOT TESSERA_NCCL_INCLUDE_DIR)
-    message(FATAL_ERROR "CUDA found but NCCL is missing (looked beside ${CUDAToolkit_LIBRARY_DIR})")
+  set(layer_backends runtime:cuda)
+  if(TESSERA_HAVE_NCCL)
+    list(APPEND layer_backends comm:nccl)
   endif()
-  foreach(layer_backend runtime:cuda comm:nccl)
+  foreach(layer_backend IN LISTS layer_backends)
     string(REPLACE ":" ";" pair ${layer_backend})
     list(GET pair 0 layer)
     list(GET pair 1 backend)
@@ -71,10 +100,18 @@ function(tessera_add_cuda_backend)
   target_link_libraries(tessera_runtime PUBLIC CUDA::cudart CUDA::cublas CUDA::cublasLt)
   # Only the two files that register the backends see TESSERA_HAVE_CUDA, so turning the backend on or
   # off recompiles them and the CUDA sources, not every layer above the runtime.
-  set_source_files_properties(${PROJECT_SOURCE_DIR}/runtime/device_registry.cpp
-    ${PROJECT_SOURCE_DIR}/comm/device_communicator.cpp PROPERTIES COMPILE_DEFINITIONS TESSERA_HAVE_CUDA=1)
-  # PUBLIC: comm/nccl/nccl_communicator.hpp includes nccl.h.
-  target_include_directories(tessera_comm PUBLIC ${TESSERA_NCCL_INCLUDE_DIR})
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/runtime/device_registry.cpp PROPERTIES
+    COMPILE_DEFINITIONS TESSERA_HAVE_CUDA=1)
+  set(comm_definitions TESSERA_HAVE_CUDA=1)
+  if(TESSERA_HAVE_NCCL)
+    list(APPEND comm_definitions TESSERA_HAVE_NCCL=1)
+  endif()
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/comm/device_communicator.cpp PROPERTIES
+    COMPILE_DEFINITIONS "${comm_definitions}")
+  if(TESSERA_HAVE_NCCL)
+    # PUBLIC: comm/nccl/nccl_communicator.hpp includes nccl.h.
+    target_include_directories(tessera_comm PUBLIC ${TESSERA_NCCL_INCLUDE_DIR})
+  endif()
 endfunction()
 
 # What the umbrella library carries for its users in a build with CUDA.
@@ -82,7 +119,11 @@ function(tessera_link_cuda_libraries target)
   if(NOT TESSERA_HAVE_CUDA)
     return()
   endif()
-  target_include_directories(${target} PUBLIC ${TESSERA_NCCL_INCLUDE_DIR})
-  target_link_libraries(${target} PUBLIC CUDA::cudart CUDA::cublas CUDA::cublasLt ${TESSERA_NCCL_LIBRARY})
+  target_link_libraries(${target} PUBLIC CUDA::cudart CUDA::cublas CUDA::cublasLt)
   target_compile_definitions(${target} PUBLIC TESSERA_HAVE_CUDA=1)
+  if(TESSERA_HAVE_NCCL)
+    target_include_directories(${target} PUBLIC ${TESSERA_NCCL_INCLUDE_DIR})
+    target_link_libraries(${target} PUBLIC ${TESSERA_NCCL_LIBRARY})
+    target_compile_definitions(${target} PUBLIC TESSERA_HAVE_NCCL=1)
+  endif()
 endfunction()

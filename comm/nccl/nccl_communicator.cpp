@@ -18,8 +18,10 @@
 #include "tessera/comm/watchdog.hpp"
 #include "tessera/core/completion_work.hpp"
 #include "tessera/runtime/cuda/cuda_check.hpp"
-#include "tessera/runtime/cuda/cuda_device_guard.hpp"
+#include "tessera/runtime/cuda/cuda_device_select.hpp"
 #include "tessera/runtime/cuda/cuda_event_work.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/runtime/storage.hpp"
 
 namespace tessera {
 namespace {
@@ -65,21 +67,25 @@ constexpr std::size_t kBarrierBytes = 256;  // keeps the call table that follows
 }  // namespace
 
 NcclCommunicator::NcclCommunicator(const ncclUniqueId& id, int rank, int size, int device, cudaStream_t compute_stream,
-                                   CommOptions options, cudaStream_t comm_stream)
-    : CommunicatorBase(std::move(options)), device_(device), compute_stream_(compute_stream) {
-  CudaDeviceGuard guard(device_);
+                                   CommOptions options, cudaStream_t comm_stream, Device* memory)
+    : CommunicatorBase(std::move(options)), device_(device), compute_stream_(compute_stream), memory_(memory) {
+  select_cuda_device(device_);
   TESSERA_NCCL_CHECK(ncclCommInitRank(&comm_, size, id, rank));
   start(comm_stream);
 }
 
 NcclCommunicator::NcclCommunicator(Adopt, ncclComm_t comm, int device, cudaStream_t compute_stream, CommOptions options,
-                                   cudaStream_t comm_stream)
-    : CommunicatorBase(std::move(options)), comm_(comm), device_(device), compute_stream_(compute_stream) {
+                                   cudaStream_t comm_stream, Device* memory)
+    : CommunicatorBase(std::move(options)),
+      comm_(comm),
+      device_(device),
+      compute_stream_(compute_stream),
+      memory_(memory) {
   start(comm_stream);
 }
 
 void NcclCommunicator::start(cudaStream_t comm_stream) {
-  CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   int rank = 0;
   int size = 1;
   TESSERA_NCCL_CHECK(ncclCommUserRank(comm_, &rank));
@@ -98,9 +104,7 @@ void NcclCommunicator::start(cudaStream_t comm_stream) {
 
 NcclCommunicator::~NcclCommunicator() {
   watchdog_.reset();
-  int previous = -1;
-  cudaGetDevice(&previous);
-  cudaSetDevice(device_);
+  select_cuda_device_noexcept(device_);
   bool idle = true;
   try {
     idle = !last_ || last_->is_completed();
@@ -117,7 +121,6 @@ NcclCommunicator::~NcclCommunicator() {
   }
   if (scratch_ != nullptr) cudaFree(scratch_);
   if (owns_comm_stream_ && comm_stream_ != nullptr) cudaStreamDestroy(comm_stream_);
-  if (previous >= 0) cudaSetDevice(previous);
 }
 
 bool NcclCommunicator::probe(detail::NcclWork& work) {
@@ -152,7 +155,7 @@ Work NcclCommunicator::launch(CollectiveCall call, const std::function<void(cuda
   throw_if_failed();
   call.sequence = next_sequence();
   try {
-    CudaDeviceGuard guard(device_);
+    select_cuda_device(device_);
     if (collective_check() == CollectiveCheck::kMatchCalls) verify_matching_calls(call);
     cudaEvent_t ready = nullptr;
     TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
@@ -190,20 +193,57 @@ Work NcclCommunicator::reduce_scatter(ConstSpan in, Span out, DType dtype, Reduc
   });
 }
 
+// A bf16/f16 wire buffer. From the device's pool: allocated before the collective is launched (on the
+// compute stream, which the communication stream then waits for) and handed back with the
+// communication stream recorded, so the pool reuses it only after the collective ran. Without a
+// device: cudaMallocAsync / cudaFreeAsync on the communication stream.
+class NcclCommunicator::WireBuffer {
+ public:
+  WireBuffer(Device* memory, std::size_t bytes) : bytes_(bytes), memory_(memory) {
+    if (memory_ != nullptr) storage_ = Storage::allocate(*memory_, bytes_, MemoryCategory::kCommBuffers);
+  }
+  void* data(cudaStream_t stream) {
+    if (storage_) return storage_->data();
+    TESSERA_CUDA_CHECK(cudaMallocAsync(&raw_, bytes_, stream));
+    return raw_;
+  }
+  void release(cudaStream_t stream) {
+    if (storage_) {
+      storage_->record_stream(memory_->stream(StreamRole::kCommunication));
+      storage_.reset();
+    } else if (raw_ != nullptr) {
+      TESSERA_CUDA_CHECK(cudaFreeAsync(raw_, stream));
+      raw_ = nullptr;
+    }
+  }
+
+ private:
+  std::size_t bytes_;
+  Device* memory_;
+  std::shared_ptr<Storage> storage_;
+  void* raw_ = nullptr;
+};
+
+NcclCommunicator::WireBuffer NcclCommunicator::wire_buffer(std::size_t bytes) {
+  return WireBuffer(memory_, std::max<std::size_t>(1, bytes));
+}
+
 Work NcclCommunicator::all_reduce_f32(Span buf, DType wire, ReduceOp op) {
   detail::check_all_reduce_f32_args(group_shape(), buf, wire, op);
   auto* data = static_cast<float*>(buf.data);
-  return launch(make_collective_call(CollectiveKind::kAllReduceF32, 0, buf.count, wire, op, -1), [&](cudaStream_t s) {
-    if (wire == DType::kF32) {
+  const CollectiveCall call = make_collective_call(CollectiveKind::kAllReduceF32, 0, buf.count, wire, op, -1);
+  if (wire == DType::kF32) {
+    return launch(call, [&](cudaStream_t s) {
       TESSERA_NCCL_CHECK(ncclAllReduce(data, data, buf.count, ncclFloat32, nccl_op(op), comm_, s));
-      return;
-    }
-    void* packed = nullptr;
-    TESSERA_CUDA_CHECK(cudaMallocAsync(&packed, std::max<std::size_t>(1, buf.count) * dtype_size(wire), s));
-    detail::narrow_to_wire_on_stream(data, packed, buf.count, wire, s);
-    TESSERA_NCCL_CHECK(ncclAllReduce(packed, packed, buf.count, nccl_dtype(wire), nccl_op(op), comm_, s));
-    detail::widen_from_wire_on_stream(packed, data, buf.count, wire, s);
-    TESSERA_CUDA_CHECK(cudaFreeAsync(packed, s));
+    });
+  }
+  WireBuffer packed = wire_buffer(buf.count * dtype_size(wire));
+  return launch(call, [&](cudaStream_t s) {
+    void* narrow = packed.data(s);
+    detail::narrow_to_wire_on_stream(data, narrow, buf.count, wire, s);
+    TESSERA_NCCL_CHECK(ncclAllReduce(narrow, narrow, buf.count, nccl_dtype(wire), nccl_op(op), comm_, s));
+    detail::widen_from_wire_on_stream(narrow, data, buf.count, wire, s);
+    packed.release(s);
   });
 }
 
@@ -211,23 +251,24 @@ Work NcclCommunicator::reduce_scatter_f32(ConstSpan in, Span out, DType wire, Re
   detail::check_reduce_scatter_f32_args(group_shape(), in, out, wire, op);
   const auto* input = static_cast<const float*>(in.data);
   auto* output = static_cast<float*>(out.data);
-  return launch(
-      make_collective_call(CollectiveKind::kReduceScatterF32, 0, out.count, wire, op, -1), [&](cudaStream_t s) {
-        if (wire == DType::kF32) {
-          TESSERA_NCCL_CHECK(ncclReduceScatter(input, output, out.count, ncclFloat32, nccl_op(op), comm_, s));
-          return;
-        }
-        // The wire buffer holds the narrowed input; this rank's slice of it receives the reduction
-        // (NCCL's in-place layout), which is widened into `out`.
-        const std::size_t element = dtype_size(wire);
-        void* packed = nullptr;
-        TESSERA_CUDA_CHECK(cudaMallocAsync(&packed, std::max<std::size_t>(1, in.count) * element, s));
-        auto* mine = static_cast<std::byte*>(packed) + static_cast<std::size_t>(rank()) * out.count * element;
-        detail::narrow_to_wire_on_stream(input, packed, in.count, wire, s);
-        TESSERA_NCCL_CHECK(ncclReduceScatter(packed, mine, out.count, nccl_dtype(wire), nccl_op(op), comm_, s));
-        detail::widen_from_wire_on_stream(mine, output, out.count, wire, s);
-        TESSERA_CUDA_CHECK(cudaFreeAsync(packed, s));
-      });
+  const CollectiveCall call = make_collective_call(CollectiveKind::kReduceScatterF32, 0, out.count, wire, op, -1);
+  if (wire == DType::kF32) {
+    return launch(call, [&](cudaStream_t s) {
+      TESSERA_NCCL_CHECK(ncclReduceScatter(input, output, out.count, ncclFloat32, nccl_op(op), comm_, s));
+    });
+  }
+  // The wire buffer holds the narrowed input; this rank's slice of it receives the reduction (NCCL's
+  // in-place layout), which is widened into `out`.
+  const std::size_t element = dtype_size(wire);
+  WireBuffer packed = wire_buffer(in.count * element);
+  return launch(call, [&](cudaStream_t s) {
+    void* narrow = packed.data(s);
+    auto* mine = static_cast<std::byte*>(narrow) + static_cast<std::size_t>(rank()) * out.count * element;
+    detail::narrow_to_wire_on_stream(input, narrow, in.count, wire, s);
+    TESSERA_NCCL_CHECK(ncclReduceScatter(narrow, mine, out.count, nccl_dtype(wire), nccl_op(op), comm_, s));
+    detail::widen_from_wire_on_stream(mine, output, out.count, wire, s);
+    packed.release(s);
+  });
 }
 
 Work NcclCommunicator::all_gather(ConstSpan in, Span out, DType dtype) {
@@ -264,8 +305,10 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
   if (child == nullptr) return nullptr;
   // A stream of the caller's is shared with the child; a stream of this communicator's own is not
   // (either communicator may be destroyed first).
-  return std::unique_ptr<Communicator>(new NcclCommunicator(
-      Adopt{}, child, device_, compute_stream_, child_options(color), owns_comm_stream_ ? nullptr : comm_stream_));
+  return std::unique_ptr<Communicator>(new NcclCommunicator(Adopt{}, child, device_, compute_stream_,
+                                                            child_options(color),
+                                                            owns_comm_stream_ ? nullptr : comm_stream_,
+                                                            owns_comm_stream_ ? nullptr : memory_));
 }
 
 }  // namespace tessera

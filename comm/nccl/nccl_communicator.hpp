@@ -25,6 +25,7 @@
 
 namespace tessera {
 
+class Device;
 class Watchdog;
 namespace detail {
 class NcclWork;
@@ -36,8 +37,11 @@ class NcclCommunicator final : public CommunicatorBase {
   // are awaited on `compute_stream` (nullptr: the legacy default stream) and run on `comm_stream`
   // (nullptr: a stream of its own; otherwise the caller's, which must outlive this communicator and
   // every one split from it).
+  // `memory`, when given, is the CUDA device whose communication stream `comm_stream` is: the bf16/f16
+  // wire buffers then come from its pool, counted as comm buffers by its memory tracker (else from
+  // CUDA's stream-ordered default pool, outside every tracker).
   NcclCommunicator(const ncclUniqueId& id, int rank, int size, int device, cudaStream_t compute_stream,
-                   CommOptions options, cudaStream_t comm_stream = nullptr);
+                   CommOptions options, cudaStream_t comm_stream = nullptr, Device* memory = nullptr);
   // Aborts the NCCL communicator when a collective may still be running (a peer may be gone),
   // destroys it otherwise. Never throws or blocks on peers.
   ~NcclCommunicator() override;
@@ -47,9 +51,10 @@ class NcclCommunicator final : public CommunicatorBase {
 
   Work all_reduce(Span buf, DType dtype, ReduceOp op) override;
   Work reduce_scatter(ConstSpan in, Span out, DType dtype, ReduceOp op) override;
-  // With a bf16/f16 wire: narrows the f32 input into a wire buffer from the stream-ordered pool
-  // (2 bytes per input element, freed on the stream after), NCCL reduces in the wire dtype, the
-  // result is widened into the f32 output — all on the communication stream.
+  // With a bf16/f16 wire: narrows the f32 input into a wire buffer (2 bytes per input element, from
+  // the device's pool when the communicator has its device, freed once the collective ran), NCCL
+  // reduces in the wire dtype, the result is widened into the f32 output — all on the communication
+  // stream.
   Work all_reduce_f32(Span buf, DType wire, ReduceOp op) override;
   Work reduce_scatter_f32(ConstSpan in, Span out, DType wire, ReduceOp op) override;
   Work all_gather(ConstSpan in, Span out, DType dtype) override;
@@ -64,7 +69,9 @@ class NcclCommunicator final : public CommunicatorBase {
  private:
   struct Adopt {};
   NcclCommunicator(Adopt, ncclComm_t comm, int device, cudaStream_t compute_stream, CommOptions options,
-                   cudaStream_t comm_stream);
+                   cudaStream_t comm_stream, Device* memory);
+  class WireBuffer;
+  WireBuffer wire_buffer(std::size_t bytes);
   void start(cudaStream_t comm_stream);
 
   Work launch(CollectiveCall call, const std::function<void(cudaStream_t)>& enqueue);
@@ -76,6 +83,7 @@ class NcclCommunicator final : public CommunicatorBase {
   cudaStream_t comm_stream_ = nullptr;
   bool owns_comm_stream_ = false;
   cudaStream_t compute_stream_ = nullptr;
+  Device* memory_ = nullptr;  // the device whose pool holds wire buffers, or null
   void* scratch_ = nullptr;  // device: barrier word, then size() CollectiveCalls for debug mode
   std::shared_ptr<detail::NcclWork> last_;
 

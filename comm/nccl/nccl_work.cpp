@@ -1,12 +1,12 @@
 // NcclWork::wait: the compute stream, not the host, waits.
 #include "tessera/comm/nccl/nccl_work.hpp"
 
-#include "tessera/runtime/cuda/cuda_device_guard.hpp"
+#include "tessera/runtime/cuda/cuda_device_select.hpp"
 
 namespace tessera::detail {
 
 void NcclWork::wait() {
-  CudaDeviceGuard guard(done_->device());
+  select_cuda_device(done_->device());
   done_->enqueue_wait(compute_stream_);
 }
 

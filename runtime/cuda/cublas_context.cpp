@@ -2,7 +2,7 @@
 #include "tessera/runtime/cuda/cublas_context.hpp"
 
 #include "tessera/runtime/cuda/cuda_check.hpp"
-#include "tessera/runtime/cuda/cuda_device_guard.hpp"
+#include "tessera/runtime/cuda/cuda_device_select.hpp"
 
 namespace tessera {
 
@@ -15,7 +15,7 @@ std::uint32_t pointer_alignment(const void* p) {
 
 CublasContext::CublasContext(int device, cudaStream_t stream, std::size_t workspace_bytes)
     : device_(device), stream_(stream), workspace_bytes_(workspace_bytes) {
-  const CudaDeviceGuard guard(device);
+  select_cuda_device(device);
   try {
     TESSERA_CUBLAS_CHECK(cublasCreate(&blas_));
     TESSERA_CUBLAS_CHECK(cublasSetStream(blas_, stream_));
@@ -29,10 +29,8 @@ CublasContext::CublasContext(int device, cudaStream_t stream, std::size_t worksp
 }
 
 CublasContext::~CublasContext() {
-  int previous = -1;
-  if (cudaGetDevice(&previous) == cudaSuccess && previous != device_) cudaSetDevice(device_);
+  select_cuda_device_noexcept(device_);
   release();
-  if (previous >= 0 && previous != device_) cudaSetDevice(previous);
 }
 
 // cublasDestroy and cudaFree both synchronize the device (cuBLAS's documented behaviour), so work

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "tessera/runtime/cuda/cuda_check.hpp"
-#include "tessera/runtime/cuda/cuda_device_guard.hpp"
+#include "tessera/runtime/cuda/cuda_device_select.hpp"
 #include "tessera/runtime/cuda/gpu_probe.hpp"
 #include "tessera/runtime/device_registry.hpp"
 #include "tessera/runtime/memory_tracker.hpp"
@@ -48,16 +48,16 @@ CudaDevice::CudaDevice(int index, GemmMath gemm_math)
 CudaDevice::~CudaDevice() {
   drain();
   pending_frees_.reclaim_all();
-  int previous = -1;
-  if (cudaGetDevice(&previous) == cudaSuccess && previous != index_) cudaSetDevice(index_);
+  select_cuda_device_noexcept(index_);
   cudaStreamSynchronize(compute_.handle());  // the frees just queued
-  if (previous >= 0 && previous != index_) cudaSetDevice(previous);
 }
 
 void* CudaDevice::try_allocate(std::size_t bytes, MemoryKind kind) {
   switch (kind) {
     case MemoryKind::kDevice: return pool_.allocate(bytes, compute_.handle());
-    case MemoryKind::kPinnedHost: return pinned_.allocate(bytes);
+    case MemoryKind::kPinnedHost:
+      select_cuda_device(index_);  // cudaHostAlloc binds to the current device's context
+      return pinned_.allocate(bytes);
     case MemoryKind::kNvme: break;
   }
   throw std::invalid_argument(name_ + ": " + memory_kind_name(kind) + " memory is not allocated through a device");
@@ -71,17 +71,21 @@ void* CudaDevice::allocate(std::size_t bytes, MemoryKind kind) {
   drain();
   pending_frees_.reclaim_all();
   {
-    CudaDeviceGuard guard(index_);
+    select_cuda_device(index_);
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(compute_.handle()));  // the frees just queued
   }
-  pool_.trim();
-  pinned_.trim();
+  {
+    select_cuda_device(index_);
+    pool_.trim();
+    pinned_.trim();
+  }
   if (void* ptr = try_allocate(bytes, kind)) return ptr;
   throw std::bad_alloc();
 }
 
 void CudaDevice::release(void* ptr, MemoryKind kind) noexcept {
   if (kind == MemoryKind::kPinnedHost) {
+    select_cuda_device_noexcept(index_);  // a block the cache has no room for is freed
     pinned_.give_back(ptr);
   } else {
     pool_.free(ptr, compute_.handle());
@@ -104,28 +108,28 @@ bool CudaDevice::is_host_memory(const void* ptr) const {
 
 void CudaDevice::copy(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0 || dst == src) return;
-  CudaDeviceGuard guard(index_);
+  select_cuda_device(index_);
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, compute_.handle()));
   if (is_host_memory(dst) || is_host_memory(src)) TESSERA_CUDA_CHECK(cudaStreamSynchronize(compute_.handle()));
 }
 
 void CudaDevice::copy_to_host(void* host_dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
-  CudaDeviceGuard guard(index_);
+  select_cuda_device(index_);
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDefault, compute_.handle()));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(compute_.handle()));
 }
 
 void CudaDevice::copy_from_host(void* dst, const void* host_src, std::size_t bytes) {
   if (bytes == 0) return;
-  CudaDeviceGuard guard(index_);
+  select_cuda_device(index_);
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyDefault, compute_.handle()));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(compute_.handle()));
 }
 
 void CudaDevice::fill_zero(void* dst, std::size_t bytes) {
   if (bytes == 0) return;
-  CudaDeviceGuard guard(index_);
+  select_cuda_device(index_);
   if (is_host_memory(dst)) {  // a pinned host tensor: after the work that may still use it
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(compute_.handle()));
     std::memset(dst, 0, bytes);
@@ -137,14 +141,14 @@ void CudaDevice::fill_zero(void* dst, std::size_t bytes) {
 void CudaDevice::copy_to_host_async(void* host_dst, const void* src, std::size_t bytes, Stream& stream) {
   CudaStream& s = own(stream, "copy_to_host_async");
   if (bytes == 0) return;
-  CudaDeviceGuard guard(index_);
+  select_cuda_device(index_);
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDefault, s.handle()));
 }
 
 void CudaDevice::copy_from_host_async(void* dst, const void* host_src, std::size_t bytes, Stream& stream) {
   CudaStream& s = own(stream, "copy_from_host_async");
   if (bytes == 0) return;
-  CudaDeviceGuard guard(index_);
+  select_cuda_device(index_);
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyDefault, s.handle()));
 }
 
@@ -188,7 +192,7 @@ MemoryBudget CudaDevice::memory_budget() const {
   MemoryBudget budget;
   std::size_t free = 0, total = 0;
   {
-    CudaDeviceGuard guard(index_);
+    select_cuda_device(index_);
     if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
       cudaGetLastError();
       return budget;

@@ -2,7 +2,7 @@
 #include "tessera/runtime/cuda/cuda_event_work.hpp"
 
 #include "tessera/runtime/cuda/cuda_check.hpp"
-#include "tessera/runtime/cuda/cuda_device_guard.hpp"
+#include "tessera/runtime/cuda/cuda_device_select.hpp"
 
 namespace tessera::detail {
 
@@ -11,27 +11,21 @@ CudaEventWork::CudaEventWork(int device, cudaEvent_t event, std::shared_ptr<cons
     : device_(device), event_(event), failure_(std::move(failure)), position_(position) {}
 
 CudaEventWork::~CudaEventWork() {
-  int previous = -1;
-  const bool switched =
-      cudaGetDevice(&previous) == cudaSuccess && previous != device_ && cudaSetDevice(device_) == cudaSuccess;
+  select_cuda_device_noexcept(device_);
   cudaEventDestroy(event_);
-  if (switched) cudaSetDevice(previous);
 }
 
 void CudaEventWork::wait() {
   {
-    CudaDeviceGuard guard(device_);
+    select_cuda_device(device_);
     TESSERA_CUDA_CHECK(cudaEventSynchronize(event_));
   }
   if (std::exception_ptr error = failure()) std::rethrow_exception(error);
 }
 
 bool CudaEventWork::is_completed() {
-  int previous = -1;
-  const bool switched =
-      cudaGetDevice(&previous) == cudaSuccess && previous != device_ && cudaSetDevice(device_) == cudaSuccess;
+  select_cuda_device_noexcept(device_);
   const cudaError_t state = cudaEventQuery(event_);
-  if (switched) cudaSetDevice(previous);
   if (state == cudaErrorNotReady) return false;
   if (state != cudaSuccess) cudaGetLastError();  // not sticky: wait() reports it with its call
   return true;

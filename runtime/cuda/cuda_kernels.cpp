@@ -8,7 +8,7 @@
 #include <string>
 
 #include "tessera/runtime/cuda/cuda_check.hpp"
-#include "tessera/runtime/cuda/cuda_device_guard.hpp"
+#include "tessera/runtime/cuda/cuda_device_select.hpp"
 #include "tessera/runtime/cuda/cuda_ops.hpp"
 
 namespace tessera {
@@ -31,25 +31,25 @@ E* CudaKernels::scratch(std::size_t count, const char* what) const {
 void CudaKernels::gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                        const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
                        std::int64_t ldc) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   detail::launch_gemm(blas_, math_, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void CudaKernels::linear_forward(float* out, const float* inp, const float* weight, const float* bias, std::int64_t n,
                                  std::int64_t c, std::int64_t oc) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   detail::launch_linear_forward(blas_, math_, out, inp, weight, bias, n, c, oc);
 }
 
 void CudaKernels::linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                                   const float* weight, std::int64_t n, std::int64_t c, std::int64_t oc) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   detail::launch_linear_backward(blas_, math_, dinp, dweight, dbias, dout, inp, weight, n, c, oc);
 }
 
 void CudaKernels::linear_gelu_forward(float* out, float* pre, const float* inp, const float* weight, const float* bias,
                                       std::int64_t n, std::int64_t c, std::int64_t oc) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   detail::launch_linear_forward(blas_, math_, pre, inp, weight, bias, n, c, oc);
   detail::launch_gelu_forward(out, static_cast<const float*>(pre), n * oc, stream_);
 }
@@ -57,7 +57,7 @@ void CudaKernels::linear_gelu_forward(float* out, float* pre, const float* inp, 
 void CudaKernels::linear_gelu_backward(float* dinp, float* dweight, float* dbias, float* dout, const float* pre,
                                        const float* inp, const float* weight, std::int64_t n, std::int64_t c,
                                        std::int64_t oc) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   detail::launch_gelu_backward(dout, pre, static_cast<const float*>(dout), n * oc, stream_);
   detail::launch_linear_backward(blas_, math_, dinp, dweight, dbias, static_cast<const float*>(dout), inp, weight, n, c,
                                  oc);
@@ -65,28 +65,28 @@ void CudaKernels::linear_gelu_backward(float* dinp, float* dweight, float* dbias
 
 void CudaKernels::embedding_forward(float* out, const std::int32_t* tokens, const float* wte, const float* wpe,
                                     std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   token_check_.check(tokens, b * t, v, stream_, "CudaKernels::embedding_forward");  // waits for the stream
   detail::launch_embedding_forward(out, tokens, wte, wpe, b, t, c, stream_);
 }
 
 void CudaKernels::embedding_backward(float* dwte, float* dwpe, const float* dout, const std::int32_t* tokens,
                                      std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   token_check_.check(tokens, b * t, v, stream_, "CudaKernels::embedding_backward");  // waits for the stream
   detail::launch_embedding_backward(dwte, dwpe, dout, tokens, b, t, c, stream_);
 }
 
 void CudaKernels::layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
                                     const float* bias, std::int64_t n, std::int64_t c, float eps) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   detail::launch_layernorm_forward(out, mean, rstd, inp, weight, bias, n, c, eps, stream_);
 }
 
 void CudaKernels::layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                                      const float* weight, const float* mean, const float* rstd, std::int64_t n,
                                      std::int64_t c) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   const std::size_t floats = blas_.workspace_bytes() / sizeof(float);
   detail::launch_layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, n, c,
                                     scratch<float>(floats, "layernorm_backward"), floats, stream_);
@@ -95,7 +95,7 @@ void CudaKernels::layernorm_backward(float* dinp, float* dweight, float* dbias, 
 void CudaKernels::residual_layernorm_forward(float* sum, float* out, float* mean, float* rstd, const float* a,
                                              const float* b, const float* weight, const float* bias, std::int64_t n,
                                              std::int64_t c, float eps) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   detail::launch_residual_layernorm_forward(sum, out, mean, rstd, a, b, weight, bias, n, c, eps, stream_);
 }
 
@@ -103,7 +103,7 @@ void CudaKernels::residual_layernorm_backward(float* dinp, float* dweight, float
                                               const float* dresidual, const float* inp, const float* weight,
                                               const float* mean, const float* rstd, std::int64_t n,
                                               std::int64_t c) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   const std::size_t floats = blas_.workspace_bytes() / sizeof(float);
   detail::launch_residual_layernorm_backward(dinp, dweight, dbias, dout, dresidual, inp, weight, mean, rstd, n, c,
                                              scratch<float>(floats, "residual_layernorm_backward"), floats, stream_);
@@ -111,57 +111,57 @@ void CudaKernels::residual_layernorm_backward(float* dinp, float* dweight, float
 
 void CudaKernels::attention_forward(float* out, float* lse, const float* qkv, std::int64_t b, std::int64_t t,
                                     std::int64_t c, std::int64_t nh) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   detail::launch_attention_forward(out, lse, qkv, b, t, c, nh, stream_);
 }
 
 void CudaKernels::attention_backward(float* dqkv, float* delta, const float* dout, const float* qkv, const float* out,
                                      const float* lse, std::int64_t b, std::int64_t t, std::int64_t c,
                                      std::int64_t nh) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   detail::launch_attention_backward(dqkv, delta, dout, qkv, out, lse, b, t, c, nh, stream_);
 }
 
 void CudaKernels::gelu_forward(float* out, const float* inp, std::int64_t n) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   detail::launch_gelu_forward(out, inp, n, stream_);
 }
 
 void CudaKernels::gelu_backward(float* dinp, const float* inp, const float* dout, std::int64_t n) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   detail::launch_gelu_backward(dinp, inp, dout, n, stream_);
 }
 
 void CudaKernels::add(float* out, const float* a, const float* b, std::int64_t n) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   detail::launch_add(out, a, b, n, stream_);
 }
 
 void CudaKernels::scale(float* x, float s, std::int64_t n) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   detail::launch_scale(x, s, n, stream_);
 }
 
 void CudaKernels::cross_entropy_forward(float* losses, float* lse, const float* logits, const std::int32_t* targets,
                                         std::int64_t n, std::int64_t v) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   detail::launch_cross_entropy_forward(losses, lse, logits, targets, n, v, stream_);
 }
 
 void CudaKernels::cross_entropy_backward(float* dlogits, const float* logits, const float* lse,
                                          const std::int32_t* targets, float dloss, std::int64_t n,
                                          std::int64_t v) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   detail::launch_cross_entropy_backward(dlogits, logits, lse, targets, dloss, n, v, stream_);
 }
 
 void CudaKernels::sum(const float* x, std::int64_t n, double* out) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   detail::launch_sum(x, n, out, scratch<double>(detail::reduce_scratch_doubles(n), "sum"), stream_);
 }
 
 void CudaKernels::sum_squares(const float* x, std::int64_t n, double* out) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   detail::launch_sum_squares(x, n, out, scratch<double>(detail::reduce_scratch_doubles(n), "sum_squares"), stream_);
 }
 
@@ -172,13 +172,13 @@ void CudaKernels::add_sum_squares(float* out, const float* a, const float* b, st
 }
 
 void CudaKernels::has_non_finite(const float* x, std::int64_t n, std::int32_t* out) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   detail::launch_has_non_finite(x, n, out, stream_);
 }
 
 void CudaKernels::adamw_update(float* param, const float* grad, float* m, float* v, std::int64_t n,
                                const AdamWScalars& s) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   detail::launch_adamw<float>(param, grad, m, v, nullptr, n, s, stream_);
 }
 
@@ -186,7 +186,7 @@ void CudaKernels::adamw8bit_update(float* param, const float* grad, std::int8_t*
                                    std::uint8_t* v_codes, float* v_absmax, std::int64_t n, std::int64_t block,
                                    std::span<const ParamSegment> segments, const AdamWScalars& no_decay,
                                    const AdamWScalars& decay) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   ParamSegment* table = scratch<ParamSegment>(segments.size(), "adamw8bit_update");
   detail::launch_store_segments(table, segments, stream_);
   detail::launch_adamw8bit<float>(param, grad, m_codes, m_absmax, v_codes, v_absmax, nullptr, n, block, table,
@@ -194,7 +194,7 @@ void CudaKernels::adamw8bit_update(float* param, const float* grad, std::int8_t*
 }
 
 void CudaKernels::convert(const void* src, DType from, void* dst, DType to, std::int64_t n) const {
-  const CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   if (from == to) {
     TESSERA_CUDA_CHECK(
         cudaMemcpyAsync(dst, src, static_cast<std::size_t>(n) * dtype_size(from), cudaMemcpyDeviceToDevice, stream_));

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "tessera/runtime/cuda/cuda_check.hpp"
-#include "tessera/runtime/cuda/cuda_device_guard.hpp"
+#include "tessera/runtime/cuda/cuda_device_select.hpp"
 
 namespace tessera {
 namespace {
@@ -23,7 +23,7 @@ std::int64_t attribute(cudaMemPool_t pool, cudaMemPoolAttr which) {
 }  // namespace
 
 CudaMemoryPool::CudaMemoryPool(int device) : device_(device) {
-  CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   cudaMemPoolProps props{};
   props.allocType = cudaMemAllocationTypePinned;
   props.handleTypes = cudaMemHandleTypeNone;
@@ -37,15 +37,12 @@ CudaMemoryPool::CudaMemoryPool(int device) : device_(device) {
 }
 
 CudaMemoryPool::~CudaMemoryPool() {
-  int previous = -1;
-  const bool switched =
-      cudaGetDevice(&previous) == cudaSuccess && previous != device_ && cudaSetDevice(device_) == cudaSuccess;
+  select_cuda_device_noexcept(device_);
   cudaMemPoolDestroy(pool_);
-  if (switched) cudaSetDevice(previous);
 }
 
 void* CudaMemoryPool::allocate(std::size_t bytes, cudaStream_t stream) {
-  CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   void* ptr = nullptr;
   const cudaError_t result = cudaMallocFromPoolAsync(&ptr, bytes, pool_, stream);
   if (result == cudaErrorMemoryAllocation) {
@@ -57,11 +54,8 @@ void* CudaMemoryPool::allocate(std::size_t bytes, cudaStream_t stream) {
 }
 
 void CudaMemoryPool::free(void* ptr, cudaStream_t stream) noexcept {
-  int previous = -1;
-  const bool switched =
-      cudaGetDevice(&previous) == cudaSuccess && previous != device_ && cudaSetDevice(device_) == cudaSuccess;
+  select_cuda_device_noexcept(device_);
   if (cudaFreeAsync(ptr, stream) != cudaSuccess) cudaGetLastError();
-  if (switched) cudaSetDevice(previous);
 }
 
 void CudaMemoryPool::trim() noexcept {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "tessera/runtime/cuda/cuda_check.hpp"
-#include "tessera/runtime/cuda/cuda_device_guard.hpp"
+#include "tessera/runtime/cuda/cuda_device_select.hpp"
 #include "tessera/runtime/cuda/cuda_event_work.hpp"
 
 namespace tessera {
@@ -48,17 +48,14 @@ void CUDART_CB run_host_call(void* data) {
 
 CudaStream::CudaStream(int device, StreamRole role)
     : device_(device), role_(role), finished_(std::make_shared<Finished>()) {
-  CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   TESSERA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
 }
 
 CudaStream::~CudaStream() {
-  int previous = -1;
-  const bool switched =
-      cudaGetDevice(&previous) == cudaSuccess && previous != device_ && cudaSetDevice(device_) == cudaSuccess;
+  select_cuda_device_noexcept(device_);
   cudaStreamSynchronize(stream_);
   cudaStreamDestroy(stream_);
-  if (switched) cudaSetDevice(previous);
   destroy_finished();
 }
 
@@ -72,7 +69,7 @@ void CudaStream::destroy_finished() noexcept {
 }
 
 Event CudaStream::record() {
-  CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   cudaEvent_t event = nullptr;
   TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
   std::lock_guard lock(mutex_);
@@ -87,7 +84,7 @@ void CudaStream::wait(const Event& event) {
   if (!state) return;  // a default-constructed event is complete
   if (auto cuda = std::dynamic_pointer_cast<detail::CudaEventWork>(state)) {
     {
-      CudaDeviceGuard guard(device_);
+      select_cuda_device(device_);
       std::lock_guard lock(mutex_);
       cuda->enqueue_wait(stream_);
     }
@@ -109,7 +106,7 @@ void CudaStream::wait(const Event& event) {
 
 void CudaStream::launch_host_function(std::function<void()> fn) {
   destroy_finished();
-  CudaDeviceGuard guard(device_);
+  select_cuda_device(device_);
   std::lock_guard lock(mutex_);
   auto call = std::make_unique<HostCall>(HostCall{std::move(fn), failure_, failure_->issue(), finished_});
   const cudaError_t launched = cudaLaunchHostFunc(stream_, run_host_call, call.get());
@@ -121,7 +118,7 @@ void CudaStream::launch_host_function(std::function<void()> fn) {
 void CudaStream::synchronize() {
   destroy_finished();
   {
-    CudaDeviceGuard guard(device_);
+    select_cuda_device(device_);
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
   destroy_finished();

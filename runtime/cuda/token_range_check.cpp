@@ -5,7 +5,7 @@
 #include <string>
 
 #include "tessera/runtime/cuda/cuda_check.hpp"
-#include "tessera/runtime/cuda/cuda_device_guard.hpp"
+#include "tessera/runtime/cuda/cuda_device_select.hpp"
 #include "tessera/runtime/cuda/cuda_ops.hpp"
 
 namespace tessera {
@@ -14,7 +14,7 @@ constexpr unsigned long long kNoBadToken = ~0ull;
 }
 
 TokenRangeCheck::TokenRangeCheck(int device) : device_(device) {
-  const CudaDeviceGuard guard(device);
+  select_cuda_device(device);
   TESSERA_CUDA_CHECK(cudaMalloc(&device_slot_, sizeof *device_slot_));
   if (const cudaError_t error = cudaMallocHost(&host_slot_, sizeof *host_slot_); error != cudaSuccess) {
     cudaFree(device_slot_);
@@ -23,11 +23,9 @@ TokenRangeCheck::TokenRangeCheck(int device) : device_(device) {
 }
 
 TokenRangeCheck::~TokenRangeCheck() {
-  int previous = -1;
-  if (cudaGetDevice(&previous) == cudaSuccess && previous != device_) cudaSetDevice(device_);
+  select_cuda_device_noexcept(device_);
   cudaFreeHost(host_slot_);
   cudaFree(device_slot_);
-  if (previous >= 0 && previous != device_) cudaSetDevice(previous);
 }
 
 void TokenRangeCheck::check(const std::int32_t* tokens, std::int64_t n, std::int64_t v, cudaStream_t stream,

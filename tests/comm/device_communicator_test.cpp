@@ -17,7 +17,7 @@ namespace tessera {
 namespace {
 
 TEST(DeviceCommunicator, BuiltFlagMatchesTheBuild) {
-#if defined(TESSERA_HAVE_CUDA)
+#if defined(TESSERA_HAVE_NCCL)
   EXPECT_TRUE(nccl_backend_built());
 #else
   EXPECT_FALSE(nccl_backend_built());
