@@ -49,7 +49,7 @@ TrainingCheckpointer::TrainingCheckpointer(CheckpointOptions options, ShardedEng
   }
   if (options_.handle_signals) signals_ = std::make_unique<StopSignalHandler>();
   if (options_.mode == SaveMode::kAsync && !options_.dir.empty()) {
-    staging_ = std::make_unique<HostStagingBuffer>(host_memory_tracker(engine_));
+    staging_ = make_staging_buffer(engine_, host_memory_tracker(engine_));
     staging_->reserve(ShardSnapshot::bytes_needed(engine_));
   }
 }

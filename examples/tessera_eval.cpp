@@ -147,7 +147,8 @@ int evaluate(DistributedContext& dist) {
   ShardingConfig sharding;
   sharding.stage = parse_zero_stage(o.zero);
   sharding.use = EngineUse::kInference;
-  const std::unique_ptr<Communicator> device_world = make_device_world(*device, world, dist.comm_options());
+  const std::unique_ptr<Communicator> device_world =
+      make_device_world(*device, world, dist.comm_options(), resolved_device_comm(o.device));
   ShardedEngine engine(model, *device, device_world ? *device_world : world, sharding, /*seed=*/0);
   load_model_weights(engine, world, source);
   Trainer trainer(engine);

@@ -193,7 +193,7 @@ SaveResult save_checkpoint(ShardedEngine& engine, Communicator& world, const fs:
   if (ShardSnapshot::can_view(engine)) {
     snapshot = ShardSnapshot::view(engine);
   } else {
-    staging = std::make_unique<HostStagingBuffer>(nullptr);
+    staging = make_staging_buffer(engine, nullptr);
     snapshot = ShardSnapshot::copy(engine, *staging);
   }
   return write_checkpoint(world, prepare_save(engine, dir, progress, config, std::move(snapshot)), options);

@@ -5,6 +5,8 @@
 
 #include "tessera/runtime/device.hpp"
 #include "tessera/runtime/memory_tracker.hpp"
+#include "tessera/runtime/storage.hpp"
+#include "tessera/runtime/stream.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
 
 namespace tessera {
@@ -28,8 +30,19 @@ HostStagingBuffer::~HostStagingBuffer() {
     tracker_->on_free(MemoryCategory::kCommBuffers, static_cast<std::size_t>(capacity_));
 }
 
+std::byte* HostStagingBuffer::data() {
+  return pinned_ ? static_cast<std::byte*>(pinned_->data()) : data_.get();
+}
+
 void HostStagingBuffer::reserve(std::int64_t bytes) {
   if (bytes <= capacity_) return;
+  if (pinned_from_ != nullptr) {
+    pinned_.reset();  // the old block goes back before the larger one is taken
+    pinned_ = Storage::allocate(*pinned_from_, static_cast<std::size_t>(bytes), MemoryCategory::kCommBuffers,
+                                MemoryKind::kPinnedHost);
+    capacity_ = bytes;
+    return;
+  }
   if (tracker_ != nullptr && capacity_ > 0)
     tracker_->on_free(MemoryCategory::kCommBuffers, static_cast<std::size_t>(capacity_));
   data_.reset();
@@ -79,7 +92,12 @@ ShardSnapshot ShardSnapshot::view(const ShardedEngine& engine) {
 ShardSnapshot ShardSnapshot::copy(ShardedEngine& engine, HostStagingBuffer& buffer) {
   Device& device = engine.device();
   buffer.reserve(bytes_needed(engine));
-  device.synchronize();
+  // A GPU's tensors travel on the copy stream, after the compute stream's work so far; anything else
+  // (a host device's, the NVMe store's) is read once the device is idle.
+  const bool on_copy_stream = device.memory_space() == MemorySpace::kGpu && buffer.pinned();
+  Stream* copy_stream = on_copy_stream ? &device.stream(StreamRole::kCopy) : nullptr;
+  if (copy_stream != nullptr) copy_stream->wait(device.stream(StreamRole::kCompute).record());
+  bool idle = false;
   ShardSnapshot snap;
   std::byte* out = buffer.data();
   for (const auto& unit : engine.units()) {
@@ -90,17 +108,30 @@ ShardSnapshot ShardSnapshot::copy(ShardedEngine& engine, HostStagingBuffer& buff
       const StateTensor& t = state[k];
       const DType dtype = engine.state_specs()[k].dtype;
       const std::int64_t values = data.shard_numel / t.elements_per_value;
-      unit->read_state(k, skip / t.elements_per_value, values, out);
+      const std::size_t bytes = static_cast<std::size_t>(values) * dtype_size(dtype);
+      if (copy_stream != nullptr && t.tensor.defined() && t.tensor.device().memory_space() == MemorySpace::kGpu) {
+        if (bytes > 0) device.copy_to_host_async(out, shard_pointer(*unit, t), bytes, *copy_stream);
+      } else {
+        if (!idle) device.synchronize();
+        idle = true;
+        unit->read_state(k, skip / t.elements_per_value, values, out);
+      }
       data.states.push_back({t.name, dtype, t.elements_per_value, out});
-      out += static_cast<std::size_t>(values) * dtype_size(dtype);
+      out += bytes;
     }
     snap.units.push_back(std::move(data));
   }
+  if (copy_stream != nullptr) copy_stream->synchronize();
   return snap;
 }
 
 bool ShardSnapshot::can_view(const ShardedEngine& engine) {
   return engine.device().memory_space() == MemorySpace::kHost && engine.nvme_store() == nullptr;
+}
+
+std::unique_ptr<HostStagingBuffer> make_staging_buffer(ShardedEngine& engine, MemoryTracker* host_tracker) {
+  if (engine.device().memory_space() == MemorySpace::kGpu) return std::make_unique<HostStagingBuffer>(engine.device());
+  return std::make_unique<HostStagingBuffer>(host_tracker);
 }
 
 MemoryTracker* host_memory_tracker(ShardedEngine& engine) {

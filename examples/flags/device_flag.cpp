@@ -24,8 +24,18 @@ DeviceChoice program_device_choice(const std::string& flag) {
 
 DeviceOptions device_options(const DeviceFlags& flags) {
   DeviceOptions options;
-  options.gemm_math = parse_gemm_math(flags.gemm_math, "--gemm-math");
+  options.gemm_math = resolved_gemm_math(flags);
+  resolved_device_comm(flags);  // a misspelt --comm is refused before any device is opened
   return options;
+}
+
+const char* gemm_math_words(GemmMath math) {
+  switch (math) {
+    case GemmMath::kF32: return "f32 (exact, as the CPU)";
+    case GemmMath::kTf32: return "tf32 tensor cores, f32 accumulation";
+    case GemmMath::kBf16: return "bf16 tensor cores, f32 accumulation";
+  }
+  return "unknown";
 }
 
 void print_refusal(const std::string& program, const std::string& why) {
@@ -35,13 +45,34 @@ void print_refusal(const std::string& program, const std::string& why) {
 
 }  // namespace
 
+GemmMath resolved_gemm_math(const DeviceFlags& flags) {
+  if (flags.gemm_math == "auto") return GemmMath::kBf16;
+  for (GemmMath math : {GemmMath::kF32, GemmMath::kTf32, GemmMath::kBf16}) {
+    if (flags.gemm_math == gemm_math_name(math)) return math;
+  }
+  throw std::invalid_argument("--gemm-math " + flags.gemm_math +
+                              ": use auto (bf16 on a GPU), f32 (exact, as the CPU), tf32 or bf16");
+}
+
+DeviceComm resolved_device_comm(const DeviceFlags& flags) { return parse_device_comm(flags.comm, "--comm"); }
+
+std::string device_world_line(const DeviceFlags& flags, const Communicator* device_world) {
+  if (device_world == nullptr) return "";
+  const bool nccl = device_world->backend() == CommBackend::kNccl;
+  return std::string("collectives: ") + (nccl ? "nccl" : "mpi, staged through pinned host memory") + " (--comm " +
+         flags.comm + ")";
+}
+
 void add_device_option(po::options_description& group, DeviceFlags* target) {
   // clang-format off
   group.add_options()("device", value_with_default(&target->device),
                       "cpu, cuda or auto (a usable GPU when this build has the CUDA device, else the CPU)")
       ("gemm-math", value_with_default(&target->gemm_math),
-       "GPU GEMM arithmetic: f32 (exact, as the CPU), tf32 or bf16 (tensor cores, f32 accumulation); the CPU "
-       "computes in f32 either way");
+       "GPU GEMM arithmetic: auto (bf16), f32 (exact, as the CPU), tf32 or bf16 (tensor cores, f32 "
+       "accumulation); the CPU computes in f32 either way")
+      ("comm", value_with_default(&target->comm),
+       "GPU collectives: auto (NCCL where every rank has a GPU of its own, else mpi), nccl, or mpi (MPI on "
+       "buffers staged through pinned host memory: ranks may share a GPU)");
   // clang-format on
 }
 
@@ -52,7 +83,8 @@ std::unique_ptr<Device> open_device(const DeviceFlags& flags) {
 std::string device_line(const DeviceFlags& flags, const Device& device) {
   const bool cpu = device.memory_space() == MemorySpace::kHost;
   if (cpu) return flags.device == "auto" ? "device: cpu (auto: no usable GPU)" : "device: cpu";
-  return "device: " + device.name() + (flags.device == "auto" ? " (auto)" : "") + ", GEMMs " + flags.gemm_math;
+  return "device: " + device.name() + (flags.device == "auto" ? " (auto)" : "") + ", GEMMs " +
+         gemm_math_words(resolved_gemm_math(flags)) + (flags.gemm_math == "auto" ? " (--gemm-math auto)" : "");
 }
 
 std::unique_ptr<Device> open_device_or_report(const DeviceFlags& flags, const std::string& program) {

@@ -10,25 +10,42 @@
 #include <string>
 
 #include "flags/program_options.hpp"
+#include "tessera/comm/device_communicator.hpp"
 #include "tessera/launch/distributed_context.hpp"
 #include "tessera/runtime/device.hpp"
+#include "tessera/runtime/gemm_math.hpp"
 
 namespace tessera {
 
 struct DeviceFlags {
   std::string device = "auto";    // cpu | cuda | auto
-  std::string gemm_math = "f32";  // the GPU's GEMM arithmetic: f32 | tf32 | bf16 (runtime/gemm_math.hpp)
+  std::string comm = "auto";      // a GPU's collectives: auto | nccl | mpi (comm/device_communicator.hpp)
+  std::string gemm_math = "auto";  // the GPU's GEMM arithmetic: auto | f32 | tf32 | bf16 (runtime/gemm_math.hpp)
 };
 
-// Adds --device (default auto) and --gemm-math (default f32) bound to `target` to `group`.
+// Adds --device (default auto), --gemm-math (default auto) and --comm (default auto) bound to
+// `target` to `group`.
 void add_device_option(po::options_description& group, DeviceFlags* target);
+
+// The GEMM arithmetic the flags ask for: auto is bf16 on the tensor cores with f32 accumulation (what
+// a GPU is built for; the CPU computes in f32 whatever is asked). Throws std::invalid_argument naming
+// --gemm-math for another value.
+GemmMath resolved_gemm_math(const DeviceFlags& flags);
+
+// --comm as a DeviceComm; throws std::invalid_argument naming --comm for another value.
+DeviceComm resolved_device_comm(const DeviceFlags& flags);
+
+// "collectives: nccl (--comm auto)", "collectives: mpi, staged through pinned host memory (--comm mpi)";
+// "" without a device world (the CPU: the MPI world itself).
+std::string device_world_line(const DeviceFlags& flags, const Communicator* device_world);
 
 // The device the flags name; throws std::invalid_argument for a value other than cpu, cuda or auto
 // (or a GEMM math other than f32, tf32, bf16), and what make_device throws when the device cannot
 // be opened.
 std::unique_ptr<Device> open_device(const DeviceFlags& flags);
 
-// "device: cpu (auto: no usable GPU)", "device: cpu", "device: <the CUDA device's name> (auto), GEMMs bf16".
+// "device: cpu (auto: no usable GPU)", "device: cpu",
+// "device: <the CUDA device's name> (auto), GEMMs bf16 tensor cores, f32 accumulation (--gemm-math auto)".
 std::string device_line(const DeviceFlags& flags, const Device& device);
 
 // A single-process program: the device, or null after printing "PROGRAM: <why>" on stderr.

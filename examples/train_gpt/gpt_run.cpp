@@ -169,8 +169,11 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   }
   Gpt model(config);
   const std::vector<std::string> wrapped = apply_recompute(model, recompute);
-  // The engine's collectives work on the device's memory: NCCL on a GPU, the MPI world on the CPU.
-  const std::unique_ptr<Communicator> device_world = make_device_world(*device, world, dist.comm_options());
+  // The engine's collectives work on the device's memory: NCCL or staged MPI on a GPU (--comm), the MPI
+  // world on the CPU.
+  const std::unique_ptr<Communicator> device_world =
+      make_device_world(*device, world, dist.comm_options(), resolved_device_comm(o.device));
+  if (root && device_world) std::printf("%s\n", device_world_line(o.device, device_world.get()).c_str());
   ShardedEngine engine(model, *device, device_world ? *device_world : world, sharding, o.seed);
   if (const NvmeStore* store = engine.nvme_store()) {
     for (const std::string& notice : store->notices()) print_rank_notice(world.rank(), notice);

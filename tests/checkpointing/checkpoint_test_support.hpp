@@ -19,6 +19,7 @@
 
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
 #include "tessera/checkpointing/format/run_config.hpp"
+#include "tessera/comm/device_communicator.hpp"
 #include "tessera/sharding/full_parameters.hpp"
 #include "tessera/training/trainer.hpp"
 #include "tests/sharding/sharding_test_support.hpp"
@@ -104,17 +105,25 @@ inline RunConfig tiny_run_config(const GptConfig& gpt = tiny_gpt()) {
   return config;
 }
 
-// A model, its engine and the communicator it trains over.
+// A model, its engine and the communicator it trains over: on the CPU, or on `on` (a GPU, whose
+// collectives are then the host world's staged through pinned memory, so ranks may share it).
 struct TrainedEngine {
   std::unique_ptr<Device> device = make_cpu_device();
+  std::unique_ptr<Communicator> device_world;
   std::unique_ptr<Gpt> model;
   std::unique_ptr<ShardedEngine> engine;
   std::unique_ptr<Trainer> trainer;
   Communicator* comm = nullptr;
 
-  TrainedEngine(Communicator& c, const RunSetup& setup, std::uint64_t seed = kSeed, const GptConfig& gpt = tiny_gpt())
+  TrainedEngine(Communicator& c, const RunSetup& setup, std::uint64_t seed = kSeed, const GptConfig& gpt = tiny_gpt(),
+                std::unique_ptr<Device> on = nullptr)
       : model(std::make_unique<Gpt>(gpt)), comm(&c) {
-    engine = std::make_unique<ShardedEngine>(*model, *device, c, sharding_config(setup), seed);
+    if (on) {
+      device = std::move(on);
+      device_world = make_device_world(*device, c, CommOptions{}, DeviceComm::kMpi);
+      if (device_world) comm = device_world.get();
+    }
+    engine = std::make_unique<ShardedEngine>(*model, *device, *comm, sharding_config(setup), seed);
     trainer = std::make_unique<Trainer>(*engine);
   }
 

@@ -21,6 +21,7 @@
 #include "tessera/sharding/sharded_engine.hpp"
 #include "tessera/training/trainer.hpp"
 #include "tests/runtime/cuda/gpu_test_support.hpp"
+#include "tests/sharding/cuda/step_record.hpp"
 #include "tests/sharding/sharding_test_support.hpp"
 #include "tests/support/gpu_per_rank.hpp"
 
@@ -29,13 +30,6 @@ namespace {
 
 constexpr int kSteps = 3;
 constexpr std::int64_t kGlobal = 8;
-
-struct StepRecord {
-  std::vector<float> losses;
-  std::vector<double> norms;
-  std::vector<std::string> names;
-  std::vector<std::vector<float>> params;
-};
 
 // Collective over `host_world`; the engine runs on `device` with the communicator its memory needs.
 StepRecord zero3_steps(Device& device, Communicator& host_world, MixedPrecision precision) {
@@ -47,23 +41,13 @@ StepRecord zero3_steps(Device& device, Communicator& host_world, MixedPrecision 
   config.precision = precision;
   config.optimizer.adamw = test_adamw();
   config.grad_clip = kClip;
-  StepRecord record;
   ShardedEngine engine(model, device, world, config, kSeed);
   EXPECT_EQ(engine.shard_group().memory_space(), device.memory_space()) << device.name();
-  Trainer trainer(engine);
   const std::int64_t micro = kGlobal / world.size();
-  for (int s = 0; s < kSteps; ++s) {
-    const StepResult r = trainer.train_step({global_rows(device, tiny_gpt(), s, world.rank() * micro, micro)}, kLr);
-    record.losses.push_back(r.loss);
-    record.norms.push_back(r.grad_norm);
-  }
-  const auto full = gather_full_parameters(engine);
-  for (const NamedParameter& np : model.named_parameters()) {
-    record.names.push_back(np.name);
-    record.params.push_back(full.at(np.name));
-  }
-  device.synchronize();
-  return record;
+  return record_steps(
+      engine, model, kSteps,
+      [&](int s) { return std::vector<MicroBatch>{global_rows(device, tiny_gpt(), s, world.rank() * micro, micro)}; },
+      kLr);
 }
 
 class NcclZero3 : public ::testing::Test {
@@ -80,18 +64,7 @@ class NcclZero3 : public ::testing::Test {
     const StepRecord expected = zero3_steps(*cpu, *world_, precision);
     const StepRecord actual = zero3_steps(*gpu, *world_, precision);
     const std::string where = what + " on " + gpu->name() + ", rank " + std::to_string(info_.rank);
-    for (int s = 0; s < kSteps; ++s) {
-      EXPECT_NEAR(actual.losses[s], expected.losses[s], tolerance * std::fabs(expected.losses[s]))
-          << where << ": loss at step " << s;
-      EXPECT_NEAR(actual.norms[s], expected.norms[s], tolerance * expected.norms[s])
-          << where << ": gradient norm at step " << s;
-    }
-    ASSERT_EQ(actual.params.size(), expected.params.size());
-    for (std::size_t i = 0; i < expected.params.size(); ++i) {
-      const std::string error =
-          compare_relative(actual.params[i], expected.params[i], tolerance, where + ": " + expected.names[i]);
-      EXPECT_TRUE(error.empty()) << error;
-    }
+    expect_steps_close(actual, expected, tolerance, where);
   }
 
   std::unique_ptr<MpiCommunicator> world_;
