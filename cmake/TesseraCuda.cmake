@@ -66,8 +66,9 @@ if(TESSERA_HAVE_CUDA)
   else()
     list(REMOVE_DUPLICATES nccl_library_dirs)
     message(WARNING "NCCL not found (libnccl.so or libnccl.so.2 and nccl.h in ${nccl_library_dirs} and "
-      "${nccl_include_dirs}): the CUDA backend is built without the NCCL communicator, so GPU runs of more "
-      "than one rank stop with a message. Set TESSERA_NCCL_LIBRARY and TESSERA_NCCL_INCLUDE_DIR, or NCCL_HOME.")
+      "${nccl_include_dirs}): the CUDA backend is built without the NCCL communicator; GPU collectives then "
+      "go through MPI on buffers staged in pinned host memory (--comm mpi), and --comm nccl is refused. Set "
+      "TESSERA_NCCL_LIBRARY and TESSERA_NCCL_INCLUDE_DIR, or NCCL_HOME, to build it.")
   endif()
 endif()
 
