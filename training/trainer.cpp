@@ -3,9 +3,12 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 #include "tessera/model/modules/cross_entropy_loss.hpp"
 #include "tessera/runtime/device.hpp"
+#include "tessera/runtime/storage.hpp"
+#include "tessera/runtime/stream.hpp"
 #include "tessera/sharding/staged_collectives.hpp"
 
 namespace tessera {
@@ -15,17 +18,35 @@ StepResult Trainer::train_step(const std::vector<MicroBatch>& micro_batches, flo
   engine_.zero_grad();
   Context ctx(engine_.device());
   const float scale = engine_.loss_scale() / static_cast<float>(micro_batches.size());
-  double loss_sum = 0.0;
-  for (std::size_t i = 0; i < micro_batches.size(); ++i) {
+  // The loss sums stay off the host's path until the micro-batches are done: one device double takes
+  // each micro-batch's sum in turn and a copy queued behind it on the compute stream brings it to
+  // pinned host memory; the host waits once, after the last backward.
+  Device& device = engine_.device();
+  const std::size_t count = micro_batches.size();
+  auto device_sum = Storage::allocate(device, sizeof(double), MemoryCategory::kWorkspace);
+  auto host_sums = Storage::allocate(device, count * sizeof(double), MemoryCategory::kWorkspace, MemoryKind::kPinnedHost);
+  Stream& compute = device.stream(StreamRole::kCompute);
+  std::vector<std::int64_t> positions(count);
+  for (std::size_t i = 0; i < count; ++i) {
     CrossEntropyLoss loss;
     Tensor logits = engine_.forward(ctx, micro_batches[i].inputs);
-    loss_sum += loss.forward(ctx, logits, micro_batches[i].targets);
+    positions[i] = logits.dim(0) * logits.dim(1);
+    loss.forward_sum(ctx, logits, micro_batches[i].targets, static_cast<double*>(device_sum->data()));
+    device.copy_to_host_async(static_cast<double*>(host_sums->data()) + i, device_sum->data(), sizeof(double), compute);
     engine_.note_phase("loss");
     logits = Tensor();
-    const GradSync sync = i + 1 == micro_batches.size() ? GradSync::kReduce : GradSync::kDefer;
+    const GradSync sync = i + 1 == count ? GradSync::kReduce : GradSync::kDefer;
     engine_.backward(ctx, loss.backward(ctx, scale), sync);
   }
-  float mean_loss = static_cast<float>(loss_sum / static_cast<double>(micro_batches.size()));
+  compute.synchronize();
+  double loss_sum = 0.0;  // the micro-batches' mean losses, each rounded to float as forward() returns it
+  for (std::size_t i = 0; i < count && device.holds_data(); ++i) {
+    const double sum = static_cast<const double*>(host_sums->data())[i];
+    loss_sum += static_cast<float>(sum / static_cast<double>(positions[i]));
+  }
+  device_sum.reset();  // both before the optimizer step, whose memory the planner measures
+  host_sums.reset();
+  float mean_loss = static_cast<float>(loss_sum / static_cast<double>(count));
   all_reduce_host(engine_.device(), engine_.world(), Span(&mean_loss, 1), DType::kF32, ReduceOp::kAvg);
   // A non-finite norm is the engine's to skip (and the loss scaler's to learn from).
   if (detector_ != nullptr && std::isfinite(engine_.gradient_norm()) &&

@@ -1,4 +1,4 @@
-// CrossEntropyLoss through the device's cross-entropy kernels; the mean is summed in double on the device.
+// CrossEntropyLoss through the device's cross-entropy kernels; the losses are summed in double on the device.
 #include "tessera/model/modules/cross_entropy_loss.hpp"
 
 #include <stdexcept>
@@ -10,7 +10,7 @@
 
 namespace tessera {
 
-float CrossEntropyLoss::forward(Context& ctx, const Tensor& logits, const Tensor& targets) {
+void CrossEntropyLoss::forward_sum(Context& ctx, const Tensor& logits, const Tensor& targets, double* device_sum) {
   check_input(logits.ndim() == 3 && logits.dtype() == DType::kF32, "CrossEntropyLoss", "logits f32 (B, T, V)", logits);
   check_input(targets.dtype() == DType::kI32 && targets.ndim() == 2 && targets.dim(0) == logits.dim(0) &&
                   targets.dim(1) == logits.dim(1),
@@ -20,19 +20,21 @@ float CrossEntropyLoss::forward(Context& ctx, const Tensor& logits, const Tensor
   Tensor lse = new_activation(ctx, {rows});
   ctx.device.kernels().cross_entropy_forward(losses.data_as<float>(), lse.data_as<float>(), logits.data_as<float>(),
                                              targets.data_as<std::int32_t>(), rows, vocab);
-  // The mean on the device, one double back to the host (the meta device leaves it 0).
-  double sum = 0.0;
-  {
-    const auto total = Storage::allocate(ctx.device, sizeof(double), MemoryCategory::kWorkspace);
-    ctx.device.kernels().sum(losses.data_as<float>(), rows, static_cast<double*>(total->data()));
-    ctx.device.copy_to_host(&sum, total->data(), sizeof(double));
-  }
+  ctx.device.kernels().sum(losses.data_as<float>(), rows, device_sum);  // summed in double on the device
   if (ctx.training) {
     logits_ = logits;
     targets_ = targets;
     lse_ = lse;
   }
-  return static_cast<float>(sum / static_cast<double>(rows));
+}
+
+float CrossEntropyLoss::forward(Context& ctx, const Tensor& logits, const Tensor& targets) {
+  // One double back to the host (the meta device leaves it 0).
+  double sum = 0.0;
+  const auto total = Storage::allocate(ctx.device, sizeof(double), MemoryCategory::kWorkspace);
+  forward_sum(ctx, logits, targets, static_cast<double*>(total->data()));
+  ctx.device.copy_to_host(&sum, total->data(), sizeof(double));
+  return static_cast<float>(sum / static_cast<double>(logits.dim(0) * logits.dim(1)));
 }
 
 Tensor CrossEntropyLoss::backward(Context& ctx, float scale) {

@@ -1,6 +1,8 @@
 // CrossEntropyLoss: fused softmax + cross-entropy over logits (B,T,V) f32 with targets (B,T) i32.
-// forward returns the mean loss over B*T positions; backward turns the logits buffer into dlogits in
-// place (no second (B,T,V) buffer), scaled by `scale` / (B*T) — pass 1/accumulation as the scale.
+// forward returns the mean loss over B*T positions (one copy to the host, which waits for the
+// device); forward_sum leaves the sum on the device, for a step that reads the losses of all its
+// micro-batches once at its end. backward turns the logits buffer into dlogits in place (no second
+// (B,T,V) buffer), scaled by `scale` / (B*T) — pass 1/accumulation as the scale.
 #pragma once
 
 #include "tessera/model/context.hpp"
@@ -12,6 +14,9 @@ class CrossEntropyLoss {
  public:
   // logits (B,T,V) f32, kept (and overwritten by backward); targets (B,T) i32.
   float forward(Context& ctx, const Tensor& logits, const Tensor& targets);
+  // The same, with the sum of the B*T losses written to `device_sum` (one double in the device's
+  // memory) instead of the mean brought back: nothing waits. The mean is *device_sum / (B*T).
+  void forward_sum(Context& ctx, const Tensor& logits, const Tensor& targets, double* device_sum);
   // Returns dlogits (B,T,V) = d(scale * mean loss)/dlogits, in the logits' storage.
   Tensor backward(Context& ctx, float scale);
 
