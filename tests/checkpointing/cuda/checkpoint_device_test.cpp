@@ -7,14 +7,12 @@
 // tessera-test-ranks: 2
 #include <gtest/gtest.h>
 
-#include "tessera/checkpointing/save/shard_snapshot.hpp"
-#include "tests/checkpointing/checkpoint_test_support.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
 #include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/checkpointing/save/checkpoint_saver.hpp"
-#include "tessera/launch/rank_device.hpp"
-#include "tessera/launch/rank_info.hpp"
-#include "tests/runtime/cuda/gpu_test_support.hpp"
+#include "tessera/checkpointing/save/shard_snapshot.hpp"
+#include "tests/checkpointing/checkpoint_test_support.hpp"
+#include "tests/runtime/cuda/gpu_rank_test.hpp"
 
 namespace tessera::testing {
 namespace {
@@ -22,18 +20,8 @@ namespace {
 constexpr int kSaveAt = 2;
 constexpr int kSteps = 4;
 
-class DeviceCheckpoint : public ::testing::Test {
+class DeviceCheckpoint : public GpuRankTest {
  protected:
-  void SetUp() override {
-    TESSERA_REQUIRE_GPU();
-    world_ = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD);
-    info_ = discover_rank_info(*world_, read_launcher_env(process_environment()));
-  }
-
-  std::unique_ptr<Device> gpu() {
-    return make_rank_device(DeviceChoice::kCuda, info_, DeviceOptions{.gemm_math = GemmMath::kF32});
-  }
-
   // Saves at `from_ranks` on the GPU after kSaveAt steps, resumes at `to_ranks` on `to_gpu` or the
   // CPU, and compares the next steps with the run that never stopped.
   void save_and_resume(int from_ranks, RunSetup from, int to_ranks, RunSetup to, bool to_gpu) {
@@ -42,9 +30,9 @@ class DeviceCheckpoint : public ::testing::Test {
     SharedTempDir dir;
     std::vector<float> reference(kSteps);
     if (auto comm = first_ranks(from_ranks)) {
-      TrainedEngine straight(*comm, from, kSeed, tiny_gpt(), gpu());
+      TrainedEngine straight(*comm, from, kSeed, tiny_gpt(), rank_gpu());
       reference = straight.train(0, kSteps);
-      TrainedEngine first(*comm, from, kSeed, tiny_gpt(), gpu());
+      TrainedEngine first(*comm, from, kSeed, tiny_gpt(), rank_gpu());
       first.train(0, kSaveAt);
       MemoryTracker& pinned = first.device->memory(MemoryKind::kPinnedHost);
       pinned.reset_peaks();
@@ -54,7 +42,7 @@ class DeviceCheckpoint : public ::testing::Test {
     }
     MPI_Bcast(reference.data(), kSteps, MPI_FLOAT, 0, MPI_COMM_WORLD);
     if (auto comm = first_ranks(to_ranks)) {
-      TrainedEngine resumed(*comm, to, /*seed=*/999, tiny_gpt(), to_gpu ? gpu() : nullptr);
+      TrainedEngine resumed(*comm, to, /*seed=*/999, tiny_gpt(), to_gpu ? rank_gpu() : nullptr);
       const LoadResult loaded =
           load_checkpoint(*resumed.engine, *comm, dir.path() / step_dir_name(kSaveAt), tiny_run_config());
       EXPECT_EQ(loaded.progress.step, kSaveAt) << what;
@@ -66,9 +54,6 @@ class DeviceCheckpoint : public ::testing::Test {
       }
     }
   }
-
-  std::unique_ptr<MpiCommunicator> world_;
-  RankInfo info_;
 };
 
 TEST_F(DeviceCheckpoint, TwoRanksZero3ToOneRankZero1OnTheGpu) {

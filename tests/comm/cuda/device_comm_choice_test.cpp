@@ -14,27 +14,24 @@
 
 #include "tessera/comm/device_communicator.hpp"
 #include "tessera/comm/mpi/mpi_communicator.hpp"
-#include "tessera/launch/rank_device.hpp"
-#include "tessera/launch/rank_info.hpp"
 #include "tessera/runtime/device_factory.hpp"
 #include "tessera/runtime/tensor.hpp"
-#include "tests/runtime/cuda/gpu_test_support.hpp"
+#include "tests/runtime/cuda/gpu_rank_test.hpp"
 
 namespace tessera {
 namespace {
 
-class DeviceCommChoice : public ::testing::Test {
+class DeviceCommChoice : public testing::GpuRankTest {
  protected:
   void SetUp() override {
-    TESSERA_REQUIRE_GPU();
-    host_ = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD);
-    info_ = discover_rank_info(*host_, read_launcher_env(process_environment()));
-    device_ = make_rank_device(DeviceChoice::kCuda, info_);
+    GpuRankTest::SetUp();
+    if (IsSkipped()) return;
+    host_ = world_.get();
+    device_ = rank_gpu();
     sharing_ = host_->size() > device_count(DeviceChoice::kCuda) * std::max(1, info_.num_nodes);
   }
 
-  std::unique_ptr<MpiCommunicator> host_;
-  RankInfo info_;
+  MpiCommunicator* host_ = nullptr;
   std::unique_ptr<Device> device_;
   bool sharing_ = false;  // more ranks than GPUs: some share one
 };

@@ -16,13 +16,11 @@
 
 #include "tessera/comm/device_communicator.hpp"
 #include "tessera/comm/mpi/mpi_communicator.hpp"
-#include "tessera/launch/rank_device.hpp"
-#include "tessera/launch/rank_info.hpp"
 #include "tessera/model/recompute/recompute_policy.hpp"
 #include "tessera/sharding/full_parameters.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
 #include "tessera/training/trainer.hpp"
-#include "tests/runtime/cuda/gpu_test_support.hpp"
+#include "tests/runtime/cuda/gpu_rank_test.hpp"
 #include "tests/sharding/cuda/step_record.hpp"
 #include "tests/sharding/sharding_test_support.hpp"
 
@@ -71,13 +69,12 @@ StepRecord run(Device& device, Communicator& host_world, const Setting& setting,
       kLr);
 }
 
-class StagedZero : public ::testing::Test {
+class StagedZero : public GpuRankTest {
  protected:
   void SetUp() override {
-    TESSERA_REQUIRE_GPU();
-    world_ = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD);
-    info_ = discover_rank_info(*world_, read_launcher_env(process_environment()));
-    gpu_ = make_rank_device(DeviceChoice::kCuda, info_, DeviceOptions{.gemm_math = GemmMath::kF32});
+    GpuRankTest::SetUp();
+    if (IsSkipped()) return;
+    gpu_ = rank_gpu();
     cpu_ = make_cpu_device();
   }
 
@@ -94,8 +91,6 @@ class StagedZero : public ::testing::Test {
     expect_steps_close(stage0, expected, setting.tolerance, here);
   }
 
-  std::unique_ptr<MpiCommunicator> world_;
-  RankInfo info_;
   std::unique_ptr<Device> gpu_, cpu_;
 };
 
