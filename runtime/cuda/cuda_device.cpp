@@ -43,7 +43,9 @@ CudaDevice::CudaDevice(int index, GemmMath gemm_math)
       copy_(index_, StreamRole::kCopy),
       pool_(index_),
       pending_frees_([this](void* ptr, std::size_t, MemoryKind kind) { release(ptr, kind); }),
-      kernels_(index_, compute_.handle(), gemm_math) {}
+      kernels_(index_, compute_.handle(), gemm_math) {
+  kernels_.set_host_calls(&compute_);
+}
 
 CudaDevice::~CudaDevice() {
   drain();

@@ -30,8 +30,15 @@ __global__ void embedding_forward_kernel(T* out, const std::int32_t* tokens, con
 }
 
 // dwpe (t,c) += sum over the batch of dout (b,t,c), batch rows in order.
+// True when the token check before this kernel found a bad token: then nothing is written.
+__device__ bool refused(const unsigned long long* refuse_if_bad) {
+  return refuse_if_bad != nullptr && *refuse_if_bad != ~0ull;
+}
+
 template <typename T>
-__global__ void position_grad_kernel(T* dwpe, const T* dout, std::int64_t b, std::int64_t t, std::int64_t c) {
+__global__ void position_grad_kernel(T* dwpe, const T* dout, std::int64_t b, std::int64_t t, std::int64_t c,
+                                     const unsigned long long* refuse_if_bad) {
+  if (refused(refuse_if_bad)) return;
   for (std::int64_t idx = grid_start(); idx < t * c; idx += grid_stride()) {
     float acc = 0.0f;
     for (std::int64_t bi = 0; bi < b; ++bi) acc += to_f32(dout[bi * t * c + idx]);
@@ -43,7 +50,9 @@ __global__ void position_grad_kernel(T* dwpe, const T* dout, std::int64_t b, std
 // that token in row order.
 template <typename T>
 __global__ void __launch_bounds__(kTokenGradThreads)
-    token_grad_kernel(T* dwte, const T* dout, const std::int32_t* tokens, std::int64_t rows, std::int64_t c) {
+    token_grad_kernel(T* dwte, const T* dout, const std::int32_t* tokens, std::int64_t rows, std::int64_t c,
+                      const unsigned long long* refuse_if_bad) {
+  if (refused(refuse_if_bad)) return;  // the same word for every thread: the whole block returns
   __shared__ unsigned masks[kTokenGradThreads / kWarp];
   const std::int64_t r = blockIdx.x;
   const std::int32_t tok = tokens[r];
@@ -113,12 +122,13 @@ void launch_embedding_backward(T* dwte,                     // (v,c) accumulated
                                T* dwpe,                     // (maxT,c) accumulated
                                const T* dout,               // (b,t,c)
                                const std::int32_t* tokens,  // (b,t) in [0, v)
-                               std::int64_t b, std::int64_t t, std::int64_t c, cudaStream_t stream) {
+                               std::int64_t b, std::int64_t t, std::int64_t c, cudaStream_t stream,
+                               const unsigned long long* refuse_if_bad) {
   if (b * t * c == 0) return;
-  position_grad_kernel<T><<<grid_for(t * c), kThreads, 0, stream>>>(dwpe, dout, b, t, c);
+  position_grad_kernel<T><<<grid_for(t * c), kThreads, 0, stream>>>(dwpe, dout, b, t, c, refuse_if_bad);
   TESSERA_CUDA_CHECK_LAUNCH("position_grad_kernel");
   const dim3 grid(static_cast<unsigned>(b * t), static_cast<unsigned>((c + kTokenGradSlice - 1) / kTokenGradSlice));
-  token_grad_kernel<T><<<grid, kTokenGradThreads, 0, stream>>>(dwte, dout, tokens, b * t, c);
+  token_grad_kernel<T><<<grid, kTokenGradThreads, 0, stream>>>(dwte, dout, tokens, b * t, c, refuse_if_bad);
   TESSERA_CUDA_CHECK_LAUNCH("token_grad_kernel");
 }
 
@@ -135,9 +145,9 @@ template void launch_embedding_forward<__nv_bfloat16>(__nv_bfloat16*, const std:
                                                       const __nv_bfloat16*, std::int64_t, std::int64_t, std::int64_t,
                                                       cudaStream_t);
 template void launch_embedding_backward<float>(float*, float*, const float*, const std::int32_t*, std::int64_t,
-                                               std::int64_t, std::int64_t, cudaStream_t);
+                                               std::int64_t, std::int64_t, cudaStream_t, const unsigned long long*);
 template void launch_embedding_backward<__nv_bfloat16>(__nv_bfloat16*, __nv_bfloat16*, const __nv_bfloat16*,
                                                        const std::int32_t*, std::int64_t, std::int64_t, std::int64_t,
-                                                       cudaStream_t);
+                                                       cudaStream_t, const unsigned long long*);
 
 }  // namespace tessera::detail

@@ -73,8 +73,15 @@ void CudaKernels::embedding_forward(float* out, const std::int32_t* tokens, cons
 void CudaKernels::embedding_backward(float* dwte, float* dwpe, const float* dout, const std::int32_t* tokens,
                                      std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
   select_cuda_device(device_);
-  token_check_.check(tokens, b * t, v, stream_, "CudaKernels::embedding_backward");  // waits for the stream
-  detail::launch_embedding_backward(dwte, dwpe, dout, tokens, b, t, c, stream_);
+  if (host_calls_ == nullptr) {
+    token_check_.check(tokens, b * t, v, stream_, "CudaKernels::embedding_backward");  // waits for the stream
+    detail::launch_embedding_backward(dwte, dwpe, dout, tokens, b, t, c, stream_);
+    return;
+  }
+  // The forward has just checked these tokens and waited: this check waits for nothing.
+  const unsigned long long* refuse =
+      token_check_.check_on_stream(tokens, b * t, v, stream_, *host_calls_, "CudaKernels::embedding_backward");
+  detail::launch_embedding_backward(dwte, dwpe, dout, tokens, b, t, c, stream_, refuse);
 }
 
 void CudaKernels::layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,

@@ -36,6 +36,11 @@ class CudaKernels final : public Kernels {
   GemmMath gemm_math() const { return math_; }
   cudaStream_t stream() const { return stream_; }
   int device() const { return device_; }
+  // The Stream object over stream() (the CudaDevice's compute stream). With it, embedding_backward
+  // checks its tokens without waiting (TokenRangeCheck::check_on_stream): a bad token fails the
+  // stream and is rethrown by its next synchronize, and nothing is written. Without it (kernels on
+  // a bare cudaStream_t) the check waits and throws at the call.
+  void set_host_calls(Stream* stream) { host_calls_ = stream; }
 
 #define TESSERA_KERNEL_OP(name, group, params, args) void name params const override;
 #include "tessera/runtime/kernel_ops.hpp"
@@ -50,6 +55,7 @@ class CudaKernels final : public Kernels {
   GemmMath math_;
   CublasContext blas_;
   TokenRangeCheck token_check_;
+  Stream* host_calls_ = nullptr;
 };
 
 }  // namespace tessera

@@ -56,10 +56,13 @@ template <typename T>
 void launch_embedding_forward(T* out, const std::int32_t* tokens, const T* wte, const T* wpe, std::int64_t b,
                               std::int64_t t, std::int64_t c, cudaStream_t stream);
 // dwte and dwpe accumulated; each vocabulary row gets its dout rows added in (b,t) order, in one
-// thread block, without atomics: the same bits every run (and the CPU's bits for f32).
+// thread block, without atomics: the same bits every run (and the CPU's bits for f32). When
+// `refuse_if_bad` is given (a device word of TokenRangeCheck), the kernels read it first and write
+// nothing unless it holds "no bad token" (all ones).
 template <typename T>
 void launch_embedding_backward(T* dwte, T* dwpe, const T* dout, const std::int32_t* tokens, std::int64_t b,
-                               std::int64_t t, std::int64_t c, cudaStream_t stream);
+                               std::int64_t t, std::int64_t c, cudaStream_t stream,
+                               const unsigned long long* refuse_if_bad = nullptr);
 // Writes to *first_bad (device) the smallest (index << 32 | token bits) over tokens (n) outside
 // [0, v), or leaves it untouched; the caller presets it to all ones.
 void launch_find_bad_token(const std::int32_t* tokens, std::int64_t n, std::int64_t v, unsigned long long* first_bad,

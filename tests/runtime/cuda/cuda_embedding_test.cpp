@@ -2,7 +2,8 @@
 // same additions in the same order), including heavily repeated tokens, channels spanning more than
 // one 1024-channel slice, t = 1; the backward is the same bits on every run; bf16 tensors through
 // the typed launchers within the bf16 tolerance; a token outside the table throws
-// std::out_of_range naming it before anything is written.
+// std::out_of_range naming it before anything is written — at the call, and, for the backward on a
+// CudaDevice (which checks without waiting), at the stream's next synchronize.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -10,7 +11,10 @@
 #include <vector>
 
 #include "tessera/runtime/cuda/cuda_ops.hpp"
+#include "tessera/runtime/device_factory.hpp"
+#include "tessera/runtime/tensor.hpp"
 #include "tests/runtime/cuda/cuda_test_support.hpp"
+#include "tests/runtime/cuda/gpu_test_support.hpp"
 
 namespace tessera {
 namespace {
@@ -113,6 +117,32 @@ TEST_F(CudaEmbedding, TokenOutsideTheTableThrowsBeforeWriting) {
                std::out_of_range);
   EXPECT_EQ(g_dwte.download(), std::vector<float>(s.v * s.c, 1.0f)) << "embedding_backward wrote dwte";
   EXPECT_EQ(g_dwpe.download(), std::vector<float>(s.max_t * s.c, 1.0f)) << "embedding_backward wrote dwpe";
+}
+
+TEST(CudaDeviceEmbedding, BackwardRefusesABadTokenAtTheNextSynchronize) {
+  TESSERA_REQUIRE_GPU();
+  auto device = make_device(DeviceChoice::kCuda);
+  const EmbedShape s{2, 3, 4, 5, 3};
+  const std::vector<std::int32_t> tokens = {0, 1, 2, 3, 7, -1};  // token[4] = 7 is the first bad one
+  const std::vector<float> ones_wte(s.v * s.c, 1.0f), ones_wpe(s.max_t * s.c, 1.0f);
+  Tensor g_tokens = Tensor::from_host_i32(*device, tokens, {s.b, s.t}, MemoryCategory::kWorkspace);
+  Tensor dwte = Tensor::from_host(*device, ones_wte, {s.v, s.c}, DType::kF32, MemoryCategory::kGradients);
+  Tensor dwpe = Tensor::from_host(*device, ones_wpe, {s.max_t, s.c}, DType::kF32, MemoryCategory::kGradients);
+  Tensor dout = Tensor::from_host(*device, random_floats(s.b * s.t * s.c, 5), {s.b, s.t, s.c}, DType::kF32,
+                                  MemoryCategory::kActivations);
+  device->kernels().embedding_backward(dwte.data_as<float>(), dwpe.data_as<float>(), dout.data_as<float>(),
+                                       g_tokens.data_as<std::int32_t>(), s.b, s.t, s.c, s.v);  // does not wait
+  try {
+    device->synchronize();
+    ADD_FAILURE() << "embedding_backward with token[4] = 7 outside [0, 5) did not fail the stream";
+  } catch (const std::out_of_range& e) {
+    EXPECT_NE(std::string(e.what()).find("token[4] = 7"), std::string::npos) << e.what();
+  }
+  std::vector<float> host_wte(ones_wte.size()), host_wpe(ones_wpe.size());
+  cudaMemcpy(host_wte.data(), dwte.data(), host_wte.size() * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaMemcpy(host_wpe.data(), dwpe.data(), host_wpe.size() * sizeof(float), cudaMemcpyDeviceToHost);
+  EXPECT_EQ(host_wte, ones_wte) << "embedding_backward wrote dwte";
+  EXPECT_EQ(host_wpe, ones_wpe) << "embedding_backward wrote dwpe";
 }
 
 }  // namespace
