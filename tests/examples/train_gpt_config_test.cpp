@@ -2,7 +2,8 @@
 // the effective configuration printed at start says where each value came from; an unknown key, a
 // value of the wrong type and a value out of range each stop the run before it trains, with the
 // file, the line and what is accepted. --device: auto runs on the CPU here and says so; cuda without
-// a usable GPU is one line on stderr and a non-zero exit.
+// a usable GPU is one line on stderr and a non-zero exit; --comm and --gemm-math name their values when
+// refused, and a CPU run takes any of them.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -119,6 +120,22 @@ TEST_F(TrainGptConfig, AnUnknownGemmMathIsRefusedBeforeAnythingRuns) {
   EXPECT_NE(r.output.find("fp8"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("tf32"), std::string::npos) << "the accepted values are named:\n" << r.output;
   EXPECT_EQ(r.output.find("step "), std::string::npos) << "nothing ran:\n" << r.output;
+}
+
+TEST_F(TrainGptConfig, AnUnknownCommIsRefusedBeforeAnythingRuns) {
+  const auto r = run_bounded(train_gpt_ + tiny_run(data_) + " --steps 1 --comm gloo", 60);
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  for (const char* word : {"--comm gloo", "auto", "nccl", "mpi"}) {
+    EXPECT_NE(r.output.find(word), std::string::npos) << word << " missing from:\n" << r.output;
+  }
+  EXPECT_EQ(r.output.find("step "), std::string::npos) << "nothing ran:\n" << r.output;
+}
+
+TEST_F(TrainGptConfig, TheCpuTakesEveryCommAndGemmMath) {
+  // Neither setting changes a CPU run (the MPI world serves it, in f32): both are accepted there.
+  const auto r = run_bounded(train_gpt_ + tiny_run(data_) + " --steps 1 --device cpu --comm nccl --gemm-math bf16", 60);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("collectives:"), std::string::npos) << "a CPU run has no device world:\n" << r.output;
 }
 
 }  // namespace
