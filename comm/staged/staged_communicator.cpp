@@ -40,8 +40,9 @@ void* StagedCommunicator::staging(int slot, std::size_t bytes) {
 Work StagedCommunicator::staged(const void* in, std::size_t in_bytes, void* out, std::size_t out_bytes, bool in_place,
                                 const std::function<void(void*, void*)>& host_collective) {
   try {
-    void* host_in = staging(0, in_bytes);
-    void* host_out = in_place ? host_in : staging(1, out_bytes);
+    const bool moves_data = in != nullptr || out != nullptr;  // a barrier moves none
+    void* host_in = moves_data ? staging(0, in_bytes) : nullptr;
+    void* host_out = in_place || !moves_data ? host_in : staging(1, out_bytes);
     if (in != nullptr) device_->copy_to_host(host_in, in, in_bytes);
     host_collective(host_in, host_out);
     if (out != nullptr) device_->copy_from_host(out, host_out, out_bytes);

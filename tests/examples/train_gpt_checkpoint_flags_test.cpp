@@ -10,31 +10,20 @@
 
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
+#include "tests/support/train_gpt_test.hpp"
 
 namespace tessera {
 namespace {
 
-using testing::random_tokens;
 using testing::run_bounded;
-using testing::ScratchDir;
 using testing::set_flag;
 using testing::tiny_run;
-using testing::train_gpt_binary;
 
-class CheckpointFlags : public ::testing::Test {
+class CheckpointFlags : public testing::TrainGptTest {
  protected:
-  void SetUp() override {
-    train_gpt_ = train_gpt_binary();
-    if (train_gpt_.empty()) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
-    data_ = (dir_ / "tokens.bin").string();
-    write_token_file(data_, random_tokens(5000, 40));
-  }
-
+  CheckpointFlags() : TrainGptTest("checkpoint_flags", 5000, 40) {}
   // The tiny run logging only every `log_every` steps.
   std::string quiet(int log_every) const { return set_flag(tiny_run(data_), "--log-every", std::to_string(log_every)); }
-
-  ScratchDir dir_{"checkpoint_flags"};
-  std::string train_gpt_, data_;
 };
 
 TEST_F(CheckpointFlags, RefusedBeforeAnyDataIsRead) {

@@ -14,32 +14,22 @@
 #include "tessera/runtime/device_factory.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
+#include "tests/support/train_gpt_test.hpp"
 
 namespace tessera {
 namespace {
 
-using testing::random_tokens;
 using testing::run_bounded;
-using testing::ScratchDir;
 using testing::tiny_run;
-using testing::train_gpt_binary;
 
-class TrainGptConfig : public ::testing::Test {
+class TrainGptConfig : public testing::TrainGptTest {
  protected:
-  void SetUp() override {
-    train_gpt_ = train_gpt_binary();
-    if (train_gpt_.empty()) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
-    data_ = (dir_ / "tokens.bin").string();
-    write_token_file(data_, random_tokens(5000, 40));
-  }
+  TrainGptConfig() : TrainGptTest("train_gpt_config", 5000, 40) {}
   std::string write_ini(const std::string& text) const {
     const std::string path = (dir_ / "run.ini").string();
     std::ofstream(path) << text;
     return path;
   }
-
-  ScratchDir dir_{"train_gpt_config"};
-  std::string train_gpt_, data_;
 };
 
 TEST_F(TrainGptConfig, FileValuesUnlessTheCommandLineSetsThem) {

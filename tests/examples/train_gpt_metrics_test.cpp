@@ -22,35 +22,25 @@
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/svg_check.hpp"
 #include "tests/support/train_gpt_process.hpp"
+#include "tests/support/train_gpt_test.hpp"
 
 namespace tessera {
 namespace {
 
 using Json = nlohmann::json;
-using testing::random_tokens;
 using testing::run_bounded;
-using testing::ScratchDir;
 using testing::set_flag;
 using testing::tiny_run;
-using testing::train_gpt_binary;
 
-class TrainGptMetrics : public ::testing::Test {
+class TrainGptMetrics : public testing::TrainGptTest {
  protected:
-  void SetUp() override {
-    train_gpt_ = train_gpt_binary();
-    if (train_gpt_.empty()) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
-    data_ = (dir_ / "tokens.bin").string();
-    write_token_file(data_, random_tokens(5000, 40));
-  }
+  TrainGptMetrics() : TrainGptTest("train_gpt_metrics", 5000, 40) {}
   // The tiny run, logging every `log_every` steps and validating on the training file every 3.
   std::string run(int log_every) const {
     std::string flags = set_flag(tiny_run(data_), "--log-every", std::to_string(log_every));
     flags = set_flag(flags, "--eval-every", "3 --eval-batches 1 --val-data " + data_);
     return train_gpt_ + flags;
   }
-
-  ScratchDir dir_{"train_gpt_metrics"};
-  std::string train_gpt_, data_;
 };
 
 std::vector<Json> records(const std::string& path) {
@@ -71,8 +61,7 @@ std::vector<std::int64_t> steps_of(const std::vector<Json>& rs, const std::strin
 TEST_F(TrainGptMetrics, OneTimeStampedLinePerLoggedStepWithoutATerminal) {
   const auto r = run_bounded(run(3) + " --steps 7", 60);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const std::regex logged(
-      R"(\d\d:\d\d:\d\d step +(\d+)/7  loss [0-9.]+  .*  ETA .*)");
+  const std::regex logged(R"(\d\d:\d\d:\d\d step +(\d+)/7  loss [0-9.]+  .*  ETA .*)");
   const std::regex any_step_line(R"(.*step +\d+/7  .*)");
   std::vector<std::string> steps;
   int step_lines = 0;
@@ -85,8 +74,7 @@ TEST_F(TrainGptMetrics, OneTimeStampedLinePerLoggedStepWithoutATerminal) {
   EXPECT_EQ(steps, (std::vector<std::string>{"1", "3", "6", "7"})) << "the first, every 3rd and the last\n" << r.output;
   EXPECT_EQ(step_lines, 4) << "no other step lines\n" << r.output;
   EXPECT_EQ(r.output.find('\r'), std::string::npos) << "no live line in a pipe";
-  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(\n\d\d:\d\d:\d\d step +3 \| val loss [0-9.]+\n)")))
-      << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(\n\d\d:\d\d:\d\d step +3 \| val loss [0-9.]+\n)"))) << r.output;
 }
 
 TEST_F(TrainGptMetrics, UnderMpirunAutoIsPlainAndLiveCanBeAsked) {
@@ -94,8 +82,7 @@ TEST_F(TrainGptMetrics, UnderMpirunAutoIsPlainAndLiveCanBeAsked) {
   const auto launched = run_bounded("mpirun --oversubscribe -np 1 " + run(2) + " --steps 2", 60);
   ASSERT_EQ(launched.exit_code, 0) << launched.output;
   EXPECT_EQ(launched.output.find('\r'), std::string::npos) << launched.output;
-  EXPECT_TRUE(std::regex_search(launched.output, std::regex(R"(\n\d\d:\d\d:\d\d step +2/2  loss)")))
-      << launched.output;
+  EXPECT_TRUE(std::regex_search(launched.output, std::regex(R"(\n\d\d:\d\d:\d\d step +2/2  loss)"))) << launched.output;
   const auto live = run_bounded(run(2) + " --steps 2 --progress live", 60);
   ASSERT_EQ(live.exit_code, 0) << live.output;
   EXPECT_NE(live.output.find("\r\033[Kstep 2/2  loss "), std::string::npos) << "the live line, asked for";
@@ -189,9 +176,9 @@ TEST_F(TrainGptMetrics, AResumedRunAppendsAfterItsCheckpointAndTheCheckpointHold
 
   // The run ended saved at step 6; resuming from step 4 (as after a crash before the final save), on
   // two ranks at ZeRO-2, drops the records the first run wrote after it.
-  const auto resumed = run_bounded("mpirun --oversubscribe -np 2 " + flags +
-                                       " --zero 2 --steps 8 --save-every 4 --resume " + ckpt + "/step_0000004",
-                                   120);
+  const auto resumed = run_bounded(
+      "mpirun --oversubscribe -np 2 " + flags + " --zero 2 --steps 8 --save-every 4 --resume " + ckpt + "/step_0000004",
+      120);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   const std::vector<Json> after = records(metrics);
   EXPECT_EQ(steps_of(after, "resume"), (std::vector<std::int64_t>{4}));

@@ -16,42 +16,31 @@
 #include "tessera/training/metrics_log.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
+#include "tests/support/train_gpt_test.hpp"
 #include "tests/support/unwrapped_lines.hpp"
 
 namespace tessera {
 namespace {
 
-using testing::random_tokens;
 using testing::run_bounded;
-using testing::ScratchDir;
 using testing::tiny_run;
-using testing::train_gpt_binary;
 
-class TrainGptResumeBatch : public ::testing::Test {
+class TrainGptResumeBatch : public testing::TrainGptTest {
  protected:
-  void SetUp() override {
-    train_gpt_ = train_gpt_binary();
-    if (train_gpt_.empty()) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
-    data_ = (dir_ / "tokens.bin").string();
-    write_token_file(data_, random_tokens(20000, 64));
-  }
-
+  TrainGptResumeBatch() : TrainGptTest("resume_batch", 20000, 64) {}
   // mpirun -np `ranks` train_gpt over the tiny model, 4 steps, with `flags`.
   testing::ProcessResult run(int ranks, const std::string& flags) const {
     return run_bounded("mpirun --oversubscribe -np " + std::to_string(ranks) + " " + train_gpt_ + tiny_run(data_) +
                            " --progress plain --steps 4 " + flags,
                        180);
   }
-
-  ScratchDir dir_{"resume_batch"};
-  std::string train_gpt_, data_;
 };
 
 TEST_F(TrainGptResumeBatch, KeepsTheGlobalBatchAtAnotherRankCount) {
   const std::string saved = (dir_ / "saved").string();
   const std::string metrics = (dir_ / "saved.jsonl").string();
-  const auto first = run(2, "--micro-batch 2 --grad-accum 6 --checkpoint-dir " + saved +
-                                " --save-every 2 --metrics " + metrics);
+  const auto first =
+      run(2, "--micro-batch 2 --grad-accum 6 --checkpoint-dir " + saved + " --save-every 2 --metrics " + metrics);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   const MetricsSeries never_stopped = read_metrics_file(metrics);
   ASSERT_EQ(never_stopped.train_loss.size(), 4u) << first.output;
@@ -65,15 +54,16 @@ TEST_F(TrainGptResumeBatch, KeepsTheGlobalBatchAtAnotherRankCount) {
     const std::string out_dir = (dir_ / ("at" + n)).string(), out_metrics = (dir_ / ("at" + n + ".jsonl")).string();
     std::filesystem::copy_file(metrics, out_metrics);  // the metrics file goes on with the run
     // No batch flags: the checkpoint's micro-batch 2 is kept and the accumulation derived.
-    const auto resumed = run(c.ranks, "--resume " + saved + "/step_0000002 --checkpoint-dir " + out_dir +
-                                          " --metrics " + out_metrics);
+    const auto resumed =
+        run(c.ranks, "--resume " + saved + "/step_0000002 --checkpoint-dir " + out_dir + " --metrics " + out_metrics);
     ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
     const std::string line =
         c.ranks == 2 ? "resume: global batch 24 kept at 2 ranks: as saved (micro 2 x ranks 2 x accumulation 6)"
                      : "resume: global batch 24 kept at " + n + " ranks: ranks 2 -> " + n + ", accumulation 6 -> " +
                            std::to_string(c.accumulation) + " (micro 2 x ranks " + n + " x accumulation " +
                            std::to_string(c.accumulation) + ")";
-    EXPECT_NE(tessera::testing::unwrapped_lines(resumed.output).find(line + "\n"), std::string::npos) << line << "\n" << resumed.output;
+    EXPECT_NE(tessera::testing::unwrapped_lines(resumed.output).find(line + "\n"), std::string::npos) << line << "\n"
+                                                                                                      << resumed.output;
 
     // The samples continue: 2 steps of 24 after the checkpoint's 48, and the plan recorded.
     const CheckpointMeta meta = read_meta_file(out_dir + "/step_0000004/meta.h5");
@@ -88,7 +78,8 @@ TEST_F(TrainGptResumeBatch, KeepsTheGlobalBatchAtAnotherRankCount) {
       if (c.ranks == 2) {
         EXPECT_EQ(after.train_loss[s], never_stopped.train_loss[s]) << "step " << s + 1 << ", same rank count";
       } else {
-        EXPECT_NEAR(after.train_loss[s], never_stopped.train_loss[s], 5e-5) << "step " << s + 1 << ", " << n << " ranks";
+        EXPECT_NEAR(after.train_loss[s], never_stopped.train_loss[s], 5e-5)
+            << "step " << s + 1 << ", " << n << " ranks";
       }
     }
   }

@@ -17,18 +17,16 @@
 
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
+#include "tests/support/train_gpt_test.hpp"
 
 namespace tessera {
 namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
-using testing::random_tokens;
 using testing::run_bounded;
-using testing::ScratchDir;
 using testing::set_flag;
 using testing::tiny_run;
-using testing::train_gpt_binary;
 
 // The venv's python with tensorboard installed, made on first use; "" with the reason in `why`.
 std::string tensorboard_python(std::string* why) {
@@ -76,20 +74,12 @@ for name in sorted(os.listdir(logdir)):
 print(json.dumps(out))
 )PY";
 
-class TrainGptTensorBoard : public ::testing::Test {
+class TrainGptTensorBoard : public testing::TrainGptTest {
  protected:
-  void SetUp() override {
-    train_gpt_ = train_gpt_binary();
-    if (train_gpt_.empty()) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
-    data_ = (dir_ / "tokens.bin").string();
-    write_token_file(data_, random_tokens(5000, 40));
-  }
+  TrainGptTensorBoard() : TrainGptTest("train_gpt_tensorboard", 5000, 40) {}
   std::string run() const {
     return train_gpt_ + set_flag(tiny_run(data_), "--eval-every", "3 --eval-batches 1 --val-data " + data_);
   }
-
-  ScratchDir dir_{"train_gpt_tensorboard"};
-  std::string train_gpt_, data_;
 };
 
 std::vector<Json> records(const std::string& path) {
@@ -126,8 +116,9 @@ TEST_F(TrainGptTensorBoard, TensorBoardReadsEveryStepOnceAcrossAResume) {
     EXPECT_EQ(file.at(1), "brain.Event:2") << file;
   }
   const Json& scalars = events.at("scalars");
-  for (const char* tag : {"train/loss", "train/lr", "train/grad_norm", "train/skipped_steps", "perf/tokens_per_s",
-                          "perf/mfu", "memory/current_mib", "memory/peak_mib", "memory/peak_mib/parameters", "val/loss"}) {
+  for (const char* tag :
+       {"train/loss", "train/lr", "train/grad_norm", "train/skipped_steps", "perf/tokens_per_s", "perf/mfu",
+        "memory/current_mib", "memory/peak_mib", "memory/peak_mib/parameters", "val/loss"}) {
     EXPECT_TRUE(scalars.contains(tag)) << tag << " missing from " << scalars.dump();
   }
   // The metrics file holds what the run reported; TensorBoard must show the same, once per step.

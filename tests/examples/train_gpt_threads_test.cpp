@@ -14,16 +14,14 @@
 
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
+#include "tests/support/train_gpt_test.hpp"
 
 namespace tessera {
 namespace {
 
-using testing::random_tokens;
 using testing::run_bounded;
-using testing::ScratchDir;
 using testing::set_flag;
 using testing::tiny_run;
-using testing::train_gpt_binary;
 
 constexpr int kSteps = 6;
 constexpr int kVocab = 331;
@@ -49,14 +47,13 @@ std::string safetensors_tensor_bytes(const std::string& path) {
   return header > file.size() - 8 ? "" : file.substr(8 + header);
 }
 
-class TrainGptThreads : public ::testing::Test {
+class TrainGptThreads : public testing::TrainGptTest {
  protected:
+  TrainGptThreads() : TrainGptTest("train_gpt_threads", 20000, kVocab) {}
   void SetUp() override {
-    train_gpt_ = train_gpt_binary();
-    if (train_gpt_.empty()) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
+    TrainGptTest::SetUp();
+    if (IsSkipped()) return;
     tessera_ckpt_ = std::string(std::getenv("TESSERA_BIN_DIR")) + "/tessera_ckpt";
-    data_ = (dir_ / "tokens.bin").string();
-    write_token_file(data_, random_tokens(20000, kVocab));
   }
 
   struct Run {
@@ -83,8 +80,7 @@ class TrainGptThreads : public ::testing::Test {
     return {step_values(trained.output), safetensors_tensor_bytes(weights)};
   }
 
-  ScratchDir dir_{"train_gpt_threads"};
-  std::string train_gpt_, tessera_ckpt_, data_;
+  std::string tessera_ckpt_;
 };
 
 TEST_F(TrainGptThreads, OneTwoAndThreeThreadsGiveTheSameRun) {

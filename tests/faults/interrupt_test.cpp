@@ -12,26 +12,18 @@
 
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
+#include "tests/support/train_gpt_test.hpp"
 
 namespace tessera {
 namespace {
 
-using testing::random_tokens;
 using testing::run_bounded;
-using testing::ScratchDir;
 using testing::set_flag;
 using testing::tiny_run;
-using testing::train_gpt_binary;
 
-class Interrupt : public ::testing::Test {
+class Interrupt : public testing::TrainGptTest {
  protected:
-  void SetUp() override {
-    train_gpt_ = train_gpt_binary();
-    if (train_gpt_.empty()) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
-    data_ = (dir_ / "tokens.bin").string();
-    write_token_file(data_, random_tokens(20000, 40));
-  }
-
+  Interrupt() : TrainGptTest("interrupt", 20000, 40) {}
   // Starts `train_gpt <flags>` in the background, waits for `wait_for` in its log, then, for each
   // entry of `signals`, waits for that text in the log ("" for none) and sends it SIGINT; then waits
   // for it. Returns the log, then "SIGINT sent to a running process" per signal that found the
@@ -71,9 +63,6 @@ class Interrupt : public ::testing::Test {
     }
     return false;
   }
-
-  ScratchDir dir_{"interrupt"};
-  std::string train_gpt_, data_;
 };
 
 TEST_F(Interrupt, CtrlCSavesDrawsThePlotsAndStopsCleanly) {

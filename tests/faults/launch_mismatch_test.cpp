@@ -11,15 +11,13 @@
 
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
+#include "tests/support/train_gpt_test.hpp"
 
 namespace tessera {
 namespace {
 
-using testing::random_tokens;
 using testing::run_bounded;
-using testing::ScratchDir;
 using testing::tiny_run;
-using testing::train_gpt_binary;
 
 // Variables a surrounding launcher could have set for this test process itself, unset for the child.
 const std::string kClean =
@@ -27,15 +25,9 @@ const std::string kClean =
     "-u SLURM_JOB_ID -u SLURM_JOBID -u SLURM_STEP_ID -u SLURM_STEPID -u SLURM_NTASKS -u SLURM_PROCID "
     "-u SLURM_STEP_NUM_TASKS -u SLURM_TASKS_PER_NODE -u SLURM_JOB_NUM_NODES -u TESSERA_ALLOW_SINGLETON ";
 
-class LaunchMismatch : public ::testing::Test {
+class LaunchMismatch : public testing::TrainGptTest {
  protected:
-  void SetUp() override {
-    train_gpt_ = train_gpt_binary();
-    if (train_gpt_.empty()) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
-    data_ = (dir_ / "tokens.bin").string();
-    write_token_file(data_, random_tokens(5000, 40));
-  }
-
+  LaunchMismatch() : TrainGptTest("launch_mismatch", 5000, 40) {}
   // train_gpt for one step with `vars` set, saving into its own run directory.
   testing::ProcessResult run_with(const std::string& vars, const std::string& run_name) {
     return run_bounded(kClean + vars + " " + train_gpt_ + tiny_run(data_) + " --steps 1 --checkpoint-dir " +
@@ -52,9 +44,6 @@ class LaunchMismatch : public ::testing::Test {
     EXPECT_EQ(r.output.find("step     1/1"), std::string::npos) << vars << ": it trained\n" << r.output;
     EXPECT_FALSE(std::filesystem::exists(dir_ / run_name)) << vars << ": the run directory was created";
   }
-
-  ScratchDir dir_{"launch_mismatch"};
-  std::string train_gpt_, data_;
 };
 
 TEST_F(LaunchMismatch, TorchrunVariablesWithoutMpirun) {

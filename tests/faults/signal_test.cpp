@@ -14,26 +14,19 @@
 
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
+#include "tests/support/train_gpt_test.hpp"
 
 namespace tessera {
 namespace {
 
 using testing::random_tokens;
 using testing::run_bounded;
-using testing::ScratchDir;
 using testing::set_flag;
 using testing::tiny_run;
-using testing::train_gpt_binary;
 
-class StopSignals : public ::testing::Test {
+class StopSignals : public testing::TrainGptTest {
  protected:
-  void SetUp() override {
-    train_gpt_ = train_gpt_binary();
-    if (train_gpt_.empty()) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
-    data_ = (dir_ / "tokens.bin").string();
-    write_token_file(data_, random_tokens(20000, 40));
-  }
-
+  StopSignals() : TrainGptTest("signals", 20000, 40) {}
   // Starts `mpirun <mpirun_flags> -np 2 train_gpt <flags> <extra>` in the background, waits for
   // `wait_for` in its log, sends `signal` to `target` ("mpirun", "rank": the first rank process
   // found, or "rank1": the rank whose OMPI_COMM_WORLD_RANK is 1), and waits for the job. Returns the
@@ -127,9 +120,6 @@ class StopSignals : public ::testing::Test {
     }
     expect_resumes(run_dir, step);
   }
-
-  ScratchDir dir_{"signals"};
-  std::string train_gpt_, data_;
 };
 
 TEST_F(StopSignals, SigtermToOneRankSavesAndStopsEveryRank) {

@@ -1,0 +1,37 @@
+// TrainGptTest: the fixture of the tests that run train_gpt as a process. It skips where ctest did
+// not say where the programs are (TESSERA_BIN_DIR); otherwise it holds the binary's path and a token
+// file of `tokens` random ids below `vocab_used` in a scratch directory of its own.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/train_gpt_process.hpp"
+
+namespace tessera::testing {
+
+class TrainGptTest : public ::testing::Test {
+ protected:
+  TrainGptTest(const std::string& name, std::int64_t tokens, std::uint64_t vocab_used)
+      : dir_(name), tokens_(tokens), vocab_used_(vocab_used) {}
+
+  void SetUp() override {
+    train_gpt_ = train_gpt_binary();
+    if (train_gpt_.empty()) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
+    data_ = (dir_ / "tokens.bin").string();
+    write_token_file(data_, random_tokens(tokens_, vocab_used_));
+  }
+
+  ScratchDir dir_;
+  std::string train_gpt_;  // the binary
+  std::string data_;       // the token file
+
+ private:
+  std::int64_t tokens_;
+  std::uint64_t vocab_used_;
+};
+
+}  // namespace tessera::testing
