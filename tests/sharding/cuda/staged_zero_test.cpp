@@ -83,12 +83,22 @@ class StagedZero : public GpuRankTest {
                              std::to_string(world_->size()) + " on " + gpu_->name();
     const StepRecord expected = run(*cpu_, *world_, setting, ZeroStage::kStage0);
     const StepRecord stage0 = run(*gpu_, *world_, setting, ZeroStage::kStage0);
-    for (ZeroStage stage : {ZeroStage::kStage1, ZeroStage::kStage2, ZeroStage::kStage3}) {
-      const StepRecord other = run(*gpu_, *world_, setting, stage);
-      EXPECT_EQ(other.losses, stage0.losses) << here << ": ZeRO " << static_cast<int>(stage) << " losses";
-      EXPECT_EQ(other.params, stage0.params) << here << ": ZeRO " << static_cast<int>(stage) << " parameters";
+    const StepRecord stage1 = run(*gpu_, *world_, setting, ZeroStage::kStage1);
+    const StepRecord stage2 = run(*gpu_, *world_, setting, ZeroStage::kStage2);
+    const StepRecord stage3 = run(*gpu_, *world_, setting, ZeroStage::kStage3);
+    expect_same_bits(stage1, stage0, here + ": ZeRO 1 against ZeRO 0");
+    expect_same_bits(stage3, stage2, here + ": ZeRO 3 against ZeRO 2");
+    if (setting.micro_batches == 1) {
+      expect_same_bits(stage2, stage0, here + ": ZeRO 2 against ZeRO 0");
+    } else {
+      expect_steps_close(stage2, stage0, setting.tolerance, here + ": ZeRO 2 against ZeRO 0");
     }
     expect_steps_close(stage0, expected, setting.tolerance, here);
+  }
+
+  static void expect_same_bits(const StepRecord& actual, const StepRecord& expected, const std::string& where) {
+    EXPECT_EQ(actual.losses, expected.losses) << where << ": losses";
+    EXPECT_EQ(actual.params, expected.params) << where << ": parameters";
   }
 
   std::unique_ptr<Device> gpu_, cpu_;
