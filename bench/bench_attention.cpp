@@ -99,9 +99,9 @@ int run(int argc, char** argv) {
     std::vector<float> out(static_cast<std::size_t>(b * t * c)), lse(static_cast<std::size_t>(b * nh * t));
     std::vector<float> dqkv(qkv.size()), delta(lse.size());
     const double fwd_ms =
-        time_ms(o.min_seconds, [&] { k.attention_forward(out.data(), lse.data(), qkv.data(), b, t, c, nh); });
+        time_ms(o.min_seconds, [&] { k.attention_forward(out.data(), lse.data(), qkv.data(), b, t, c, nh, nullptr); });
     const double bwd_ms = time_ms(o.min_seconds, [&] {
-      k.attention_backward(dqkv.data(), delta.data(), dout.data(), qkv.data(), out.data(), lse.data(), b, t, c, nh);
+      k.attention_backward(dqkv.data(), delta.data(), dout.data(), qkv.data(), out.data(), lse.data(), b, t, c, nh, nullptr);
     });
     const double fwd_flops =
         2.0 * static_cast<double>(b * nh) * static_cast<double>(t) * static_cast<double>(t) * static_cast<double>(hs);

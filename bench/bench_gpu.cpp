@@ -3,7 +3,8 @@
 //
 //   bench_gpu [--models 124m,1.5b] [--steps 10] [--warmup 3] [--micro-124m 16] [--micro-1.5b 8]
 //             [--checkpointing-124m none] [--checkpointing-1.5b blocks] [--gemm-math bf16]
-//             [--gemm-size 8192] [--min-mib 1] [--max-mib 256] [--skip-train] [--skip-nccl]
+//             [--gemm-size 8192] [--min-mib 1] [--max-mib 256] [--skip-train] [--skip-attention]
+//             [--skip-nccl]
 //   mpirun -np <GPUs> bench_gpu ...     (data-parallel training and collectives across the GPUs)
 //
 // Models: GPT-2 124M-shaped (L12 C768 NH12 V50304 T1024) and 1.5B-shaped (L48 C1600 NH25 V50304
@@ -15,6 +16,10 @@
 // from a table by device name (H100 SXM / H200 989, H100 PCIe 756, A100 312 TFLOP/s; else unknown)
 // and (b) the best of a few runs of a large GEMM through the device's kernels with bf16 tensor-core
 // math (cuBLAS, f32 in and out), measured in the same run.
+// Attention (rank 0): forward and backward of the two models' attention shapes (micro-batch as above,
+// T 1024) through the device's kernels, with f32 GEMM math (the tiled online-softmax kernel, f32) and
+// with bf16 (cuDNN's fused flash attention where built, with the f32<->bf16 copies the table makes);
+// time = best of 5 runs of 3 calls; TFLOP/s counts the causal half (forward 2*b*t^2*c, backward 2.5x).
 // NCCL: all_reduce, reduce_scatter, all_gather on f32 and bf16 buffers of --min-mib .. --max-mib
 // (x4 steps), time = median of the slowest rank, algbw and busbw with nccl-tests' definitions
 // (busbw = algbw * 2(n-1)/n for all_reduce, * (n-1)/n otherwise; one rank: local copies).
@@ -62,6 +67,7 @@ struct Options {
   double min_mib = 1;
   double max_mib = 256;
   bool skip_train = false;
+  bool skip_attention = false;
   bool skip_nccl = false;
 };
 
@@ -85,6 +91,7 @@ std::optional<Options> parse(int argc, char** argv, bool print) {
       ("min-mib", po::value(&o.min_mib)->default_value(o.min_mib), "smallest NCCL buffer (MiB of f32)")
       ("max-mib", po::value(&o.max_mib)->default_value(o.max_mib), "largest NCCL buffer (MiB of f32)")
       ("skip-train", po::bool_switch(&o.skip_train), "no training benchmark")
+      ("skip-attention", po::bool_switch(&o.skip_attention), "no attention benchmark")
       ("skip-nccl", po::bool_switch(&o.skip_nccl), "no NCCL benchmark");
   // clang-format on
   po::variables_map vm;
@@ -124,6 +131,11 @@ struct ModelRun {
   GptConfig config;
   std::int64_t micro;
   std::string recompute;  // activation checkpointing policy
+};
+
+struct AttentionDims {
+  const char* name;
+  std::int64_t b, t, c, nh;
 };
 
 double max_over_ranks(double x) {
@@ -282,6 +294,60 @@ void bench_nccl(const Options& o, Device& device, Communicator& world, Communica
   }
 }
 
+// Seconds of one attention forward (backward = false) or backward at `s` on `device`: best of 5 runs
+// of 3 calls, each run ending with a synchronize.
+double time_attention(Device& device, const AttentionDims& s, bool backward) {
+  const Kernels& k = device.kernels();
+  auto buffer = [&](std::int64_t n) { return Tensor::zeros(device, {n}, DType::kF32, MemoryCategory::kWorkspace); };
+  Tensor qkv = buffer(s.b * s.t * 3 * s.c), out = buffer(s.b * s.t * s.c), lse = buffer(s.b * s.nh * s.t);
+  Tensor dout = buffer(s.b * s.t * s.c), dqkv = buffer(s.b * s.t * 3 * s.c), delta = buffer(s.b * s.nh * s.t);
+  const std::size_t bytes = k.attention_scratch_bytes(s.b, s.t, s.c, s.nh);
+  const std::shared_ptr<Storage> scratch =
+      bytes == 0 ? nullptr : Storage::allocate(device, bytes, MemoryCategory::kWorkspace);
+  void* scratch_ptr = scratch ? scratch->data() : nullptr;
+  auto call = [&] {
+    if (backward) {
+      k.attention_backward(dqkv.data_as<float>(), delta.data_as<float>(), dout.data_as<float>(), qkv.data_as<float>(),
+                           out.data_as<float>(), lse.data_as<float>(), s.b, s.t, s.c, s.nh, scratch_ptr);
+    } else {
+      k.attention_forward(out.data_as<float>(), lse.data_as<float>(), qkv.data_as<float>(), s.b, s.t, s.c, s.nh,
+                          scratch_ptr);
+    }
+  };
+  call();  // builds what the kernels cache per shape
+  device.synchronize();
+  double best = 1e30;
+  for (int r = 0; r < 5; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 3; ++i) call();
+    device.synchronize();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 3);
+  }
+  return best;
+}
+
+void bench_attention(const Options& o, const RankInfo& info) {
+  const AttentionDims shapes[] = {{"124m", o.micro_124m, 1024, 768, 12}, {"1.5b", o.micro_1p5b, 1024, 1600, 25}};
+  std::printf("\n# attention, forward and backward; TFLOP/s of the causal half (forward 2*b*t^2*c, backward 2.5x)\n");
+  std::printf("%-6s %-6s %-60s %9s %9s %9s %9s\n", "shape", "math", "kernel", "fwd_ms", "fwd_TF/s", "bwd_ms",
+              "bwd_TF/s");
+  for (GemmMath math : {GemmMath::kF32, GemmMath::kBf16}) {
+    auto device = make_rank_device(DeviceChoice::kCuda, info, DeviceOptions{-1, math});
+    for (const AttentionDims& s : shapes) {
+      const double fwd_flops = 2.0 * s.b * s.t * s.t * s.c;
+      try {
+        const double fwd = time_attention(*device, s, false), bwd = time_attention(*device, s, true);
+        std::printf("%-6s %-6s %-60.60s %9.2f %9.1f %9.2f %9.1f\n", s.name, gemm_math_name(math),
+                    device->kernels().attention_kernel().c_str(), fwd * 1e3, fwd_flops / fwd / 1e12, bwd * 1e3,
+                    2.5 * fwd_flops / bwd / 1e12);
+      } catch (const std::exception& e) {
+        std::printf("%-6s %-6s failed: %s\n", s.name, gemm_math_name(math), e.what());
+      }
+      std::fflush(stdout);
+    }
+  }
+}
+
 int run(DistributedContext& dist) {
   const std::optional<Options> parsed = parse(dist.argc(), dist.argv(), dist.rank() == 0);
   if (!parsed) return 0;
@@ -300,6 +366,7 @@ int run(DistributedContext& dist) {
   auto device = make_rank_device(DeviceChoice::kCuda, dist.rank_info(), DeviceOptions{-1, gemm_math_of(o.gemm_math)});
   const std::unique_ptr<Communicator> device_world = make_device_world(*device, world, dist.comm_options());
   if (!o.skip_train) bench_training(o, dist.rank_info(), *device, world, *device_world);
+  if (!o.skip_attention && world.rank() == 0) bench_attention(o, dist.rank_info());
   if (!o.skip_nccl) bench_nccl(o, *device, world, *device_world);
   device->synchronize();
   return 0;

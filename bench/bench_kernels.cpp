@@ -208,10 +208,10 @@ int run(int argc, char** argv) {
   {
     Buffer qkv(kN * 3 * kC), out(kN * kC), lse(kB * kNH * kT), dout(kN * kC), dqkv(kN * 3 * kC), delta(kB * kNH * kT);
     const double flops = 4.0 * kB * kT * kT * kC;
-    attn_fwd_ms = time_ms([&] { k.attention_forward(out.get(), lse.get(), qkv.get(), kB, kT, kC, kNH); });
+    attn_fwd_ms = time_ms([&] { k.attention_forward(out.get(), lse.get(), qkv.get(), kB, kT, kC, kNH, nullptr); });
     gemm_row("attention fwd", "B4 T256 C384 NH6", attn_fwd_ms, flops);
     attn_bwd_ms = time_ms([&] {
-      k.attention_backward(dqkv.get(), delta.get(), dout.get(), qkv.get(), out.get(), lse.get(), kB, kT, kC, kNH);
+      k.attention_backward(dqkv.get(), delta.get(), dout.get(), qkv.get(), out.get(), lse.get(), kB, kT, kC, kNH, nullptr);
     });
     gemm_row("attention bwd", "B4 T256 C384 NH6", attn_bwd_ms, 2.0 * flops);
   }

@@ -50,13 +50,25 @@ function(tessera_add_build_info)
       set(nccl "${nccl_MAJOR}.${nccl_MINOR}.${nccl_PATCH}")
     endif()
   endif()
+  set(cudnn "")
+  if(TESSERA_HAVE_CUDNN AND EXISTS ${TESSERA_CUDNN_INCLUDE_DIR}/cudnn_version.h)
+    file(STRINGS ${TESSERA_CUDNN_INCLUDE_DIR}/cudnn_version.h cudnn_lines REGEX "#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) ")
+    foreach(part MAJOR MINOR PATCHLEVEL)
+      string(REGEX REPLACE ".*#define CUDNN_${part} ([0-9]+).*" "\\1" cudnn_${part} "${cudnn_lines}")
+    endforeach()
+    set(cudnn "${cudnn_MAJOR}.${cudnn_MINOR}.${cudnn_PATCHLEVEL}")
+    if(EXISTS ${TESSERA_CUDNN_FRONTEND_INCLUDE_DIR}/../VERSION)
+      file(STRINGS ${TESSERA_CUDNN_FRONTEND_INCLUDE_DIR}/../VERSION frontend_version LIMIT_COUNT 1)
+      string(APPEND cudnn ", frontend ${frontend_version}")
+    endif()
+  endif()
   add_custom_target(tessera_build_info
     COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR}
             -DTEMPLATE=${PROJECT_SOURCE_DIR}/cmake/build_info_values.cpp.in -DOUTPUT=${output}
             "-DTESSERA_VERSION_TEXT=${PROJECT_VERSION}" "-DTESSERA_BUILD_TYPE_TEXT=${CMAKE_BUILD_TYPE}"
             "-DTESSERA_COMPILER_TEXT=${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION}"
             "-DTESSERA_CXX_FLAGS_TEXT=${flags}" -DTESSERA_CUDA_BUILT=${cuda}
-            "-DTESSERA_CUDA_TOOLKIT_TEXT=${toolkit}" "-DTESSERA_NCCL_TEXT=${nccl}"
+            "-DTESSERA_CUDA_TOOLKIT_TEXT=${toolkit}" "-DTESSERA_NCCL_TEXT=${nccl}" "-DTESSERA_CUDNN_TEXT=${cudnn}"
             -P ${PROJECT_SOURCE_DIR}/cmake/TesseraBuildInfo.cmake
     BYPRODUCTS ${output}
     COMMENT "Recording the git revision"

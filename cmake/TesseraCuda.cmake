@@ -72,6 +72,39 @@ if(TESSERA_HAVE_CUDA)
   endif()
 endif()
 
+# cuDNN (fused attention): the library and cudnn.h from the CUDA toolkit, NVIDIA's packages (/usr) or
+# Python's nvidia-cudnn-cu* wheel, and the header-only C++ frontend (cudnn_frontend.h) from the
+# nvidia-cudnn-frontend wheel, which scripts/setup unpacks into .cache/cudnn-frontend. Without either,
+# attention on the GPU runs the tiled kernel alone (TESSERA_HAVE_CUDNN OFF), and says so.
+set(TESSERA_HAVE_CUDNN OFF)
+if(TESSERA_HAVE_CUDA)
+  set(cudnn_roots ${CUDAToolkit_LIBRARY_ROOT} ${CUDAToolkit_TARGET_DIR} /usr $ENV{CUDNN_HOME})
+  if(Python3_Interpreter_FOUND)
+    execute_process(COMMAND ${Python3_EXECUTABLE} -c "import nvidia.cudnn as m; print(';'.join(m.__path__))"
+      OUTPUT_VARIABLE cudnn_wheel OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    list(APPEND cudnn_roots ${cudnn_wheel})
+  endif()
+  set(cudnn_library_dirs ${CUDAToolkit_LIBRARY_DIR})
+  set(cudnn_include_dirs ${CUDAToolkit_INCLUDE_DIRS})
+  foreach(root IN LISTS cudnn_roots)
+    list(APPEND cudnn_library_dirs ${root}/lib64 ${root}/lib ${root}/lib/${CMAKE_LIBRARY_ARCHITECTURE})
+    list(APPEND cudnn_include_dirs ${root}/include ${root}/include/${CMAKE_LIBRARY_ARCHITECTURE})
+  endforeach()
+  find_library(TESSERA_CUDNN_LIBRARY NAMES cudnn libcudnn.so.9 HINTS ${cudnn_library_dirs})
+  find_path(TESSERA_CUDNN_INCLUDE_DIR cudnn.h HINTS ${cudnn_include_dirs})
+  find_path(TESSERA_CUDNN_FRONTEND_INCLUDE_DIR cudnn_frontend.h
+    HINTS ${PROJECT_SOURCE_DIR}/.cache/cudnn-frontend/include $ENV{CUDNN_FRONTEND_HOME}/include)
+  if(TESSERA_CUDNN_LIBRARY AND TESSERA_CUDNN_INCLUDE_DIR AND TESSERA_CUDNN_FRONTEND_INCLUDE_DIR)
+    set(TESSERA_HAVE_CUDNN ON)
+    message(STATUS "Tessera cuDNN: ${TESSERA_CUDNN_LIBRARY}, frontend ${TESSERA_CUDNN_FRONTEND_INCLUDE_DIR}")
+  else()
+    message(WARNING "cuDNN or its C++ frontend not found (library ${TESSERA_CUDNN_LIBRARY}, cudnn.h "
+      "${TESSERA_CUDNN_INCLUDE_DIR}, cudnn_frontend.h ${TESSERA_CUDNN_FRONTEND_INCLUDE_DIR}): GPU attention "
+      "runs the tiled kernel only. scripts/setup unpacks the frontend (scripts/fetch-cudnn-frontend); set "
+      "CUDNN_HOME for the library.")
+  endif()
+endif()
+
 # The backends' sources join their layers: runtime/cuda/ (device, kernels, cuBLAS) the runtime layer,
 # comm/nccl/ (the NCCL communicator) the comm layer.
 function(tessera_add_cuda_backend)
@@ -96,6 +129,9 @@ function(tessera_add_cuda_backend)
       "$<$<COMPILE_LANGUAGE:CUDA>:-O3;-lineinfo;--expt-relaxed-constexpr;-Xcompiler=-Wall,-Wextra>")
     file(GLOB_RECURSE backend_sources CONFIGURE_DEPENDS
       ${PROJECT_SOURCE_DIR}/${layer}/${backend}/*.cpp ${PROJECT_SOURCE_DIR}/${layer}/${backend}/*.cu)
+    if(NOT TESSERA_HAVE_CUDNN)
+      list(FILTER backend_sources EXCLUDE REGEX "/cuda/cudnn/")
+    endif()
     target_sources(${target} PRIVATE ${backend_sources})
   endforeach()
   target_link_libraries(tessera_runtime PUBLIC CUDA::cudart CUDA::cublas CUDA::cublasLt)
@@ -103,6 +139,17 @@ function(tessera_add_cuda_backend)
   # off recompiles them and the CUDA sources, not every layer above the runtime.
   set_source_files_properties(${PROJECT_SOURCE_DIR}/runtime/device_registry.cpp PROPERTIES
     COMPILE_DEFINITIONS TESSERA_HAVE_CUDA=1)
+  if(TESSERA_HAVE_CUDNN)
+    # Only the CUDA kernels' table sees TESSERA_HAVE_CUDNN (and the cuDNN sources the frontend).
+    set_source_files_properties(${PROJECT_SOURCE_DIR}/runtime/cuda/cuda_kernels.cpp PROPERTIES
+      COMPILE_DEFINITIONS TESSERA_HAVE_CUDNN=1)
+    target_include_directories(tessera_runtime PRIVATE ${TESSERA_CUDNN_INCLUDE_DIR})
+    # The frontend as a system header: its own warnings are not ours.
+    set_source_files_properties(${PROJECT_SOURCE_DIR}/runtime/cuda/cudnn/cudnn_attention.cpp PROPERTIES
+      COMPILE_OPTIONS "-isystem;${TESSERA_CUDNN_FRONTEND_INCLUDE_DIR}")
+    # NVRTC: the frontend compiles some of its engines at run time.
+    target_link_libraries(tessera_runtime PUBLIC ${TESSERA_CUDNN_LIBRARY} CUDA::nvrtc)
+  endif()
   set(comm_definitions TESSERA_HAVE_CUDA=1)
   if(TESSERA_HAVE_NCCL)
     list(APPEND comm_definitions TESSERA_HAVE_NCCL=1)
@@ -122,6 +169,10 @@ function(tessera_link_cuda_libraries target)
   endif()
   target_link_libraries(${target} PUBLIC CUDA::cudart CUDA::cublas CUDA::cublasLt)
   target_compile_definitions(${target} PUBLIC TESSERA_HAVE_CUDA=1)
+  if(TESSERA_HAVE_CUDNN)
+    target_link_libraries(${target} PUBLIC ${TESSERA_CUDNN_LIBRARY} CUDA::nvrtc)
+    target_compile_definitions(${target} PUBLIC TESSERA_HAVE_CUDNN=1)
+  endif()
   if(TESSERA_HAVE_NCCL)
     target_include_directories(${target} PUBLIC ${TESSERA_NCCL_INCLUDE_DIR})
     target_link_libraries(${target} PUBLIC ${TESSERA_NCCL_LIBRARY})

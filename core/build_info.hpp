@@ -17,6 +17,7 @@ struct BuildInfo {
   bool cuda = false;         // the CUDA backend (cuBLAS, NCCL) was built
   std::string cuda_toolkit;  // the toolkit version it was built with; "" without CUDA
   std::string nccl;          // NCCL's version from nccl.h; "" without CUDA
+  std::string cudnn;         // "9.19.0, frontend 1.32.0" (cuDNN's fused attention); "" when not built
 };
 
 const BuildInfo& build_info();

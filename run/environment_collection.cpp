@@ -97,7 +97,10 @@ void add_gpus(EnvironmentReport& report, const BuildInfo& build) {
     report.add("CUDA", "toolkit", build.cuda_toolkit);
     report.add("CUDA", "NCCL", build.nccl.empty() ? "unknown" : build.nccl);
   }
-  report.add("CUDA", "cuDNN", "not used by Tessera");
+  if (build.cuda) {
+    report.add("CUDA", "cuDNN", build.cudnn.empty() ? "not built in (GPU attention: the tiled kernel only)"
+                                                    : build.cudnn + " (headers built against)");
+  }
   const DeviceBackend* cuda = find_device_backend(DeviceChoice::kCuda);
   if (cuda == nullptr) {
     report.add("CUDA", "GPUs seen", "none (no CUDA backend in this build)");

@@ -96,17 +96,19 @@ TESSERA_KERNEL_OP(residual_layernorm_backward, kElementwise,
 // hs = c/nh. out (b,t,c) = softmax(q k^T / sqrt(hs)) v with the causal mask; lse (b,nh,t) f32 the
 // log-sum-exp of each row of scaled scores, kept with out for backward (-inf for a row whose every
 // score is -inf, whose out is then 0). The row statistics are runtime/math/online_softmax_math.hpp's.
+// scratch: attention_scratch_bytes(b, t, c, nh) bytes of device memory (null when that is 0), which
+// a table with a fused library kernel uses for its bf16 copies and the library's workspace.
 TESSERA_KERNEL_OP(attention_forward, kAttention,
                   (float* out, float* lse, const float* qkv, std::int64_t b, std::int64_t t, std::int64_t c,
-                   std::int64_t nh),
-                  (out, lse, qkv, b, t, c, nh))
+                   std::int64_t nh, void* scratch),
+                  (out, lse, qkv, b, t, c, nh, scratch))
 // dqkv (b,t,3c) = gradient w.r.t. qkv (written, not accumulated) from dout (b,t,c) and the forward's
 // qkv, out and lse; the probabilities are recomputed from q, k and lse. delta (b,nh,t) f32 is
-// workspace (it receives rowsum(dout * out) per head).
+// workspace (it receives rowsum(dout * out) per head); scratch as attention_forward's.
 TESSERA_KERNEL_OP(attention_backward, kAttention,
                   (float* dqkv, float* delta, const float* dout, const float* qkv, const float* out, const float* lse,
-                   std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh),
-                  (dqkv, delta, dout, qkv, out, lse, b, t, c, nh))
+                   std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh, void* scratch),
+                  (dqkv, delta, dout, qkv, out, lse, b, t, c, nh, scratch))
 
 // GELU, tanh approximation (GPT-2). out (n) = gelu(inp); dinp (n) = gelu'(inp) * dout. dinp may alias dout.
 TESSERA_KERNEL_OP(gelu_forward, kElementwise, (float* out, const float* inp, std::int64_t n), (out, inp, n))

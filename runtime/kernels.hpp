@@ -5,15 +5,18 @@
 // Conventions (every backend):
 // - Pointers are device pointers of the Device the table belongs to; all floats are f32 unless the
 //   signature says otherwise. Shapes are row-major and given in the comment on each argument.
-// - Kernels never allocate and never communicate; scratch is passed in by the caller.
+// - Kernels never allocate and never communicate; scratch is passed in by the caller (the sizes
+//   that depend on the table, as attention's, are asked of it).
 // - Backward kernels WRITE input gradients (dinp = ...) and ACCUMULATE parameter gradients
 //   (dweight += ...), so gradient accumulation over micro-batches needs no extra buffer.
 // - Results do not depend on the number of threads (fixed reduction order), so runs are
 //   bit-reproducible.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "tessera/precision/dtype.hpp"
 #include "tessera/runtime/param_segment.hpp"
@@ -45,6 +48,15 @@ class Kernels {
 
 #define TESSERA_KERNEL_OP(name, group, params, args) virtual void name params const = 0;
 #include "tessera/runtime/kernel_ops.hpp"
+
+  // Bytes of device scratch attention_forward and attention_backward take at this shape (the larger
+  // of the two): 0 for the kernels that need none; a table with a fused library kernel (the CUDA
+  // table's cuDNN attention) its bf16 copies and the library's workspace.
+  virtual std::size_t attention_scratch_bytes(std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh) const;
+  // The attention kernel this table runs, in words, for the program's start-up line.
+  virtual std::string attention_kernel() const;
+  // (Defined out of line, in kernels.cpp: an inline body would be compiled into every per-level CPU
+  // object, outside its namespace.)
 };
 
 }  // namespace tessera

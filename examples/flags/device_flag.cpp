@@ -11,6 +11,7 @@
 #include "tessera/comm/host_collectives.hpp"
 #include "tessera/launch/rank_device.hpp"
 #include "tessera/runtime/device_factory.hpp"
+#include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
 namespace {
@@ -84,7 +85,8 @@ std::string device_line(const DeviceFlags& flags, const Device& device) {
   const bool cpu = device.memory_space() == MemorySpace::kHost;
   if (cpu) return flags.device == "auto" ? "device: cpu (auto: no usable GPU)" : "device: cpu";
   return "device: " + device.name() + (flags.device == "auto" ? " (auto)" : "") + ", GEMMs " +
-         gemm_math_words(resolved_gemm_math(flags)) + (flags.gemm_math == "auto" ? " (--gemm-math auto)" : "");
+         gemm_math_words(resolved_gemm_math(flags)) + (flags.gemm_math == "auto" ? " (--gemm-math auto)" : "") +
+         "; attention: " + device.kernels().attention_kernel();
 }
 
 std::unique_ptr<Device> open_device_or_report(const DeviceFlags& flags, const std::string& program) {

@@ -6,6 +6,7 @@
 #include "tessera/model/modules/linear.hpp"
 #include "tessera/model/modules/linear_recompute.hpp"
 #include "tessera/runtime/kernels.hpp"
+#include "tessera/runtime/storage.hpp"
 
 namespace tessera {
 
@@ -19,6 +20,20 @@ CausalSelfAttention::CausalSelfAttention(std::int64_t channels, std::int64_t hea
                                 " must be divisible by heads " + std::to_string(heads));
   }
 }
+
+namespace {
+
+// The scratch the device's attention kernels take at this shape (kernel scratch, freed after the
+// call); null when they need none.
+std::shared_ptr<Storage> attention_scratch(Context& ctx, std::int64_t b, std::int64_t t, std::int64_t c,
+                                           std::int64_t nh) {
+  const std::size_t bytes = ctx.device.kernels().attention_scratch_bytes(b, t, c, nh);
+  return bytes == 0 ? nullptr : Storage::allocate(ctx.device, bytes, MemoryCategory::kWorkspace);
+}
+
+void* data_of(const std::shared_ptr<Storage>& storage) { return storage ? storage->data() : nullptr; }
+
+}  // namespace
 
 void CausalSelfAttention::clear_own_saved() {
   qkv_out_ = Tensor();
@@ -36,8 +51,9 @@ Tensor CausalSelfAttention::forward(Context& ctx, const Tensor& x) {
   Tensor qkv = qkv_->forward(qkv_ctx, x);
   Tensor lse = new_activation(ctx, {b, heads_, t});
   Tensor att = new_activation(ctx, {b, t, channels_});
+  const std::shared_ptr<Storage> scratch = attention_scratch(ctx, b, t, channels_, heads_);
   ctx.device.kernels().attention_forward(att.data_as<float>(), lse.data_as<float>(), qkv.data_as<float>(), b, t,
-                                         channels_, heads_);
+                                         channels_, heads_, data_of(scratch));
   if (ctx.training) {
     qkv_out_ = qkv;
     att_ = att;
@@ -70,9 +86,10 @@ Tensor CausalSelfAttention::attention_grad(Context& ctx, const Tensor& datt) {
   Tensor dqkv = new_activation(ctx, qkv_out_.shape());
   {
     Tensor delta = Tensor::empty(ctx.device, {b, heads_, t}, DType::kF32, MemoryCategory::kWorkspace);
+    const std::shared_ptr<Storage> scratch = attention_scratch(ctx, b, t, channels_, heads_);
     ctx.device.kernels().attention_backward(dqkv.data_as<float>(), delta.data_as<float>(), datt.data_as<float>(),
                                             qkv_out_.data_as<float>(), att_.data_as<float>(), lse_.data_as<float>(), b,
-                                            t, channels_, heads_);
+                                            t, channels_, heads_, data_of(scratch));
   }
   clear_own_saved();
   return dqkv;

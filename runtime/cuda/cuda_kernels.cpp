@@ -3,6 +3,7 @@
 // needs scratch.
 #include "tessera/runtime/cuda/cuda_kernels.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -10,11 +11,24 @@
 #include "tessera/runtime/cuda/cuda_check.hpp"
 #include "tessera/runtime/cuda/cuda_device_select.hpp"
 #include "tessera/runtime/cuda/cuda_ops.hpp"
+#if TESSERA_HAVE_CUDNN
+#include "tessera/runtime/cuda/cudnn/cudnn_attention.hpp"
+#endif
 
 namespace tessera {
 
 CudaKernels::CudaKernels(int device, cudaStream_t stream, GemmMath math)
-    : device_(device), stream_(stream), math_(math), blas_(device, stream), token_check_(device) {}
+    : device_(device), stream_(stream), math_(math), blas_(device, stream), token_check_(device) {
+#if TESSERA_HAVE_CUDNN
+  try {
+    fused_ = std::make_unique<CudnnAttention>(device, stream);
+  } catch (const std::exception& e) {
+    fused_absent_ = std::string("cuDNN did not start: ") + e.what();
+  }
+#else
+  fused_absent_ = "this build has no cuDNN";
+#endif
+}
 
 CudaKernels::~CudaKernels() = default;
 
@@ -116,16 +130,111 @@ void CudaKernels::residual_layernorm_backward(float* dinp, float* dweight, float
                                              scratch<float>(floats, "residual_layernorm_backward"), floats, stream_);
 }
 
-void CudaKernels::attention_forward(float* out, float* lse, const float* qkv, std::int64_t b, std::int64_t t,
-                                    std::int64_t c, std::int64_t nh) const {
+namespace {
+
+// The bf16 copies the fused attention works on, carved from the caller's scratch: qkv (b,t,3c), out
+// and dout (b,t,c), dqkv (b,t,3c), then the library's workspace; each 256-byte aligned.
+struct AttentionScratch {
+  __nv_bfloat16 *qkv, *out, *dout, *dqkv;
+  void* workspace;
+  std::size_t bytes;
+};
+
+AttentionScratch carve_attention_scratch(void* base, const AttentionShape& s, std::size_t workspace) {
+  auto round_up = [](std::size_t n) { return (n + 255) / 256 * 256; };
+  const auto qkv_bytes = round_up(static_cast<std::size_t>(s.b * s.t * 3 * s.c) * sizeof(__nv_bfloat16));
+  const auto out_bytes = round_up(static_cast<std::size_t>(s.b * s.t * s.c) * sizeof(__nv_bfloat16));
+  auto* p = static_cast<char*>(base);
+  AttentionScratch a{};
+  a.qkv = reinterpret_cast<__nv_bfloat16*>(p);
+  a.out = reinterpret_cast<__nv_bfloat16*>(p + qkv_bytes);
+  a.dout = reinterpret_cast<__nv_bfloat16*>(p + qkv_bytes + out_bytes);
+  a.dqkv = reinterpret_cast<__nv_bfloat16*>(p + qkv_bytes + 2 * out_bytes);
+  a.workspace = p + 2 * qkv_bytes + 2 * out_bytes;
+  a.bytes = 2 * qkv_bytes + 2 * out_bytes + round_up(workspace);
+  return a;
+}
+
+void require_scratch(const void* scratch, const char* op) {
+  if (scratch == nullptr) {
+    throw std::invalid_argument(std::string("CudaKernels::") + op +
+                                ": cuDNN attention needs attention_scratch_bytes() of scratch; got none");
+  }
+}
+
+}  // namespace
+
+FusedAttention* CudaKernels::fused_attention(const AttentionShape& shape) const {
+  if (!fused_ || math_ != GemmMath::kBf16 || shape.b == 0 || shape.t == 0) return nullptr;
+  return fused_->supports(shape) ? fused_.get() : nullptr;
+}
+
+bool CudaKernels::fused_attention_at(const AttentionShape& shape, std::string* why) const {
+  std::string reason;
+  if (!fused_) {
+    reason = fused_absent_;
+  } else if (math_ != GemmMath::kBf16) {
+    reason = std::string("GEMM math ") + gemm_math_name(math_) + " (cuDNN's attention is bf16)";
+  } else if (shape.b == 0 || shape.t == 0) {
+    reason = "an empty batch";
+  } else {
+    select_cuda_device(device_);
+    fused_->supports(shape, &reason);
+  }
+  if (why != nullptr) *why = reason;
+  return reason.empty();
+}
+
+std::string CudaKernels::attention_kernel() const {
+  if (fused_ && math_ == GemmMath::kBf16) {
+    return fused_->name() +
+           " fused attention (bf16 q, k, v; f32 softmax; the tiled kernel for a shape cuDNN refuses)";
+  }
+  return std::string("tiled online-softmax kernel (f32; ") +
+         (fused_ ? "cuDNN's attention runs with --gemm-math bf16" : fused_absent_) + ")";
+}
+
+std::size_t CudaKernels::attention_scratch_bytes(std::int64_t b, std::int64_t t, std::int64_t c,
+                                                 std::int64_t nh) const {
+  const AttentionShape shape{b, t, c, nh};
   select_cuda_device(device_);
+  FusedAttention* fused = fused_attention(shape);
+  if (fused == nullptr) return 0;
+  const std::size_t workspace = std::max(fused->forward_workspace(shape), fused->backward_workspace(shape));
+  return carve_attention_scratch(nullptr, shape, workspace).bytes;
+}
+
+void CudaKernels::attention_forward(float* out, float* lse, const float* qkv, std::int64_t b, std::int64_t t,
+                                    std::int64_t c, std::int64_t nh, void* scratch) const {
+  select_cuda_device(device_);
+  const AttentionShape shape{b, t, c, nh};
+  if (FusedAttention* fused = fused_attention(shape)) {
+    require_scratch(scratch, "attention_forward");
+    const AttentionScratch a = carve_attention_scratch(scratch, shape, fused->forward_workspace(shape));
+    detail::launch_convert(qkv, DType::kF32, a.qkv, DType::kBF16, b * t * 3 * c, stream_);
+    fused->forward(a.out, lse, a.qkv, shape, a.workspace);
+    detail::launch_convert(a.out, DType::kBF16, out, DType::kF32, b * t * c, stream_);
+    return;
+  }
   detail::launch_attention_forward(out, lse, qkv, b, t, c, nh, stream_);
 }
 
 void CudaKernels::attention_backward(float* dqkv, float* delta, const float* dout, const float* qkv, const float* out,
-                                     const float* lse, std::int64_t b, std::int64_t t, std::int64_t c,
-                                     std::int64_t nh) const {
+                                     const float* lse, std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh,
+                                     void* scratch) const {
   select_cuda_device(device_);
+  const AttentionShape shape{b, t, c, nh};
+  if (FusedAttention* fused = fused_attention(shape)) {
+    require_scratch(scratch, "attention_backward");
+    const AttentionScratch a = carve_attention_scratch(scratch, shape, fused->backward_workspace(shape));
+    // out came from the forward's bf16 out, so its bf16 copy is that out again, bit for bit.
+    detail::launch_convert(qkv, DType::kF32, a.qkv, DType::kBF16, b * t * 3 * c, stream_);
+    detail::launch_convert(out, DType::kF32, a.out, DType::kBF16, b * t * c, stream_);
+    detail::launch_convert(dout, DType::kF32, a.dout, DType::kBF16, b * t * c, stream_);
+    fused->backward(a.dqkv, a.dout, a.qkv, a.out, lse, shape, a.workspace);
+    detail::launch_convert(a.dqkv, DType::kBF16, dqkv, DType::kF32, b * t * 3 * c, stream_);
+    return;
+  }
   detail::launch_attention_backward(dqkv, delta, dout, qkv, out, lse, b, t, c, nh, stream_);
 }
 

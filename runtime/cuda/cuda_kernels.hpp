@@ -6,10 +6,16 @@
 // GEMM (the same arithmetic as linear_forward then gelu_forward); its backward writes the GELU
 // derivative over dout in place. add_sum_squares is add then sum_squares, two kernels.
 //
+// Attention: with bf16 GEMM math (the tensor-core setting) and a build with cuDNN, attention runs
+// cuDNN's fused flash attention (cudnn/cudnn_attention.hpp) on bf16 copies of q, k, v, out and dout
+// made in the caller's scratch (attention_scratch_bytes), with f32 softmax statistics; with f32 or
+// tf32 math, without cuDNN, or for a shape cuDNN refuses, the tiled kernel (cuda_attention.cu) in f32.
+// One shape always takes one path, forward and backward.
+//
 // Ownership: the CudaDevice owns one CudaKernels per device and the stream it is bound to (which
 // must outlive it). CudaKernels owns its cuBLAS and cuBLASLt handles, a fixed workspace (cuBLASLt's,
-// and the kernels' scratch), and the token check's two words; it allocates nothing after
-// construction. All work is queued on `stream` and calls return without waiting, except the
+// and the kernels' scratch), the cuDNN handle with its graphs, and the token check's two words; it
+// allocates no device memory after construction. All work is queued on `stream` and calls return without waiting, except the
 // embedding forward and backward: the table promises that a token outside [0, v) throws before
 // anything is read or written, which costs one small device-to-host copy and a wait on the stream
 // (token_range_check.hpp). Calls may come from any thread, one at a time; each makes `device`
@@ -18,7 +24,11 @@
 
 #include <cuda_runtime.h>
 
+#include <memory>
+#include <string>
+
 #include "tessera/runtime/cuda/cublas_context.hpp"
+#include "tessera/runtime/cuda/fused_attention.hpp"
 #include "tessera/runtime/cuda/token_range_check.hpp"
 #include "tessera/runtime/gemm_math.hpp"
 #include "tessera/runtime/kernels.hpp"
@@ -45,7 +55,15 @@ class CudaKernels final : public Kernels {
 #define TESSERA_KERNEL_OP(name, group, params, args) void name params const override;
 #include "tessera/runtime/kernel_ops.hpp"
 
+  std::size_t attention_scratch_bytes(std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh) const override;
+  std::string attention_kernel() const override;
+  // Whether attention at this shape runs cuDNN's fused kernel; when not, why.
+  bool fused_attention_at(const AttentionShape& shape, std::string* why = nullptr) const;
+
  private:
+  // The fused attention for `shape`, or null when the tiled kernel runs it.
+  FusedAttention* fused_attention(const AttentionShape& shape) const;
+
   // The workspace as scratch of `count` elements of `what`; throws when it is too small.
   template <typename E>
   E* scratch(std::size_t count, const char* what) const;
@@ -56,6 +74,8 @@ class CudaKernels final : public Kernels {
   CublasContext blas_;
   TokenRangeCheck token_check_;
   Stream* host_calls_ = nullptr;
+  std::unique_ptr<FusedAttention> fused_;  // null: no cuDNN in this build, or it failed to start
+  std::string fused_absent_;               // why fused_ is null
 };
 
 }  // namespace tessera

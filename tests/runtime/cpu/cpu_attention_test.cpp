@@ -70,7 +70,7 @@ struct Forward {
 Forward tiled_forward(const std::vector<float>& qkv, const AttnShape& s) {
   CpuKernels k;
   Forward f{std::vector<float>(s.b * s.t * s.c, 123.0f), std::vector<float>(s.b * s.nh * s.t, 123.0f)};
-  k.attention_forward(f.out.data(), f.lse.data(), qkv.data(), s.b, s.t, s.c, s.nh);
+  k.attention_forward(f.out.data(), f.lse.data(), qkv.data(), s.b, s.t, s.c, s.nh, nullptr);
   return f;
 }
 
@@ -80,7 +80,7 @@ std::vector<float> tiled_backward(const std::vector<float>& qkv, const std::vect
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> dqkv(qkv.size(), nan), delta(f.lse.size(), nan);  // both must be overwritten
   k.attention_backward(dqkv.data(), delta.data(), dout.data(), qkv.data(), f.out.data(), f.lse.data(), s.b, s.t, s.c,
-                       s.nh);
+                       s.nh, nullptr);
   return dqkv;
 }
 
@@ -176,9 +176,9 @@ TEST(CpuAttention, FullyMaskedRows) {
 TEST(CpuAttention, RefusesChannelsNotDivisibleByHeads) {
   CpuKernels k;
   std::vector<float> qkv(3 * 10), out(10), lse(3), dqkv(3 * 10), delta(3);
-  EXPECT_THROW(k.attention_forward(out.data(), lse.data(), qkv.data(), 1, 1, 10, 3), std::invalid_argument);
+  EXPECT_THROW(k.attention_forward(out.data(), lse.data(), qkv.data(), 1, 1, 10, 3, nullptr), std::invalid_argument);
   EXPECT_THROW(
-      k.attention_backward(dqkv.data(), delta.data(), out.data(), qkv.data(), out.data(), lse.data(), 1, 1, 10, 3),
+      k.attention_backward(dqkv.data(), delta.data(), out.data(), qkv.data(), out.data(), lse.data(), 1, 1, 10, 3, nullptr),
       std::invalid_argument);
 }
 

@@ -168,9 +168,9 @@ TEST(ThreadCountDeterminism, Attention) {
         [&](Bits& bits) {
           const CpuKernels k;
           std::vector<float> out(s.b * s.t * s.c), lse(s.b * s.nh * s.t), dqkv(qkv.size()), delta(lse.size());
-          k.attention_forward(out.data(), lse.data(), qkv.data(), s.b, s.t, s.c, s.nh);
+          k.attention_forward(out.data(), lse.data(), qkv.data(), s.b, s.t, s.c, s.nh, nullptr);
           k.attention_backward(dqkv.data(), delta.data(), dout.data(), qkv.data(), out.data(), lse.data(), s.b, s.t,
-                               s.c, s.nh);
+                               s.c, s.nh, nullptr);
           for (const auto* x : {&out, &lse, &dqkv, &delta}) bits.add(*x);
         });
   }

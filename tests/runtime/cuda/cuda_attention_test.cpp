@@ -41,9 +41,9 @@ Reference cpu_reference(const CpuKernels& cpu, const AttnShape& s, const std::ve
   Reference r{std::vector<float>(s.b * s.t * s.c), std::vector<float>(s.b * s.nh * s.t),
               std::vector<float>(qkv.size())};
   std::vector<float> delta(r.lse.size());
-  cpu.attention_forward(r.out.data(), r.lse.data(), qkv.data(), s.b, s.t, s.c, s.nh);
+  cpu.attention_forward(r.out.data(), r.lse.data(), qkv.data(), s.b, s.t, s.c, s.nh, nullptr);
   cpu.attention_backward(r.dqkv.data(), delta.data(), dout.data(), qkv.data(), r.out.data(), r.lse.data(), s.b, s.t,
-                         s.c, s.nh);
+                         s.c, s.nh, nullptr);
   return r;
 }
 
@@ -53,9 +53,9 @@ void check_against_cpu(const CudaKernels& gpu, const CpuKernels& cpu, const Attn
   const Reference ref = cpu_reference(cpu, s, qkv, dout);
   DeviceBuffer<float> g_qkv(qkv), g_dout(dout), g_out(ref.out.size()), g_lse(ref.lse.size());
   DeviceBuffer<float> g_dqkv(qkv.size()), g_delta(ref.lse.size());
-  gpu.attention_forward(g_out.get(), g_lse.get(), g_qkv.get(), s.b, s.t, s.c, s.nh);
+  gpu.attention_forward(g_out.get(), g_lse.get(), g_qkv.get(), s.b, s.t, s.c, s.nh, nullptr);
   gpu.attention_backward(g_dqkv.get(), g_delta.get(), g_dout.get(), g_qkv.get(), g_out.get(), g_lse.get(), s.b, s.t,
-                         s.c, s.nh);
+                         s.c, s.nh, nullptr);
   const std::string label = "attention f32 " + describe(s);
   expect_close(g_out.download(), ref.out, kF32Tolerance, label + " forward out");
   expect_close(g_lse.download(), ref.lse, kF32Tolerance, label + " forward lse");
@@ -89,20 +89,20 @@ TEST_F(CudaAttention, RefusesHeadSizeAboveLimit) {
   const std::int64_t hs = detail::kMaxAttentionHead + 1, nh = 2;
   DeviceBuffer<float> buf(64);
   try {
-    gpu_->attention_forward(buf.get(), buf.get(), buf.get(), 1, 2, nh * hs, nh);
+    gpu_->attention_forward(buf.get(), buf.get(), buf.get(), 1, 2, nh * hs, nh, nullptr);
     ADD_FAILURE() << "attention_forward took head size " << hs;
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("head size " + std::to_string(hs)), std::string::npos) << e.what();
   }
   EXPECT_THROW(
-      gpu_->attention_backward(buf.get(), buf.get(), buf.get(), buf.get(), buf.get(), buf.get(), 1, 2, nh * hs, nh),
+      gpu_->attention_backward(buf.get(), buf.get(), buf.get(), buf.get(), buf.get(), buf.get(), 1, 2, nh * hs, nh, nullptr),
       std::invalid_argument);
 }
 
 TEST_F(CudaAttention, RefusesChannelsNotDivisibleByHeads) {
   DeviceBuffer<float> buf(64);
-  EXPECT_THROW(gpu_->attention_forward(buf.get(), buf.get(), buf.get(), 1, 2, 10, 3), std::invalid_argument);
-  EXPECT_THROW(gpu_->attention_backward(buf.get(), buf.get(), buf.get(), buf.get(), buf.get(), buf.get(), 1, 2, 10, 3),
+  EXPECT_THROW(gpu_->attention_forward(buf.get(), buf.get(), buf.get(), 1, 2, 10, 3, nullptr), std::invalid_argument);
+  EXPECT_THROW(gpu_->attention_backward(buf.get(), buf.get(), buf.get(), buf.get(), buf.get(), buf.get(), 1, 2, 10, 3, nullptr),
                std::invalid_argument);
 }
 
