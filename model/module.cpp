@@ -72,18 +72,29 @@ ModuleSlot& Module::register_child(std::string name, std::unique_ptr<Module> chi
 }
 
 void initial_values(const Parameter& parameter, const std::string& full_name, std::uint64_t seed,
-                    std::vector<float>& out) {
-  out.resize(static_cast<std::size_t>(parameter.numel()));
+                    std::span<float> out, std::int64_t first) {
+  if (first < 0 || first + static_cast<std::int64_t>(out.size()) > parameter.numel()) {
+    throw std::out_of_range("initial_values: elements [" + std::to_string(first) + ", " +
+                            std::to_string(first + static_cast<std::int64_t>(out.size())) + ") of '" + full_name +
+                            "', which has " + std::to_string(parameter.numel()));
+  }
   switch (parameter.init.kind) {
     case ParameterInit::Kind::kZeros: std::fill(out.begin(), out.end(), 0.0f); return;
     case ParameterInit::Kind::kOnes: std::fill(out.begin(), out.end(), 1.0f); return;
     case ParameterInit::Kind::kNormal: {
       Rng rng(seed ^ hash_string(full_name));
       const double std = parameter.init.std;
+      for (std::int64_t i = 0; i < first; ++i) (void)rng.normal();
       for (float& x : out) x = static_cast<float>(rng.normal() * std);
       return;
     }
   }
+}
+
+void initial_values(const Parameter& parameter, const std::string& full_name, std::uint64_t seed,
+                    std::vector<float>& out) {
+  out.resize(static_cast<std::size_t>(parameter.numel()));
+  initial_values(parameter, full_name, seed, std::span<float>(out), 0);
 }
 
 void materialize_parameters(Module& root, Device& device, std::uint64_t seed) {

@@ -15,6 +15,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,10 @@ void materialize_parameters(Module& root, Device& device, std::uint64_t seed);
 // Fills `out` (numel of the parameter) with its initial values for (seed, full_name).
 void initial_values(const Parameter& parameter, const std::string& full_name, std::uint64_t seed,
                     std::vector<float>& out);
+// The initial values [first, first + out.size()) of the parameter, the same as those elements of
+// initial_values' (a normal init draws the values before `first` and drops them).
+void initial_values(const Parameter& parameter, const std::string& full_name, std::uint64_t seed,
+                    std::span<float> out, std::int64_t first);
 
 // Allocates a zeroed f32 grad (category kGradients) for each parameter that has none.
 void allocate_gradients(Module& root, Device& device);

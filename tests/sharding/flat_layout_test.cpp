@@ -1,9 +1,11 @@
 // FlatLayout: offsets in parameter order, padding to a multiple of the shard group, shard ranges,
 // the parameter segments of a range (with their weight-decay flags), and initial images equal to
-// what materialize_parameters gives each parameter.
+// what materialize_parameters gives each parameter, on any number of threads and for every shard
+// boundary (a range starting inside a normally initialised parameter).
 #include "tessera/sharding/flat_layout.hpp"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include "tessera/runtime/device.hpp"
 
@@ -71,6 +73,43 @@ TEST(FlatLayout, InitialImageEqualsMaterializedValues) {
   }
   for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(full[i], expected[i]) << "element " << i;
   for (std::size_t i = 0; i < shard.size(); ++i) EXPECT_EQ(shard[i], full[3 + i]) << "shard element " << i;
+}
+
+// Forty parameters of odd sizes, all normally initialised.
+class ManyParameters final : public Module {
+ public:
+  ManyParameters() {
+    for (int i = 0; i < 40; ++i) {
+      register_parameter("p" + std::to_string(i), {7 + 13 * i}, ParameterInit::normal(0.02f + 0.01f * i), true);
+    }
+  }
+  std::string type_name() const override { return "ManyParameters"; }
+  Tensor forward(Context&, const Tensor& x) override { return x; }
+  Tensor backward(Context&, Tensor dy) override { return dy; }
+};
+
+TEST(FlatLayout, InitialImageIsTheSameOnAnyNumberOfThreadsAndForEveryShard) {
+  ManyParameters m;
+  const FlatLayout whole(m.named_parameters(), 1, 0);
+  const int threads_before = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const std::vector<float> one_thread = whole.initial_image(whole.full(), 11);
+  omp_set_num_threads(4);
+  const std::vector<float> four_threads = whole.initial_image(whole.full(), 11);
+  EXPECT_EQ(one_thread, four_threads);
+  for (int ranks : {3, 7}) {
+    for (int rank = 0; rank < ranks; ++rank) {
+      const FlatLayout layout(m.named_parameters(), ranks, rank);
+      const FlatRange shard = layout.shard();
+      const std::vector<float> image = layout.initial_image(shard, 11);
+      for (std::int64_t i = 0; i < shard.count; ++i) {
+        const std::int64_t at = shard.begin + i;
+        const float expected = at < whole.numel() ? one_thread[static_cast<std::size_t>(at)] : 0.0f;  // padding: 0
+        ASSERT_EQ(image[static_cast<std::size_t>(i)], expected) << "rank " << rank << "/" << ranks << " element " << at;
+      }
+    }
+  }
+  omp_set_num_threads(threads_before);
 }
 
 }  // namespace
