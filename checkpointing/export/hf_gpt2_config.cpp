@@ -37,6 +37,48 @@ std::int64_t positive_field(const json& config, const char* key, const std::file
   return it->get<std::int64_t>();
 }
 
+// The GPT2Config fields that change what the model computes, beyond its sizes: each value Tessera's
+// GPT computes too is accepted, any other refused naming the field and the value, never ignored.
+// (Dropout probabilities change training, not the function; Tessera trains without dropout.)
+void check_computation_fields(const json& config, const std::filesystem::path& path) {
+  auto refuse = [&](const char* key, const std::string& supported) {
+    throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
+                          path.string() + ": field " + key + " is " + quote_excerpt(config.at(key).dump()) +
+                              "; Tessera's GPT-2 computes only " + supported);
+  };
+  auto present = [&](const char* key) { return config.contains(key) && !config.at(key).is_null(); };
+  if (present("activation_function")) {
+    const json& f = config.at("activation_function");
+    if (!f.is_string() || (f != "gelu_new" && f != "gelu_pytorch_tanh")) {
+      refuse("activation_function", "\"gelu_new\" (GELU's tanh approximation, also \"gelu_pytorch_tanh\")");
+    }
+  }
+  if (present("layer_norm_epsilon")) {
+    const json& eps = config.at("layer_norm_epsilon");
+    if (!eps.is_number() || eps.get<double>() != 1e-5) refuse("layer_norm_epsilon", "1e-05");
+  }
+  if (present("n_inner")) {
+    const json& inner = config.at("n_inner");
+    const json& channels = config.at("n_embd");
+    if (!inner.is_number_integer() || !channels.is_number_integer() ||
+        inner.get<std::int64_t>() != 4 * channels.get<std::int64_t>()) {
+      refuse("n_inner", "null or 4 * n_embd (" + channels.dump() + " * 4)");
+    }
+  }
+  const std::pair<const char*, bool> switches[] = {{"tie_word_embeddings", true},
+                                                   {"scale_attn_weights", true},
+                                                   {"scale_attn_by_inverse_layer_idx", false},
+                                                   {"add_cross_attention", false}};
+  for (const auto& [key, computed] : switches) {
+    if (present(key) && config.at(key) != computed) {
+      refuse(key, computed ? "true (the default)" : "false (the default)");
+    }
+  }
+  if (present("n_ctx") && config.at("n_ctx") != config.at("n_positions")) {
+    refuse("n_ctx", "a context equal to n_positions (" + config.at("n_positions").dump() + ")");
+  }
+}
+
 }  // namespace
 
 void write_hf_gpt2_config(const std::filesystem::path& path, const RunConfig& model, std::int64_t vocab_size,
@@ -106,6 +148,7 @@ RunConfig read_hf_gpt2_config(const std::filesystem::path& path) {
     fields.set_model(ours, positive_field(config, theirs, path));
   }
   gpt_config_of(fields, path.string());  // a model that can exist: heads divide channels, counts fit
+  check_computation_fields(config, path);
   return fields;
 }
 

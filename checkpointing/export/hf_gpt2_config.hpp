@@ -23,7 +23,13 @@ void write_hf_gpt2_config(const std::filesystem::path& path, const RunConfig& mo
 // The model fields of a config.json: vocab_size (the file's, unpadded), max_seq_len, layers,
 // heads, channels. CheckpointError naming the file and key when the file is not a JSON object, when
 // model_type is not the string "gpt2", when a size is missing or not a positive integer (a string,
-// fraction, bool or null is refused, never converted), or when the sizes make no GPT.
+// fraction, bool or null is refused, never converted), or when the sizes make no GPT. A field that
+// changes the computation is read too, and a value Tessera's GPT-2 does not compute is refused
+// (kConfigMismatch naming the field and its value): activation_function other than gelu_new /
+// gelu_pytorch_tanh, layer_norm_epsilon other than 1e-5, n_inner other than 4 * n_embd,
+// tie_word_embeddings false, scale_attn_weights false, scale_attn_by_inverse_layer_idx true,
+// add_cross_attention true, n_ctx other than n_positions. Dropout probabilities are accepted: Tessera
+// trains without dropout.
 RunConfig read_hf_gpt2_config(const std::filesystem::path& path);
 
 // Model fields from a Hugging Face export against a run's: layers, heads, channels and

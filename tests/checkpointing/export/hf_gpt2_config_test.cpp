@@ -1,6 +1,7 @@
 // config.json of another type than GPT2Config expects is refused naming the file and the field
 // (never nlohmann-json's bare type_error); sizes that make no GPT are refused; a written config
-// reads back.
+// reads back; every field that changes the computation is accepted at the values Tessera's GPT-2
+// computes (GPT-2's own config.json reads) and refused, naming field and value, at any other.
 #include "tessera/checkpointing/export/hf_gpt2_config.hpp"
 
 #include <gtest/gtest.h>
@@ -73,6 +74,41 @@ TEST(HfGpt2Config, SizesThatMakeNoGptAreRefused) {
   EXPECT_NE(refusal(dir, with(kValid, "\"n_head\": 2", "\"n_head\": 3")).find("divisible"), std::string::npos);
   const std::string huge = refusal(dir, with(kValid, "\"n_layer\": 1", "\"n_layer\": 9223372036854775807"));
   EXPECT_NE(huge.find("too large"), std::string::npos) << huge;
+}
+
+TEST(HfGpt2Config, FieldsThatChangeTheComputationAreReadNotIgnored) {
+  testing::ScratchDir dir("hf_gpt2_config");
+  const std::string file = (dir / "config.json").string();
+  // GPT-2's own config.json (its computation fields, with dropout) reads.
+  const std::string gpt2 = with(kValid, "\"n_embd\": 8",
+                                "\"n_embd\": 8, \"n_ctx\": 4, \"n_inner\": null, "
+                                "\"activation_function\": \"gelu_new\", \"layer_norm_epsilon\": 1e-05, "
+                                "\"resid_pdrop\": 0.1, \"attn_pdrop\": 0.1, "
+                                "\"scale_attn_weights\": true, \"tie_word_embeddings\": true, "
+                                "\"scale_attn_by_inverse_layer_idx\": false, \"reorder_and_upcast_attn\": false");
+  EXPECT_EQ(refusal(dir, gpt2), "");
+  EXPECT_EQ(refusal(dir, with(gpt2, "\"gelu_new\"", "\"gelu_pytorch_tanh\"")), "");
+  EXPECT_EQ(refusal(dir, with(gpt2, "\"n_inner\": null", "\"n_inner\": 32")), "");
+  const std::pair<std::string, std::string> cases[] = {
+      {with(gpt2, "\"gelu_new\"", "\"relu\""), "field activation_function is '\"relu\"'"},
+      {with(gpt2, "\"gelu_new\"", "\"gelu\""), "field activation_function is '\"gelu\"'"},
+      {with(gpt2, "1e-05", "0.1"), "field layer_norm_epsilon is '0.1'"},
+      {with(gpt2, "\"n_inner\": null", "\"n_inner\": 24"), "field n_inner is '24'"},
+      {with(gpt2, "\"tie_word_embeddings\": true", "\"tie_word_embeddings\": false"),
+       "field tie_word_embeddings is 'false'"},
+      {with(gpt2, "\"scale_attn_weights\": true", "\"scale_attn_weights\": false"),
+       "field scale_attn_weights is 'false'"},
+      {with(gpt2, "\"scale_attn_by_inverse_layer_idx\": false", "\"scale_attn_by_inverse_layer_idx\": true"),
+       "field scale_attn_by_inverse_layer_idx is 'true'"},
+      {with(gpt2, "\"n_ctx\": 4", "\"n_ctx\": 8"), "field n_ctx is '8'"},
+      {with(gpt2, "\"n_ctx\": 4", "\"n_ctx\": 4, \"add_cross_attention\": true"),
+       "field add_cross_attention is 'true'"}};
+  for (const auto& [text, what] : cases) {
+    const std::string e = refusal(dir, text);
+    EXPECT_NE(e.find(file), std::string::npos) << what << " -> " << e;
+    EXPECT_NE(e.find(what), std::string::npos) << what << " -> " << e;
+    EXPECT_NE(e.find("Tessera's GPT-2 computes only"), std::string::npos) << what << " -> " << e;
+  }
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // train_gpt --device cuda, as a user runs it: the start-up line names the GPU, the GEMM math and the
 // attention kernel (cuDNN's where the build has it); the loss falls over 30 steps; a run stopped at
 // step 10 (a run of 10 steps) and resumed from its checkpoint to step 20 logs the same losses and
-// gradient norms, bit for bit, as one run of 20 steps (deterministic kernels, cuDNN's backward included). Skips without a GPU.
+// gradient norms, bit for bit, as one run of 20 steps (deterministic kernels, cuDNN's backward
+// included). Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <regex>
