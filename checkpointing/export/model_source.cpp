@@ -68,10 +68,26 @@ RunConfig model_fields(const GptConfig& gpt) {
   return config;
 }
 
+// Refuses a sharded safetensors model (its index file, or a directory holding one): one
+// model.safetensors is what Tessera reads.
+void refuse_sharded_safetensors(const fs::path& index) {
+  throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
+                        index.string() + " indexes a safetensors model split into shards, which Tessera does not "
+                                         "read yet; merge the shards into one model.safetensors (save_pretrained "
+                                         "with a max_shard_size above the model's size) and pass that");
+}
+
+bool is_sharded_index(const fs::path& path) {
+  const std::string name = path.filename().string();
+  const std::string suffix = ".safetensors.index.json";
+  return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 }  // namespace
 
 ModelSource open_model_source(const fs::path& path) {
   ModelSource source;
+  if (fs::is_regular_file(path) && is_sharded_index(path)) refuse_sharded_safetensors(path);
   if (fs::is_regular_file(path)) {
     source.path = path;
     source.is_export = true;
@@ -88,10 +104,16 @@ ModelSource open_model_source(const fs::path& path) {
         path.string() + " does not exist; pass a checkpoint directory, a run directory or an export file");
   }
   const auto dir = resolve_checkpoint(path);
+  // A Hugging Face model directory (save_pretrained's layout): model.safetensors with config.json.
+  if (!dir && fs::is_regular_file(path / "model.safetensors")) return open_model_source(path / "model.safetensors");
+  if (!dir && fs::is_regular_file(path / "model.safetensors.index.json")) {
+    refuse_sharded_safetensors(path / "model.safetensors.index.json");
+  }
   if (!dir) {
     throw CheckpointError(
         CheckpointErrorKind::kMissingFile,
-        path.string() + " is neither an export file nor a checkpoint or run directory with a checkpoint");
+        path.string() + " is neither an export file, a checkpoint or run directory with a checkpoint, nor a "
+                        "model directory with model.safetensors");
   }
   source.path = *dir;
   const CheckpointMeta meta = read_meta_file((*dir / kMetaFileName).string());
