@@ -13,6 +13,7 @@
 #include "flags/program_path.hpp"
 #include "flags/program_environment.hpp"
 #include "flags/train_gpt_flags.hpp"
+#include "flags/validation_file.hpp"
 #include "run_settings.hpp"
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
 #include "tessera/checkpointing/export/tokenizer_fields.hpp"
@@ -39,11 +40,6 @@
 
 namespace tessera {
 namespace {
-
-std::string default_val_path(const std::string& train_path) {
-  std::filesystem::path p(train_path);
-  return (p.parent_path() / (p.stem().string() + "_val" + p.extension().string())).string();
-}
 
 std::int64_t padded_vocab(std::int64_t vocab) { return (vocab + 63) / 64 * 64; }
 
@@ -141,9 +137,9 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   const DataFormat data_format = parse_data_format(o.data_format, "--data-format");
   const TokenDataset train_data = open_token_dataset(o.data, data_format);
   std::optional<TokenDataset> val_data;
-  const std::string val_path = o.val_data.empty() ? default_val_path(o.data.front()) : o.val_data;
-  if (!o.val_data.empty() || std::filesystem::exists(val_path))
-    val_data.emplace(open_token_dataset({val_path}, data_format));
+  const std::string val_path =
+      o.val_data.empty() ? default_validation_file(o.data.front()).value_or("") : o.val_data;
+  if (!val_path.empty()) val_data.emplace(open_token_dataset({val_path}, data_format));
   const SampleLoader train_loader(train_data, o.seq_len, o.seed);
   std::optional<SampleLoader> val_loader;
   if (val_data) val_loader.emplace(*val_data, o.seq_len, o.seed, SampleOrder::kSequential);  // windows in file order
