@@ -70,7 +70,7 @@ MemoryPlan plan_memory(const PlanConfig& config) {
   plan.parameter_count = config.model.parameter_count();
   if (!config.model.gpt && config.grad_dtype != DType::kF32) return arithmetic_plan(std::move(plan));
 
-  auto device = make_meta_device();
+  auto device = make_meta_device(config.attention_scratch);
   LoopbackGroups loopback(config);
   std::unique_ptr<Module> model;
   if (config.model.gpt) {

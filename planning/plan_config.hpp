@@ -12,6 +12,7 @@
 #include "tessera/model/optim/optimizer_state.hpp"
 #include "tessera/model/recompute/recompute_policy.hpp"
 #include "tessera/planning/model_spec.hpp"
+#include "tessera/runtime/meta/meta_kernels.hpp"
 #include "tessera/precision/mixed_precision.hpp"
 #include "tessera/sharding/sharding_config.hpp"
 
@@ -49,6 +50,10 @@ struct PlanConfig {
   // The device's memory is host memory (the CPU device): pinned-host bytes (offload staging) come
   // out of the same budget, so the fit counts them.
   bool host_is_device = false;
+  // The attention scratch of the device the plan is for (Kernels::attention_scratch_bytes of its
+  // table: a CUDA device's bf16 copies and cuDNN's workspace), so the plan counts it as the run will.
+  // Empty: none, as on the CPU.
+  AttentionScratchSize attention_scratch;
 
   // Ranks that shard the model state together: the hybrid group at stages 1-3, else all ranks.
   int shard_ranks() const;

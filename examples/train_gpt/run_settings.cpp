@@ -60,7 +60,12 @@ bool memory_fits(const PlanConfig& config, Device& device, int local_ranks, Comm
   options.sharers = local_ranks;
   options.host_memory = host;
   options.offload_to = host ? OffloadTarget::kNvme : OffloadTarget::kNone;
-  const PreflightCheck check = preflight_memory_check(config, device.memory_budget(), options);
+  PlanConfig planned = config;
+  const Kernels& kernels = device.kernels();  // the plan's attention scratch is this device's
+  planned.attention_scratch = [&kernels](std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh) {
+    return kernels.attention_scratch_bytes(b, t, c, nh);
+  };
+  const PreflightCheck check = preflight_memory_check(planned, device.memory_budget(), options);
   const std::vector<int> fits = all_gather_values(world, check.fits ? 1 : 0);
   const auto first_failing = std::find(fits.begin(), fits.end(), 0);
   if (first_failing == fits.end()) {

@@ -23,7 +23,9 @@ void MetaDevice::synchronize() {
   copy_.synchronize();
 }
 
-std::unique_ptr<Device> make_meta_device() { return std::make_unique<MetaDevice>(); }
+std::unique_ptr<Device> make_meta_device(AttentionScratchSize attention_scratch) {
+  return std::make_unique<MetaDevice>(std::move(attention_scratch));
+}
 
 namespace detail {
 const DeviceRegistration kMetaDeviceRegistration(DeviceBackend{

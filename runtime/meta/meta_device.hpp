@@ -15,6 +15,9 @@ namespace tessera {
 
 class MetaDevice final : public Device {
  public:
+  // `attention_scratch`: the scratch sizes of the device being planned for (empty: none).
+  explicit MetaDevice(AttentionScratchSize attention_scratch = {}) : kernels_(std::move(attention_scratch)) {}
+
   DeviceKind kind() const override { return DeviceKind::kMeta; }
   std::string name() const override { return "meta"; }
   MemorySpace memory_space() const override { return MemorySpace::kMeta; }
@@ -41,7 +44,7 @@ class MetaDevice final : public Device {
   InlineStream copy_{StreamRole::kCopy};
 };
 
-// A new meta device with its own trackers.
-std::unique_ptr<Device> make_meta_device();
+// A new meta device with its own trackers; `attention_scratch` as MetaDevice's.
+std::unique_ptr<Device> make_meta_device(AttentionScratchSize attention_scratch = {});
 
 }  // namespace tessera
