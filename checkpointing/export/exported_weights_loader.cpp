@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "tessera/checkpointing/export/checkpoint_export.hpp"
+#include "tessera/checkpointing/export/export_file.hpp"
 #include "tessera/checkpointing/export/hf_gpt2_config.hpp"
 #include "tessera/checkpointing/export/hf_gpt2_names.hpp"
 #include "tessera/checkpointing/export/safetensors_file.hpp"
@@ -207,10 +208,12 @@ void load_exported_weights(ShardedEngine& engine, Communicator& world, const fs:
   const auto& units = engine.units();
   std::vector<std::vector<float>> staging(units.size());
   run_and_agree(world, [&] {
-    const std::string path = file.string();
-    if (is_safetensors(file)) {
-      check_hf_model_fields(read_hf_gpt2_config(file.parent_path() / "config.json"), expected, path);
-      SafetensorsReader reader(file);
+    // An export file, or a Hugging Face model directory's model.safetensors.
+    const fs::path export_file = export_file_of(file).value_or(file);
+    const std::string path = export_file.string();
+    if (is_safetensors(export_file)) {
+      check_hf_model_fields(read_hf_gpt2_config(export_file.parent_path() / "config.json"), expected, path);
+      SafetensorsReader reader(export_file);
       HfSource source;
       source.where = path;
       source.shape_of = [&reader](const std::string& name) -> std::optional<Shape> {

@@ -2,6 +2,7 @@
 #include "tessera/checkpointing/export/model_source.hpp"
 
 #include "tessera/checkpointing/export/checkpoint_export.hpp"
+#include "tessera/checkpointing/export/export_file.hpp"
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
 #include "tessera/checkpointing/format/checkpoint_meta.hpp"
@@ -68,27 +69,12 @@ RunConfig model_fields(const GptConfig& gpt) {
   return config;
 }
 
-// Refuses a sharded safetensors model (its index file, or a directory holding one): one
-// model.safetensors is what Tessera reads.
-void refuse_sharded_safetensors(const fs::path& index) {
-  throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
-                        index.string() + " indexes a safetensors model split into shards, which Tessera does not "
-                                         "read yet; merge the shards into one model.safetensors (save_pretrained "
-                                         "with a max_shard_size above the model's size) and pass that");
-}
-
-bool is_sharded_index(const fs::path& path) {
-  const std::string name = path.filename().string();
-  const std::string suffix = ".safetensors.index.json";
-  return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 }  // namespace
 
 ModelSource open_model_source(const fs::path& path) {
   ModelSource source;
-  if (fs::is_regular_file(path) && is_sharded_index(path)) refuse_sharded_safetensors(path);
   if (fs::is_regular_file(path)) {
+    export_file_of(path);  // refuses a sharded model's index
     source.path = path;
     source.is_export = true;
     source.config = gpt_config_of(read_export_model_config(path), path.string());
@@ -104,12 +90,9 @@ ModelSource open_model_source(const fs::path& path) {
         path.string() + " does not exist; pass a checkpoint directory, a run directory or an export file");
   }
   const auto dir = resolve_checkpoint(path);
-  // A Hugging Face model directory (save_pretrained's layout): model.safetensors with config.json.
-  if (!dir && fs::is_regular_file(path / "model.safetensors")) return open_model_source(path / "model.safetensors");
-  if (!dir && fs::is_regular_file(path / "model.safetensors.index.json")) {
-    refuse_sharded_safetensors(path / "model.safetensors.index.json");
-  }
   if (!dir) {
+    // A Hugging Face model directory (save_pretrained's layout), or the refusal of a sharded one.
+    if (const auto file = export_file_of(path)) return open_model_source(*file);
     throw CheckpointError(
         CheckpointErrorKind::kMissingFile,
         path.string() + " is neither an export file, a checkpoint or run directory with a checkpoint, nor a "

@@ -2,7 +2,8 @@
 // a config that claims a model far larger than its file is refused when the source is opened,
 // before a model of that size is built; a token embedding of zero rows is refused; an HDF5 export
 // whose tensor is a virtual dataset with a missing source file (which HDF5 reads as zeros) is
-// refused naming the source.
+// refused naming the source; --init-from a Hugging Face model directory loads its model.safetensors,
+// and a sharded model is refused naming its index (never opened as HDF5).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -39,6 +40,23 @@ TEST(ExportedWeightsLoader, TinyExportsOpenAndLoad) {
     gpt.vocab_size = source.config.vocab_size;
     MetaEngine meta(gpt);
     EXPECT_NO_THROW(load_exported_weights(meta.engine, meta.world, file)) << file;
+  }
+}
+
+TEST(ExportedWeightsLoader, ModelDirectoryLoadsAndShardedModelIsRefused) {
+  ScratchDir dir("exported_weights_loader");
+  write_tiny_safetensors_export(dir.path());
+  GptConfig gpt = tiny_export_gpt();
+  gpt.vocab_size = kTinyExportVocab;
+  MetaEngine meta(gpt);
+  EXPECT_NO_THROW(load_exported_weights(meta.engine, meta.world, dir.path()));
+  ScratchDir sharded("exported_weights_loader");
+  std::ofstream(sharded / "model.safetensors.index.json") << R"({"weight_map": {}})";
+  for (const fs::path& path : {sharded.path(), sharded / "model.safetensors.index.json"}) {
+    const std::string e = import_refusal(path);
+    EXPECT_NE(e.find("model.safetensors.index.json indexes a safetensors model split into shards"), std::string::npos)
+        << path << ": " << e;
+    EXPECT_EQ(e.find("HDF5"), std::string::npos) << e;
   }
 }
 
