@@ -69,35 +69,37 @@ RunConfig model_fields(const GptConfig& gpt) {
   return config;
 }
 
+// An export file's source: its model fields, and a check that it holds that many parameters.
+ModelSource open_export(const fs::path& file) {
+  ModelSource source;
+  source.path = file;
+  source.is_export = true;
+  source.config = gpt_config_of(read_export_model_config(file), file.string());
+  check_export_holds_model(file, source.config);
+  source.token_vocab = source.config.vocab_size;
+  source.stored = file.extension() == ".safetensors" ? read_export_model_config(file) : read_hdf5_export_config(file);
+  return source;
+}
+
 }  // namespace
 
 ModelSource open_model_source(const fs::path& path) {
-  ModelSource source;
-  if (fs::is_regular_file(path)) {
-    export_file_of(path);  // refuses a sharded model's index
-    source.path = path;
-    source.is_export = true;
-    source.config = gpt_config_of(read_export_model_config(path), path.string());
-    check_export_holds_model(path, source.config);
-    source.token_vocab = source.config.vocab_size;
-    source.stored = path.extension() == ".safetensors" ? read_export_model_config(path) : read_hdf5_export_config(path);
-    return source;
-  }
   std::error_code ec;
   if (!fs::exists(path, ec)) {
     throw CheckpointError(
         CheckpointErrorKind::kMissingFile,
         path.string() + " does not exist; pass a checkpoint directory, a run directory or an export file");
   }
-  const auto dir = resolve_checkpoint(path);
+  const auto dir = fs::is_regular_file(path, ec) ? std::nullopt : resolve_checkpoint(path);
   if (!dir) {
-    // A Hugging Face model directory (save_pretrained's layout), or the refusal of a sharded one.
-    if (const auto file = export_file_of(path)) return open_model_source(*file);
+    // An export file, or a Hugging Face model directory's model.safetensors; a sharded model is refused.
+    if (const auto file = export_file_of(path)) return open_export(*file);
     throw CheckpointError(
         CheckpointErrorKind::kMissingFile,
         path.string() + " is neither an export file, a checkpoint or run directory with a checkpoint, nor a "
                         "model directory with model.safetensors");
   }
+  ModelSource source;
   source.path = *dir;
   const CheckpointMeta meta = read_meta_file((*dir / kMetaFileName).string());
   source.config = gpt_config_of(meta.config, dir->string());

@@ -164,25 +164,25 @@ void require_scratch(const void* scratch, const char* op) {
 
 }  // namespace
 
-FusedAttention* CudaKernels::fused_attention(const AttentionShape& shape) const {
-  if (!fused_ || math_ != GemmMath::kBf16 || shape.b == 0 || shape.t == 0) return nullptr;
-  return fused_->supports(shape) ? fused_.get() : nullptr;
+FusedAttention* CudaKernels::fused_attention(const AttentionShape& shape, std::string* why) const {
+  if (!fused_) {
+    if (why != nullptr) *why = fused_absent_;
+    return nullptr;
+  }
+  if (math_ != GemmMath::kBf16) {
+    if (why != nullptr) *why = std::string("GEMM math ") + gemm_math_name(math_) + " (cuDNN's attention is bf16)";
+    return nullptr;
+  }
+  if (shape.b == 0 || shape.t == 0) {
+    if (why != nullptr) *why = "an empty batch";
+    return nullptr;
+  }
+  return fused_->supports(shape, why) ? fused_.get() : nullptr;
 }
 
 bool CudaKernels::fused_attention_at(const AttentionShape& shape, std::string* why) const {
-  std::string reason;
-  if (!fused_) {
-    reason = fused_absent_;
-  } else if (math_ != GemmMath::kBf16) {
-    reason = std::string("GEMM math ") + gemm_math_name(math_) + " (cuDNN's attention is bf16)";
-  } else if (shape.b == 0 || shape.t == 0) {
-    reason = "an empty batch";
-  } else {
-    select_cuda_device(device_);
-    fused_->supports(shape, &reason);
-  }
-  if (why != nullptr) *why = reason;
-  return reason.empty();
+  select_cuda_device(device_);
+  return fused_attention(shape, why) != nullptr;
 }
 
 std::string CudaKernels::attention_kernel() const {

@@ -15,8 +15,8 @@
 // Ownership: the CudaDevice owns one CudaKernels per device and the stream it is bound to (which
 // must outlive it). CudaKernels owns its cuBLAS and cuBLASLt handles, a fixed workspace (cuBLASLt's,
 // and the kernels' scratch), the cuDNN handle with its graphs, and the token check's two words; it
-// allocates no device memory after construction. All work is queued on `stream` and calls return without waiting, except the
-// embedding forward and backward: the table promises that a token outside [0, v) throws before
+// allocates no device memory after construction. All work is queued on `stream` and calls return
+// without waiting, except the embedding forward and backward: the table promises that a token outside [0, v) throws before
 // anything is read or written, which costs one small device-to-host copy and a wait on the stream
 // (token_range_check.hpp). Calls may come from any thread, one at a time; each makes `device`
 // current for its duration.
@@ -61,8 +61,8 @@ class CudaKernels final : public Kernels {
   bool fused_attention_at(const AttentionShape& shape, std::string* why = nullptr) const;
 
  private:
-  // The fused attention for `shape`, or null when the tiled kernel runs it.
-  FusedAttention* fused_attention(const AttentionShape& shape) const;
+  // The fused attention for `shape`, or null when the tiled kernel runs it (and why, into `why`).
+  FusedAttention* fused_attention(const AttentionShape& shape, std::string* why = nullptr) const;
 
   // The workspace as scratch of `count` elements of `what`; throws when it is too small.
   template <typename E>

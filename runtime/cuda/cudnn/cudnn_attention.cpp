@@ -62,8 +62,9 @@ std::shared_ptr<fe::graph::Graph> new_graph() {
   return graph;
 }
 
-// Validates and builds `graph` for `handle`; the reason when it cannot be built.
-std::string build(fe::graph::Graph& graph, cudnnHandle_t handle) {
+// Validates and builds `graph` for `handle` and reads the workspace its plan needs into `workspace`;
+// the reason when it cannot be built.
+std::string build(fe::graph::Graph& graph, cudnnHandle_t handle, std::size_t& workspace) {
   if (std::string e = failure(graph.validate()); !e.empty()) return "validate: " + e;
   if (std::string e = failure(graph.build_operation_graph(handle)); !e.empty()) return "operation graph: " + e;
   if (std::string e = failure(graph.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}));
@@ -72,6 +73,9 @@ std::string build(fe::graph::Graph& graph, cudnnHandle_t handle) {
   }
   if (std::string e = failure(graph.check_support(handle)); !e.empty()) return "support: " + e;
   if (std::string e = failure(graph.build_plans(handle)); !e.empty()) return "plans: " + e;
+  std::int64_t bytes = 0;
+  if (std::string e = failure(graph.get_workspace_size(bytes)); !e.empty()) return "workspace: " + e;
+  workspace = static_cast<std::size_t>(bytes);
   return {};
 }
 
@@ -110,10 +114,7 @@ std::string build_forward(ForwardGraph& g, const AttentionShape& s, cudnnHandle_
   stats->set_output(true).set_data_type(fe::DataType_t::FLOAT).set_dim(stats_dim(s)).set_stride(stats_stride(s));
   g.out = out;
   g.stats = stats;
-  if (std::string e = build(*g.graph, handle); !e.empty()) return "forward " + e;
-  std::int64_t bytes = 0;
-  if (std::string e = failure(g.graph->get_workspace_size(bytes)); !e.empty()) return "forward workspace: " + e;
-  g.workspace = static_cast<std::size_t>(bytes);
+  if (std::string e = build(*g.graph, handle, g.workspace); !e.empty()) return "forward " + e;
   return {};
 }
 
@@ -143,10 +144,7 @@ std::string build_backward(BackwardGraph& g, const AttentionShape& s, cudnnHandl
   g.dq = dq;
   g.dk = dk;
   g.dv = dv;
-  if (std::string e = build(*g.graph, handle); !e.empty()) return "backward " + e;
-  std::int64_t bytes = 0;
-  if (std::string e = failure(g.graph->get_workspace_size(bytes)); !e.empty()) return "backward workspace: " + e;
-  g.workspace = static_cast<std::size_t>(bytes);
+  if (std::string e = build(*g.graph, handle, g.workspace); !e.empty()) return "backward " + e;
   return {};
 }
 
