@@ -101,7 +101,8 @@ int run(int argc, char** argv) {
     const double fwd_ms =
         time_ms(o.min_seconds, [&] { k.attention_forward(out.data(), lse.data(), qkv.data(), b, t, c, nh, nullptr); });
     const double bwd_ms = time_ms(o.min_seconds, [&] {
-      k.attention_backward(dqkv.data(), delta.data(), dout.data(), qkv.data(), out.data(), lse.data(), b, t, c, nh, nullptr);
+      k.attention_backward(dqkv.data(), delta.data(), dout.data(), qkv.data(), out.data(), lse.data(), b, t, c, nh,
+                           nullptr);
     });
     const double fwd_flops =
         2.0 * static_cast<double>(b * nh) * static_cast<double>(t) * static_cast<double>(t) * static_cast<double>(hs);

@@ -211,7 +211,8 @@ int run(int argc, char** argv) {
     attn_fwd_ms = time_ms([&] { k.attention_forward(out.get(), lse.get(), qkv.get(), kB, kT, kC, kNH, nullptr); });
     gemm_row("attention fwd", "B4 T256 C384 NH6", attn_fwd_ms, flops);
     attn_bwd_ms = time_ms([&] {
-      k.attention_backward(dqkv.get(), delta.get(), dout.get(), qkv.get(), out.get(), lse.get(), kB, kT, kC, kNH, nullptr);
+      k.attention_backward(dqkv.get(), delta.get(), dout.get(), qkv.get(), out.get(), lse.get(), kB, kT, kC, kNH,
+                           nullptr);
     });
     gemm_row("attention bwd", "B4 T256 C384 NH6", attn_bwd_ms, 2.0 * flops);
   }

@@ -71,8 +71,8 @@ ModuleSlot& Module::register_child(std::string name, std::unique_ptr<Module> chi
   return children_.back();
 }
 
-void initial_values(const Parameter& parameter, const std::string& full_name, std::uint64_t seed,
-                    std::span<float> out, std::int64_t first) {
+void initial_values(const Parameter& parameter, const std::string& full_name, std::uint64_t seed, std::span<float> out,
+                    std::int64_t first) {
   if (first < 0 || first + static_cast<std::int64_t>(out.size()) > parameter.numel()) {
     throw std::out_of_range("initial_values: elements [" + std::to_string(first) + ", " +
                             std::to_string(first + static_cast<std::int64_t>(out.size())) + ") of '" + full_name +

@@ -101,8 +101,8 @@ void initial_values(const Parameter& parameter, const std::string& full_name, st
                     std::vector<float>& out);
 // The initial values [first, first + out.size()) of the parameter, the same as those elements of
 // initial_values' (a normal init draws the values before `first` and drops them).
-void initial_values(const Parameter& parameter, const std::string& full_name, std::uint64_t seed,
-                    std::span<float> out, std::int64_t first);
+void initial_values(const Parameter& parameter, const std::string& full_name, std::uint64_t seed, std::span<float> out,
+                    std::int64_t first);
 
 // Allocates a zeroed f32 grad (category kGradients) for each parameter that has none.
 void allocate_gradients(Module& root, Device& device);

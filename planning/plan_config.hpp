@@ -12,8 +12,8 @@
 #include "tessera/model/optim/optimizer_state.hpp"
 #include "tessera/model/recompute/recompute_policy.hpp"
 #include "tessera/planning/model_spec.hpp"
-#include "tessera/runtime/meta/meta_kernels.hpp"
 #include "tessera/precision/mixed_precision.hpp"
+#include "tessera/runtime/meta/meta_kernels.hpp"
 #include "tessera/sharding/sharding_config.hpp"
 
 namespace tessera {

@@ -98,8 +98,9 @@ void add_gpus(EnvironmentReport& report, const BuildInfo& build) {
     report.add("CUDA", "NCCL", build.nccl.empty() ? "unknown" : build.nccl);
   }
   if (build.cuda) {
-    report.add("CUDA", "cuDNN", build.cudnn.empty() ? "not built in (GPU attention: the tiled kernel only)"
-                                                    : build.cudnn + " (headers built against)");
+    report.add("CUDA", "cuDNN",
+               build.cudnn.empty() ? "not built in (GPU attention: the tiled kernel only)"
+                                   : build.cudnn + " (headers built against)");
   }
   const DeviceBackend* cuda = find_device_backend(DeviceChoice::kCuda);
   if (cuda == nullptr) {

@@ -12,9 +12,10 @@ namespace {
 
 [[noreturn]] void refuse_sharded_safetensors(const fs::path& index) {
   throw CheckpointError(CheckpointErrorKind::kUnknownFormat,
-                        index.string() + " indexes a safetensors model split into shards, which Tessera does not "
-                                         "read yet; merge the shards into one model.safetensors (save_pretrained "
-                                         "with a max_shard_size above the model's size) and pass that");
+                        index.string() +
+                            " indexes a safetensors model split into shards, which Tessera does not "
+                            "read yet; merge the shards into one model.safetensors (save_pretrained "
+                            "with a max_shard_size above the model's size) and pass that");
 }
 
 bool is_sharded_index(const fs::path& path) {

@@ -42,9 +42,9 @@ std::int64_t positive_field(const json& config, const char* key, const std::file
 // (Dropout probabilities change training, not the function; Tessera trains without dropout.)
 void check_computation_fields(const json& config, const std::filesystem::path& path) {
   auto refuse = [&](const char* key, const std::string& supported) {
-    throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
-                          path.string() + ": field " + key + " is " + quote_excerpt(config.at(key).dump()) +
-                              "; Tessera's GPT-2 computes only " + supported);
+    throw CheckpointError(CheckpointErrorKind::kConfigMismatch, path.string() + ": field " + key + " is " +
+                                                                    quote_excerpt(config.at(key).dump()) +
+                                                                    "; Tessera's GPT-2 computes only " + supported);
   };
   auto present = [&](const char* key) { return config.contains(key) && !config.at(key).is_null(); };
   if (present("activation_function")) {

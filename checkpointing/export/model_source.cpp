@@ -94,10 +94,10 @@ ModelSource open_model_source(const fs::path& path) {
   if (!dir) {
     // An export file, or a Hugging Face model directory's model.safetensors; a sharded model is refused.
     if (const auto file = export_file_of(path)) return open_export(*file);
-    throw CheckpointError(
-        CheckpointErrorKind::kMissingFile,
-        path.string() + " is neither an export file, a checkpoint or run directory with a checkpoint, nor a "
-                        "model directory with model.safetensors");
+    throw CheckpointError(CheckpointErrorKind::kMissingFile,
+                          path.string() +
+                              " is neither an export file, a checkpoint or run directory with a checkpoint, nor a "
+                              "model directory with model.safetensors");
   }
   ModelSource source;
   source.path = *dir;

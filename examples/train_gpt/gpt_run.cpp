@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "flags/device_flag.hpp"
-#include "flags/program_path.hpp"
 #include "flags/program_environment.hpp"
+#include "flags/program_path.hpp"
 #include "flags/train_gpt_flags.hpp"
 #include "flags/validation_file.hpp"
 #include "run_settings.hpp"
@@ -137,8 +137,7 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   const DataFormat data_format = parse_data_format(o.data_format, "--data-format");
   const TokenDataset train_data = open_token_dataset(o.data, data_format);
   std::optional<TokenDataset> val_data;
-  const std::string val_path =
-      o.val_data.empty() ? default_validation_file(o.data.front()).value_or("") : o.val_data;
+  const std::string val_path = o.val_data.empty() ? default_validation_file(o.data.front()).value_or("") : o.val_data;
   if (!val_path.empty()) val_data.emplace(open_token_dataset({val_path}, data_format));
   const SampleLoader train_loader(train_data, o.seq_len, o.seed);
   std::optional<SampleLoader> val_loader;

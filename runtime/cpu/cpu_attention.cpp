@@ -266,10 +266,10 @@ void backward_query_block(const LevelKernels& kernels, const BackwardPair& a, st
 }  // namespace
 
 void LevelKernels::attention_forward(float* out,        // (b,t,c)
-                                   float* lse,        // (b,nh,t)
-                                   const float* qkv,  // (b,t,3c)
-                                   std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh,
-                                   void* /*scratch*/) const {  // none needed
+                                     float* lse,        // (b,nh,t)
+                                     const float* qkv,  // (b,t,3c)
+                                     std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh,
+                                     void* /*scratch*/) const {  // none needed
   const std::int64_t hs = attention_head_size(c, nh, "CpuKernels::attention_forward");
   const std::int64_t ld = 3 * c;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
@@ -287,13 +287,13 @@ void LevelKernels::attention_forward(float* out,        // (b,t,c)
 }
 
 void LevelKernels::attention_backward(float* dqkv,        // (b,t,3c) written
-                                    float* delta,       // (b,nh,t) workspace
-                                    const float* dout,  // (b,t,c)
-                                    const float* qkv,   // (b,t,3c)
-                                    const float* out,   // (b,t,c)
-                                    const float* lse,   // (b,nh,t)
-                                    std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh,
-                                    void* /*scratch*/) const {  // none needed
+                                      float* delta,       // (b,nh,t) workspace
+                                      const float* dout,  // (b,t,c)
+                                      const float* qkv,   // (b,t,3c)
+                                      const float* out,   // (b,t,c)
+                                      const float* lse,   // (b,nh,t)
+                                      std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh,
+                                      void* /*scratch*/) const {  // none needed
   const std::int64_t hs = attention_head_size(c, nh, "CpuKernels::attention_backward");
   const std::int64_t ld = 3 * c;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));

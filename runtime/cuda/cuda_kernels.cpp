@@ -187,8 +187,7 @@ bool CudaKernels::fused_attention_at(const AttentionShape& shape, std::string* w
 
 std::string CudaKernels::attention_kernel() const {
   if (fused_ && math_ == GemmMath::kBf16) {
-    return fused_->name() +
-           " fused attention (bf16 q, k, v; f32 softmax; the tiled kernel for a shape cuDNN refuses)";
+    return fused_->name() + " fused attention (bf16 q, k, v; f32 softmax; the tiled kernel for a shape cuDNN refuses)";
   }
   return std::string("tiled online-softmax kernel (f32; ") +
          (fused_ ? "cuDNN's attention runs with --gemm-math bf16" : fused_absent_) + ")";

@@ -16,8 +16,8 @@
 // must outlive it). CudaKernels owns its cuBLAS and cuBLASLt handles, a fixed workspace (cuBLASLt's,
 // and the kernels' scratch), the cuDNN handle with its graphs, and the token check's two words; it
 // allocates no device memory after construction. All work is queued on `stream` and calls return
-// without waiting, except the embedding forward and backward: the table promises that a token outside [0, v) throws before
-// anything is read or written, which costs one small device-to-host copy and a wait on the stream
+// without waiting, except the embedding forward and backward: the table promises that a token outside [0, v) throws
+// before anything is read or written, which costs one small device-to-host copy and a wait on the stream
 // (token_range_check.hpp). Calls may come from any thread, one at a time; each makes `device`
 // current for its duration.
 #pragma once

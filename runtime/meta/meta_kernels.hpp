@@ -19,11 +19,13 @@ void ignore_kernel_args(const Args&...) {}
 }  // namespace detail
 
 // Kernels::attention_scratch_bytes of the device a plan is for.
-using AttentionScratchSize = std::function<std::size_t(std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh)>;
+using AttentionScratchSize =
+    std::function<std::size_t(std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh)>;
 
 class MetaKernels final : public Kernels {
  public:
-  explicit MetaKernels(AttentionScratchSize attention_scratch = {}) : attention_scratch_(std::move(attention_scratch)) {}
+  explicit MetaKernels(AttentionScratchSize attention_scratch = {})
+      : attention_scratch_(std::move(attention_scratch)) {}
 
 #define TESSERA_KERNEL_OP(name, group, params, args) \
   void name params const override { detail::ignore_kernel_args args; }

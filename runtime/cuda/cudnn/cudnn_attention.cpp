@@ -26,8 +26,8 @@ using TensorPtr = std::shared_ptr<fe::graph::Tensor_attributes>;
 
 void check_cudnn(cudnnStatus_t status, const char* call, const char* file, int line) {
   if (status == CUDNN_STATUS_SUCCESS) return;
-  throw std::runtime_error(detail::error_location(file, line) + ": " + call + " failed: " +
-                           cudnnGetErrorString(status));
+  throw std::runtime_error(detail::error_location(file, line) + ": " + call +
+                           " failed: " + cudnnGetErrorString(status));
 }
 #define TESSERA_CUDNN_CHECK(call) check_cudnn((call), #call, __FILE__, __LINE__)
 

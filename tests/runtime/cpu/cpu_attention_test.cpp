@@ -177,9 +177,9 @@ TEST(CpuAttention, RefusesChannelsNotDivisibleByHeads) {
   CpuKernels k;
   std::vector<float> qkv(3 * 10), out(10), lse(3), dqkv(3 * 10), delta(3);
   EXPECT_THROW(k.attention_forward(out.data(), lse.data(), qkv.data(), 1, 1, 10, 3, nullptr), std::invalid_argument);
-  EXPECT_THROW(
-      k.attention_backward(dqkv.data(), delta.data(), out.data(), qkv.data(), out.data(), lse.data(), 1, 1, 10, 3, nullptr),
-      std::invalid_argument);
+  EXPECT_THROW(k.attention_backward(dqkv.data(), delta.data(), out.data(), qkv.data(), out.data(), lse.data(), 1, 1, 10,
+                                    3, nullptr),
+               std::invalid_argument);
 }
 
 TEST(CpuAttention, BitIdenticalOnOneTwoAndThreeThreads) {

@@ -140,7 +140,8 @@ TEST_P(KernelLevelTest, AttentionWithinTolerance) {
   check("attention", kRelTol, [&](const Kernels& k) {
     std::vector<float> out(b * t * c), lse(b * nh * t), dqkv(b * t * 3 * c), delta(b * nh * t);
     k.attention_forward(out.data(), lse.data(), qkv.data(), b, t, c, nh, nullptr);
-    k.attention_backward(dqkv.data(), delta.data(), dout.data(), qkv.data(), out.data(), lse.data(), b, t, c, nh, nullptr);
+    k.attention_backward(dqkv.data(), delta.data(), dout.data(), qkv.data(), out.data(), lse.data(), b, t, c, nh,
+                         nullptr);
     return Outputs{out, lse, dqkv};
   });
 }

@@ -94,16 +94,17 @@ TEST_F(CudaAttention, RefusesHeadSizeAboveLimit) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("head size " + std::to_string(hs)), std::string::npos) << e.what();
   }
-  EXPECT_THROW(
-      gpu_->attention_backward(buf.get(), buf.get(), buf.get(), buf.get(), buf.get(), buf.get(), 1, 2, nh * hs, nh, nullptr),
-      std::invalid_argument);
+  EXPECT_THROW(gpu_->attention_backward(buf.get(), buf.get(), buf.get(), buf.get(), buf.get(), buf.get(), 1, 2, nh * hs,
+                                        nh, nullptr),
+               std::invalid_argument);
 }
 
 TEST_F(CudaAttention, RefusesChannelsNotDivisibleByHeads) {
   DeviceBuffer<float> buf(64);
   EXPECT_THROW(gpu_->attention_forward(buf.get(), buf.get(), buf.get(), 1, 2, 10, 3, nullptr), std::invalid_argument);
-  EXPECT_THROW(gpu_->attention_backward(buf.get(), buf.get(), buf.get(), buf.get(), buf.get(), buf.get(), 1, 2, 10, 3, nullptr),
-               std::invalid_argument);
+  EXPECT_THROW(
+      gpu_->attention_backward(buf.get(), buf.get(), buf.get(), buf.get(), buf.get(), buf.get(), 1, 2, 10, 3, nullptr),
+      std::invalid_argument);
 }
 
 }  // namespace

@@ -48,8 +48,8 @@ Outputs run(const CudaKernels& kernels, const AttentionShape& s, const std::vect
   DeviceBuffer<char> scratch(std::max<std::size_t>(bytes, 1));
   void* scratch_ptr = bytes == 0 ? nullptr : scratch.get();
   kernels.attention_forward(g_out.get(), g_lse.get(), g_qkv.get(), s.b, s.t, s.c, s.nh, scratch_ptr);
-  kernels.attention_backward(g_dqkv.get(), g_delta.get(), g_dout.get(), g_qkv.get(), g_out.get(), g_lse.get(), s.b,
-                             s.t, s.c, s.nh, scratch_ptr);
+  kernels.attention_backward(g_dqkv.get(), g_delta.get(), g_dout.get(), g_qkv.get(), g_out.get(), g_lse.get(), s.b, s.t,
+                             s.c, s.nh, scratch_ptr);
   return {g_out.download(), g_lse.download(), g_dqkv.download()};
 }
 
@@ -59,8 +59,8 @@ Outputs run(const CpuKernels& kernels, const AttentionShape& s, const std::vecto
   Outputs o{std::vector<float>(s.b * s.t * s.c), std::vector<float>(s.b * s.nh * s.t), std::vector<float>(qkv.size())};
   std::vector<float> delta(o.lse.size());
   kernels.attention_forward(o.out.data(), o.lse.data(), qkv.data(), s.b, s.t, s.c, s.nh, nullptr);
-  kernels.attention_backward(o.dqkv.data(), delta.data(), dout.data(), qkv.data(), o.out.data(), o.lse.data(), s.b,
-                             s.t, s.c, s.nh, nullptr);
+  kernels.attention_backward(o.dqkv.data(), delta.data(), dout.data(), qkv.data(), o.out.data(), o.lse.data(), s.b, s.t,
+                             s.c, s.nh, nullptr);
   return o;
 }
 
