@@ -110,7 +110,9 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
   data.add_options()
       ("data", po::value(&o.data)->multitoken()->default_value(o.data, "data/corpus.bin"),
        "training token files or glob patterns (llm.c format; make one with tessera_prepare)")
-      ("val-data", po::value(&o.val_data), "validation token file (default, when present: <name>_val.bin for <name>_train.bin, as llm.c names them, else <data>_val.bin)")
+      ("val-data", po::value(&o.val_data),
+       "validation token file (default, when present: <name>_val.bin for <name>_train.bin, as llm.c names "
+       "them, else <data>_val.bin)")
       ("data-format", value_with_default(&o.data_format),
        "detect (by the header: tessera_prepare's files record their tokenizer, others are llm.c GPT-2 shards), "
        "tessera, llmc, or nanogpt (headerless uint16 GPT-2 tokens)")
