@@ -13,10 +13,12 @@
 
 namespace tessera {
 
-// Collective over `world`: rank 0 resolves options.resume ("auto": options.dir's latest; otherwise a
-// run or checkpoint directory) and every rank gets its answer. nullopt: the run starts fresh (no
-// resume asked for, or "auto" in a directory without checkpoints). Throws CheckpointError
-// (kMissingFile) on every rank when a named target holds no checkpoint.
+// Collective over `world`: every rank resolves options.resume ("auto": options.dir's latest;
+// otherwise a run or checkpoint directory) and the answers must agree. nullopt: the run starts
+// fresh (no resume asked for, or "auto" in a directory without checkpoints). Throws CheckpointError
+// on every rank when a named target holds no checkpoint (kMissingFile), when ranks find different
+// checkpoints (kMissingFile, naming each answer's ranks and hosts: the directory differs between
+// nodes), or when the directory cannot be read (kIo).
 std::optional<std::filesystem::path> find_resume_target(const CheckpointOptions& options, Communicator& world);
 
 // Collective over `world`: the `run` fields (RunConfig::run()) recorded in the meta.h5 of the

@@ -17,6 +17,7 @@
 #include "tessera/checkpointing/run_directory_lock.hpp"
 #include "tessera/checkpointing/save/checkpoint_retention.hpp"
 #include "tessera/checkpointing/save/disk_space.hpp"
+#include "tessera/checkpointing/shared_directory.hpp"
 #include "tessera/comm/host_collectives.hpp"
 #include "tessera/core/setting_error.hpp"
 #include "tessera/core/warning.hpp"
@@ -45,6 +46,7 @@ TrainingCheckpointer::TrainingCheckpointer(CheckpointOptions options, ShardedEng
   save_comm_ = world_.split(0, world_.rank());
   if (!options_.dir.empty()) {
     lock_directory();
+    check_directory_shared(options_.dir, world_);
     prepare_directory();
   }
   if (options_.handle_signals) signals_ = std::make_unique<StopSignalHandler>();

@@ -1,6 +1,7 @@
 // Host collectives: bytes padded to i32 words, then one all_gather or broadcast on them.
 #include "tessera/comm/host_collectives.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -54,6 +55,19 @@ std::string broadcast_string(Communicator& comm, const std::string& text, int ro
   if (comm.rank() == root) result = text;
   detail::broadcast_bytes(comm, reinterpret_cast<std::byte*>(result.data()), result.size(), root);
   return result;
+}
+
+std::vector<std::string> all_gather_strings(Communicator& comm, const std::string& text) {
+  detail::require_host_communicator(comm, "all_gather_strings");
+  const std::vector<std::uint64_t> lengths = all_gather_values<std::uint64_t>(comm, text.size());
+  const std::size_t width = static_cast<std::size_t>(*std::max_element(lengths.begin(), lengths.end()));
+  std::vector<std::string> texts(lengths.size());
+  if (width == 0) return texts;
+  std::string padded = text;
+  padded.resize(width, '\0');
+  const std::vector<char> all = all_gather_values<char>(comm, std::span<const char>(padded.data(), width));
+  for (std::size_t r = 0; r < texts.size(); ++r) texts[r].assign(all.data() + r * width, lengths[r]);
+  return texts;
 }
 
 double sum_in_rank_order(Communicator& comm, double local) {

@@ -83,6 +83,9 @@ T broadcast_value(Communicator& comm, const T& value, int root) {
 // Rank `root`'s text on every rank, any length (empty included).
 std::string broadcast_string(Communicator& comm, const std::string& text, int root);
 
+// Every rank's text, in rank order, any lengths.
+std::vector<std::string> all_gather_strings(Communicator& comm, const std::string& text);
+
 // One double per rank, all-gathered and added left to right in rank order starting from 0.0
 // (((0 + x_0) + x_1) + ... + x_{N-1}), so every rank gets the same bits, run after run, whatever the
 // transport's own reduction order.

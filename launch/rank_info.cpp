@@ -2,7 +2,6 @@
 // derives the same node grouping from the same table.
 #include "tessera/launch/rank_info.hpp"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -39,12 +38,6 @@ std::uint64_t fnv1a(const std::string& text) {
 }
 
 }  // namespace
-
-std::string this_hostname() {
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') return "unknown-host";
-  return host;
-}
 
 int RankInfo::device_index(int device_count) const {
   if (device_count <= 0) return -1;
@@ -100,6 +93,12 @@ RankInfo discover_rank_info(Communicator& world, const LauncherEnv& env) {
     node_of_rank[r] = inserted.first->second;
   }
   info.num_nodes = static_cast<int>(node_of_key.size());
+  info.nodes.node_of_rank = node_of_rank;
+  info.nodes.hosts.resize(node_of_key.size());
+  for (std::size_t r = rows.size(); r-- > 0;) {  // each node named by its lowest rank's host
+    info.nodes.hosts[static_cast<std::size_t>(node_of_rank[r])] =
+        std::string(rows[r].host.data(), strnlen(rows[r].host.data(), kHostChars));
+  }
   info.node_rank = node_of_rank[static_cast<std::size_t>(info.rank)];
   info.local_rank = 0;
   info.local_size = 0;

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "tessera/comm/communicator.hpp"
+#include "tessera/comm/node_layout.hpp"
+#include "tessera/core/host_name.hpp"  // this_hostname
 #include "tessera/launch/launcher_env.hpp"
 
 namespace tessera {
@@ -18,6 +20,7 @@ struct RankInfo {
   int num_nodes = 1;
   std::string hostname;
   Launcher launcher = Launcher::kNone;  // kNone when the launcher's variables disagreed with MPI
+  NodeLayout nodes;  // every rank's node, and each node's host name (the same on every rank)
 
   bool is_root() const { return rank == 0; }
   // The GPU this rank drives among the `device_count` it sees: local_rank % device_count (which is
@@ -33,8 +36,5 @@ struct RankInfo {
 // rank's launcher rank and size equal world's — a Slurm batch script's SLURM_PROCID=0 seen by an
 // mpiexec launch is ignored.
 RankInfo discover_rank_info(Communicator& world, const LauncherEnv& env);
-
-// This machine's host name ("unknown-host" if it cannot be read).
-std::string this_hostname();
 
 }  // namespace tessera

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/comm/node_layout.hpp"
 #include "tessera/model/module.hpp"
 #include "tessera/model/optim/optimizer_state.hpp"
 #include "tessera/precision/loss_scaler.hpp"
@@ -39,9 +40,11 @@ struct ShardingConfig {
   ZeroStage stage = ZeroStage::kStage0;
   MixedPrecision precision;
   OffloadConfig offload;
-  // Shard within groups of this many consecutive ranks and replicate across groups (HSDP).
-  // 0: one group of all ranks (plain ZeRO/FSDP).
+  // Shard within groups of this many ranks and replicate across groups (HSDP); groups are taken
+  // node by node (make_shard_groups). 0: one group of all ranks (plain ZeRO/FSDP).
   int hybrid_group = 0;
+  // Where the world's ranks run (launch/'s RankInfo::nodes); empty: one node.
+  NodeLayout nodes;
   // Stage 3: free each unit's gathered parameters after its forward (re-gather for backward).
   bool reshard_after_forward = true;
   // Gathers issued ahead of the running unit, and the most that may be in flight (limit_all_gathers).

@@ -157,7 +157,7 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   check_token_ids(train_data, config.vocab_size);  // before any kernel could index past the tables
   if (val_data) check_token_ids(*val_data, config.vocab_size);
   const RecomputePolicy recompute = parse_recompute_policy(o.activation_checkpointing);
-  const ShardingConfig sharding = sharding_config(o);
+  const ShardingConfig sharding = sharding_config(o, dist.rank_info().nodes);
   if (!o.no_memory_check &&
       !memory_fits(plan_config_of(config, sharding, plan, recompute), *device, local_ranks, world)) {
     return 3;
@@ -202,6 +202,11 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
     print("train_gpt:", {"GPT " + config.to_string() + ", " + std::to_string(model.parameter_count()) + " parameters",
                          std::to_string(world.size()) + " rank(s) x " + device->name() + ", BLAS core " +
                              blas_core_name()});
+    if (const NodeLayout& nodes = dist.rank_info().nodes; nodes.num_nodes() > 1) {
+      std::vector<std::string> node_parts;
+      for (int n = 0; n < nodes.num_nodes(); ++n) node_parts.push_back(nodes.node_name(n) + ": ranks " + rank_list(nodes.ranks_of(n)));
+      print("nodes: " + std::to_string(nodes.num_nodes()) + ";", node_parts, ';');
+    }
     print("sharding:",
           {engine.config().to_string(),
            "activation checkpointing: " + o.activation_checkpointing + " (" + std::to_string(wrapped.size()) + " modules)"},

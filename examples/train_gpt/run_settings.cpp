@@ -2,6 +2,8 @@
 #include "run_settings.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -9,17 +11,36 @@
 #include "flags/train_gpt_flags.hpp"
 #include "tessera/checkpointing/save/shard_file_writer.hpp"
 #include "tessera/comm/host_collectives.hpp"
+#include "tessera/core/parse_number.hpp"
+#include "tessera/core/setting_error.hpp"
 #include "tessera/core/wrapped_line.hpp"
 #include "tessera/planning/preflight.hpp"
+#include "tessera/sharding/shard_groups.hpp"
 
 namespace tessera {
 
-ShardingConfig sharding_config(const TrainOptions& o) {
+namespace {
+
+// --hybrid-group: a number of ranks, or "node" (the ranks per node).
+int hybrid_group_of(const std::string& text, const NodeLayout& nodes) {
+  if (text == "node") return node_hybrid_group(nodes);
+  const std::optional<std::int64_t> value = try_parse_integer(text, 0, std::numeric_limits<int>::max());
+  if (!value) {
+    throw SettingError("sharding.hybrid_group", text,
+                       "must be a number of ranks (0: all ranks one group) or node (the ranks of one node)");
+  }
+  return static_cast<int>(*value);
+}
+
+}  // namespace
+
+ShardingConfig sharding_config(const TrainOptions& o, const NodeLayout& nodes) {
   ShardingConfig c;
+  c.nodes = nodes;
   c.stage = parse_zero_stage(o.zero);
   c.precision.param_dtype = parse_dtype(o.param_dtype, "--param-dtype");
   c.precision.reduce_dtype = parse_dtype(o.reduce_dtype, "--reduce-dtype");
-  c.hybrid_group = o.hybrid_group;
+  c.hybrid_group = hybrid_group_of(o.hybrid_group, nodes);
   c.prefetch_units = o.prefetch;
   c.reshard_after_forward = o.reshard_after_forward;
   c.grad_clip = static_cast<float>(o.grad_clip);

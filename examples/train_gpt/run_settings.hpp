@@ -18,7 +18,8 @@
 
 namespace tessera {
 
-ShardingConfig sharding_config(const TrainOptions& o);
+// `nodes`: where the job's ranks run (--hybrid-group node groups by it).
+ShardingConfig sharding_config(const TrainOptions& o, const NodeLayout& nodes);
 CheckpointOptions checkpoint_options(const TrainOptions& o);
 // Everything of the loop but what depends on the model, the data and the device (run_config's model
 // fields, validation, progress style, MFU basis): steps, batch, schedule, checkpoints, divergence,

@@ -150,7 +150,8 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("zero", value_with_default(&o.zero),
        "ZeRO stage: 0 replicate (DDP), 1 shard optimizer state, 2 + gradients, 3 + parameters")
       ("hybrid-group", value_with_default(&o.hybrid_group),
-       "shard within groups of this many ranks, replicate across groups (0: all ranks one group)")
+       "shard within groups of this many ranks, replicate across groups (0: all ranks one group; node: the "
+       "ranks of one node, under any --map-by)")
       ("param-dtype", value_with_default(&o.param_dtype), "stored/gathered parameters: f32, bf16, f16")
       ("reduce-dtype", value_with_default(&o.reduce_dtype), "gradient collectives: f32, bf16, f16")
       ("prefetch", value_with_default(&o.prefetch), "ZeRO-3: parameter gathers issued ahead")

@@ -35,7 +35,8 @@ struct TrainOptions {
   std::string optimizer = "adamw";                // adamw | adamw8bit
   std::int64_t optimizer_block = 2048;            // adamw8bit: elements per quantization block
   // sharding
-  int zero = 0, hybrid_group = 0, prefetch = 1;
+  int zero = 0, prefetch = 1;
+  std::string hybrid_group = "0";  // a number of ranks, or "node"
   std::string param_dtype = "f32", reduce_dtype = "f32";
   std::string offload_optimizer = "none", offload_params = "none";  // none | cpu | nvme
   NvmeSettings nvme;                // --offload-path, --offload-block, --offload-buffers, ...

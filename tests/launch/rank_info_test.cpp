@@ -56,6 +56,10 @@ TEST(RankInfo, SlurmNodeIdsGroupRanksIntoNodes) {
   EXPECT_EQ(info.node_rank, r / 2) << "node ids are renumbered densely";
   EXPECT_EQ(info.local_rank, r % 2);
   EXPECT_EQ(info.local_size, std::min(2, n - 2 * (r / 2)));
+  ASSERT_EQ(info.nodes.num_ranks(), n) << "every rank's node is known on every rank";
+  for (int q = 0; q < n; ++q) EXPECT_EQ(info.nodes.node_of_rank[static_cast<std::size_t>(q)], q / 2);
+  ASSERT_EQ(info.nodes.hosts.size(), static_cast<std::size_t>(info.num_nodes));
+  EXPECT_EQ(info.nodes.hosts[0], this_hostname()) << "simulated nodes on one host keep its name";
 
   std::unique_ptr<Communicator> node = split_by_node(world, info);
   ASSERT_NE(node, nullptr);

@@ -1,0 +1,188 @@
+// train_gpt across two simulated nodes (tests/support/node_cluster.hpp: network namespaces with
+// their own host names, Open MPI over TCP between them, 2 ranks per node):
+//  * ZeRO-3 across nodes gives the same losses, bit for bit, as the same 4 ranks on one node, under
+//    --map-by slot and --map-by node;
+//  * --hybrid-group node shards within each node under either placement: with --map-by slot it is
+//    bit-identical to --hybrid-group 2 on one node (the same groups); with --map-by node the groups
+//    are ranks {0, 2} and {1, 3}, which sum the gradients in another order, so the losses agree
+//    within a bound; a group size that would cut a node is refused before training;
+//  * a checkpoint saved on two nodes resumes on one node at another ZeRO stage, and on 4 ranks the
+//    same way on two nodes as on one;
+//  * a node-local checkpoint directory is refused before step 1, naming the node that does not see
+//    it; --resume auto refuses when the nodes find different latest checkpoints.
+// Skips, saying why, where network namespaces cannot be made (not root, a container without them).
+// tessera-test-timeout: 400
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tests/support/node_cluster.hpp"
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/train_gpt_process.hpp"
+
+namespace tessera {
+namespace {
+
+using testing::NodeCluster;
+using testing::ProcessResult;
+using testing::random_tokens;
+using testing::ScratchDir;
+using testing::train_gpt_binary;
+
+// The "loss" values of the train records of a --metrics file, as written (shortest round-trip
+// text: equal text is equal bits).
+std::vector<std::string> losses_of(const std::filesystem::path& metrics) {
+  std::vector<std::string> losses;
+  std::ifstream in(metrics);
+  const std::regex train(R"re("kind":"train".*"loss":([-+0-9.eE]+))re");
+  std::smatch m;
+  for (std::string line; std::getline(in, line);) {
+    if (std::regex_search(line, m, train)) losses.push_back(m[1]);
+  }
+  return losses;
+}
+
+class TwoNodes : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    train_gpt_ = train_gpt_binary();
+    if (train_gpt_.empty()) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
+    if (const std::string why = cluster_.start(2); !why.empty()) GTEST_SKIP() << "no simulated nodes here: " << why;
+    write_token_file((dir_ / "tokens.bin").string(), random_tokens(40000, 60));
+  }
+
+  // train_gpt on `hosts` with `ranks` ranks; `metrics` names the run's --metrics file in the
+  // scratch directory ("" for none).
+  ProcessResult train(const std::string& hosts, int ranks, const std::string& mpirun_extra, const std::string& flags,
+                      const std::string& metrics = "", int seconds = 120) {
+    std::string line = cluster_.mpirun(hosts, ranks, mpirun_extra) + train_gpt_ +
+                       " --data tokens.bin --layers 2 --dim 32 --heads 2 --seq-len 16 --micro-batch 4 --vocab 64 "
+                       "--sample-tokens 0 --eval-every 0 --log-every 1 --threads 1 --no-memory-check --progress plain " +
+                       flags;
+    if (!metrics.empty()) {
+      std::filesystem::remove(dir_ / metrics);
+      line += " --metrics " + (dir_ / metrics).string();
+    }
+    return cluster_.launch(dir_.path().string(), line, seconds);
+  }
+
+  ScratchDir dir_{"two_nodes"};
+  NodeCluster cluster_{dir_ / "cluster"};  // after dir_: taken down before the directory goes
+  std::string train_gpt_;
+};
+
+TEST_F(TwoNodes, ZeroThreeAcrossNodesIsBitIdenticalToOneNode) {
+  const std::string flags = "--zero 3 --steps 6";
+  const ProcessResult one = train("n1:4", 4, "", flags, "one.jsonl");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  const ProcessResult by_slot = train("n1:2,n2:2", 4, "--map-by slot", flags, "slot.jsonl");
+  ASSERT_EQ(by_slot.exit_code, 0) << by_slot.output;
+  EXPECT_NE(by_slot.output.find("nodes: 2; n1: ranks 0, 1; n2: ranks 2, 3"), std::string::npos) << by_slot.output;
+  const ProcessResult by_node = train("n1:2,n2:2", 4, "--map-by node", flags, "node.jsonl");
+  ASSERT_EQ(by_node.exit_code, 0) << by_node.output;
+  EXPECT_NE(by_node.output.find("nodes: 2; n1: ranks 0, 2; n2: ranks 1, 3"), std::string::npos) << by_node.output;
+
+  const std::vector<std::string> reference = losses_of(dir_ / "one.jsonl");
+  ASSERT_EQ(reference.size(), 6u) << one.output;
+  EXPECT_EQ(losses_of(dir_ / "slot.jsonl"), reference);
+  EXPECT_EQ(losses_of(dir_ / "node.jsonl"), reference);
+}
+
+TEST_F(TwoNodes, HybridGroupNodeShardsWithinEachNode) {
+  const ProcessResult one = train("n1:4", 4, "", "--zero 3 --steps 6 --hybrid-group 2", "one.jsonl");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  const ProcessResult by_slot = train("n1:2,n2:2", 4, "--map-by slot", "--zero 3 --steps 6 --hybrid-group node",
+                                      "slot.jsonl");
+  ASSERT_EQ(by_slot.exit_code, 0) << by_slot.output;
+  EXPECT_NE(by_slot.output.find("hybrid groups of 2"), std::string::npos) << by_slot.output;
+  const std::vector<std::string> reference = losses_of(dir_ / "one.jsonl");
+  ASSERT_EQ(reference.size(), 6u) << one.output;
+  EXPECT_EQ(losses_of(dir_ / "slot.jsonl"), reference) << "the same groups {0, 1} and {2, 3} on one node and on two";
+
+  // --map-by node: node n1 holds ranks 0 and 2, so the groups are {0, 2} and {1, 3}; the shard
+  // group sums ranks 0 and 2 first, one node sums 0 and 1 first.
+  const ProcessResult by_node = train("n1:2,n2:2", 4, "--map-by node", "--zero 3 --steps 6 --hybrid-group node",
+                                      "node.jsonl");
+  ASSERT_EQ(by_node.exit_code, 0) << by_node.output;
+  const std::vector<std::string> regrouped = losses_of(dir_ / "node.jsonl");
+  ASSERT_EQ(regrouped.size(), reference.size()) << by_node.output;
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    const double a = std::stod(reference[i]), b = std::stod(regrouped[i]);
+    EXPECT_LE(std::fabs(a - b), 1e-5 * std::fabs(a)) << "step " << i + 1 << ": " << reference[i] << " vs " << regrouped[i];
+  }
+
+  // Three ranks per node: groups of 2 would pair a rank of n1 with one of n2.
+  const ProcessResult cut = train("n1:3,n2:3", 6, "--map-by slot", "--zero 3 --steps 2 --hybrid-group 2");
+  EXPECT_NE(cut.exit_code, 0) << cut.output;
+  EXPECT_NE(cut.output.find("--hybrid-group 2: groups of 2 ranks do not fit the nodes"), std::string::npos)
+      << cut.output;
+  EXPECT_NE(cut.output.find("the group of ranks 2, 3 would take part of n"), std::string::npos) << cut.output;
+  EXPECT_EQ(cut.output.find("step     1"), std::string::npos) << "refused before training:\n" << cut.output;
+}
+
+TEST_F(TwoNodes, SavedOnTwoNodesResumesOnOneNodeAtAnotherStage) {
+  const std::string run_dir = (dir_ / "run").string();
+  const ProcessResult saved =
+      train("n1:2,n2:2", 4, "--map-by node", "--zero 3 --steps 4 --global-batch 16 --checkpoint-dir " + run_dir);
+  ASSERT_EQ(saved.exit_code, 0) << saved.output;
+  ASSERT_TRUE(std::filesystem::exists(dir_ / "run" / "step_0000004" / "meta.h5")) << saved.output;
+
+  const ProcessResult resumed =
+      train("n1:2", 2, "", "--zero 1 --steps 7 --checkpoint-dir " + run_dir + " --resume auto", "resumed.jsonl");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("resumed from " + run_dir + "/step_0000004 at step 4"), std::string::npos)
+      << resumed.output;
+  EXPECT_EQ(losses_of(dir_ / "resumed.jsonl").size(), 3u) << resumed.output;
+
+  // The same checkpoint on the 4 ranks of the two nodes at ZeRO-2 and on 4 ranks of one node at
+  // ZeRO-1: the same losses, bit for bit. (On 2 ranks the global batch is kept by accumulating 2
+  // micro-batches, which adds the gradients in another order.)
+  const std::string from = " --steps 7 --resume " + run_dir + "/step_0000004";
+  const ProcessResult two = train("n1:2,n2:2", 4, "--map-by slot", "--zero 2" + from, "two.jsonl");
+  ASSERT_EQ(two.exit_code, 0) << two.output;
+  const ProcessResult one = train("n1:4", 4, "", "--zero 1" + from, "one.jsonl");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_EQ(losses_of(dir_ / "two.jsonl").size(), 3u) << two.output;
+  EXPECT_EQ(losses_of(dir_ / "two.jsonl"), losses_of(dir_ / "one.jsonl"));
+}
+
+TEST_F(TwoNodes, NodeLocalCheckpointDirectoryIsRefusedBeforeStepOne) {
+  const std::filesystem::path shared = dir_ / "ckpt", local = dir_ / "n2_local_disk";
+  std::filesystem::create_directories(shared);
+  std::filesystem::create_directories(local);
+  cluster_.bind_on("n2", local, shared);  // n2 sees its own empty disk at the same path
+  const ProcessResult run =
+      train("n1:2,n2:2", 4, "--map-by slot", "--zero 3 --steps 3 --save-every 1 --checkpoint-dir " + shared.string());
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("--checkpoint-dir " + shared.string() +
+                            ": is not the same directory on every node: ranks 2, 3 (host n2) do not see the file "
+                            "rank 0 (host n1) wrote there"),
+            std::string::npos)
+      << run.output;
+  EXPECT_EQ(run.output.find("step     1"), std::string::npos) << "refused before step 1:\n" << run.output;
+  EXPECT_TRUE(std::filesystem::is_empty(local)) << "nothing written on n2's own disk";
+}
+
+TEST_F(TwoNodes, ResumeAutoRefusesWhenTheNodesFindDifferentCheckpoints) {
+  const std::filesystem::path shared = dir_ / "ckpt", local = dir_ / "n2_local_disk";
+  const ProcessResult first = train("n1:2", 2, "", "--zero 3 --steps 3 --checkpoint-dir " + shared.string());
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  std::filesystem::create_directories(local);
+  cluster_.bind_on("n2", local, shared);
+  const ProcessResult resumed = train("n1:2,n2:2", 4, "--map-by slot",
+                                      "--zero 3 --steps 6 --checkpoint-dir " + shared.string() + " --resume auto");
+  EXPECT_NE(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("resume auto: the ranks do not find the same checkpoint in " + shared.string() +
+                                ": ranks 0, 1 (host n1) find step_0000003; ranks 2, 3 (host n2) find no checkpoint"),
+            std::string::npos)
+      << resumed.output;
+  EXPECT_EQ(resumed.output.find("step     4"), std::string::npos) << "nothing trained:\n" << resumed.output;
+}
+
+}  // namespace
+}  // namespace tessera
