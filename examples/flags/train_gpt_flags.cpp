@@ -10,6 +10,7 @@ namespace tessera {
 const SettingNames& train_gpt_setting_names() {
   static const SettingNames names{{"sharding.stage", "--zero"},
                                   {"sharding.hybrid_group", "--hybrid-group"},
+                                  {"comm.collectives", "--collectives"},
                                   {"sharding.prefetch_units", "--prefetch"},
                                   {"sharding.reshard_after_forward", "--reshard-after-forward"},
                                   {"sharding.grad_clip", "--grad-clip"},

@@ -18,6 +18,7 @@
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
 #include "tessera/checkpointing/export/tokenizer_fields.hpp"
 #include "tessera/comm/device_communicator.hpp"
+#include "tessera/comm/hierarchical/collective_topology.hpp"
 #include "tessera/comm/host_collectives.hpp"
 #include "tessera/core/random.hpp"
 #include "tessera/core/wrapped_line.hpp"
@@ -169,7 +170,18 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   const std::unique_ptr<Communicator> device_world =
       make_device_world(*device, world, dist.comm_options(), resolved_device_comm(o.device));
   if (root && device_world) std::printf("%s\n", device_world_line(o.device, device_world.get()).c_str());
-  ShardedEngine engine(model, *device, device_world ? *device_world : world, sharding, o.seed);
+  const std::unique_ptr<Communicator> two_level =
+      device_world ? nullptr : two_level_world(o.collectives, world, dist.rank_info().nodes);
+  std::optional<TopologyChoice> topology;
+  if (two_level) {
+    topology = choose_collective_topology(parse_collective_topology(o.collectives), world, *two_level,
+                                          collective_probe_bytes(model));
+    if (root) std::printf("collectives: %s (--collectives %s)\n", topology->describe().c_str(), o.collectives.c_str());
+  }
+  Communicator& engine_world = device_world                                                          ? *device_world
+                               : topology && topology->chosen == CollectiveTopology::kTwoLevel ? *two_level
+                                                                                                : world;
+  ShardedEngine engine(model, *device, engine_world, sharding, o.seed);
   if (const NvmeStore* store = engine.nvme_store()) {
     for (const std::string& notice : store->notices()) print_rank_notice(world.rank(), notice);
   }

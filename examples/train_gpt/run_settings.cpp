@@ -10,6 +10,8 @@
 
 #include "flags/train_gpt_flags.hpp"
 #include "tessera/checkpointing/save/shard_file_writer.hpp"
+#include "tessera/comm/hierarchical/hierarchical_communicator.hpp"
+#include "tessera/comm/hierarchical/collective_topology.hpp"
 #include "tessera/comm/host_collectives.hpp"
 #include "tessera/core/parse_number.hpp"
 #include "tessera/core/setting_error.hpp"
@@ -33,6 +35,24 @@ int hybrid_group_of(const std::string& text, const NodeLayout& nodes) {
 }
 
 }  // namespace
+
+std::unique_ptr<Communicator> two_level_world(const std::string& collectives, Communicator& world,
+                                              const NodeLayout& nodes) {
+  const CollectiveTopology requested = parse_collective_topology(collectives);
+  const bool possible = nodes.num_nodes() > 1 && nodes.ranks_per_node().value_or(1) > 1;
+  if (requested == CollectiveTopology::kTwoLevel && !possible) {
+    throw SettingError("comm.collectives", collectives,
+                       "needs ranks on 2 or more nodes, 2 or more on each and as many on every node (this job: " +
+                           nodes.describe() + "); use flat or auto");
+  }
+  if (requested == CollectiveTopology::kFlat || !possible) return nullptr;
+  return std::make_unique<HierarchicalCommunicator>(world, nodes);
+}
+
+std::size_t collective_probe_bytes(Module& model) {
+  const std::size_t bytes = static_cast<std::size_t>(model.parameter_count()) * sizeof(float);
+  return std::clamp<std::size_t>(bytes, std::size_t{1} << 20, std::size_t{64} << 20);
+}
 
 ShardingConfig sharding_config(const TrainOptions& o, const NodeLayout& nodes) {
   ShardingConfig c;

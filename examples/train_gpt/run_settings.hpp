@@ -18,6 +18,15 @@
 
 namespace tessera {
 
+// The two-level communicator over `world` (comm/hierarchical/) when the job spans nodes with 2 or
+// more ranks on each and --collectives is not flat; null otherwise. Collective over `world`.
+// Throws SettingError("comm.collectives") for an unknown value, or two-level where it cannot be.
+std::unique_ptr<Communicator> two_level_world(const std::string& collectives, Communicator& world,
+                                              const NodeLayout& nodes);
+
+// What --collectives auto times: the model's f32 gradient bytes, within [1 MiB, 64 MiB].
+std::size_t collective_probe_bytes(Module& model);
+
 // `nodes`: where the job's ranks run (--hybrid-group node groups by it).
 ShardingConfig sharding_config(const TrainOptions& o, const NodeLayout& nodes);
 CheckpointOptions checkpoint_options(const TrainOptions& o);

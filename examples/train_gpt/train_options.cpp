@@ -152,6 +152,11 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("hybrid-group", value_with_default(&o.hybrid_group),
        "shard within groups of this many ranks, replicate across groups (0: all ranks one group; node: the "
        "ranks of one node, under any --map-by)")
+      ("collectives", value_with_default(&o.collectives),
+       "across nodes: flat (every collective over all ranks at once, summing in rank order: the same bits on "
+       "any placement), two-level (inside each node, then across nodes: fewer bytes over the node links, "
+       "another summation order) or auto (the faster of the two, timed at start: which one, and so the bits, "
+       "may change from run to run); one node is always flat")
       ("param-dtype", value_with_default(&o.param_dtype), "stored/gathered parameters: f32, bf16, f16")
       ("reduce-dtype", value_with_default(&o.reduce_dtype), "gradient collectives: f32, bf16, f16")
       ("prefetch", value_with_default(&o.prefetch), "ZeRO-3: parameter gathers issued ahead")

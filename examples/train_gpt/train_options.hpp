@@ -37,6 +37,7 @@ struct TrainOptions {
   // sharding
   int zero = 0, prefetch = 1;
   std::string hybrid_group = "0";  // a number of ranks, or "node"
+  std::string collectives = "flat";  // across nodes: flat, two-level or auto
   std::string param_dtype = "f32", reduce_dtype = "f32";
   std::string offload_optimizer = "none", offload_params = "none";  // none | cpu | nvme
   NvmeSettings nvme;                // --offload-path, --offload-block, --offload-buffers, ...

@@ -107,8 +107,8 @@ shape)
   prefix=$(prefix_of "$dir")
   for ns in $(ip netns list | awk '{print $1}' | grep "^$prefix-n"); do
     k=${ns##*-n}
-    ip -n "$ns" qdisc replace dev eth0 root tbf rate "$1" burst 256kb latency 50ms
-    ip -n "$prefix-sw" qdisc replace dev "p$k" root tbf rate "$1" burst 256kb latency 50ms
+    tc -n "$ns" qdisc replace dev eth0 root tbf rate "$1" burst 256kb latency 50ms
+    tc -n "$prefix-sw" qdisc replace dev "p$k" root tbf rate "$1" burst 256kb latency 50ms
   done
   ;;
 bytes)

@@ -6,6 +6,8 @@
 //    bit-identical to --hybrid-group 2 on one node (the same groups); with --map-by node the groups
 //    are ranks {0, 2} and {1, 3}, which sum the gradients in another order, so the losses agree
 //    within a bound; a group size that would cut a node is refused before training;
+//  * --collectives two-level (inside each node, then across) keeps ZeRO-0 and ZeRO-3 bit-identical
+//    and stays within a bound of the flat order; auto says which it timed faster;
 //  * a checkpoint saved on two nodes resumes on one node at another ZeRO stage, and on 4 ranks the
 //    same way on two nodes as on one;
 //  * a node-local checkpoint directory is refused before step 1, naming the node that does not see
@@ -123,6 +125,43 @@ TEST_F(TwoNodes, HybridGroupNodeShardsWithinEachNode) {
       << cut.output;
   EXPECT_NE(cut.output.find("the group of ranks 2, 3 would take part of n"), std::string::npos) << cut.output;
   EXPECT_EQ(cut.output.find("step     1"), std::string::npos) << "refused before training:\n" << cut.output;
+}
+
+TEST_F(TwoNodes, TwoLevelCollectivesKeepTheStagesIdenticalAndNearFlat) {
+  const ProcessResult flat = train("n1:2,n2:2", 4, "--map-by node", "--zero 3 --steps 6 --collectives flat", "flat.jsonl");
+  ASSERT_EQ(flat.exit_code, 0) << flat.output;
+  const std::vector<std::string> reference = losses_of(dir_ / "flat.jsonl");
+  ASSERT_EQ(reference.size(), 6u) << flat.output;
+  std::vector<std::string> two_level_losses;
+  for (const char* stage : {"0", "3"}) {
+    const std::string metrics = std::string("two_level_") + stage + ".jsonl";
+    const ProcessResult run = train("n1:2,n2:2", 4, "--map-by node",
+                                    std::string("--steps 6 --collectives two-level --zero ") + stage, metrics);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_NE(run.output.find("collectives: two-level (inside each node, then across nodes) (--collectives two-level)"),
+              std::string::npos)
+        << run.output;
+    const std::vector<std::string> losses = losses_of(dir_ / metrics);
+    if (two_level_losses.empty()) two_level_losses = losses;
+    EXPECT_EQ(losses, two_level_losses) << "ZeRO-0's all-reduce and ZeRO-3's reduce-scatter sum in the same order";
+  }
+  // Inside the node first, then across: not the flat rank order, so within a bound of it.
+  ASSERT_EQ(two_level_losses.size(), reference.size());
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    const double a = std::stod(reference[i]), b = std::stod(two_level_losses[i]);
+    EXPECT_LE(std::fabs(a - b), 1e-5 * std::fabs(a)) << "step " << i + 1;
+  }
+  const ProcessResult automatic = train("n1:2,n2:2", 4, "--map-by slot", "--zero 3 --steps 2 --collectives auto");
+  ASSERT_EQ(automatic.exit_code, 0) << automatic.output;
+  EXPECT_TRUE(std::regex_search(automatic.output,
+                                std::regex("collectives: (flat|two-level) .*: all-reduce, reduce-scatter and all-gather "
+                                           "of [0-9.]+ MB in [0-9.]+ ms against [0-9.]+ ms (flat|two-level) "
+                                           "\\(--collectives auto\\)")))
+      << automatic.output;
+  const ProcessResult refused = train("n1:2", 2, "", "--steps 2 --collectives two-level");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.output.find("--collectives two-level: needs ranks on 2 or more nodes"), std::string::npos)
+      << refused.output;
 }
 
 TEST_F(TwoNodes, SavedOnTwoNodesResumesOnOneNodeAtAnotherStage) {
