@@ -1,8 +1,10 @@
-// SlurmCluster: a one-node Slurm brought up inside a test's scratch directory -- munged with a
-// generated key and its own socket, slurmctld and slurmd with a generated slurm.conf (this host as
-// the only node, 127.0.0.1, no cgroups: proctrack/linuxproc, task/none; SlurmUser root; two free
-// ports of its own; state, spool, pid files and logs in the directory), so it cannot meet a
-// system Slurm. Every client command (sbatch, srun, scontrol, ...) the test runs through command()
+// SlurmCluster: a Slurm brought up inside a test's scratch directory -- munged with a generated key
+// and its own socket, slurmctld and slurmd with a generated slurm.conf (no cgroups:
+// proctrack/linuxproc, task/none; SlurmUser root; ports of its own; state, spool, pid files and
+// logs in the directory), so it cannot meet a system Slurm. Either this host is the only node
+// (127.0.0.1, two free ports), or -- given a NodeCluster (tests/support/node_cluster.hpp) -- each
+// simulated node n1, n2, ... runs a slurmd of its own in its network namespace under its own host
+// name, slurmctld runs on n1, and the client commands run there too. Every client command (sbatch, srun, scontrol, ...) the test runs through command()
 // reads that slurm.conf through SLURM_CONF, and the jobs it submits inherit it.
 //
 // The daemons run in the foreground under `timeout`, so they end within kLifetimeSeconds even when
@@ -26,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/node_cluster.hpp"
 #include "tests/support/train_gpt_process.hpp"
 
 namespace tessera::testing {
@@ -34,7 +37,8 @@ class SlurmCluster {
  public:
   static constexpr int kLifetimeSeconds = 900;
 
-  explicit SlurmCluster(std::filesystem::path root) : root_(std::move(root)) {}
+  explicit SlurmCluster(std::filesystem::path root, const NodeCluster* nodes = nullptr)
+      : root_(std::move(root)), nodes_(nodes) {}
   ~SlurmCluster() { stop(); }
   SlurmCluster(const SlurmCluster&) = delete;
   SlurmCluster& operator=(const SlurmCluster&) = delete;
@@ -72,28 +76,34 @@ class SlurmCluster {
       return "munged did not start:\n" + tail(root_ / "munge" / "munged.log") + tail(root_ / "log" / "munged.out");
     }
     write_config(socket);
-    slurmctld_ = start_daemon(paths_["slurmctld"] + " -D -c -f " + conf(), root_ / "log" / "slurmctld.out");
-    slurmd_ = start_daemon(paths_["slurmd"] + " -D -f " + conf(), root_ / "log" / "slurmd.out");
+    slurmctld_ = start_daemon(paths_["slurmctld"] + " -D -c -f " + conf(), root_ / "log" / "slurmctld.out", "n1");
+    for (const std::string& node : node_names()) {
+      fs::create_directories(root_ / ("spool-" + node));
+      fs::create_directories(root_ / ("tmp-" + node));
+      slurmd_.push_back(start_daemon(paths_["slurmd"] + " -D -f " + conf(), root_ / "log" / ("slurmd-" + node + ".out"), node));
+    }
     std::string state;
     const bool idle = wait_for(
         [&] {
           state = command("sinfo -h -N -o %T", 10).output;
-          return state.find("idle") != std::string::npos || !alive(slurmctld_) || !alive(slurmd_);
+          return idle_nodes(state) == node_names().size() || !alive(slurmctld_) || !all_slurmd_alive();
         },
         60);
-    if (!idle || state.find("idle") == std::string::npos) {
+    if (!idle || idle_nodes(state) != node_names().size()) {
       return "the Slurm node did not come up (sinfo: " + state + "):\n" + logs();
     }
-    const ProcessResult probe = command("srun --mpi=pmix -n 2 -t 1 true", 60);
+    const std::string spread = " -N " + std::to_string(node_names().size()) + " -n " + std::to_string(2 * node_names().size());
+    const ProcessResult probe = command("srun --mpi=pmix" + spread + " -t 1 true", 60);
     if (probe.exit_code != 0) {
-      return "srun --mpi=pmix -n 2 does not run on this node (exit " + std::to_string(probe.exit_code) + "):\n" +
+      return "srun --mpi=pmix" + spread + " does not run here (exit " + std::to_string(probe.exit_code) + "):\n" +
              probe.output + logs();
     }
     return "";
   }
 
-  // `line` with SLURM_CONF pointing at this cluster, under a time bound.
+  // `line` with SLURM_CONF pointing at this cluster (on n1 with simulated nodes), under a time bound.
   ProcessResult command(const std::string& line, int seconds = 60) const {
+    if (nodes_ != nullptr) return nodes_->on("n1", "env SLURM_CONF=" + conf() + " " + line, seconds);
     return run_bounded("env SLURM_CONF=" + conf() + " " + line, seconds);
   }
 
@@ -119,10 +129,12 @@ class SlurmCluster {
   // The last lines of every daemon's log, for failure messages.
   std::string logs() const {
     std::string text;
-    for (const char* log :
-         {"log/slurmctld.log", "log/slurmd.log", "log/slurmctld.out", "log/slurmd.out", "munge/munged.log"}) {
-      text += tail(root_ / log);
+    std::vector<std::string> logs{"log/slurmctld.log", "log/slurmctld.out", "munge/munged.log"};
+    for (const std::string& node : node_names()) {
+      logs.push_back("log/slurmd-" + node + ".log");
+      logs.push_back("log/slurmd-" + node + ".out");
     }
+    for (const std::string& log : logs) text += tail(root_ / log);
     return text;
   }
 
@@ -130,13 +142,46 @@ class SlurmCluster {
 
  private:
   static bool alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0; }
+  static bool none_alive(const std::vector<pid_t>& pids) {
+    for (const pid_t pid : pids) {
+      if (alive(pid)) return false;
+    }
+    return true;
+  }
 
-  // Runs `command` in the background under `timeout`; returns timeout's pid (it passes TERM on).
-  pid_t start_daemon(const std::string& command, const std::filesystem::path& log) {
-    const ProcessResult r =
-        run_bounded("sh -c 'env SLURM_CONF=" + conf() + " timeout -k 10 " + std::to_string(kLifetimeSeconds) + " " +
-                        command + " > " + log.string() + " 2>&1 < /dev/null & echo $!'",
-                    10);
+  // The nodes' names: this host's (short) name, or n1, n2, ... on simulated nodes.
+  std::vector<std::string> node_names() const {
+    if (nodes_ != nullptr) {
+      std::vector<std::string> names;
+      for (int k = 1; k <= nodes_->nodes(); ++k) names.push_back(std::string("n").append(std::to_string(k)));
+      return names;
+    }
+    char name[256] = {};
+    ::gethostname(name, sizeof name - 1);
+    const std::string host = name;
+    return {host.substr(0, host.find('.'))};
+  }
+
+  static std::size_t idle_nodes(const std::string& sinfo) {
+    std::size_t idle = 0;
+    for (std::size_t at = sinfo.find("idle"); at != std::string::npos; at = sinfo.find("idle", at + 4)) ++idle;
+    return idle;
+  }
+
+  bool all_slurmd_alive() const {
+    for (const pid_t pid : slurmd_) {
+      if (!alive(pid)) return false;
+    }
+    return true;
+  }
+
+  // Runs `command` in the background under `timeout` (on `node` with simulated nodes); returns
+  // timeout's pid (it passes TERM on).
+  pid_t start_daemon(const std::string& command, const std::filesystem::path& log, const std::string& node = "n1") {
+    const std::string line = "env SLURM_CONF=" + conf() + " timeout -k 10 " + std::to_string(kLifetimeSeconds) + " " +
+                             command + " > " + log.string() + " 2>&1 < /dev/null & echo $!";
+    const ProcessResult r = nodes_ != nullptr ? nodes_->on(node, "sh -c " + NodeCluster::quoted(line), 10)
+                                              : run_bounded("sh -c '" + line + "'", 10);
     try {
       return static_cast<pid_t>(std::stol(r.output));
     } catch (...) {
@@ -155,12 +200,13 @@ class SlurmCluster {
       command("scancel --full --user=root", 20);
       wait_for([&] { return command("squeue -h", 10).output.empty(); }, 30);
       command("scontrol shutdown", 20);
-      wait_for([&] { return !alive(slurmctld_) && !alive(slurmd_); }, 20);
+      wait_for([&] { return !alive(slurmctld_) && none_alive(slurmd_); }, 20);
     }
-    end(slurmd_);
+    for (const pid_t pid : slurmd_) end(pid);
     end(slurmctld_);
     end(munged_);
-    slurmd_ = slurmctld_ = munged_ = -1;
+    slurmd_.clear();
+    slurmctld_ = munged_ = -1;
   }
 
   std::string write_munge_key() {
@@ -190,30 +236,31 @@ class SlurmCluster {
   }
 
   void write_config(const std::string& munge_socket) {
-    char name[256] = {};
-    ::gethostname(name, sizeof name - 1);
-    std::string host = name;
-    host = host.substr(0, host.find('.'));
-    const int controller_port = free_port();
-    int node_port = free_port();
+    const std::vector<std::string> nodes = node_names();
+    // Simulated nodes have ports to themselves (a network namespace each); this host needs free ones.
+    const int controller_port = nodes_ != nullptr ? 6817 : free_port();
+    int node_port = nodes_ != nullptr ? 6818 : free_port();
     while (node_port == controller_port) node_port = free_port();
     const std::string dir = root_.string();
-    std::ofstream(root_ / "slurm.conf")
-        << "# One-node test cluster (tests/support/slurm_cluster.hpp)\n"
+    const std::string controller = nodes_ != nullptr ? "n1(10.251.0.1)" : nodes.front() + "(127.0.0.1)";
+    std::ofstream out(root_ / "slurm.conf");
+    out << "# Test cluster (tests/support/slurm_cluster.hpp)\n"
         << "ClusterName=tessera-test\n"
-        << "SlurmctldHost=" << host << "(127.0.0.1)\n"
+        << "SlurmctldHost=" << controller << "\n"
         << "SlurmctldPort=" << controller_port << "\n"
         << "SlurmdPort=" << node_port
         << "\n"
         // cred_expire: also how long a requeued job waits before it may start again (default 120 s).
         << "AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=" << munge_socket << ",cred_expire=10\n"
         << "SlurmUser=root\nSlurmdUser=root\n"
-        << "StateSaveLocation=" << dir << "/state\nSlurmdSpoolDir=" << dir << "/spool\nTmpFS=" << dir
-        << "/tmp\n"
+        // %n: each node's slurmd its own spool, temporary directory, pid file and log.
+        << "StateSaveLocation=" << dir << "/state\nSlurmdSpoolDir=" << dir << (nodes_ != nullptr ? "/spool-%n" : "/spool")
+        << "\nTmpFS=" << dir << (nodes_ != nullptr ? "/tmp-%n" : "/tmp")
+        << "\n"
         // Job ids of their own: srun --mpi=pmix names its directories after them.
         << "FirstJobId=" << 1000 + ::getpid() % 1000000 << "\n"
-        << "SlurmctldPidFile=" << dir << "/run/slurmctld.pid\nSlurmdPidFile=" << dir << "/run/slurmd.pid\n"
-        << "SlurmctldLogFile=" << dir << "/log/slurmctld.log\nSlurmdLogFile=" << dir << "/log/slurmd.log\n"
+        << "SlurmctldPidFile=" << dir << "/run/slurmctld.pid\nSlurmdPidFile=" << dir << "/run/slurmd-%n.pid\n"
+        << "SlurmctldLogFile=" << dir << "/log/slurmctld.log\nSlurmdLogFile=" << dir << "/log/slurmd-%n.log\n"
         << "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\n"
         << "AccountingStorageType=accounting_storage/none\nJobCompType=jobcomp/none\nSwitchType=switch/none\n"
         << "MpiDefault=none\nSelectType=select/cons_tres\nSelectTypeParameters=CR_Core\n"
@@ -221,9 +268,14 @@ class SlurmCluster {
         << "SchedulerType=sched/builtin\nSchedulerParameters=sched_interval=2\n"
         << "SlurmdParameters=config_overrides\nReturnToService=2\nKillWait=10\nMinJobAge=600\n"
         // Jobs are not requeued unless they ask for it (#SBATCH --requeue), as on many clusters.
-        << "JobRequeue=0\n"
-        << "NodeName=" << host << " NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN\n"
-        << "PartitionName=test Nodes=" << host << " Default=YES MaxTime=INFINITE State=UP\n";
+        << "JobRequeue=0\n";
+    std::string list;
+    for (std::size_t k = 0; k < nodes.size(); ++k) {
+      const std::string address = nodes_ != nullptr ? "10.251.0." + std::to_string(k + 1) : "127.0.0.1";
+      out << "NodeName=" << nodes[k] << " NodeAddr=" << address << " CPUs=2 State=UNKNOWN\n";
+      list += (k > 0 ? "," : "") + nodes[k];
+    }
+    out << "PartitionName=test Nodes=" << list << " Default=YES MaxTime=INFINITE State=UP\n";
   }
 
   static std::string tail(const std::filesystem::path& file, int lines = 15) {
@@ -234,7 +286,9 @@ class SlurmCluster {
 
   std::filesystem::path root_;
   std::map<std::string, std::string> paths_;  // program -> its path
-  pid_t munged_ = -1, slurmctld_ = -1, slurmd_ = -1;
+  const NodeCluster* nodes_;
+  pid_t munged_ = -1, slurmctld_ = -1;
+  std::vector<pid_t> slurmd_;  // one per node
 };
 
 }  // namespace tessera::testing

@@ -1,0 +1,122 @@
+// The preemption flow of examples/slurm/train_gpt_cpu.sbatch on a test Slurm (one node, or simulated
+// nodes): sbatch the script as written (the test sets only sbatch options and the script's
+// environment variables TESSERA_BIN, TESSERA_CHECKPOINT_DIR), wait until the job trains, check its
+// output, send SIGUSR1 to the batch shell (what #SBATCH --signal=B:USR1@120 does before the time
+// limit), check that every rank saved at its next step and the script requeued the job, and that
+// the requeued job resumed from that checkpoint and trained to the end.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/slurm_cluster.hpp"
+
+namespace tessera::testing {
+
+struct SlurmRequeueJob {
+  std::string train_gpt, script;      // the binary; the batch script
+  std::filesystem::path dir;          // the job's working directory (holds the token file)
+  std::filesystem::path run_dir;      // TESSERA_CHECKPOINT_DIR
+  std::filesystem::path output;       // the job's output file
+  std::string sbatch_options;         // e.g. "--nodes=2 --ntasks-per-node=2"
+  std::string args;                   // train_gpt's arguments (the script adds its own)
+  int steps = 0;                      // --steps in args
+  std::vector<std::string> expected;  // in the output once the job trains
+};
+
+inline std::string read_job_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The job's output so far, the daemons' logs after it.
+inline std::string job_output(const SlurmCluster& cluster, const SlurmRequeueJob& job) {
+  return read_job_file(job.output) + "\n" + cluster.logs();
+}
+
+inline void check_save_requeue_resume(SlurmCluster& cluster, const SlurmRequeueJob& spec) {
+  const auto read_file = read_job_file;
+  const auto submitted =
+      cluster.command("TESSERA_BIN=" + spec.train_gpt + " TESSERA_CHECKPOINT_DIR=" + spec.run_dir.string() +
+                           " sbatch --parsable " + spec.sbatch_options + " --cpus-per-task=1 --time=10 --chdir=" +
+                           spec.dir.string() + " --output=" + spec.output.string() + " " + spec.script + " " + spec.args,
+                       30);
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.output << cluster.logs();
+  const std::string job = submitted.output.substr(0, submitted.output.find_first_of(";\n"));
+
+  // Rank discovery and training progress.
+  const bool training = SlurmCluster::wait_for(
+      [&] {
+        const std::string out = read_file(spec.output);
+        const std::string state = cluster.job_field(job, "JobState");
+        return out.find("step   200/") != std::string::npos || (state != "RUNNING" && state != "PENDING");
+      },
+      120);
+  std::string out = read_file(spec.output);
+  ASSERT_TRUE(training && out.find("step   200/") != std::string::npos)
+      << "job " << job << " did not reach step 200 (state " << cluster.job_field(job, "JobState") << "):\n"
+      << job_output(cluster, spec);
+  for (const std::string& part : spec.expected) {
+    EXPECT_NE(out.find(part), std::string::npos) << "expected \"" << part << "\" in\n" << out;
+  }
+
+  // A preemption: SIGUSR1 to the batch shell only.
+  const auto signalled = cluster.command("scancel --signal=USR1 --batch " + job, 20);
+  ASSERT_EQ(signalled.exit_code, 0) << signalled.output;
+  const bool requeued = SlurmCluster::wait_for(
+      [&] {
+        return cluster.job_field(job, "Restarts") == "1" || cluster.job_field(job, "JobState") == "COMPLETED" ||
+               cluster.job_field(job, "JobState") == "FAILED";
+      },
+      60);
+  ASSERT_TRUE(requeued && cluster.job_field(job, "Restarts") == "1")
+      << "job " << job << " was not requeued (state " << cluster.job_field(job, "JobState") << "):\n"
+      << job_output(cluster, spec);
+  out = read_file(spec.output);
+  const std::regex saved_line("stop signal: saved step ([0-9]+) to " + spec.run_dir.string() + ", stopping");
+  std::smatch saved;
+  ASSERT_TRUE(std::regex_search(out, saved, saved_line)) << out;
+  const long long step = std::stoll(saved[1]);
+  EXPECT_GE(step, 200) << out;
+  EXPECT_LT(step, spec.steps) << "the run had finished before the signal came; nothing was tested:\n" << out;
+  EXPECT_NE(out.find("tessera: SIGUSR1 at "), std::string::npos) << out;
+  EXPECT_NE(out.find("tessera: requeueing job " + job), std::string::npos) << out;
+  char name[32];
+  std::snprintf(name, sizeof name, "step_%07lld", step);
+  EXPECT_TRUE(std::filesystem::exists(spec.run_dir / name)) << spec.run_dir / name << " is missing:\n" << out;
+
+  // The requeued job starts again once its credential has expired (cred_expire, 10 s here).
+  const bool finished = SlurmCluster::wait_for(
+      [&] {
+        const std::string state = cluster.job_field(job, "JobState");
+        return state == "COMPLETED" || state == "FAILED" || state == "CANCELLED" || state == "TIMEOUT";
+      },
+      240);
+  out = read_file(spec.output);
+  ASSERT_TRUE(finished && cluster.job_field(job, "JobState") == "COMPLETED")
+      << "the requeued job " << job << " did not complete (state " << cluster.job_field(job, "JobState") << "):\n"
+      << job_output(cluster, spec);
+  EXPECT_NE(out.find("(requeued 1 times)"), std::string::npos) << out;
+  const std::string resumed = "resumed from " + (spec.run_dir / name).string() + " at step " + std::to_string(step);
+  const std::size_t resumed_at = out.find(resumed);
+  ASSERT_NE(resumed_at, std::string::npos) << "expected \"" << resumed << "\" in\n" << out;
+  // After the resume the steps go on from the saved one to the end.
+  const std::string after = out.substr(resumed_at);
+  std::smatch first;
+  ASSERT_TRUE(std::regex_search(after, first, std::regex(R"(step +([0-9]+)/)" + std::to_string(spec.steps)))) << after;
+  EXPECT_GT(std::stoll(first[1]), step) << after;
+  EXPECT_NE(after.find("step  " + std::to_string(spec.steps) + "/" + std::to_string(spec.steps) + "  loss"), std::string::npos)
+      << after;
+  EXPECT_EQ(after.find("stop signal"), std::string::npos) << after;
+}
+
+}  // namespace tessera::testing
