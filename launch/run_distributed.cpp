@@ -4,15 +4,19 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "tessera/comm/job_abort.hpp"
 #include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "tessera/launch/comm_env.hpp"
+#include "tessera/launch/failure_agreement.hpp"
 #include "tessera/launch/launch_check.hpp"
 #include "tessera/launch/launcher_env.hpp"
 #include "tessera/launch/mpi_session.hpp"
@@ -59,10 +63,32 @@ std::string program_name(int argc, char** argv) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// How long a failing rank waits for the others to fail too before it ends the job on its own.
+constexpr std::chrono::seconds kAllFailGrace{2};
+
 // Prints the failure; aborts the job when other ranks could be left waiting, else returns 1. A lone
-// process names the program, not its rank: "train_gpt: --steps must be positive, got 0".
-int fail_rank(const std::string& program, const std::string& message) {
-  if (world_size_or_one() > 1) abort_job(rank_prefix() + ": " + message, 1);
+// process names the program, not its rank: "train_gpt: --steps must be positive, got 0". When every
+// rank fails within kAllFailGrace, rank 0 alone says so, once per distinct message
+// ("train_gpt: ... (every one of the 4 ranks)"), and every rank returns 1.
+int fail_rank(const std::string& program, const std::string& message, FailureAgreement& agreement) {
+  if (world_size_or_one() > 1) {
+    if (const auto messages = agreement.all_failed(message, kAllFailGrace)) {
+      int rank = 0;
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+      if (rank == 0) {
+        for (const std::string& line : grouped_failures(*messages)) std::fprintf(stderr, "%s: %s\n", program.c_str(), line.c_str());
+        std::fflush(stderr);
+      }
+      // Every rank ends normally (communicators closed, MPI finalised), bounded in time should a
+      // communicator still wait on a collective the failure cut short.
+      std::thread([] {
+        std::this_thread::sleep_for(kAbortGrace);
+        std::_Exit(1);
+      }).detach();
+      return 1;
+    }
+    abort_job(rank_prefix() + ": " + message, 1);
+  }
   const std::string line = program + ": " + message;
   std::fprintf(stderr, "%s\n", line.c_str());
   std::fflush(stderr);
@@ -83,6 +109,7 @@ int run_distributed(int argc, char** argv, const DistributedBody& body) {
     launcher_error = error.what();
   }
   MpiSession session(argc, argv);
+  FailureAgreement failures;  // collective: every rank makes it here, before anything can fail
   // Declared outside the try block: when body throws, the communicators stay alive (a destructor
   // could wait on a collective whose peers wait for this rank) until the job has been aborted.
   std::unique_ptr<MpiCommunicator> world;
@@ -101,9 +128,9 @@ int run_distributed(int argc, char** argv, const DistributedBody& body) {
     context = std::make_unique<DistributedContext>(std::move(world), std::move(info), options, argc, argv);
     return body(*context);
   } catch (const std::exception& error) {
-    return fail_rank(program_name(argc, argv), error.what());
+    return fail_rank(program_name(argc, argv), error.what(), failures);
   } catch (...) {
-    return fail_rank(program_name(argc, argv), "unknown exception (not derived from std::exception)");
+    return fail_rank(program_name(argc, argv), "unknown exception (not derived from std::exception)", failures);
   }
 }
 

@@ -1,6 +1,7 @@
 // run_distributed as whole jobs, run as child processes of this test: a lone process (MPI singleton,
 // world of 1) runs its body and returns its exit code; a throwing body on one of two ranks prints
-// "rank 1/2 (host H): <message>" and aborts the job instead of leaving rank 0 waiting; debug mode
+// "rank 1/2 (host H): <message>" and aborts the job instead of leaving rank 0 waiting; a body that
+// throws on every rank is said once per distinct message, by rank 0, and every rank returns 1; debug mode
 // (TESSERA_DEBUG_COLLECTIVES=1) turns a planted mismatch into that abort with both calls named; and
 // TESSERA_COLLECTIVE_TIMEOUT makes the watchdog abort a planted hang.
 // tessera-test-timeout: 300
@@ -74,6 +75,17 @@ TEST(RunDistributedChild, RankOneThrows) {
     return 0;
   });
   ADD_FAILURE() << "got past a collective that rank 1 never joined";
+}
+
+TEST(RunDistributedChild, EveryRankThrows) {
+  if (!is_child("every_rank_throws")) GTEST_SKIP() << "runs as a child job";
+  char name[] = "child";
+  char* argv[] = {name, nullptr};
+  const int code = run_distributed(1, argv, [](DistributedContext& ctx) -> int {
+    ctx.world().barrier().wait();  // the ranks decide together, then all refuse
+    throw std::runtime_error(ctx.rank() < 2 ? "planted refusal" : "another planted refusal");
+  });
+  EXPECT_EQ(code, 1);
 }
 
 TEST(RunDistributedChild, MismatchInDebugMode) {
@@ -163,6 +175,18 @@ TEST(RunDistributed, ThrowingRankAbortsTheJobWithItsMessage) {
   EXPECT_NE(result.exit_code, 0) << result.output;
   expect_output_contains(result, "rank 1/2 (host ");
   expect_output_contains(result, "): planted failure on rank 1");
+}
+
+TEST(RunDistributed, EveryRankFailingIsSaidOnceAndEndsNormally) {
+  const ChildResult result =
+      run_child_job(mpirun_self(3, "every_rank_throws", "RunDistributedChild.EveryRankThrows"), kChildLimitSeconds);
+  EXPECT_FALSE(result.timed_out) << result.output;
+  EXPECT_EQ(result.exit_code, 0) << "every rank's run_distributed returned 1:\n" << result.output;
+  expect_output_contains(result, "child: ranks 0, 1: planted refusal\n");
+  expect_output_contains(result, "child: rank 2: another planted refusal\n");
+  const std::string first = ": planted refusal";
+  EXPECT_EQ(result.output.find(first), result.output.rfind(first)) << "each message once:\n" << result.output;
+  EXPECT_EQ(result.output.find("MPI_ABORT"), std::string::npos) << "no rank aborted:\n" << result.output;
 }
 
 TEST(RunDistributed, DebugModeTurnsAMismatchIntoAnAbortNamingBothCalls) {
