@@ -24,4 +24,5 @@ test_tool_packages=(
   hdf5-tools
   python3-numpy python3-venv
   slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge
+  iproute2 util-linux  # ip, tc, nsenter, unshare: the multi-node tests' simulated nodes
 )
