@@ -55,20 +55,10 @@ class SlurmExample : public ::testing::Test {
 };
 
 TEST_F(SlurmExample, TwoRanksTrainSaveOnUsr1RequeueAndResume) {
-  testing::SlurmRequeueJob job;
-  job.train_gpt = train_gpt_;
-  job.script = script_;
-  job.dir = dir_.path();
-  job.run_dir = dir_ / "run";
-  job.output = dir_ / "job.out";
-  job.sbatch_options = "--nodes=1 --ntasks-per-node=2";
   // The tiny model of the other process tests; the script adds --checkpoint-dir, --resume auto,
   // --hybrid-group and --threads.
-  job.steps = kSteps;
-  job.args =
-      "--data tokens.bin --layers 2 --dim 32 --heads 2 --seq-len 32 --micro-batch 32 --vocab 64 "
-      "--sample-tokens 0 --eval-every 0 --no-memory-check --log-every 100 --steps " +
-      std::to_string(kSteps);
+  testing::SlurmRequeueJob job =
+      testing::tiny_requeue_job(train_gpt_, script_, dir_.path(), "--nodes=1 --ntasks-per-node=2", 32, kSteps);
   job.expected = {"rank 0/2 (host ", "rank 1/2 (host ", "launched by srun", "2 rank(s)", "hybrid groups of 2",
                   "(requeued 0 times)"};
   testing::check_save_requeue_resume(cluster_, job);

@@ -48,18 +48,8 @@ class TwoNodeSlurm : public ::testing::Test {
 };
 
 TEST_F(TwoNodeSlurm, FourRanksOnTwoNodesTrainSaveOnUsr1RequeueAndResume) {
-  testing::SlurmRequeueJob job;
-  job.train_gpt = train_gpt_;
-  job.script = script_;
-  job.dir = dir_.path();
-  job.run_dir = dir_ / "run";
-  job.output = dir_ / "job.out";
-  job.sbatch_options = "--nodes=2 --ntasks-per-node=2";
-  job.steps = kSteps;
-  job.args =
-      "--data tokens.bin --layers 2 --dim 32 --heads 2 --seq-len 32 --micro-batch 16 --vocab 64 "
-      "--sample-tokens 0 --eval-every 0 --no-memory-check --log-every 100 --steps " +
-      std::to_string(kSteps);
+  testing::SlurmRequeueJob job =
+      testing::tiny_requeue_job(train_gpt_, script_, dir_.path(), "--nodes=2 --ntasks-per-node=2", 16, kSteps);
   job.expected = {"rank 0/4 (host n1)", "rank 3/4 (host n2)", "launched by srun", "4 rank(s)",
                   "nodes: 2; n1: ranks 0, 1; n2: ranks 2, 3", "hybrid groups of 2", "(requeued 0 times)"};
   testing::check_save_requeue_resume(slurm_, job);

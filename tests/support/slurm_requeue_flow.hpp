@@ -31,6 +31,27 @@ struct SlurmRequeueJob {
   std::vector<std::string> expected;  // in the output once the job trains
 };
 
+// The tiny model of the Slurm tests (2 layers, 32 channels, sequences of 32, a 64-token vocabulary)
+// for `steps` steps of `micro_batch` sequences per rank, logged every 100 steps, in `dir` (which
+// holds tokens.bin): checkpoints in dir/run, output in dir/job.out.
+inline SlurmRequeueJob tiny_requeue_job(const std::string& train_gpt, const std::string& script,
+                                        const std::filesystem::path& dir, const std::string& sbatch_options,
+                                        int micro_batch, int steps) {
+  SlurmRequeueJob job;
+  job.train_gpt = train_gpt;
+  job.script = script;
+  job.dir = dir;
+  job.run_dir = dir / "run";
+  job.output = dir / "job.out";
+  job.sbatch_options = sbatch_options;
+  job.steps = steps;
+  job.args = "--data tokens.bin --layers 2 --dim 32 --heads 2 --seq-len 32 --micro-batch " +
+             std::to_string(micro_batch) +
+             " --vocab 64 --sample-tokens 0 --eval-every 0 --no-memory-check --log-every 100 --steps " +
+             std::to_string(steps);
+  return job;
+}
+
 inline std::string read_job_file(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::stringstream text;
