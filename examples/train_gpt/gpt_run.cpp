@@ -16,6 +16,7 @@
 #include "flags/validation_file.hpp"
 #include "run_settings.hpp"
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
+#include "tessera/checkpointing/export/model_source.hpp"
 #include "tessera/checkpointing/export/tokenizer_fields.hpp"
 #include "tessera/comm/device_communicator.hpp"
 #include "tessera/comm/hierarchical/collective_topology.hpp"
@@ -152,6 +153,11 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   GptConfig config;
   config.vocab_size = o.vocab > 0 ? o.vocab : padded_vocab(tokenizer_spec.vocab_size);
   config.max_seq_len = o.seq_len;
+  // Fine-tuning a model made for more positions than this run's context keeps its whole position
+  // table (GPT-2's 1024 trained at --seq-len 128); fewer positions than the context are refused by
+  // the load, naming the field.
+  const std::int64_t init_positions = o.init_from.empty() ? 0 : open_model_source(o.init_from).config.max_seq_len;
+  config.max_seq_len = std::max(config.max_seq_len, init_positions);
   config.layers = o.layers;
   config.heads = o.heads;
   config.channels = o.dim;
