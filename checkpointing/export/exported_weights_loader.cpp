@@ -7,6 +7,7 @@
 #include "tessera/checkpointing/export/hf_gpt2_config.hpp"
 #include "tessera/checkpointing/export/hf_gpt2_names.hpp"
 #include "tessera/checkpointing/export/safetensors_file.hpp"
+#include "tessera/checkpointing/export/safetensors_shards.hpp"
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
 #include "tessera/checkpointing/format/hdf5_util.hpp"
 #include "tessera/checkpointing/format/virtual_datasets.hpp"
@@ -47,7 +48,7 @@ Shape dataset_shape(hid_t dset, const std::string& where) {
   return Shape(dims.begin(), dims.end());
 }
 
-bool is_safetensors(const fs::path& file) { return file.extension() == ".safetensors"; }
+bool is_safetensors(const fs::path& file) { return is_safetensors_export(file); }
 
 // Full tensors of a Hugging Face-names export by name: the stored shape (nullopt when absent) and values.
 struct HfSource {
@@ -213,14 +214,23 @@ void load_exported_weights(ShardedEngine& engine, Communicator& world, const fs:
     const std::string path = export_file.string();
     if (is_safetensors(export_file)) {
       check_hf_model_fields(read_hf_gpt2_config(export_file.parent_path() / "config.json"), expected, path);
-      SafetensorsReader reader(export_file);
       HfSource source;
       source.where = path;
-      source.shape_of = [&reader](const std::string& name) -> std::optional<Shape> {
-        if (!reader.contains(name)) return std::nullopt;
-        return reader.tensors().at(name).shape;
-      };
-      source.read = [&reader](const std::string& name) { return reader.read_f32(name); };
+      if (is_safetensors_index(export_file)) {
+        auto shards = std::make_shared<SafetensorsShards>(export_file);
+        source.shape_of = [shards](const std::string& name) -> std::optional<Shape> {
+          if (!shards->contains(name)) return std::nullopt;
+          return shards->tensor(name).shape;
+        };
+        source.read = [shards](const std::string& name) { return shards->read_f32(name); };
+      } else {
+        auto reader = std::make_shared<SafetensorsReader>(export_file);
+        source.shape_of = [reader](const std::string& name) -> std::optional<Shape> {
+          if (!reader->contains(name)) return std::nullopt;
+          return reader->tensors().at(name).shape;
+        };
+        source.read = [reader](const std::string& name) { return reader->read_f32(name); };
+      }
       stage_hf(units, source, staging);
       return;
     }

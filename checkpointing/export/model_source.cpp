@@ -1,4 +1,5 @@
 // Model sources: a checkpoint (meta.h5's model fields) or an export (its stored config).
+#include "tessera/checkpointing/export/safetensors_shards.hpp"
 #include "tessera/checkpointing/export/model_source.hpp"
 
 #include "tessera/checkpointing/export/checkpoint_export.hpp"
@@ -52,7 +53,9 @@ RunConfig read_hdf5_export_config(const fs::path& file) {
 // small for that describes a model it does not hold, refused before anything of that size is built.
 void check_export_holds_model(const fs::path& file, const GptConfig& gpt) {
   std::error_code ec;
-  const std::uintmax_t bytes = fs::file_size(file, ec);
+  // A shard index holds no tensors: its shards' bytes count.
+  const std::uintmax_t bytes = is_safetensors_index(file) ? static_cast<std::uintmax_t>(SafetensorsShards(file).total_bytes())
+                                                          : fs::file_size(file, ec);
   if (ec) throw CheckpointError(CheckpointErrorKind::kIo, file.string() + ": cannot read its size: " + ec.message());
   const std::int64_t parameters = gpt_parameter_count(gpt);
   if (static_cast<std::uintmax_t>(parameters) > bytes / 2) {
@@ -77,7 +80,7 @@ ModelSource open_export(const fs::path& file) {
   source.config = gpt_config_of(read_export_model_config(file), file.string());
   check_export_holds_model(file, source.config);
   source.token_vocab = source.config.vocab_size;
-  source.stored = file.extension() == ".safetensors" ? read_export_model_config(file) : read_hdf5_export_config(file);
+  source.stored = is_safetensors_export(file) ? read_export_model_config(file) : read_hdf5_export_config(file);
   return source;
 }
 
@@ -92,12 +95,12 @@ ModelSource open_model_source(const fs::path& path) {
   }
   const auto dir = fs::is_regular_file(path, ec) ? std::nullopt : resolve_checkpoint(path);
   if (!dir) {
-    // An export file, or a Hugging Face model directory's model.safetensors; a sharded model is refused.
+    // An export file, or a Hugging Face model directory's model.safetensors or shard index.
     if (const auto file = export_file_of(path)) return open_export(*file);
     throw CheckpointError(CheckpointErrorKind::kMissingFile,
                           path.string() +
                               " is neither an export file, a checkpoint or run directory with a checkpoint, nor a "
-                              "model directory with model.safetensors");
+                              "model directory with model.safetensors (or model.safetensors.index.json)");
   }
   ModelSource source;
   source.path = *dir;

@@ -4,7 +4,8 @@
 // BF16 dtypes, shapes, contiguous data_offsets, __metadata__ — and its values equal the engine's
 // parameters with the Conv1D transposes and the vocabulary slice done here by hand; config.json
 // is GPT2Config's; torch-names HDF5 holds the same; --init-from either gives the same weights at
-// another rank count (padding rows zero), from bf16 and from names without the "transformer." prefix;
+// another rank count (padding rows zero), from bf16, from names without the "transformer." prefix and
+// from the file split into shards with an index;
 // a wrong extension or another model is refused.
 // tessera-test-ranks: 2
 // tessera-test-timeout: 200
@@ -22,6 +23,7 @@
 #include "tessera/checkpointing/save/checkpoint_saver.hpp"
 #include "tessera/core/setting_error.hpp"
 #include "tessera/precision/float_bits.hpp"
+#include "tests/checkpointing/export/tiny_export_files.hpp"
 #include "tests/launch/child_job.hpp"
 
 namespace tessera::testing {
@@ -281,6 +283,21 @@ TEST(SafetensorsExport, ParsesIndependentlyAndLoadsBack) {
     load_exported_weights(*from_plain.engine, *comm, plain, tiny_run_config());
     EXPECT_EQ(compare_states(gather_state(*from_plain.engine, 0), with_padding_zeroed(saved)), "")
         << "names without the transformer. prefix";
+  }
+  // The same file split into 3 shards with an index, as save_pretrained writes a large model.
+  const fs::path sharded = dir.path() / "sharded";
+  if (world.rank() == 0) {
+    try {
+      write_sharded_copy(st, sharded, 3);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "rank 0: " << e.what();
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  {
+    TrainedEngine from_shards(world, RunSetup(ZeroStage::kStage3), /*seed=*/11);
+    load_exported_weights(*from_shards.engine, world, sharded, tiny_run_config());
+    EXPECT_EQ(compare_states(gather_state(*from_shards.engine, 0), with_padding_zeroed(saved)), "") << "3 shards";
   }
   // Also at 2 ranks, ZeRO-3 (each rank stages its own range).
   {

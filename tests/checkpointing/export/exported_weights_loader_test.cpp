@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
 
 #include "tessera/checkpointing/export/model_source.hpp"
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
@@ -43,21 +46,54 @@ TEST(ExportedWeightsLoader, TinyExportsOpenAndLoad) {
   }
 }
 
-TEST(ExportedWeightsLoader, ModelDirectoryLoadsAndShardedModelIsRefused) {
+TEST(ExportedWeightsLoader, ModelDirectoryAndShardedModelLoad) {
   ScratchDir dir("exported_weights_loader");
-  write_tiny_safetensors_export(dir.path());
+  const fs::path st = write_tiny_safetensors_export(dir.path());
   GptConfig gpt = tiny_export_gpt();
   gpt.vocab_size = kTinyExportVocab;
   MetaEngine meta(gpt);
   EXPECT_NO_THROW(load_exported_weights(meta.engine, meta.world, dir.path()));
   ScratchDir sharded("exported_weights_loader");
-  std::ofstream(sharded / "model.safetensors.index.json") << R"({"weight_map": {}})";
-  for (const fs::path& path : {sharded.path(), sharded / "model.safetensors.index.json"}) {
-    const std::string e = import_refusal(path);
-    EXPECT_NE(e.find("model.safetensors.index.json indexes a safetensors model split into shards"), std::string::npos)
-        << path << ": " << e;
-    EXPECT_EQ(e.find("HDF5"), std::string::npos) << e;
+  const fs::path index = write_sharded_copy(st, sharded.path(), 3);
+  for (const fs::path& path : {sharded.path(), index}) {
+    MetaEngine from_shards(gpt);
+    EXPECT_NO_THROW(load_exported_weights(from_shards.engine, from_shards.world, path)) << path;
+    EXPECT_EQ(open_model_source(path).config.to_string(), gpt.to_string()) << path;
   }
+}
+
+TEST(ExportedWeightsLoader, ABrokenShardIndexIsRefusedNamingIt) {
+  ScratchDir dir("exported_weights_loader");
+  const fs::path st = write_tiny_safetensors_export(dir.path());
+  ScratchDir sharded("exported_weights_loader");
+  const fs::path index = write_sharded_copy(st, sharded.path(), 2);
+  nlohmann::json json;
+  std::ifstream(index) >> json;
+  const auto refusal_with = [&](const nlohmann::json& text) {
+    std::ofstream(index) << text.dump();
+    return import_refusal(index);
+  };
+  const std::string first = json["weight_map"].begin().key();  // a tensor of the first shard
+  nlohmann::json missing = json;
+  missing["weight_map"][first] = "model-00009-of-00009.safetensors";
+  std::string e = refusal_with(missing);
+  EXPECT_NE(e.find("names the shard model-00009-of-00009.safetensors, which is not there"), std::string::npos) << e;
+  nlohmann::json misplaced = json;
+  const std::string first_shard = json["weight_map"][first];
+  misplaced["weight_map"][first] = first_shard == "model-00001-of-00002.safetensors"
+                                              ? "model-00002-of-00002.safetensors"
+                                              : "model-00001-of-00002.safetensors";
+  e = refusal_with(misplaced);
+  EXPECT_NE(e.find("places " + first + " in "), std::string::npos) << e;
+  EXPECT_NE(e.find("which does not hold it"), std::string::npos) << e;
+  nlohmann::json outside = json;
+  outside["weight_map"][first] = "../model.safetensors";
+  e = refusal_with(outside);
+  EXPECT_NE(e.find("not a file beside the index"), std::string::npos) << e;
+  std::ofstream(index) << "{\"weight_map\": ";
+  e = import_refusal(index);
+  EXPECT_NE(e.find(index.string() + " is not JSON"), std::string::npos) << e;
+  EXPECT_EQ(e.find("HDF5"), std::string::npos) << e;
 }
 
 TEST(ExportedWeightsLoader, AConfigClaimingALargeModelIsRefusedBeforeBuildingIt) {

@@ -6,7 +6,10 @@
 
 #include <hdf5.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <memory>
 #include <string>
 #include <vector>
@@ -74,6 +77,38 @@ inline std::filesystem::path write_tiny_safetensors_export(const std::filesystem
   add_gpt_config(model, gpt);
   write_hf_gpt2_config(dir / "config.json", model, kTinyExportVocab, DType::kF32, 7);
   return path;
+}
+
+// `file` (a safetensors model) split as save_pretrained splits a large model: its tensors dealt in
+// turn into `shards` files model-0000K-of-0000N.safetensors in `dir`, with
+// model.safetensors.index.json naming each tensor's file and a copy of the config.json beside
+// `file`. Returns the index.
+inline std::filesystem::path write_sharded_copy(const std::filesystem::path& file, const std::filesystem::path& dir,
+                                                int shards) {
+  std::filesystem::create_directories(dir);
+  SafetensorsReader reader(file);
+  std::vector<std::vector<SafetensorsTensor>> parts(static_cast<std::size_t>(shards));
+  std::size_t k = 0;
+  for (const auto& [name, t] : reader.tensors()) {
+    SafetensorsTensor copy = t;
+    copy.name = name;
+    parts[k++ % parts.size()].push_back(copy);
+  }
+  nlohmann::json index = {{"metadata", {{"total_size", 0}}}, {"weight_map", nlohmann::json::object()}};
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    char shard[64];
+    std::snprintf(shard, sizeof shard, "model-%05zu-of-%05d.safetensors", p + 1, shards);
+    SafetensorsWriter writer(dir / shard, parts[p], {{"format", "pt"}});
+    for (const SafetensorsTensor& t : parts[p]) {
+      writer.write_next(reader.read_f32(t.name));
+      index["weight_map"][t.name] = shard;
+    }
+    writer.finish();
+  }
+  std::ofstream(dir / "model.safetensors.index.json") << index.dump(2);
+  std::filesystem::copy_file(file.parent_path() / "config.json", dir / "config.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  return dir / "model.safetensors.index.json";
 }
 
 // An HDF5 export of the tiny model as `tessera_ckpt export` writes it (f32): names "tessera" or
