@@ -120,8 +120,8 @@ int run(tessera::DistributedContext& ctx) {
   const tessera::RankInfo& info = ctx.rank_info();
   const int N = info.world_size, M = info.num_nodes;
   if (M < 2 || !info.nodes.ranks_per_node()) {
-    throw std::invalid_argument("bench_nodes: needs ranks on 2 or more nodes, as many on each (this job: " +
-                                info.nodes.describe() + ")");
+    throw std::invalid_argument(
+        "bench_nodes: needs ranks on 2 or more nodes, as many on each (this job: " + info.nodes.describe() + ")");
   }
   const int L = *info.nodes.ranks_per_node();
   Communicator& flat = ctx.world();
@@ -147,37 +147,41 @@ int run(tessera::DistributedContext& ctx) {
     const std::size_t count = bytes / sizeof(float), per_rank = count / static_cast<std::size_t>(N);
     std::vector<float> buf(count, 1.0f), part(per_rank, 1.0f);
     const double S = static_cast<double>(per_rank * N * sizeof(float));
-    row("all_reduce", bytes, "flat", measure(ctx, parsed->iters, [&] { flat.all_reduce(buf, DType::kF32, ReduceOp::kSum).wait(); }),
+    row("all_reduce", bytes, "flat",
+        measure(ctx, parsed->iters, [&] { flat.all_reduce(buf, DType::kF32, ReduceOp::kSum).wait(); }),
         2 * flat_share * S);
     row("all_reduce", bytes, "two-level",
         measure(ctx, parsed->iters, [&] { two_level.all_reduce(buf, DType::kF32, ReduceOp::kSum).wait(); }),
         2 * two_level_share * S);
-    row("all_reduce", bytes, "Open MPI", measure(ctx, parsed->iters, [&] {
-          MPI_Allreduce(MPI_IN_PLACE, buf.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, mpi);
-        }),
+    row("all_reduce", bytes, "Open MPI",
+        measure(ctx, parsed->iters,
+                [&] { MPI_Allreduce(MPI_IN_PLACE, buf.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, mpi); }),
         -1);
     const tessera::ConstSpan in(buf.data(), per_rank * N);
-    row("reduce_scatter", bytes, "flat", measure(ctx, parsed->iters, [&] {
-          flat.reduce_scatter(in, part, DType::kF32, ReduceOp::kSum).wait();
-        }),
+    row("reduce_scatter", bytes, "flat",
+        measure(ctx, parsed->iters, [&] { flat.reduce_scatter(in, part, DType::kF32, ReduceOp::kSum).wait(); }),
         flat_share * S);
-    row("reduce_scatter", bytes, "two-level", measure(ctx, parsed->iters, [&] {
-          two_level.reduce_scatter(in, part, DType::kF32, ReduceOp::kSum).wait();
-        }),
+    row("reduce_scatter", bytes, "two-level",
+        measure(ctx, parsed->iters, [&] { two_level.reduce_scatter(in, part, DType::kF32, ReduceOp::kSum).wait(); }),
         two_level_share * S);
-    row("reduce_scatter", bytes, "Open MPI", measure(ctx, parsed->iters, [&] {
-          MPI_Reduce_scatter_block(buf.data(), part.data(), static_cast<int>(per_rank), MPI_FLOAT, MPI_SUM, mpi);
-        }),
+    row("reduce_scatter", bytes, "Open MPI",
+        measure(ctx, parsed->iters,
+                [&] {
+                  MPI_Reduce_scatter_block(buf.data(), part.data(), static_cast<int>(per_rank), MPI_FLOAT, MPI_SUM,
+                                           mpi);
+                }),
         -1);
     const tessera::Span out(buf.data(), per_rank * N);
-    row("all_gather", bytes, "flat", measure(ctx, parsed->iters, [&] { flat.all_gather(part, out, DType::kF32).wait(); }),
-        flat_share * S);
+    row("all_gather", bytes, "flat",
+        measure(ctx, parsed->iters, [&] { flat.all_gather(part, out, DType::kF32).wait(); }), flat_share * S);
     row("all_gather", bytes, "two-level",
         measure(ctx, parsed->iters, [&] { two_level.all_gather(part, out, DType::kF32).wait(); }), two_level_share * S);
-    row("all_gather", bytes, "Open MPI", measure(ctx, parsed->iters, [&] {
-          MPI_Allgather(part.data(), static_cast<int>(per_rank), MPI_FLOAT, buf.data(), static_cast<int>(per_rank),
-                        MPI_FLOAT, mpi);
-        }),
+    row("all_gather", bytes, "Open MPI",
+        measure(ctx, parsed->iters,
+                [&] {
+                  MPI_Allgather(part.data(), static_cast<int>(per_rank), MPI_FLOAT, buf.data(),
+                                static_cast<int>(per_rank), MPI_FLOAT, mpi);
+                }),
         -1);
   }
   MPI_Comm_free(&mpi);

@@ -77,7 +77,7 @@ std::optional<fs::path> find_resume_target(const CheckpointOptions& options, Com
       }
       if (!found.empty()) found += "; ";
       found += ranks_with_hosts(ranks, hosts) + (ranks.size() == 1 ? " finds " : " find ") +
-               (answer.empty() ? std::string("no checkpoint")
+               (answer.empty()     ? std::string("no checkpoint")
                 : answer[0] == '?' ? "an error (" + answer.substr(1) + ")"
                                    : fs::path(answer).filename().string());
     }

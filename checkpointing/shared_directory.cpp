@@ -56,7 +56,8 @@ void check_directory_shared(const fs::path& dir, Communicator& world) {
     written = out ? 1 : 0;
   }
   if (broadcast_value<std::uint8_t>(world, written, 0) == 0) {
-    throw SettingError("checkpoint.dir", dir.string(), "rank 0 cannot write a file into it; choose a writable directory");
+    throw SettingError("checkpoint.dir", dir.string(),
+                       "rank 0 cannot write a file into it; choose a writable directory");
   }
   const std::uint8_t seen = world.rank() == 0 || sees_token(probe, token) ? 1 : 0;
   const std::vector<std::uint8_t> all_seen = all_gather_values(world, seen);

@@ -2,7 +2,6 @@
 // derives the same node grouping from the same table.
 #include "tessera/launch/rank_info.hpp"
 
-
 #include <algorithm>
 #include <array>
 #include <cstdint>

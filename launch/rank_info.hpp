@@ -20,7 +20,7 @@ struct RankInfo {
   int num_nodes = 1;
   std::string hostname;
   Launcher launcher = Launcher::kNone;  // kNone when the launcher's variables disagreed with MPI
-  NodeLayout nodes;  // every rank's node, and each node's host name (the same on every rank)
+  NodeLayout nodes;                     // every rank's node, and each node's host name (the same on every rank)
 
   bool is_root() const { return rank == 0; }
   // The GPU this rank drives among the `device_count` it sees: local_rank % device_count (which is

@@ -76,7 +76,8 @@ int fail_rank(const std::string& program, const std::string& message, FailureAgr
       int rank = 0;
       MPI_Comm_rank(MPI_COMM_WORLD, &rank);
       if (rank == 0) {
-        for (const std::string& line : grouped_failures(*messages)) std::fprintf(stderr, "%s: %s\n", program.c_str(), line.c_str());
+        for (const std::string& line : grouped_failures(*messages))
+          std::fprintf(stderr, "%s: %s\n", program.c_str(), line.c_str());
         std::fflush(stderr);
       }
       // Every rank ends normally (communicators closed, MPI finalised), bounded in time should a

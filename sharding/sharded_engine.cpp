@@ -44,8 +44,9 @@ void check_offload_supported(const OffloadConfig& offload, const Device& device)
 
 ShardedEngine::ShardedEngine(Module& model, Device& device, Communicator& world, const ShardingConfig& config,
                              std::uint64_t seed)
-    : ShardedEngine(model, device, world, make_shard_groups(world, validated(config).stage, config.hybrid_group, config.nodes),
-                    config, seed) {}
+    : ShardedEngine(model, device, world,
+                    make_shard_groups(world, validated(config).stage, config.hybrid_group, config.nodes), config,
+                    seed) {}
 
 ShardedEngine::ShardedEngine(Module& model, Device& device, Communicator& world, ShardGroups groups,
                              const ShardingConfig& config, std::uint64_t seed)

@@ -1,10 +1,10 @@
 // Model sources: a checkpoint (meta.h5's model fields) or an export (its stored config).
-#include "tessera/checkpointing/export/safetensors_shards.hpp"
 #include "tessera/checkpointing/export/model_source.hpp"
 
 #include "tessera/checkpointing/export/checkpoint_export.hpp"
 #include "tessera/checkpointing/export/export_file.hpp"
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
+#include "tessera/checkpointing/export/safetensors_shards.hpp"
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
 #include "tessera/checkpointing/format/checkpoint_meta.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
@@ -54,8 +54,9 @@ RunConfig read_hdf5_export_config(const fs::path& file) {
 void check_export_holds_model(const fs::path& file, const GptConfig& gpt) {
   std::error_code ec;
   // A shard index holds no tensors: its shards' bytes count.
-  const std::uintmax_t bytes = is_safetensors_index(file) ? static_cast<std::uintmax_t>(SafetensorsShards(file).total_bytes())
-                                                          : fs::file_size(file, ec);
+  const std::uintmax_t bytes = is_safetensors_index(file)
+                                   ? static_cast<std::uintmax_t>(SafetensorsShards(file).total_bytes())
+                                   : fs::file_size(file, ec);
   if (ec) throw CheckpointError(CheckpointErrorKind::kIo, file.string() + ": cannot read its size: " + ec.message());
   const std::int64_t parameters = gpt_parameter_count(gpt);
   if (static_cast<std::uintmax_t>(parameters) > bytes / 2) {

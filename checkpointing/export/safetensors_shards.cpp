@@ -17,7 +17,9 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 
 }  // namespace
 
-bool is_safetensors_index(const fs::path& path) { return ends_with(path.filename().string(), ".safetensors.index.json"); }
+bool is_safetensors_index(const fs::path& path) {
+  return ends_with(path.filename().string(), ".safetensors.index.json");
+}
 
 bool is_safetensors_export(const fs::path& path) {
   return path.extension() == ".safetensors" || is_safetensors_index(path);

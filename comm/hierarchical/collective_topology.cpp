@@ -49,7 +49,7 @@ const char* collective_topology_name(CollectiveTopology topology) {
 
 std::string TopologyChoice::describe() const {
   std::string text = chosen == CollectiveTopology::kTwoLevel ? "two-level (inside each node, then across nodes)"
-                                                              : "flat (all ranks at once, in rank order)";
+                                                             : "flat (all ranks at once, in rank order)";
   if (measured) {
     char timing[160];
     const double faster = chosen == CollectiveTopology::kTwoLevel ? two_level_seconds : flat_seconds;
@@ -77,8 +77,8 @@ TopologyChoice choose_collective_topology(CollectiveTopology requested, Communic
   choice.probe_bytes = count * sizeof(float);
   choice.flat_seconds = round_seconds(flat, flat, buf);
   choice.two_level_seconds = round_seconds(two_level, flat, buf);
-  choice.chosen = choice.two_level_seconds < choice.flat_seconds ? CollectiveTopology::kTwoLevel
-                                                                  : CollectiveTopology::kFlat;
+  choice.chosen =
+      choice.two_level_seconds < choice.flat_seconds ? CollectiveTopology::kTwoLevel : CollectiveTopology::kFlat;
   return choice;
 }
 

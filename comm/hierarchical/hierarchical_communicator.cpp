@@ -65,7 +65,9 @@ Work HierarchicalCommunicator::post(std::function<void()> steps) {
           work->fail(std::current_exception());
         }
       },
-      [work] { work->fail(std::make_exception_ptr(std::runtime_error("collective cancelled: communicator destroyed"))); });
+      [work] {
+        work->fail(std::make_exception_ptr(std::runtime_error("collective cancelled: communicator destroyed")));
+      });
   return Work(work);
 }
 
@@ -76,7 +78,8 @@ void HierarchicalCommunicator::all_reduce_steps(Span buf, DType dtype, ReduceOp 
     return;
   }
   const std::size_t shard = buf.count / L;
-  Span mine(static_cast<std::byte*>(buf.data) + bytes_of(shard * static_cast<std::size_t>(node_->rank()), dtype), shard);
+  Span mine(static_cast<std::byte*>(buf.data) + bytes_of(shard * static_cast<std::size_t>(node_->rank()), dtype),
+            shard);
   (wire ? node_->reduce_scatter_f32(buf, mine, *wire, op) : node_->reduce_scatter(buf, mine, dtype, op)).wait();
   (wire ? cross_->all_reduce_f32(mine, *wire, op) : cross_->all_reduce(mine, dtype, op)).wait();
   node_->all_gather(mine, buf, dtype).wait();
@@ -131,8 +134,9 @@ Work HierarchicalCommunicator::all_gather(ConstSpan in, Span out, DType dtype) {
     std::vector<std::byte> across(piece * static_cast<std::size_t>(M));
     std::vector<std::byte> grouped(piece * static_cast<std::size_t>(L * M));
     cross_->all_gather(in, Span(across.data(), in.count * static_cast<std::size_t>(M)), dtype).wait();
-    node_->all_gather(ConstSpan(across.data(), in.count * static_cast<std::size_t>(M)),
-                      Span(grouped.data(), in.count * static_cast<std::size_t>(L * M)), dtype)
+    node_
+        ->all_gather(ConstSpan(across.data(), in.count * static_cast<std::size_t>(M)),
+                     Span(grouped.data(), in.count * static_cast<std::size_t>(L * M)), dtype)
         .wait();
     auto* target = static_cast<std::byte*>(out.data);
     for (int l = 0; l < L; ++l) {

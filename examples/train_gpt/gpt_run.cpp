@@ -184,9 +184,9 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
                                           collective_probe_bytes(model));
     if (root) std::printf("collectives: %s (--collectives %s)\n", topology->describe().c_str(), o.collectives.c_str());
   }
-  Communicator& engine_world = device_world                                                          ? *device_world
+  Communicator& engine_world = device_world                                                    ? *device_world
                                : topology && topology->chosen == CollectiveTopology::kTwoLevel ? *two_level
-                                                                                                : world;
+                                                                                               : world;
   ShardedEngine engine(model, *device, engine_world, sharding, o.seed);
   if (const NvmeStore* store = engine.nvme_store()) {
     for (const std::string& notice : store->notices()) print_rank_notice(world.rank(), notice);
@@ -222,7 +222,8 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
                              blas_core_name()});
     if (const NodeLayout& nodes = dist.rank_info().nodes; nodes.num_nodes() > 1) {
       std::vector<std::string> node_parts;
-      for (int n = 0; n < nodes.num_nodes(); ++n) node_parts.push_back(nodes.node_name(n) + ": ranks " + rank_list(nodes.ranks_of(n)));
+      for (int n = 0; n < nodes.num_nodes(); ++n)
+        node_parts.push_back(nodes.node_name(n) + ": ranks " + rank_list(nodes.ranks_of(n)));
       print("nodes: " + std::to_string(nodes.num_nodes()) + ";", node_parts, ';');
     }
     print("sharding:",

@@ -2,16 +2,16 @@
 #include "run_settings.hpp"
 
 #include <algorithm>
-#include <limits>
-#include <optional>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
+#include <optional>
 #include <vector>
 
 #include "flags/train_gpt_flags.hpp"
 #include "tessera/checkpointing/save/shard_file_writer.hpp"
-#include "tessera/comm/hierarchical/hierarchical_communicator.hpp"
 #include "tessera/comm/hierarchical/collective_topology.hpp"
+#include "tessera/comm/hierarchical/hierarchical_communicator.hpp"
 #include "tessera/comm/host_collectives.hpp"
 #include "tessera/core/parse_number.hpp"
 #include "tessera/core/setting_error.hpp"

@@ -36,7 +36,7 @@ struct TrainOptions {
   std::int64_t optimizer_block = 2048;            // adamw8bit: elements per quantization block
   // sharding
   int zero = 0, prefetch = 1;
-  std::string hybrid_group = "0";  // a number of ranks, or "node"
+  std::string hybrid_group = "0";    // a number of ranks, or "node"
   std::string collectives = "flat";  // across nodes: flat, two-level or auto
   std::string param_dtype = "f32", reduce_dtype = "f32";
   std::string offload_optimizer = "none", offload_params = "none";  // none | cpu | nvme

@@ -59,8 +59,8 @@ TEST_F(SlurmExample, TwoRanksTrainSaveOnUsr1RequeueAndResume) {
   // --hybrid-group and --threads.
   testing::SlurmRequeueJob job =
       testing::tiny_requeue_job(train_gpt_, script_, dir_.path(), "--nodes=1 --ntasks-per-node=2", 32, kSteps);
-  job.expected = {"rank 0/2 (host ", "rank 1/2 (host ", "launched by srun", "2 rank(s)", "hybrid groups of 2",
-                  "(requeued 0 times)"};
+  job.expected = {"rank 0/2 (host ", "rank 1/2 (host ",    "launched by srun",
+                  "2 rank(s)",       "hybrid groups of 2", "(requeued 0 times)"};
   testing::check_save_requeue_resume(cluster_, job);
 }
 

@@ -48,9 +48,10 @@ class NodeLoss : public ::testing::Test {
   // Starts a long two-node run, waits until it has saved a checkpoint and gone on training, does
   // `lose_node`, and returns the run's result and the seconds from the loss to the job's end.
   std::pair<ProcessResult, double> lose_node_mid_run(const std::function<void()>& lose_node) {
-    const std::string line = cluster_.mpirun("n1:2,n2:2", 4, "--map-by slot -x TESSERA_COLLECTIVE_TIMEOUT=" +
-                                                                 std::to_string(kWatchdogSeconds)) +
-                             flags("--steps 1000000 --save-every 40 --keep-last 2");
+    const std::string line =
+        cluster_.mpirun("n1:2,n2:2", 4,
+                        "--map-by slot -x TESSERA_COLLECTIVE_TIMEOUT=" + std::to_string(kWatchdogSeconds)) +
+        flags("--steps 1000000 --save-every 40 --keep-last 2");
     std::future<ProcessResult> run =
         std::async(std::launch::async, [&] { return cluster_.launch(dir_.path().string(), line, 200); });
     const auto give_up = Clock::now() + std::chrono::seconds(90);
@@ -75,14 +76,14 @@ class NodeLoss : public ::testing::Test {
 
   // The surviving node alone resumes from `latest`.
   void survivors_resume() {
-    const ProcessResult verify =
-        testing::run_bounded(std::string(std::getenv("TESSERA_BIN_DIR")) + "/tessera_ckpt verify " + run_dir_.string(), 60);
+    const ProcessResult verify = testing::run_bounded(
+        std::string(std::getenv("TESSERA_BIN_DIR")) + "/tessera_ckpt verify " + run_dir_.string(), 60);
     EXPECT_EQ(verify.exit_code, 0) << "the latest checkpoint is whole:\n" << verify.output;
     const std::string latest = std::filesystem::read_symlink(run_dir_ / "latest").filename().string();
     const int step = std::stoi(latest.substr(latest.find('_') + 1));
     const ProcessResult resumed = cluster_.launch(
-        dir_.path().string(), cluster_.mpirun("n1:2", 2) + flags("--steps " + std::to_string(step + 3) + " --resume auto"),
-        120);
+        dir_.path().string(),
+        cluster_.mpirun("n1:2", 2) + flags("--steps " + std::to_string(step + 3) + " --resume auto"), 120);
     EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
     EXPECT_NE(resumed.output.find("resumed from " + (run_dir_ / latest).string() + " at step " + std::to_string(step)),
               std::string::npos)

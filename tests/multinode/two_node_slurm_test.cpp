@@ -42,7 +42,7 @@ class TwoNodeSlurm : public ::testing::Test {
   }
 
   ScratchDir dir_{"two_node_slurm"};
-  NodeCluster nodes_{dir_ / "nodes"};        // after dir_: taken down before the directory goes
+  NodeCluster nodes_{dir_ / "nodes"};         // after dir_: taken down before the directory goes
   SlurmCluster slurm_{dir_.path(), &nodes_};  // after nodes_: its daemons end before the nodes go
   std::string train_gpt_, script_;
 };
@@ -50,8 +50,13 @@ class TwoNodeSlurm : public ::testing::Test {
 TEST_F(TwoNodeSlurm, FourRanksOnTwoNodesTrainSaveOnUsr1RequeueAndResume) {
   testing::SlurmRequeueJob job =
       testing::tiny_requeue_job(train_gpt_, script_, dir_.path(), "--nodes=2 --ntasks-per-node=2", 16, kSteps);
-  job.expected = {"rank 0/4 (host n1)", "rank 3/4 (host n2)", "launched by srun", "4 rank(s)",
-                  "nodes: 2; n1: ranks 0, 1; n2: ranks 2, 3", "hybrid groups of 2", "(requeued 0 times)"};
+  job.expected = {"rank 0/4 (host n1)",
+                  "rank 3/4 (host n2)",
+                  "launched by srun",
+                  "4 rank(s)",
+                  "nodes: 2; n1: ranks 0, 1; n2: ranks 2, 3",
+                  "hybrid groups of 2",
+                  "(requeued 0 times)"};
   testing::check_save_requeue_resume(slurm_, job);
 }
 

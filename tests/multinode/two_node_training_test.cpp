@@ -62,10 +62,11 @@ class TwoNodes : public ::testing::Test {
   // scratch directory ("" for none).
   ProcessResult train(const std::string& hosts, int ranks, const std::string& mpirun_extra, const std::string& flags,
                       const std::string& metrics = "", int seconds = 120) {
-    std::string line = cluster_.mpirun(hosts, ranks, mpirun_extra) + train_gpt_ +
-                       " --data tokens.bin --layers 2 --dim 32 --heads 2 --seq-len 16 --micro-batch 4 --vocab 64 "
-                       "--sample-tokens 0 --eval-every 0 --log-every 1 --threads 1 --no-memory-check --progress plain " +
-                       flags;
+    std::string line =
+        cluster_.mpirun(hosts, ranks, mpirun_extra) + train_gpt_ +
+        " --data tokens.bin --layers 2 --dim 32 --heads 2 --seq-len 16 --micro-batch 4 --vocab 64 "
+        "--sample-tokens 0 --eval-every 0 --log-every 1 --threads 1 --no-memory-check --progress plain " +
+        flags;
     if (!metrics.empty()) {
       std::filesystem::remove(dir_ / metrics);
       line += " --metrics " + (dir_ / metrics).string();
@@ -98,8 +99,8 @@ TEST_F(TwoNodes, ZeroThreeAcrossNodesIsBitIdenticalToOneNode) {
 TEST_F(TwoNodes, HybridGroupNodeShardsWithinEachNode) {
   const ProcessResult one = train("n1:4", 4, "", "--zero 3 --steps 6 --hybrid-group 2", "one.jsonl");
   ASSERT_EQ(one.exit_code, 0) << one.output;
-  const ProcessResult by_slot = train("n1:2,n2:2", 4, "--map-by slot", "--zero 3 --steps 6 --hybrid-group node",
-                                      "slot.jsonl");
+  const ProcessResult by_slot =
+      train("n1:2,n2:2", 4, "--map-by slot", "--zero 3 --steps 6 --hybrid-group node", "slot.jsonl");
   ASSERT_EQ(by_slot.exit_code, 0) << by_slot.output;
   EXPECT_NE(by_slot.output.find("hybrid groups of 2"), std::string::npos) << by_slot.output;
   const std::vector<std::string> reference = losses_of(dir_ / "one.jsonl");
@@ -108,14 +109,15 @@ TEST_F(TwoNodes, HybridGroupNodeShardsWithinEachNode) {
 
   // --map-by node: node n1 holds ranks 0 and 2, so the groups are {0, 2} and {1, 3}; the shard
   // group sums ranks 0 and 2 first, one node sums 0 and 1 first.
-  const ProcessResult by_node = train("n1:2,n2:2", 4, "--map-by node", "--zero 3 --steps 6 --hybrid-group node",
-                                      "node.jsonl");
+  const ProcessResult by_node =
+      train("n1:2,n2:2", 4, "--map-by node", "--zero 3 --steps 6 --hybrid-group node", "node.jsonl");
   ASSERT_EQ(by_node.exit_code, 0) << by_node.output;
   const std::vector<std::string> regrouped = losses_of(dir_ / "node.jsonl");
   ASSERT_EQ(regrouped.size(), reference.size()) << by_node.output;
   for (std::size_t i = 0; i < reference.size(); ++i) {
     const double a = std::stod(reference[i]), b = std::stod(regrouped[i]);
-    EXPECT_LE(std::fabs(a - b), 1e-5 * std::fabs(a)) << "step " << i + 1 << ": " << reference[i] << " vs " << regrouped[i];
+    EXPECT_LE(std::fabs(a - b), 1e-5 * std::fabs(a))
+        << "step " << i + 1 << ": " << reference[i] << " vs " << regrouped[i];
   }
 
   // Three ranks per node: groups of 2 would pair a rank of n1 with one of n2.
@@ -128,7 +130,8 @@ TEST_F(TwoNodes, HybridGroupNodeShardsWithinEachNode) {
 }
 
 TEST_F(TwoNodes, TwoLevelCollectivesKeepTheStagesIdenticalAndNearFlat) {
-  const ProcessResult flat = train("n1:2,n2:2", 4, "--map-by node", "--zero 3 --steps 6 --collectives flat", "flat.jsonl");
+  const ProcessResult flat =
+      train("n1:2,n2:2", 4, "--map-by node", "--zero 3 --steps 6 --collectives flat", "flat.jsonl");
   ASSERT_EQ(flat.exit_code, 0) << flat.output;
   const std::vector<std::string> reference = losses_of(dir_ / "flat.jsonl");
   ASSERT_EQ(reference.size(), 6u) << flat.output;
@@ -153,10 +156,10 @@ TEST_F(TwoNodes, TwoLevelCollectivesKeepTheStagesIdenticalAndNearFlat) {
   }
   const ProcessResult automatic = train("n1:2,n2:2", 4, "--map-by slot", "--zero 3 --steps 2 --collectives auto");
   ASSERT_EQ(automatic.exit_code, 0) << automatic.output;
-  EXPECT_TRUE(std::regex_search(automatic.output,
-                                std::regex("collectives: (flat|two-level) .*: all-reduce, reduce-scatter and all-gather "
-                                           "of [0-9.]+ MB in [0-9.]+ ms against [0-9.]+ ms (flat|two-level) "
-                                           "\\(--collectives auto\\)")))
+  EXPECT_TRUE(std::regex_search(
+      automatic.output, std::regex("collectives: (flat|two-level) .*: all-reduce, reduce-scatter and all-gather "
+                                   "of [0-9.]+ MB in [0-9.]+ ms against [0-9.]+ ms (flat|two-level) "
+                                   "\\(--collectives auto\\)")))
       << automatic.output;
   const ProcessResult refused = train("n1:2", 2, "", "--steps 2 --collectives two-level");
   EXPECT_NE(refused.exit_code, 0);

@@ -54,7 +54,8 @@ class NodeCluster {
                                              std::to_string(::getpid()) + " " + std::to_string(kLifetimeSeconds),
                                          60);
     up_ = true;  // whatever part came up is taken down
-    if (up.exit_code != 0) return "cannot make network namespaces here (a container without CAP_SYS_ADMIN?):\n" + up.output;
+    if (up.exit_code != 0)
+      return "cannot make network namespaces here (a container without CAP_SYS_ADMIN?):\n" + up.output;
     const ProcessResult probe = on("n1", "sh -c 'hostname; grep n2 /etc/hosts'", 20);
     if (probe.exit_code != 0 || probe.output.find("n1") == std::string::npos) {
       return "cannot enter a node (nsenter/unshare --uts --mount refused?):\n" + probe.output;

@@ -4,8 +4,8 @@
 // logs in the directory), so it cannot meet a system Slurm. Either this host is the only node
 // (127.0.0.1, two free ports), or -- given a NodeCluster (tests/support/node_cluster.hpp) -- each
 // simulated node n1, n2, ... runs a slurmd of its own in its network namespace under its own host
-// name, slurmctld runs on n1, and the client commands run there too. Every client command (sbatch, srun, scontrol, ...) the test runs through command()
-// reads that slurm.conf through SLURM_CONF, and the jobs it submits inherit it.
+// name, slurmctld runs on n1, and the client commands run there too. Every client command (sbatch, srun, scontrol, ...)
+// the test runs through command() reads that slurm.conf through SLURM_CONF, and the jobs it submits inherit it.
 //
 // The daemons run in the foreground under `timeout`, so they end within kLifetimeSeconds even when
 // the test process is killed; the destructor cancels the jobs and shuts them down (also when the
@@ -80,7 +80,8 @@ class SlurmCluster {
     for (const std::string& node : node_names()) {
       fs::create_directories(root_ / ("spool-" + node));
       fs::create_directories(root_ / ("tmp-" + node));
-      slurmd_.push_back(start_daemon(paths_["slurmd"] + " -D -f " + conf(), root_ / "log" / ("slurmd-" + node + ".out"), node));
+      slurmd_.push_back(
+          start_daemon(paths_["slurmd"] + " -D -f " + conf(), root_ / "log" / ("slurmd-" + node + ".out"), node));
     }
     std::string state;
     const bool idle = wait_for(
@@ -92,7 +93,8 @@ class SlurmCluster {
     if (!idle || idle_nodes(state) != node_names().size()) {
       return "the Slurm node did not come up (sinfo: " + state + "):\n" + logs();
     }
-    const std::string spread = " -N " + std::to_string(node_names().size()) + " -n " + std::to_string(2 * node_names().size());
+    const std::string spread =
+        " -N " + std::to_string(node_names().size()) + " -n " + std::to_string(2 * node_names().size());
     const ProcessResult probe = command("srun --mpi=pmix" + spread + " -t 1 true", 60);
     if (probe.exit_code != 0) {
       return "srun --mpi=pmix" + spread + " does not run here (exit " + std::to_string(probe.exit_code) + "):\n" +
@@ -254,8 +256,8 @@ class SlurmCluster {
         << "AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=" << munge_socket << ",cred_expire=10\n"
         << "SlurmUser=root\nSlurmdUser=root\n"
         // %n: each node's slurmd its own spool, temporary directory, pid file and log.
-        << "StateSaveLocation=" << dir << "/state\nSlurmdSpoolDir=" << dir << (nodes_ != nullptr ? "/spool-%n" : "/spool")
-        << "\nTmpFS=" << dir << (nodes_ != nullptr ? "/tmp-%n" : "/tmp")
+        << "StateSaveLocation=" << dir << "/state\nSlurmdSpoolDir=" << dir
+        << (nodes_ != nullptr ? "/spool-%n" : "/spool") << "\nTmpFS=" << dir << (nodes_ != nullptr ? "/tmp-%n" : "/tmp")
         << "\n"
         // Job ids of their own: srun --mpi=pmix names its directories after them.
         << "FirstJobId=" << 1000 + ::getpid() % 1000000 << "\n"

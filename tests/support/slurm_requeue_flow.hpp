@@ -45,10 +45,9 @@ inline SlurmRequeueJob tiny_requeue_job(const std::string& train_gpt, const std:
   job.output = dir / "job.out";
   job.sbatch_options = sbatch_options;
   job.steps = steps;
-  job.args = "--data tokens.bin --layers 2 --dim 32 --heads 2 --seq-len 32 --micro-batch " +
-             std::to_string(micro_batch) +
-             " --vocab 64 --sample-tokens 0 --eval-every 0 --no-memory-check --log-every 100 --steps " +
-             std::to_string(steps);
+  job.args =
+      "--data tokens.bin --layers 2 --dim 32 --heads 2 --seq-len 32 --micro-batch " + std::to_string(micro_batch) +
+      " --vocab 64 --sample-tokens 0 --eval-every 0 --no-memory-check --log-every 100 --steps " + std::to_string(steps);
   return job;
 }
 
@@ -66,11 +65,11 @@ inline std::string job_output(const SlurmCluster& cluster, const SlurmRequeueJob
 
 inline void check_save_requeue_resume(SlurmCluster& cluster, const SlurmRequeueJob& spec) {
   const auto read_file = read_job_file;
-  const auto submitted =
-      cluster.command("TESSERA_BIN=" + spec.train_gpt + " TESSERA_CHECKPOINT_DIR=" + spec.run_dir.string() +
-                           " sbatch --parsable " + spec.sbatch_options + " --cpus-per-task=1 --time=10 --chdir=" +
-                           spec.dir.string() + " --output=" + spec.output.string() + " " + spec.script + " " + spec.args,
-                       30);
+  const auto submitted = cluster.command(
+      "TESSERA_BIN=" + spec.train_gpt + " TESSERA_CHECKPOINT_DIR=" + spec.run_dir.string() + " sbatch --parsable " +
+          spec.sbatch_options + " --cpus-per-task=1 --time=10 --chdir=" + spec.dir.string() +
+          " --output=" + spec.output.string() + " " + spec.script + " " + spec.args,
+      30);
   ASSERT_EQ(submitted.exit_code, 0) << submitted.output << cluster.logs();
   const std::string job = submitted.output.substr(0, submitted.output.find_first_of(";\n"));
 
@@ -135,7 +134,8 @@ inline void check_save_requeue_resume(SlurmCluster& cluster, const SlurmRequeueJ
   std::smatch first;
   ASSERT_TRUE(std::regex_search(after, first, std::regex(R"(step +([0-9]+)/)" + std::to_string(spec.steps)))) << after;
   EXPECT_GT(std::stoll(first[1]), step) << after;
-  EXPECT_NE(after.find("step  " + std::to_string(spec.steps) + "/" + std::to_string(spec.steps) + "  loss"), std::string::npos)
+  EXPECT_NE(after.find("step  " + std::to_string(spec.steps) + "/" + std::to_string(spec.steps) + "  loss"),
+            std::string::npos)
       << after;
   EXPECT_EQ(after.find("stop signal"), std::string::npos) << after;
 }

@@ -9,8 +9,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-
 #include "tessera/checkpointing/export/model_source.hpp"
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
 #include "tests/checkpointing/export/tiny_export_files.hpp"
@@ -81,8 +79,8 @@ TEST(ExportedWeightsLoader, ABrokenShardIndexIsRefusedNamingIt) {
   nlohmann::json misplaced = json;
   const std::string first_shard = json["weight_map"][first];
   misplaced["weight_map"][first] = first_shard == "model-00001-of-00002.safetensors"
-                                              ? "model-00002-of-00002.safetensors"
-                                              : "model-00001-of-00002.safetensors";
+                                       ? "model-00002-of-00002.safetensors"
+                                       : "model-00001-of-00002.safetensors";
   e = refusal_with(misplaced);
   EXPECT_NE(e.find("places " + first + " in "), std::string::npos) << e;
   EXPECT_NE(e.find("which does not hold it"), std::string::npos) << e;
