@@ -4,11 +4,15 @@
 // MPI_Allgather) measured in the same run, plus memcpy bandwidth as the machine's ceiling.
 //
 //   mpirun -np 4 bench_comm [--min-mib 1] [--max-mib 256] [--factor 4] [--iters 0 (auto)]
-//                           [--segment-kib 1024]
+//                           [--segment-kib 2048 (the communicator's default)]
+//   e.g. 64 KiB to 4 MiB:  mpirun -np 2 bench_comm --min-mib 0.0625 --max-mib 4 --factor 2
 //
 // Sizes are f32 buffer sizes (the bf16 rows move the same element count in half the bytes):
 // all_reduce: the buffer; reduce_scatter: the input (count * ranks); all_gather: the output.
-// time = the median over timed calls (after warm-up) of the slowest rank's time per call.
+// time = the median over timed calls (after warm-up) of the slowest rank's time per call, in µs.
+// The calls of one row's three variants (MPI, Tessera f32, Tessera bf16) alternate, in an order
+// that rotates, so a machine whose load changes during the run slows all three alike and no variant
+// always inherits the caches of the same predecessor. "vs MPI" = MPI's time / Tessera's.
 // algbw = size / time; busbw = algbw * 2(n-1)/n for all_reduce, algbw * (n-1)/n otherwise.
 #include <mpi.h>
 
@@ -41,7 +45,7 @@ struct Settings {
   double max_mib = 256;
   int factor = 4;
   int iters = 0;  // 0: by size
-  std::size_t segment_kib = 1024;
+  std::size_t segment_kib = tessera::MpiTuning{}.segment_bytes / 1024;
 };
 
 // nullopt: --help was printed.
@@ -53,7 +57,7 @@ std::optional<Settings> parse(int argc, char** argv, bool print_help) {
       ("min-mib", tessera::value_with_default(&s.min_mib), "smallest f32 buffer, MiB")
       ("max-mib", tessera::value_with_default(&s.max_mib), "largest f32 buffer, MiB")
       ("factor", tessera::value_with_default(&s.factor), "size ratio between rows (>= 2)")
-      ("iters", tessera::value_with_default(&s.iters), "timed calls per row (0: by size, 5 to 25)")
+      ("iters", tessera::value_with_default(&s.iters), "timed calls per row (0: by size, 10 to 200)")
       ("segment-kib", tessera::value_with_default(&s.segment_kib), "the MPI backend's pipeline segment, KiB");
   // clang-format on
   tessera::ProgramOptions program("bench_comm",
@@ -67,21 +71,39 @@ std::optional<Settings> parse(int argc, char** argv, bool print_help) {
   return s;
 }
 
-// Seconds per call: each of `iters` timed calls (after `warmup`) starts after a barrier and counts
-// as long as its slowest rank; the median over calls is returned (robust to a noisy machine).
-double time_op(int warmup, int iters, const std::function<void()>& op) {
-  for (int i = 0; i < warmup; ++i) op();
-  std::vector<double> mine(static_cast<std::size_t>(iters)), slowest(mine.size());
-  for (int i = 0; i < iters; ++i) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const auto start = std::chrono::steady_clock::now();
-    op();
-    mine[static_cast<std::size_t>(i)] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+// Seconds per call of each op: every one of `iters` rounds (after `warmup`) calls the ops in turn,
+// each after a barrier, and counts each call as long as its slowest rank; the median over rounds is
+// returned per op (robust to a noisy machine). The order rotates from round to round, so each op
+// follows each other op equally often: what the previous call left in the caches (the same buffer
+// warm, or evicted by another buffer) favours no op.
+std::vector<double> time_ops(int warmup, int iters, const std::vector<std::function<void()>>& ops) {
+  for (int i = 0; i < warmup; ++i) {
+    for (const auto& op : ops) op();
   }
-  MPI_Allreduce(mine.data(), slowest.data(), iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  std::sort(slowest.begin(), slowest.end());
-  return slowest[slowest.size() / 2];
+  const std::size_t n_ops = ops.size();
+  std::vector<double> mine(static_cast<std::size_t>(iters) * n_ops), slowest(mine.size());
+  for (int i = 0; i < iters; ++i) {
+    for (std::size_t turn = 0; turn < n_ops; ++turn) {
+      const std::size_t k = (static_cast<std::size_t>(i) + turn) % n_ops;
+      MPI_Barrier(MPI_COMM_WORLD);
+      const auto start = std::chrono::steady_clock::now();
+      ops[k]();
+      mine[static_cast<std::size_t>(i) * n_ops + k] =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+  }
+  MPI_Allreduce(mine.data(), slowest.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  std::vector<double> medians;
+  for (std::size_t k = 0; k < n_ops; ++k) {
+    std::vector<double> times;
+    for (int i = 0; i < iters; ++i) times.push_back(slowest[static_cast<std::size_t>(i) * n_ops + k]);
+    std::sort(times.begin(), times.end());
+    medians.push_back(times[times.size() / 2]);
+  }
+  return medians;
 }
+
+double time_op(int warmup, int iters, const std::function<void()>& op) { return time_ops(warmup, iters, {op})[0]; }
 
 struct Buffers {
   std::vector<float> in_f32, out_f32;
@@ -93,8 +115,8 @@ void print_row(int rank, const char* collective, const char* dtype, std::size_t 
   if (rank != 0) return;
   const double algbw = static_cast<double>(bytes) / seconds / 1e9;
   const double mpi_algbw = static_cast<double>(mpi_bytes) / mpi_seconds / 1e9;
-  std::printf("%-15s %-5s %11zu %9.2f %10.3f %7.2f %7.2f | %10.3f %7.2f %7.2f | %6.2fx\n", collective, dtype, elements,
-              static_cast<double>(bytes) / (1 << 20), seconds * 1e3, algbw, algbw * bus_factor, mpi_seconds * 1e3,
+  std::printf("%-15s %-5s %11zu %9.4f %10.1f %7.2f %7.2f | %10.1f %7.2f %7.2f | %6.2fx\n", collective, dtype, elements,
+              static_cast<double>(bytes) / (1 << 20), seconds * 1e6, algbw, algbw * bus_factor, mpi_seconds * 1e6,
               mpi_algbw, mpi_algbw * bus_factor, mpi_seconds / seconds);
 }
 
@@ -111,7 +133,7 @@ int run(tessera::DistributedContext& ctx) {
   const std::optional<Settings> parsed = parse(ctx.argc(), ctx.argv(), ctx.rank() == 0);
   if (!parsed) return 0;
   const Settings& s = *parsed;
-  tessera::MpiCommunicator comm(MPI_COMM_WORLD, ctx.comm_options(), tessera::MpiTuning{s.segment_kib * 1024});
+  tessera::MpiCommunicator comm(MPI_COMM_WORLD, ctx.comm_options(), tessera::MpiTuning(s.segment_kib * 1024));
   const int n = comm.size();
   const int rank = comm.rank();
   const double ring = static_cast<double>(n - 1) / n;
@@ -131,7 +153,7 @@ int run(tessera::DistributedContext& ctx) {
     std::printf("# memcpy %.0f MiB: %.2f GB/s one rank alone, %.2f GB/s per rank with all %d copying\n", s.max_mib,
                 copy_one, copy_all, n);
     std::printf("%-15s %-5s %11s %9s %10s %7s %7s | %10s %7s %7s | %7s\n", "collective", "dtype", "elements", "MiB",
-                "time_ms", "algbw", "busbw", "MPI_ms", "algbw", "busbw", "vs MPI");
+                "time_us", "algbw", "busbw", "MPI_us", "algbw", "busbw", "vs MPI");
   }
 
   // Buffers of the largest size, allocated once and touched a few times before any timing (fresh
@@ -154,7 +176,7 @@ int run(tessera::DistributedContext& ctx) {
     const tessera::Span all_bf16(b.out_bf16.data(), total);
     const tessera::ConstSpan in_f32(b.in_f32.data(), total);
     const tessera::ConstSpan in_bf16(b.in_bf16.data(), total);
-    const int iters = s.iters > 0 ? s.iters : static_cast<int>(std::clamp(1024.0 / mib, 5.0, 25.0));
+    const int iters = s.iters > 0 ? s.iters : static_cast<int>(std::clamp(512.0 / mib, 10.0, 200.0));
     const int warmup = 2;
     const std::size_t f32_bytes = total * 4;
     const std::size_t bf16_bytes = total * 2;
@@ -162,43 +184,56 @@ int run(tessera::DistributedContext& ctx) {
     // all_reduce (in place; zeros keep the buffer constant across iterations)
     std::fill_n(b.out_f32.begin(), total, 0.0f);
     std::fill_n(b.out_bf16.begin(), total, 0);
-    const double mpi_ar = time_op(warmup, iters, [&] {
+    const auto mpi_all_reduce = [&] {
       MPI_Allreduce(MPI_IN_PLACE, b.out_f32.data(), static_cast<int>(total), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    });
-    const double ar_f32 = time_op(warmup, iters, [&] { comm.all_reduce(all_f32, DType::kF32, ReduceOp::kSum).wait(); });
-    const double ar_bf16 =
-        time_op(warmup, iters, [&] { comm.all_reduce(all_bf16, DType::kBF16, ReduceOp::kSum).wait(); });
+    };
+    const auto all_reduce_f32 = [&] { comm.all_reduce(all_f32, DType::kF32, ReduceOp::kSum).wait(); };
+    const auto all_reduce_bf16 = [&] { comm.all_reduce(all_bf16, DType::kBF16, ReduceOp::kSum).wait(); };
+    const std::vector<double> ar = time_ops(warmup, iters, {mpi_all_reduce, all_reduce_f32, all_reduce_bf16});
+    const double mpi_ar = ar[0], ar_f32 = ar[1], ar_bf16 = ar[2];
     print_row(rank, "all_reduce", "f32", total, f32_bytes, ar_f32, 2 * ring, mpi_ar, f32_bytes);
     print_row(rank, "all_reduce", "bf16", total, bf16_bytes, ar_bf16, 2 * ring, mpi_ar, f32_bytes);
 
     // reduce_scatter: input total, output per_rank
-    const double mpi_rs = time_op(warmup, iters, [&] {
+    const auto mpi_reduce_scatter = [&] {
       MPI_Reduce_scatter_block(b.in_f32.data(), b.out_f32.data(), static_cast<int>(per_rank), MPI_FLOAT, MPI_SUM,
                                MPI_COMM_WORLD);
-    });
-    const double rs_f32 = time_op(warmup, iters, [&] {
+    };
+    const auto reduce_scatter_f32 = [&] {
       comm.reduce_scatter(in_f32, tessera::Span(b.out_f32.data(), per_rank), DType::kF32, ReduceOp::kSum).wait();
-    });
-    const double rs_bf16 = time_op(warmup, iters, [&] {
+    };
+    const auto reduce_scatter_bf16 = [&] {
       comm.reduce_scatter(in_bf16, tessera::Span(b.out_bf16.data(), per_rank), DType::kBF16, ReduceOp::kSum).wait();
-    });
+    };
+    const std::vector<double> rs =
+        time_ops(warmup, iters, {mpi_reduce_scatter, reduce_scatter_f32, reduce_scatter_bf16});
+    const double mpi_rs = rs[0], rs_f32 = rs[1], rs_bf16 = rs[2];
     print_row(rank, "reduce_scatter", "f32", total, f32_bytes, rs_f32, ring, mpi_rs, f32_bytes);
     print_row(rank, "reduce_scatter", "bf16", total, bf16_bytes, rs_bf16, ring, mpi_rs, f32_bytes);
 
     // all_gather: input per_rank, output total
-    const double mpi_ag = time_op(warmup, iters, [&] {
+    const auto mpi_all_gather = [&] {
       MPI_Allgather(b.in_f32.data(), static_cast<int>(per_rank), MPI_FLOAT, b.out_f32.data(),
                     static_cast<int>(per_rank), MPI_FLOAT, MPI_COMM_WORLD);
-    });
-    const double ag_f32 = time_op(warmup, iters, [&] {
+    };
+    const auto all_gather_f32 = [&] {
       comm.all_gather(tessera::ConstSpan(b.in_f32.data(), per_rank), all_f32, DType::kF32).wait();
-    });
-    const double ag_bf16 = time_op(warmup, iters, [&] {
+    };
+    const auto all_gather_bf16 = [&] {
       comm.all_gather(tessera::ConstSpan(b.in_bf16.data(), per_rank), all_bf16, DType::kBF16).wait();
-    });
+    };
+    const std::vector<double> ag = time_ops(warmup, iters, {mpi_all_gather, all_gather_f32, all_gather_bf16});
+    const double mpi_ag = ag[0], ag_f32 = ag[1], ag_bf16 = ag[2];
     print_row(rank, "all_gather", "f32", total, f32_bytes, ag_f32, ring, mpi_ag, f32_bytes);
     print_row(rank, "all_gather", "bf16", total, bf16_bytes, ag_bf16, ring, mpi_ag, f32_bytes);
     if (rank == 0) std::fflush(stdout);
+  }
+  const tessera::MpiCounters counters = comm.counters();
+  if (rank == 0) {
+    std::printf("# rank 0: %llu collectives, %llu run by the waiting thread, %llu call exchanges\n",
+                static_cast<unsigned long long>(counters.collectives),
+                static_cast<unsigned long long>(counters.run_by_waiter),
+                static_cast<unsigned long long>(counters.call_exchanges));
   }
   return 0;
 }

@@ -28,6 +28,21 @@ bool has_op(CollectiveKind kind) {
          kind == CollectiveKind::kAllReduceF32 || kind == CollectiveKind::kReduceScatterF32;
 }
 
+// What makes two calls differ, for the mismatch message: "different counts", ...
+std::string what_differs(const CollectiveCall& a, const CollectiveCall& b) {
+  if (a.kind != b.kind) return "different collectives";
+  std::string parts;
+  auto add = [&](bool differs, const char* what) {
+    if (differs) parts += std::string(parts.empty() ? "different " : " and ") + what;
+  };
+  add(a.count != b.count, "counts");
+  add(a.dtype != b.dtype, "dtypes");
+  add(a.op != b.op, "ops");
+  add(a.root != b.root, "roots");
+  add(a.sequence != b.sequence, "sequence numbers");
+  return parts;
+}
+
 }  // namespace
 
 CollectiveCall make_collective_call(CollectiveKind kind, std::uint64_t sequence, std::uint64_t count, DType dtype,
@@ -68,7 +83,7 @@ std::string find_collective_mismatch(std::span<const CollectiveCall> calls, cons
     ++differing;
     if (listed == kMaxListed) continue;
     out << (listed == 0 ? "" : "; ") << "rank 0 called " << describe(calls[0]) << " but rank " << r << " called "
-        << describe(calls[r]);
+        << describe(calls[r]) << " (" << what_differs(calls[0], calls[r]) << ")";
     ++listed;
   }
   if (differing == 0) return {};

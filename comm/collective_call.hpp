@@ -1,6 +1,8 @@
 // CollectiveCall: what one rank asked a communicator to do (sequence number, collective, count,
-// dtype, op, root), in a fixed trivially-copyable layout so ranks can exchange it as bytes. Debug
-// mode (CollectiveCheck::kMatchCalls) all-gathers it before every collective and compares.
+// dtype, op, root), in a fixed trivially-copyable layout so ranks can exchange it as bytes and
+// compare: debug mode (CollectiveCheck::kMatchCalls) of the NCCL backend all-gathers it before
+// every collective; the MPI backend carries a digest of it in its message tags
+// (comm/mpi/call_check.hpp) and swaps the calls themselves only to name them after a mismatch.
 // The watchdog names the call a rank waits in with describe().
 #pragma once
 
@@ -51,14 +53,15 @@ CollectiveCall make_collective_call(CollectiveKind kind, std::uint64_t sequence,
 // "#8 reduce_scatter_f32(count=512, wire bf16, avg)".
 std::string describe(const CollectiveCall& call);
 
-// Thrown on every rank when debug mode finds that the ranks called different collectives.
+// Thrown on every rank when the ranks are found to have called different collectives.
 class CollectiveMismatchError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
 // calls[r] is what rank r called. Returns "" when all calls are equal, else a message naming, for
-// each rank whose call differs from rank 0's, both calls (at most a few ranks are listed).
+// each rank whose call differs from rank 0's, both calls and what differs ("different counts"; at
+// most a few ranks are listed).
 std::string find_collective_mismatch(std::span<const CollectiveCall> calls, const std::string& communicator_name);
 
 }  // namespace tessera

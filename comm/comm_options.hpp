@@ -14,7 +14,9 @@ enum class CollectiveCheck : std::uint8_t {
   kMatchCalls,  // debug mode: before every collective the ranks exchange what they were asked to do
                 // (sequence number, collective, count, dtype, op, root) and, when the calls differ,
                 // every rank raises CollectiveMismatchError naming both calls instead of hanging or
-                // exchanging garbage. Costs one small all-gather per collective.
+                // exchanging garbage. Costs one small all-gather per collective on backends that need
+                // it (NCCL); the MPI backend checks every call either way, for free: each message's
+                // tag is a digest of its call (comm/mpi/call_check.hpp).
 };
 
 const char* collective_check_name(CollectiveCheck check);  // "off", "match-calls"

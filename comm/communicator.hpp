@@ -7,7 +7,8 @@
 // Contract for every collective (what every rank must call):
 //  * Collective calls are matched by order: all ranks of the communicator must call the same
 //    collectives, in the same order, with the same count, dtype, op and root. A mismatch is caught
-//    by CollectiveCheck::kMatchCalls (debug mode); otherwise it hangs until the watchdog aborts.
+//    by CollectiveCheck::kMatchCalls (debug mode), and by the MPI backend always (its messages
+//    carry a digest of their call); otherwise it hangs until the watchdog aborts.
 //  * Every call is asynchronous: it returns a Work at once. Buffers belong to the caller and must
 //    stay alive and untouched until the Work has completed. Collectives on one communicator
 //    complete in the order they were issued; waiting on their handles in any order is fine.

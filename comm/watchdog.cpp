@@ -1,6 +1,9 @@
 // Watchdog: sleeps until the oldest watched collective's deadline (or the next probe poll), and
-// fires the timeout handler once when a deadline passes.
+// fires the timeout handler once when a deadline passes. With nothing to watch it wakes once per
+// timeout, so starting a collective never has to wake it (no context switch per collective).
 #include "tessera/comm/watchdog.hpp"
+
+#include <time.h>
 
 #include <cstdio>
 #include <utility>
@@ -8,6 +11,12 @@
 #include "tessera/comm/job_abort.hpp"
 
 namespace tessera {
+
+Watchdog::Clock::time_point Watchdog::Clock::now() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return time_point(std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec));
+}
 
 Watchdog::Watchdog(std::chrono::milliseconds timeout, std::string where, TimeoutHandler on_timeout)
     : timeout_(timeout), where_(std::move(where)), on_timeout_(std::move(on_timeout)) {
@@ -28,19 +37,38 @@ std::uint64_t Watchdog::begin(std::string what, CompletionProbe probe) {
   bool wake = false;
   {
     std::lock_guard lock(mutex_);
-    // The thread already sleeps until an older deadline unless it has nothing to watch, or this
-    // entry must be polled.
-    wake = entries_.empty() || static_cast<bool>(probe);
+    // The thread wakes by this entry's deadline anyway: it sleeps until an older deadline, or (with
+    // nothing to watch) for one timeout. Only an entry that must be polled needs it sooner.
+    wake = static_cast<bool>(probe);
     ticket = next_ticket_++;
-    entries_.emplace(ticket, Entry{std::move(what), Clock::now(), std::move(probe)});
+    entries_.emplace(ticket, Entry{std::move(what), {}, Clock::now(), std::move(probe)});
   }
   if (wake) wake_.notify_all();
   return ticket;
 }
 
+std::uint64_t Watchdog::begin_lazy(std::function<std::string()> describe) {
+  const Clock::time_point start = Clock::now();
+  std::lock_guard lock(mutex_);
+  const std::uint64_t ticket = next_ticket_++;
+  if (spare_.empty()) {
+    entries_.emplace(ticket, Entry{{}, std::move(describe), start, {}});
+  } else {
+    spare_.key() = ticket;
+    spare_.mapped().describe = std::move(describe);
+    spare_.mapped().start = start;
+    entries_.insert(std::move(spare_));
+    spare_ = {};
+  }
+  return ticket;
+}
+
 void Watchdog::end(std::uint64_t ticket) noexcept {
   std::lock_guard lock(mutex_);
-  entries_.erase(ticket);
+  auto node = entries_.extract(ticket);
+  if (node.empty() || !spare_.empty() || !node.mapped().what.empty() || node.mapped().probe) return;
+  node.mapped().describe = nullptr;  // drops what it refers to
+  spare_ = std::move(node);
 }
 
 std::string Watchdog::timeout_message(const Entry& entry, Clock::time_point now) const {
@@ -48,7 +76,8 @@ std::string Watchdog::timeout_message(const Entry& entry, Clock::time_point now)
   const double limit = std::chrono::duration<double>(timeout_).count();
   char seconds[96];
   std::snprintf(seconds, sizeof seconds, "%.1f s (timeout %.1f s)", waited, limit);
-  return "tessera watchdog: " + where_ + " has waited " + seconds + " in collective " + entry.what +
+  const std::string what = entry.describe ? entry.describe() : entry.what;
+  return "tessera watchdog: " + where_ + " has waited " + seconds + " in collective " + what +
          ", which has not completed: another rank did not make the matching call, is stuck, or "
          "died. Aborting the whole job instead of hanging. To find a diverging call run with "
          "TESSERA_DEBUG_COLLECTIVES=1; if the collective legitimately takes longer, raise "
@@ -85,9 +114,12 @@ void Watchdog::run() {
       }
       Clock::duration sleep = oldest.start + timeout_ - now;
       if (polling && sleep > kPollInterval) sleep = kPollInterval;
+      // The clock advances a tick at a time: sleeping less would only find it unchanged.
+      if (sleep < std::chrono::milliseconds(1)) sleep = std::chrono::milliseconds(1);
       wake_.wait_for(lock, sleep);
     } else {
-      wake_.wait(lock);
+      // A collective that starts meanwhile is seen by its deadline: at most one timeout from now.
+      wake_.wait_for(lock, timeout_);
     }
   }
 }

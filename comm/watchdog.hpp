@@ -33,15 +33,30 @@ class Watchdog {
   // Starts the clock for one collective, described as in "#3 all_reduce(count=8, f32, sum) on
   // communicator 'world'". Returns the ticket to pass to end().
   std::uint64_t begin(std::string what, CompletionProbe probe = {});
+  // The same, with the description formatted by `describe` only when a timeout message needs it
+  // (for a backend that starts collectives every few microseconds). `describe` runs on the watchdog
+  // thread before end(ticket) returns, so it may refer to what lives until then.
+  std::uint64_t begin_lazy(std::function<std::string()> describe);
   void end(std::uint64_t ticket) noexcept;
 
   // Polling period for probes and the finest granularity of the timeout.
   static constexpr std::chrono::milliseconds kPollInterval{50};
 
  private:
-  using Clock = std::chrono::steady_clock;
+  // Timeouts are seconds long, so the kernel's clock as of its last tick (CLOCK_MONOTONIC_COARSE,
+  // a few milliseconds of resolution) is precise enough, and reading it costs a fraction of
+  // steady_clock's read — paid at every collective's begin().
+  struct Clock {
+    using duration = std::chrono::nanoseconds;
+    using rep = duration::rep;
+    using period = duration::period;
+    using time_point = std::chrono::time_point<Clock>;
+    static constexpr bool is_steady = true;
+    static time_point now() noexcept;
+  };
   struct Entry {
     std::string what;
+    std::function<std::string()> describe;  // when set, formats `what`
     Clock::time_point start;
     CompletionProbe probe;
   };
@@ -55,6 +70,9 @@ class Watchdog {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::map<std::uint64_t, Entry> entries_;  // by ticket: the oldest first
+  // The node of the last entry ended, reused by the next begin: a backend that runs one collective
+  // at a time then allocates nothing per collective.
+  std::map<std::uint64_t, Entry>::node_type spare_;
   std::uint64_t next_ticket_ = 1;
   bool stop_ = false;
   std::thread thread_;

@@ -1,20 +1,17 @@
-// MpiCommunicator: argument checks on the caller's thread, then each collective is queued to the
-// progress thread, which (in debug mode) first verifies that all ranks made the same call, runs the
-// algorithm under the watchdog, and completes the Work.
+// MpiCommunicator: argument checks on the caller's thread, then each collective is queued; the
+// thread that runs it (the progress thread, or one waiting for it) runs the algorithm — which
+// checks on its first messages that all ranks made the same call — under the watchdog.
 #include "tessera/comm/mpi/mpi_communicator.hpp"
 
 #include <unistd.h>
 
 #include <stdexcept>
 #include <utility>
-#include <vector>
 
 #include "tessera/comm/collective_args.hpp"
 #include "tessera/comm/mpi/mpi_algorithms.hpp"
 #include "tessera/comm/mpi/mpi_check.hpp"
 #include "tessera/comm/watchdog.hpp"
-#include "tessera/core/completion_work.hpp"
-#include "tessera/core/serial_executor.hpp"
 
 namespace tessera {
 namespace {
@@ -82,121 +79,144 @@ void MpiCommunicator::start() {
   TESSERA_MPI_CHECK(MPI_Comm_rank(comm_, &rank));
   TESSERA_MPI_CHECK(MPI_Comm_size(comm_, &size));
   set_group(rank, size);
-  algorithms_ = std::make_unique<detail::MpiAlgorithms>(comm_, rank, size, tuning_.segment_bytes);
+  algorithms_ = std::make_unique<detail::MpiAlgorithms>(comm_, rank, size, tuning_.segment_bytes, name(), counters_);
   if (options().watchdog_timeout.count() > 0) {
     watchdog_ = std::make_unique<Watchdog>(options().watchdog_timeout, describe_world_rank());
   }
-  executor_ = std::make_unique<detail::SerialExecutor>();
+  detail::CollectiveRunner& runner = *this;
+  queue_ = std::make_unique<detail::CollectiveQueue>(runner, counters_, tuning_.progress);
 }
 
 MpiCommunicator::~MpiCommunicator() {
-  executor_.reset();  // cancels queued collectives, finishes the running one
+  queue_.reset();  // cancels queued collectives, finishes the running one
   watchdog_.reset();
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
-Work MpiCommunicator::enqueue(CollectiveCall call, std::function<void()> body) {
+Work MpiCommunicator::enqueue(detail::CollectiveTask task) {
   throw_if_failed();
-  call.sequence = next_sequence();
-  const CollectiveCheck check = collective_check();
-  auto work = std::make_shared<detail::CompletionWork>();
-  executor_->post(
-      [this, call, check, body = std::move(body), work] { execute(call, check, body, *work); },
-      [this, call, work] {
-        work->fail(std::make_exception_ptr(std::runtime_error(
-            "collective " + describe_here(call) + " was cancelled: the communicator was destroyed before it ran")));
-      });
-  return Work(work);
+  task.call.sequence = next_sequence();
+  return queue_->post(task);
 }
 
-void MpiCommunicator::execute(const CollectiveCall& call, CollectiveCheck check, const std::function<void()>& body,
-                              detail::CompletionWork& work) {
+std::exception_ptr MpiCommunicator::cancelled(const detail::CollectiveTask& task) noexcept {
+  try {
+    return std::make_exception_ptr(std::runtime_error("collective " + describe_here(task.call) +
+                                                      " was cancelled: the communicator was destroyed before it ran"));
+  } catch (...) {
+    return std::current_exception();
+  }
+}
+
+std::exception_ptr MpiCommunicator::run(const detail::CollectiveTask& task, bool by_waiter) noexcept {
+  detail::LiveMpiCounters::bump(counters_.collectives);
+  std::uint64_t ticket = 0;
+  std::exception_ptr error;
   try {
     throw_if_failed();
+    // The description is formatted only if the watchdog reports this collective.
+    if (watchdog_) ticket = watchdog_->begin_lazy([this, &task] { return describe_here(task.call); });
+    algorithms_->set_run_by_waiter(by_waiter);
+    run_algorithm(task);
+  } catch (const std::exception& failure) {
+    record_failure(failure.what());  // keeps the first failure only
+    error = std::current_exception();
   } catch (...) {
-    work.fail(std::current_exception());
-    return;
-  }
-  const std::uint64_t ticket = watchdog_ ? watchdog_->begin(describe_here(call)) : 0;
-  try {
-    if (check == CollectiveCheck::kMatchCalls) verify_matching_calls(call);
-    body();
-    if (watchdog_) watchdog_->end(ticket);
-    work.complete();
-  } catch (const std::exception& error) {
-    if (watchdog_) watchdog_->end(ticket);
-    record_failure(error.what());
-    work.fail(std::current_exception());
-  } catch (...) {
-    if (watchdog_) watchdog_->end(ticket);
     record_failure("unknown error");
-    work.fail(std::current_exception());
+    error = std::current_exception();
   }
+  if (ticket != 0) watchdog_->end(ticket);
+  return error;
 }
 
-void MpiCommunicator::verify_matching_calls(const CollectiveCall& call) {
-  std::vector<CollectiveCall> calls(static_cast<std::size_t>(size()));
-  TESSERA_MPI_CHECK(
-      MPI_Allgather(&call, sizeof(CollectiveCall), MPI_BYTE, calls.data(), sizeof(CollectiveCall), MPI_BYTE, comm_));
-  const std::string mismatch = find_collective_mismatch(calls, name());
-  if (!mismatch.empty()) throw CollectiveMismatchError(mismatch);
+void MpiCommunicator::run_algorithm(const detail::CollectiveTask& task) {
+  const CollectiveCall& call = task.call;
+  detail::MpiAlgorithms& algorithms = *algorithms_;
+  switch (call.kind) {
+    case CollectiveKind::kAllReduce: return algorithms.all_reduce(call, task.out, call.count, call.dtype, call.op);
+    case CollectiveKind::kReduceScatter:
+      return algorithms.reduce_scatter(call, task.in, task.out, call.count, call.dtype, call.op);
+    case CollectiveKind::kAllGather: return algorithms.all_gather(call, task.in, task.out, call.count, call.dtype);
+    case CollectiveKind::kAllReduceF32:
+      return algorithms.all_reduce_f32(call, static_cast<float*>(task.out), call.count, call.dtype, call.op);
+    case CollectiveKind::kReduceScatterF32:
+      return algorithms.reduce_scatter_f32(call, static_cast<const float*>(task.in), static_cast<float*>(task.out),
+                                           call.count, call.dtype, call.op);
+    case CollectiveKind::kBroadcast: return algorithms.broadcast(call, task.out, call.count, call.dtype, call.root);
+    case CollectiveKind::kBarrier: return algorithms.barrier(call);
+    case CollectiveKind::kSplit:
+      algorithms.agree_on_call(call);
+      TESSERA_MPI_CHECK(
+          MPI_Comm_split(comm_, task.color == kNoGroup ? MPI_UNDEFINED : task.color, task.key, task.child));
+      return;
+  }
+  throw std::logic_error("MpiCommunicator: unknown collective");
 }
+
+namespace {
+
+detail::CollectiveTask task_of(CollectiveCall call, const void* in, void* out) {
+  detail::CollectiveTask task;
+  task.call = call;
+  task.in = in;
+  task.out = out;
+  return task;
+}
+
+}  // namespace
 
 Work MpiCommunicator::all_reduce(Span buf, DType dtype, ReduceOp op) {
   detail::check_all_reduce_args(group_shape(), buf, dtype, op);
-  const auto call = make_collective_call(CollectiveKind::kAllReduce, 0, buf.count, dtype, op, -1);
-  return enqueue(call, [this, buf, dtype, op] { algorithms_->all_reduce(buf.data, buf.count, dtype, op); });
+  return enqueue(
+      task_of(make_collective_call(CollectiveKind::kAllReduce, 0, buf.count, dtype, op, -1), nullptr, buf.data));
 }
 
 Work MpiCommunicator::reduce_scatter(ConstSpan in, Span out, DType dtype, ReduceOp op) {
   detail::check_reduce_scatter_args(group_shape(), in, out, dtype, op);
-  const auto call = make_collective_call(CollectiveKind::kReduceScatter, 0, out.count, dtype, op, -1);
-  return enqueue(call,
-                 [this, in, out, dtype, op] { algorithms_->reduce_scatter(in.data, out.data, out.count, dtype, op); });
+  return enqueue(
+      task_of(make_collective_call(CollectiveKind::kReduceScatter, 0, out.count, dtype, op, -1), in.data, out.data));
 }
 
 Work MpiCommunicator::all_reduce_f32(Span buf, DType wire, ReduceOp op) {
   detail::check_all_reduce_f32_args(group_shape(), buf, wire, op);
-  const auto call = make_collective_call(CollectiveKind::kAllReduceF32, 0, buf.count, wire, op, -1);
   return enqueue(
-      call, [this, buf, wire, op] { algorithms_->all_reduce_f32(static_cast<float*>(buf.data), buf.count, wire, op); });
+      task_of(make_collective_call(CollectiveKind::kAllReduceF32, 0, buf.count, wire, op, -1), nullptr, buf.data));
 }
 
 Work MpiCommunicator::reduce_scatter_f32(ConstSpan in, Span out, DType wire, ReduceOp op) {
   detail::check_reduce_scatter_f32_args(group_shape(), in, out, wire, op);
-  const auto call = make_collective_call(CollectiveKind::kReduceScatterF32, 0, out.count, wire, op, -1);
-  return enqueue(call, [this, in, out, wire, op] {
-    algorithms_->reduce_scatter_f32(static_cast<const float*>(in.data), static_cast<float*>(out.data), out.count, wire,
-                                    op);
-  });
+  return enqueue(
+      task_of(make_collective_call(CollectiveKind::kReduceScatterF32, 0, out.count, wire, op, -1), in.data, out.data));
 }
 
 Work MpiCommunicator::all_gather(ConstSpan in, Span out, DType dtype) {
   detail::check_all_gather_args(group_shape(), in, out, dtype);
-  const auto call = make_collective_call(CollectiveKind::kAllGather, 0, in.count, dtype, ReduceOp::kSum, -1);
-  return enqueue(call, [this, in, out, dtype] { algorithms_->all_gather(in.data, out.data, in.count, dtype); });
+  return enqueue(task_of(make_collective_call(CollectiveKind::kAllGather, 0, in.count, dtype, ReduceOp::kSum, -1),
+                         in.data, out.data));
 }
 
 Work MpiCommunicator::broadcast(Span buf, DType dtype, int root) {
   detail::check_broadcast_args(group_shape(), buf, dtype, root);
-  const auto call = make_collective_call(CollectiveKind::kBroadcast, 0, buf.count, dtype, ReduceOp::kSum, root);
-  return enqueue(call, [this, buf, dtype, root] { algorithms_->broadcast(buf.data, buf.count, dtype, root); });
+  return enqueue(task_of(make_collective_call(CollectiveKind::kBroadcast, 0, buf.count, dtype, ReduceOp::kSum, root),
+                         nullptr, buf.data));
 }
 
 Work MpiCommunicator::barrier() {
-  const auto call = make_collective_call(CollectiveKind::kBarrier, 0, 0, DType::kF32, ReduceOp::kSum, -1);
-  return enqueue(call, [this] { algorithms_->barrier(); });
+  return enqueue(
+      task_of(make_collective_call(CollectiveKind::kBarrier, 0, 0, DType::kF32, ReduceOp::kSum, -1), nullptr, nullptr));
 }
 
 std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
   check_split_color(color);
   MPI_Comm child = MPI_COMM_NULL;
-  const auto call = make_collective_call(CollectiveKind::kSplit, 0, 0, DType::kF32, ReduceOp::kSum, -1);
-  enqueue(call, [this, color, key, &child] {
-    TESSERA_MPI_CHECK(MPI_Comm_split(comm_, color == kNoGroup ? MPI_UNDEFINED : color, key, &child));
-  }).wait();
+  detail::CollectiveTask task =
+      task_of(make_collective_call(CollectiveKind::kSplit, 0, 0, DType::kF32, ReduceOp::kSum, -1), nullptr, nullptr);
+  task.color = color;
+  task.key = key;
+  task.child = &child;
+  enqueue(task).wait();
   if (child == MPI_COMM_NULL) return nullptr;
   return std::unique_ptr<Communicator>(new MpiCommunicator(Adopt{}, child, child_options(color), tuning_));
 }

@@ -1,9 +1,17 @@
 // MpiCommunicator: the Communicator over MPI, on host memory (f32, bf16, f16, i32).
 // Each communicator owns a private duplicate of its MPI_Comm, a progress thread that runs its
-// collectives in issue order (so they overlap the caller's compute), and a watchdog.
+// collectives in issue order (so they overlap the caller's compute; a collective waited for before
+// the progress thread started it runs on the waiting thread: comm/mpi/collective_queue.hpp), and a
+// watchdog.
 // Algorithms: comm/mpi/mpi_algorithms.hpp (direct reduce-scatter / all-gather; bf16 and f16 travel
 // as 2 bytes per element and are summed in f32, rounded once; the _f32 collectives convert f32
-// buffers to and from their wire dtype segment by segment on the progress thread).
+// buffers to and from their wire dtype segment by segment as they run).
+//
+// Every call is checked against the other ranks' in both CollectiveCheck modes: ranks that call
+// different collectives, or the same one with a different count, dtype, op or root, all get
+// CollectiveMismatchError naming the ranks and their calls. The check rides on the messages the
+// collectives send anyway (comm/mpi/call_check.hpp), so it costs matching calls nothing;
+// broadcast, barrier and split exchange the call itself first.
 //
 // MPI thread level: the progress thread calls MPI while the application thread may call MPI too, so
 // MPI must be initialised with MPI_THREAD_MULTIPLE (kRequiredMpiThreadLevel);
@@ -13,18 +21,17 @@
 #include <mpi.h>
 
 #include <cstddef>
-#include <functional>
 #include <memory>
 
 #include "tessera/comm/collective_call.hpp"
 #include "tessera/comm/communicator_base.hpp"
+#include "tessera/comm/mpi/collective_queue.hpp"
+#include "tessera/comm/mpi/mpi_counters.hpp"
 
 namespace tessera {
 
 namespace detail {
-class CompletionWork;
 class MpiAlgorithms;
-class SerialExecutor;
 }  // namespace detail
 class Watchdog;
 
@@ -38,11 +45,20 @@ const char* mpi_thread_level_name(int level);
 void require_mpi_thread_level();
 
 struct MpiTuning {
-  // Pipeline segment of the reduce-scatter phase, per peer. Must be equal on every rank.
-  std::size_t segment_bytes = std::size_t{1} << 20;
+  MpiTuning() = default;
+  explicit MpiTuning(std::size_t segment) : segment_bytes(segment) {}
+
+  // Pipeline segment of the reduce-scatter phase, per peer. Must be equal on every rank. Scratch is
+  // 2 * (ranks - 1) segments. On one node a rank copies its peers' segments itself (MPI's
+  // single-copy transfers), so smaller segments overlap nothing and add messages; 2 MiB keeps a
+  // 2-rank all_reduce of 4 MiB in one segment.
+  std::size_t segment_bytes = std::size_t{2} << 20;
+  // When the progress thread starts a collective no caller has waited for yet
+  // (comm/mpi/collective_queue.hpp). May differ between ranks.
+  detail::ProgressTiming progress;
 };
 
-class MpiCommunicator final : public CommunicatorBase {
+class MpiCommunicator final : public CommunicatorBase, private detail::CollectiveRunner {
  public:
   // Collective over `comm`: every rank of it constructs its MpiCommunicator at the same point.
   // Duplicates `comm`; the caller keeps ownership of `comm` itself.
@@ -63,21 +79,27 @@ class MpiCommunicator final : public CommunicatorBase {
   Work barrier() override;
   std::unique_ptr<Communicator> split(int color, int key) override;
 
+  // What this communicator has done on this rank so far (for tests and benchmarks).
+  MpiCounters counters() const { return counters_.snapshot(); }
+
  private:
   struct Adopt {};
   MpiCommunicator(Adopt, MPI_Comm owned, CommOptions options, MpiTuning tuning);
   void start();
 
-  Work enqueue(CollectiveCall call, std::function<void()> body);
-  void execute(const CollectiveCall& call, CollectiveCheck check, const std::function<void()>& body,
-               detail::CompletionWork& work);
-  void verify_matching_calls(const CollectiveCall& call);
+  // Numbers the task's call and queues it.
+  Work enqueue(detail::CollectiveTask task);
+  // CollectiveRunner: runs one task under the watchdog (on the progress thread or a waiting one).
+  std::exception_ptr run(const detail::CollectiveTask& task, bool by_waiter) noexcept override;
+  std::exception_ptr cancelled(const detail::CollectiveTask& task) noexcept override;
+  void run_algorithm(const detail::CollectiveTask& task);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   MpiTuning tuning_;
-  std::unique_ptr<detail::MpiAlgorithms> algorithms_;  // progress thread only
+  detail::LiveMpiCounters counters_;
+  std::unique_ptr<detail::MpiAlgorithms> algorithms_;  // one task at a time
   std::unique_ptr<Watchdog> watchdog_;
-  std::unique_ptr<detail::SerialExecutor> executor_;
+  std::unique_ptr<detail::CollectiveQueue> queue_;
 };
 
 }  // namespace tessera

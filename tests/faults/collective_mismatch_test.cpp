@@ -1,7 +1,7 @@
 // Collectives called with different counts on different ranks, without debug mode: every rank gets
-// an exception naming the collective, its own count and what arrived, instead of a hang or a write
-// past a buffer. The normal path checks each received message's size (MPI_Get_count) against what
-// this rank expects, and a broadcast first agrees on its count.
+// an exception naming the collective and both calls ("different counts"), instead of a hang or a
+// write past a buffer. The check rides on the collectives' own first messages, whose MPI tag is a
+// digest of the call (comm/mpi/call_check.hpp); a broadcast first exchanges the call itself.
 // tessera-test-ranks: 2
 // tessera-test-timeout: 120
 #include <gtest/gtest.h>
