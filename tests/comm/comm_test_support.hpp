@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/comm/collective_call.hpp"
 #include "tessera/precision/dtype.hpp"
 #include "tessera/precision/float_bits.hpp"
 
@@ -37,6 +38,27 @@ inline int small_int(int seed, int rank, std::size_t i) {
   const std::uint64_t h =
       static_cast<std::uint64_t>(seed) * 31u + static_cast<std::uint64_t>(rank) * 17u + i * 7u + (i >> 4) * 3u;
   return static_cast<int>(h % 16u) - 8;
+}
+
+// The sum over n ranks of small_int(seed, r, i): exact in f32.
+inline float small_int_sum(int seed, int n, std::size_t i) {
+  int sum = 0;
+  for (int r = 0; r < n; ++r) sum += small_int(seed, r, i);
+  return static_cast<float>(sum);
+}
+
+// Runs the collective `issue` returns, expects CollectiveMismatchError, and returns its message
+// ("no error raised" or "wrong exception type: ..." otherwise).
+template <class F>
+std::string mismatch_message(F&& issue) {
+  try {
+    issue().wait();
+  } catch (const CollectiveMismatchError& error) {
+    return error.what();
+  } catch (const std::exception& error) {
+    return std::string("wrong exception type: ") + error.what();
+  }
+  return "no error raised";
 }
 
 // A value with a full f32 mantissa in about [-4, 4) from (seed, rank, index): sums are inexact.

@@ -14,13 +14,8 @@ namespace tessera {
 namespace {
 
 using testing::small_int;
+using testing::small_int_sum;
 
-// sum over ranks of small_int(seed, r, i)
-float expected_sum(int seed, int n, std::size_t i) {
-  int sum = 0;
-  for (int r = 0; r < n; ++r) sum += small_int(seed, r, i);
-  return static_cast<float>(sum);
-}
 
 TEST(MpiAsync, ManyInFlightWaitedInReverseOrder) {
   MpiCommunicator comm(MPI_COMM_WORLD);
@@ -37,7 +32,7 @@ TEST(MpiAsync, ManyInFlightWaitedInReverseOrder) {
     works[k].wait();
     EXPECT_TRUE(works[k].is_completed());
     std::size_t wrong = 0;
-    for (std::size_t i = 0; i < count; ++i) wrong += buffers[k][i] != expected_sum(k, n, i);
+    for (std::size_t i = 0; i < count; ++i) wrong += buffers[k][i] != small_int_sum(k, n, i);
     EXPECT_EQ(wrong, 0u) << "collective " << k << " (rank " << comm.rank() << ", f32): " << wrong << " wrong";
   }
 }
@@ -66,7 +61,7 @@ TEST(MpiAsync, MixedCollectivesOverlapAndCompleteInIssueOrder) {
   scatter.wait();
   scatter.wait();  // waiting twice is fine
   for (std::size_t i = 0; i < per_rank; ++i) {
-    ASSERT_EQ(bf16_to_f32(shard[i]), expected_sum(5, n, comm.rank() * per_rank + i))
+    ASSERT_EQ(bf16_to_f32(shard[i]), small_int_sum(5, n, comm.rank() * per_rank + i))
         << "rank " << comm.rank() << " index " << i;
   }
   for (int p = 0; p < n; ++p) {

@@ -21,6 +21,8 @@
 namespace tessera {
 namespace {
 
+using testing::mismatch_message;
+
 using testing::small_int;
 
 CommOptions options_with(CollectiveCheck check) {
@@ -30,17 +32,6 @@ CommOptions options_with(CollectiveCheck check) {
   return options;
 }
 
-// Runs the collective `issue` returns, expects CollectiveMismatchError, and returns its message.
-std::string mismatch_message(const std::function<Work()>& issue) {
-  try {
-    issue().wait();
-  } catch (const CollectiveMismatchError& error) {
-    return error.what();
-  } catch (const std::exception& error) {
-    return std::string("wrong exception type: ") + error.what();
-  }
-  return "no error raised";
-}
 
 void expect_contains(const std::string& text, const std::string& part) {
   EXPECT_NE(text.find(part), std::string::npos)

@@ -9,9 +9,12 @@
 #include <vector>
 
 #include "tessera/comm/mpi/mpi_communicator.hpp"
+#include "tests/comm/comm_test_support.hpp"
 
 namespace tessera {
 namespace {
+
+using testing::mismatch_message;
 
 CommOptions debug_options() {
   CommOptions options;
@@ -20,18 +23,6 @@ CommOptions debug_options() {
   return options;
 }
 
-// Runs `work`, expects CollectiveMismatchError, and returns its message.
-template <class F>
-std::string mismatch_message(F&& issue) {
-  try {
-    issue().wait();
-  } catch (const CollectiveMismatchError& error) {
-    return error.what();
-  } catch (const std::exception& error) {
-    return std::string("wrong exception type: ") + error.what();
-  }
-  return "no error raised";
-}
 
 void expect_contains(const std::string& text, const std::string& part, int rank) {
   EXPECT_NE(text.find(part), std::string::npos) << "rank " << rank << ": message lacks \"" << part << "\": " << text;

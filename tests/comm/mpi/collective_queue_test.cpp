@@ -16,12 +16,8 @@ namespace tessera {
 namespace {
 
 using testing::small_int;
+using testing::small_int_sum;
 
-float expected_sum(int seed, int n, std::size_t i) {
-  int sum = 0;
-  for (int r = 0; r < n; ++r) sum += small_int(seed, r, i);
-  return static_cast<float>(sum);
-}
 
 TEST(CollectiveQueue, WaitingAtOnceRunsTheCollectiveOnTheWaitingThread) {
   MpiTuning tuning;
@@ -34,7 +30,7 @@ TEST(CollectiveQueue, WaitingAtOnceRunsTheCollectiveOnTheWaitingThread) {
     std::vector<float> buf(1000);
     for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<float>(small_int(k, comm.rank(), i));
     comm.all_reduce(buf, DType::kF32, ReduceOp::kSum).wait();
-    for (std::size_t i = 0; i < buf.size(); ++i) ASSERT_EQ(buf[i], expected_sum(k, n, i)) << "call " << k;
+    for (std::size_t i = 0; i < buf.size(); ++i) ASSERT_EQ(buf[i], small_int_sum(k, n, i)) << "call " << k;
   }
   const MpiCounters after = comm.counters();
   EXPECT_EQ(after.collectives - before.collectives, static_cast<std::uint64_t>(kCalls));
@@ -56,7 +52,7 @@ TEST(CollectiveQueue, ACollectiveNobodyWaitsForCompletesOnTheProgressThread) {
   ASSERT_TRUE(work.is_completed()) << "the collective did not progress without a wait";
   work.wait();
   EXPECT_EQ(comm.counters().run_by_waiter, before.run_by_waiter);
-  for (std::size_t i = 0; i < buf.size(); ++i) ASSERT_EQ(buf[i], expected_sum(7, n, i)) << "index " << i;
+  for (std::size_t i = 0; i < buf.size(); ++i) ASSERT_EQ(buf[i], small_int_sum(7, n, i)) << "index " << i;
 }
 
 TEST(CollectiveQueue, AWaiterRunsTheCollectivesIssuedBeforeItsOwnInOrder) {
@@ -73,7 +69,7 @@ TEST(CollectiveQueue, AWaiterRunsTheCollectivesIssuedBeforeItsOwnInOrder) {
   works.back().wait();  // runs all four here, in issue order
   for (int k = 0; k < 4; ++k) {
     EXPECT_TRUE(works[k].is_completed()) << "collective " << k;
-    for (std::size_t i = 0; i < bufs[k].size(); ++i) ASSERT_EQ(bufs[k][i], expected_sum(k, n, i)) << "collective " << k;
+    for (std::size_t i = 0; i < bufs[k].size(); ++i) ASSERT_EQ(bufs[k][i], small_int_sum(k, n, i)) << "collective " << k;
   }
 }
 
