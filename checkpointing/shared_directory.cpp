@@ -61,7 +61,6 @@ void check_directory_shared(const fs::path& dir, Communicator& world) {
   }
   const std::uint8_t seen = world.rank() == 0 || sees_token(probe, token) ? 1 : 0;
   const std::vector<std::uint8_t> all_seen = all_gather_values(world, seen);
-  const std::vector<std::string> hosts = gather_host_names(world);
   if (world.rank() == 0) {
     std::error_code ignored;
     fs::remove(probe, ignored);
@@ -71,6 +70,7 @@ void check_directory_shared(const fs::path& dir, Communicator& world) {
     if (all_seen[static_cast<std::size_t>(r)] == 0) blind.push_back(r);
   }
   if (blind.empty()) return;
+  const std::vector<std::string> hosts = gather_host_names(world);  // every rank knows of the failure
   throw SettingError(
       "checkpoint.dir", dir.string(),
       "is not the same directory on every node: " + ranks_with_hosts(blind, hosts) +

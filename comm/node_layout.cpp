@@ -24,6 +24,14 @@ std::vector<int> NodeLayout::ranks_of(int node) const {
   return ranks;
 }
 
+std::vector<int> NodeLayout::ranks_node_by_node() const {
+  std::vector<int> order;
+  for (int n = 0; n < num_nodes(); ++n) {
+    for (const int r : ranks_of(n)) order.push_back(r);
+  }
+  return order;
+}
+
 std::optional<int> NodeLayout::ranks_per_node() const {
   const int nodes = num_nodes();
   if (node_of_rank.empty()) return std::nullopt;

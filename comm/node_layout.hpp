@@ -20,6 +20,9 @@ struct NodeLayout {
   int num_nodes() const;
   // The ranks on `node`, ascending.
   std::vector<int> ranks_of(int node) const;
+  // Every rank, node by node (nodes in index order, ranks ascending within a node): the order in
+  // which hybrid groups and two-level collectives take them.
+  std::vector<int> ranks_node_by_node() const;
   // Every node's rank count when they are all equal; nullopt otherwise.
   std::optional<int> ranks_per_node() const;
   // "n1" (the host), or "node 1" when the host is not known.

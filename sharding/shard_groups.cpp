@@ -2,23 +2,12 @@
 #include "tessera/sharding/shard_groups.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <stdexcept>
 
 #include "tessera/core/setting_error.hpp"
 
 namespace tessera {
 namespace {
-
-// World ranks in placement order: node by node, by rank within a node.
-std::vector<int> placement_order(const NodeLayout& layout) {
-  std::vector<int> order(static_cast<std::size_t>(layout.num_ranks()));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return layout.node_of_rank[static_cast<std::size_t>(a)] < layout.node_of_rank[static_cast<std::size_t>(b)];
-  });
-  return order;
-}
 
 // Throws when a group of `h` consecutive ranks of `order` takes part of a node and another node
 // besides (a group inside one node, or made of whole nodes, is fine).
@@ -67,7 +56,7 @@ ShardGroups make_shard_groups(Communicator& world, ZeroStage stage, int hybrid_g
   ShardGroups groups;
   groups.shard = &world;
   if (stage != ZeroStage::kStage0 && h > 0 && h < world.size()) {
-    const std::vector<int> order = placement_order(layout);
+    const std::vector<int> order = layout.ranks_node_by_node();
     check_groups_fit_nodes(layout, order, h);
     const int position = static_cast<int>(std::find(order.begin(), order.end(), world.rank()) - order.begin());
     groups.owned_shard = world.split(position / h, position % h);

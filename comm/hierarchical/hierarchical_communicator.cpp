@@ -37,9 +37,7 @@ HierarchicalCommunicator::HierarchicalCommunicator(Communicator& world, const No
     throw std::invalid_argument("HierarchicalCommunicator: the nodes hold different numbers of ranks (" +
                                 nodes.describe() + ")");
   }
-  for (int n = 0; n < nodes.num_nodes(); ++n) {
-    for (const int r : nodes.ranks_of(n)) by_node_.push_back(r);
-  }
+  by_node_ = nodes.ranks_node_by_node();
   const int node = nodes.node_of_rank[static_cast<std::size_t>(world.rank())];
   const std::vector<int> mates = nodes.ranks_of(node);
   const int local = static_cast<int>(std::find(mates.begin(), mates.end(), world.rank()) - mates.begin());

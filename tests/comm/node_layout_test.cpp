@@ -15,6 +15,7 @@ TEST(NodeLayout, RoundRobinPlacement) {
   EXPECT_EQ(layout.num_nodes(), 2);
   EXPECT_EQ(layout.ranks_of(1), (std::vector<int>{1, 3, 5}));
   EXPECT_EQ(layout.ranks_per_node(), 3);
+  EXPECT_EQ(layout.ranks_node_by_node(), (std::vector<int>{0, 2, 4, 1, 3, 5}));
   EXPECT_EQ(layout.describe(), "n1: ranks 0, 2, 4; n2: ranks 1, 3, 5");
 }
 
