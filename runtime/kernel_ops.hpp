@@ -53,13 +53,14 @@ TESSERA_KERNEL_OP(linear_gelu_backward, kGemm,
                   (dinp, dweight, dbias, dout, pre, inp, weight, n, c, oc))
 
 // out (b,t,c) = wte[tokens[b,t]] (v,c) + wpe[t] (maxT,c). tokens (b,t) i32 in [0, v); a token
-// outside throws std::out_of_range naming it before anything is read or written.
+// outside throws std::out_of_range naming it before anything is read or written. wpe may be null (a
+// model without learned positions, as Llama's): out = wte[tokens[b,t]].
 TESSERA_KERNEL_OP(embedding_forward, kElementwise,
                   (float* out, const std::int32_t* tokens, const float* wte, const float* wpe, std::int64_t b,
                    std::int64_t t, std::int64_t c, std::int64_t v),
                   (out, tokens, wte, wpe, b, t, c, v))
-// dwte (v,c) += scatter of dout rows by token; dwpe (maxT,c) += sum over batch of dout (b,t,c).
-// Deterministic: rows hitting the same token are added in (b,t) order. Tokens outside [0, v) throw
+// dwte (v,c) += scatter of dout rows by token; dwpe (maxT,c) += sum over batch of dout (b,t,c)
+// (dwpe null: no position table). Deterministic: rows hitting the same token are added in (b,t) order. Tokens outside [0, v) throw
 // std::out_of_range before anything is written.
 TESSERA_KERNEL_OP(embedding_backward, kElementwise,
                   (float* dwte, float* dwpe, const float* dout, const std::int32_t* tokens, std::int64_t b,
@@ -91,6 +92,36 @@ TESSERA_KERNEL_OP(residual_layernorm_backward, kElementwise,
                    std::int64_t c),
                   (dinp, dweight, dbias, dout, dresidual, inp, weight, mean, rstd, n, c))
 
+// RMSNorm (Llama): out (n,c) = (inp * rstd) * weight (c), rstd (n) = 1 / sqrt(mean(inp^2) + eps)
+// kept for backward. The row formulas are runtime/math/rmsnorm_math.hpp's.
+TESSERA_KERNEL_OP(rmsnorm_forward, kElementwise,
+                  (float* out, float* rstd, const float* inp, const float* weight, std::int64_t n, std::int64_t c,
+                   float eps),
+                  (out, rstd, inp, weight, n, c, eps))
+// With xhat = inp * rstd and g = weight * dout per row: dinp (n,c) = rstd * (g - xhat * mean(g *
+// xhat)); dweight (c) += column sums of dout * xhat, each column summed in row order. dinp may alias dout.
+TESSERA_KERNEL_OP(rmsnorm_backward, kElementwise,
+                  (float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,
+                   const float* rstd, std::int64_t n, std::int64_t c),
+                  (dinp, dweight, dout, inp, weight, rstd, n, c))
+
+// Rotary position embedding and grouped-query heads, into the layout attention_forward reads.
+// proj (b,t,(nh+2*nkv)*hs) holds [q (nh heads) | k (nkv heads) | v (nkv heads)] per position, head
+// h in columns [h*hs, (h+1)*hs) of its part; qkv (b,t,3*nh*hs) is written as [rope(q) | rope(k) |
+// v] with nh heads each: query head h reads key/value head h / (nh / nkv). rope rotates the pairs
+// (j, j + hs/2) of each head by the angle t * theta^(-2j/hs), t the position (transformers'
+// rotate_half convention; runtime/math/rotary_math.hpp). hs is even and nkv divides nh.
+TESSERA_KERNEL_OP(rotary_qkv_forward, kElementwise,
+                  (float* qkv, const float* proj, std::int64_t b, std::int64_t t, std::int64_t nh, std::int64_t nkv,
+                   std::int64_t hs, float theta),
+                  (qkv, proj, b, t, nh, nkv, hs, theta))
+// dproj (b,t,(nh+2*nkv)*hs) written from dqkv (b,t,3*nh*hs): the rotation undone on q and k, and
+// each key/value head's gradient the sum over the query heads that read it, added in head order.
+TESSERA_KERNEL_OP(rotary_qkv_backward, kElementwise,
+                  (float* dproj, const float* dqkv, std::int64_t b, std::int64_t t, std::int64_t nh, std::int64_t nkv,
+                   std::int64_t hs, float theta),
+                  (dproj, dqkv, b, t, nh, nkv, hs, theta))
+
 // Causal multi-head self-attention, tiled with an online softmax: no (t,t) tensor is read or
 // written. qkv (b,t,3c) holds [q | k | v] per position, head h in columns [h*hs, (h+1)*hs) of each,
 // hs = c/nh. out (b,t,c) = softmax(q k^T / sqrt(hs)) v with the causal mask; lse (b,nh,t) f32 the
@@ -114,6 +145,15 @@ TESSERA_KERNEL_OP(attention_backward, kAttention,
 TESSERA_KERNEL_OP(gelu_forward, kElementwise, (float* out, const float* inp, std::int64_t n), (out, inp, n))
 TESSERA_KERNEL_OP(gelu_backward, kElementwise, (float* dinp, const float* inp, const float* dout, std::int64_t n),
                   (dinp, inp, dout, n))
+
+// SwiGLU (Llama's MLP): inp (n,2f) holds [gate | up] per row; out (n,f) = silu(gate) * up, silu(x)
+// = x sigmoid(x) (runtime/math/silu_math.hpp). Backward writes dinp (n,2f) = [dout * up *
+// silu'(gate) | dout * silu(gate)] from dout (n,f) and the forward's inp.
+TESSERA_KERNEL_OP(swiglu_forward, kElementwise, (float* out, const float* inp, std::int64_t n, std::int64_t f),
+                  (out, inp, n, f))
+TESSERA_KERNEL_OP(swiglu_backward, kElementwise,
+                  (float* dinp, const float* dout, const float* inp, std::int64_t n, std::int64_t f),
+                  (dinp, dout, inp, n, f))
 
 // out (n) = a + b; out may alias a or b.
 TESSERA_KERNEL_OP(add, kElementwise, (float* out, const float* a, const float* b, std::int64_t n), (out, a, b, n))

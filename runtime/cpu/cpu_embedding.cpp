@@ -1,6 +1,7 @@
 // CPU token + position embedding. Forward copies rows in parallel over positions. Backward is a
 // scatter-add: it is parallelised over column blocks (never over tokens), and within a block rows are
 // added in (b,t) order, so repeated tokens accumulate in the same order for every thread count.
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -31,22 +32,26 @@ void check_tokens(const std::int32_t* tokens, std::int64_t n, std::int64_t v, co
 void LevelKernels::embedding_forward(float* out,                  // (b,t,c)
                                    const std::int32_t* tokens,  // (b,t) i32 in [0, v)
                                    const float* wte,            // (v,c)
-                                   const float* wpe,            // (maxT,c), maxT >= t
+                                   const float* wpe,            // (maxT,c), maxT >= t; or null
                                    std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
   const std::int64_t rows = b * t;
   check_tokens(tokens, rows, v, "CpuKernels::embedding_forward");
 #pragma omp parallel for schedule(static) if (rows * c > (1 << 15))
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* tok_row = wte + static_cast<std::int64_t>(tokens[r]) * c;
-    const float* pos_row = wpe + (r % t) * c;
     float* o = out + r * c;
+    if (wpe == nullptr) {
+      std::copy(tok_row, tok_row + c, o);
+      continue;
+    }
+    const float* pos_row = wpe + (r % t) * c;
 #pragma omp simd
     for (std::int64_t j = 0; j < c; ++j) o[j] = tok_row[j] + pos_row[j];
   }
 }
 
 void LevelKernels::embedding_backward(float* dwte,                 // (v,c) accumulated
-                                    float* dwpe,                 // (maxT,c) accumulated
+                                    float* dwpe,                 // (maxT,c) accumulated; or null
                                     const float* dout,           // (b,t,c)
                                     const std::int32_t* tokens,  // (b,t)
                                     std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
@@ -57,7 +62,7 @@ void LevelKernels::embedding_backward(float* dwte,                 // (v,c) accu
     const std::int64_t j0 = blk * kColumnBlock;
     const std::int64_t width = c - j0 < kColumnBlock ? c - j0 : kColumnBlock;
     // Positions: dwpe[t] += sum over batch, batch rows summed in order.
-    for (std::int64_t ti = 0; ti < t; ++ti) {
+    for (std::int64_t ti = 0; ti < (dwpe != nullptr ? t : 0); ++ti) {
       float acc[kColumnBlock] = {};
       for (std::int64_t bi = 0; bi < b; ++bi) {
         const float* d = dout + (bi * t + ti) * c + j0;
