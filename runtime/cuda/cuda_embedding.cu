@@ -1,4 +1,5 @@
-// CUDA token + position embedding.
+// CUDA token + position embedding. The position table may be absent (wpe and dwpe null): the forward
+// then copies the token's row and the backward has no positions to sum.
 //
 // Forward: one thread per output element. Backward: dwpe[t] += the batch's rows summed in batch
 // order, one thread per (position, channel). dwte is a scatter-add made deterministic without
@@ -25,7 +26,7 @@ __global__ void embedding_forward_kernel(T* out, const std::int32_t* tokens, con
     const std::int64_t r = idx / c;
     const std::int64_t j = idx % c;
     const std::int64_t tok = tokens[r];
-    out[idx] = from_f32<T>(to_f32(wte[tok * c + j]) + to_f32(wpe[(r % t) * c + j]));
+    out[idx] = wpe == nullptr ? wte[tok * c + j] : from_f32<T>(to_f32(wte[tok * c + j]) + to_f32(wpe[(r % t) * c + j]));
   }
 }
 
@@ -110,7 +111,7 @@ template <typename T>
 void launch_embedding_forward(T* out,                      // (b,t,c)
                               const std::int32_t* tokens,  // (b,t) in [0, v)
                               const T* wte,                // (v,c)
-                              const T* wpe,                // (maxT,c), maxT >= t
+                              const T* wpe,                // (maxT,c), maxT >= t; or null
                               std::int64_t b, std::int64_t t, std::int64_t c, cudaStream_t stream) {
   if (b * t * c == 0) return;
   embedding_forward_kernel<T><<<grid_for(b * t * c), kThreads, 0, stream>>>(out, tokens, wte, wpe, b * t, t, c);
@@ -119,14 +120,16 @@ void launch_embedding_forward(T* out,                      // (b,t,c)
 
 template <typename T>
 void launch_embedding_backward(T* dwte,                     // (v,c) accumulated
-                               T* dwpe,                     // (maxT,c) accumulated
+                               T* dwpe,                     // (maxT,c) accumulated; or null
                                const T* dout,               // (b,t,c)
                                const std::int32_t* tokens,  // (b,t) in [0, v)
                                std::int64_t b, std::int64_t t, std::int64_t c, cudaStream_t stream,
                                const unsigned long long* refuse_if_bad) {
   if (b * t * c == 0) return;
-  position_grad_kernel<T><<<grid_for(t * c), kThreads, 0, stream>>>(dwpe, dout, b, t, c, refuse_if_bad);
-  TESSERA_CUDA_CHECK_LAUNCH("position_grad_kernel");
+  if (dwpe != nullptr) {
+    position_grad_kernel<T><<<grid_for(t * c), kThreads, 0, stream>>>(dwpe, dout, b, t, c, refuse_if_bad);
+    TESSERA_CUDA_CHECK_LAUNCH("position_grad_kernel");
+  }
   const dim3 grid(static_cast<unsigned>(b * t), static_cast<unsigned>((c + kTokenGradSlice - 1) / kTokenGradSlice));
   token_grad_kernel<T><<<grid, kTokenGradThreads, 0, stream>>>(dwte, dout, tokens, b * t, c, refuse_if_bad);
   TESSERA_CUDA_CHECK_LAUNCH("token_grad_kernel");

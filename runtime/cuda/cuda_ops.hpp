@@ -51,7 +51,8 @@ void launch_linear_backward(const CublasContext& blas, GemmMath math, T* dinp, T
                             const T* inp, const T* weight, std::int64_t n, std::int64_t c, std::int64_t oc);
 
 // ---- embedding (cuda_embedding.cu) -----------------------------------------------------------------
-// Tokens are not checked here (see TokenRangeCheck); every token must lie in [0, v).
+// Tokens are not checked here (see TokenRangeCheck); every token must lie in [0, v). wpe (forward)
+// and dwpe (backward) may be null: no position table.
 template <typename T>
 void launch_embedding_forward(T* out, const std::int32_t* tokens, const T* wte, const T* wpe, std::int64_t b,
                               std::int64_t t, std::int64_t c, cudaStream_t stream);

@@ -1,6 +1,7 @@
 // CudaKernels embedding against CpuKernels: forward and backward give the CPU's bits for f32 (the
 // same additions in the same order), including heavily repeated tokens, channels spanning more than
-// one 1024-channel slice, t = 1; the backward is the same bits on every run; bf16 tensors through
+// one 1024-channel slice, t = 1, and without a position table (wpe and dwpe null: the forward copies
+// the token rows); the backward is the same bits on every run; bf16 tensors through
 // the typed launchers within the bf16 tolerance; a token outside the table throws
 // std::out_of_range naming it before anything is written — at the call, and, for the backward on a
 // CudaDevice (which checks without waiting), at the stream's next synchronize.
@@ -57,6 +58,36 @@ TEST_F(CudaEmbedding, ForwardAndBackwardGiveTheCpuBits) {
   check_against_cpu(*gpu_, cpu_, {3, 1, 33, 50, 4}, 2);         // t = 1, c not a multiple of 32
   check_against_cpu(*gpu_, cpu_, {4, 300, 1100, 40, 300}, 3);   // two channel slices, 1200 rows (several ballot chunks)
   check_against_cpu(*gpu_, cpu_, {1, 700, 64, 5000, 1024}, 4);  // mostly distinct tokens
+}
+
+TEST_F(CudaEmbedding, WithoutPositionTableGivesTheCpuBits) {
+  for (const EmbedShape& s : {EmbedShape{2, 5, 12, 7, 0}, EmbedShape{4, 300, 1100, 40, 0}}) {
+    const auto tokens = random_tokens(s.b * s.t, static_cast<std::int32_t>(s.v), 41);
+    const auto wte = random_floats(s.v * s.c, 42), dout = random_floats(s.b * s.t * s.c, 43);
+    auto dwte = random_floats(s.v * s.c, 44);  // accumulated into
+    std::vector<float> out(s.b * s.t * s.c);
+    DeviceBuffer<std::int32_t> g_tokens(tokens);
+    DeviceBuffer<float> g_wte(wte), g_dout(dout), g_dwte(dwte), g_out(out.size());
+    gpu_->embedding_forward(g_out.get(), g_tokens.get(), g_wte.get(), nullptr, s.b, s.t, s.c, s.v);
+    cpu_.embedding_forward(out.data(), tokens.data(), wte.data(), nullptr, s.b, s.t, s.c, s.v);
+    const std::string label = "embedding f32 " + describe(s) + " without positions";
+    test::expect_same_bits(g_out.download(), out, label + " forward out vs CPU");
+    gpu_->embedding_backward(g_dwte.get(), nullptr, g_dout.get(), g_tokens.get(), s.b, s.t, s.c, s.v);
+    cpu_.embedding_backward(dwte.data(), nullptr, dout.data(), tokens.data(), s.b, s.t, s.c, s.v);
+    test::expect_same_bits(g_dwte.download(), dwte, label + " backward dwte vs CPU");
+  }
+  // bf16 through the typed launchers: the forward copies the token rows' bits.
+  const EmbedShape s{2, 33, 70, 11, 0};
+  const auto tokens = random_tokens(s.b * s.t, static_cast<std::int32_t>(s.v), 45);
+  const auto wte = test::round_to_bf16(random_floats(s.v * s.c, 46));
+  std::vector<float> out(s.b * s.t * s.c);
+  cpu_.embedding_forward(out.data(), tokens.data(), wte.data(), nullptr, s.b, s.t, s.c, s.v);
+  DeviceBuffer<std::int32_t> g_tokens(tokens);
+  DeviceBuffer<__nv_bfloat16> g_wte(test::to_bf16(wte)), g_out(out.size());
+  detail::launch_embedding_forward<__nv_bfloat16>(g_out.get(), g_tokens.get(), g_wte.get(), nullptr, s.b, s.t, s.c,
+                                                  stream_);
+  test::expect_same_bits(test::from_bf16(g_out.download()), out,
+                         "embedding bf16 " + describe(s) + " without positions forward out");
 }
 
 TEST_F(CudaEmbedding, BackwardIsTheSameBitsEveryRun) {
