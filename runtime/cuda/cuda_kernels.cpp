@@ -130,6 +130,32 @@ void CudaKernels::residual_layernorm_backward(float* dinp, float* dweight, float
                                              scratch<float>(floats, "residual_layernorm_backward"), floats, stream_);
 }
 
+void CudaKernels::rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, std::int64_t n,
+                                  std::int64_t c, float eps) const {
+  select_cuda_device(device_);
+  detail::launch_rmsnorm_forward(out, rstd, inp, weight, n, c, eps, stream_);
+}
+
+void CudaKernels::rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
+                                   const float* weight, const float* rstd, std::int64_t n, std::int64_t c) const {
+  select_cuda_device(device_);
+  const std::size_t floats = blas_.workspace_bytes() / sizeof(float);
+  detail::launch_rmsnorm_backward(dinp, dweight, dout, inp, weight, rstd, n, c,
+                                  scratch<float>(floats, "rmsnorm_backward"), floats, stream_);
+}
+
+void CudaKernels::rotary_qkv_forward(float* qkv, const float* proj, std::int64_t b, std::int64_t t, std::int64_t nh,
+                                     std::int64_t nkv, std::int64_t hs, float theta) const {
+  select_cuda_device(device_);
+  detail::launch_rotary_qkv_forward(qkv, proj, b, t, nh, nkv, hs, theta, stream_);
+}
+
+void CudaKernels::rotary_qkv_backward(float* dproj, const float* dqkv, std::int64_t b, std::int64_t t, std::int64_t nh,
+                                      std::int64_t nkv, std::int64_t hs, float theta) const {
+  select_cuda_device(device_);
+  detail::launch_rotary_qkv_backward(dproj, dqkv, b, t, nh, nkv, hs, theta, stream_);
+}
+
 namespace {
 
 // The bf16 copies the fused attention works on, carved from the caller's scratch: qkv (b,t,3c), out
@@ -245,6 +271,17 @@ void CudaKernels::gelu_forward(float* out, const float* inp, std::int64_t n) con
 void CudaKernels::gelu_backward(float* dinp, const float* inp, const float* dout, std::int64_t n) const {
   select_cuda_device(device_);
   detail::launch_gelu_backward(dinp, inp, dout, n, stream_);
+}
+
+void CudaKernels::swiglu_forward(float* out, const float* inp, std::int64_t n, std::int64_t f) const {
+  select_cuda_device(device_);
+  detail::launch_swiglu_forward(out, inp, n, f, stream_);
+}
+
+void CudaKernels::swiglu_backward(float* dinp, const float* dout, const float* inp, std::int64_t n,
+                                  std::int64_t f) const {
+  select_cuda_device(device_);
+  detail::launch_swiglu_backward(dinp, dout, inp, n, f, stream_);
 }
 
 void CudaKernels::add(float* out, const float* a, const float* b, std::int64_t n) const {

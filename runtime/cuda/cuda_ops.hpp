@@ -95,6 +95,26 @@ void launch_residual_layernorm_backward(T* dinp, T* dweight, T* dbias, const T* 
 // and the capacity, which is fixed per CudaKernels).
 std::size_t column_sum_scratch_floats(std::int64_t n, std::int64_t c, int outputs);
 
+// ---- RMSNorm (cuda_rmsnorm.cu) ---------------------------------------------------------------------
+template <typename T>
+void launch_rmsnorm_forward(T* out, float* rstd, const T* inp, const T* weight, std::int64_t n, std::int64_t c,
+                            float eps, cudaStream_t stream);
+// dinp may alias dout. scratch: column_sum_scratch_floats(n, c, 1) floats.
+template <typename T>
+void launch_rmsnorm_backward(T* dinp, T* dweight, const T* dout, const T* inp, const T* weight, const float* rstd,
+                             std::int64_t n, std::int64_t c, float* scratch, std::size_t scratch_floats,
+                             cudaStream_t stream);
+
+// ---- rotary embedding (cuda_rotary.cu) -------------------------------------------------------------
+// As Kernels::rotary_qkv_forward / rotary_qkv_backward (hs even, nkv divides nh); the backward's
+// key/value gradients are summed over their query group in head order, without atomics.
+template <typename T>
+void launch_rotary_qkv_forward(T* qkv, const T* proj, std::int64_t b, std::int64_t t, std::int64_t nh, std::int64_t nkv,
+                               std::int64_t hs, float theta, cudaStream_t stream);
+template <typename T>
+void launch_rotary_qkv_backward(T* dproj, const T* dqkv, std::int64_t b, std::int64_t t, std::int64_t nh,
+                                std::int64_t nkv, std::int64_t hs, float theta, cudaStream_t stream);
+
 // ---- attention (cuda_attention.cu) -----------------------------------------------------------------
 // Causal self-attention, tiled with an online softmax (no (t,t) tensor), as Kernels::attention_forward
 // and attention_backward: lse (b,nh,t) and delta (b,nh,t) are f32 for every T; dqkv is written, not
@@ -118,6 +138,12 @@ template <typename T>
 void launch_add(T* out, const T* a, const T* b, std::int64_t n, cudaStream_t stream);
 template <typename T>
 void launch_scale(T* x, float s, std::int64_t n, cudaStream_t stream);
+
+// ---- SwiGLU (cuda_swiglu.cu) -----------------------------------------------------------------------
+template <typename T>
+void launch_swiglu_forward(T* out, const T* inp, std::int64_t n, std::int64_t f, cudaStream_t stream);
+template <typename T>
+void launch_swiglu_backward(T* dinp, const T* dout, const T* inp, std::int64_t n, std::int64_t f, cudaStream_t stream);
 
 // ---- cross-entropy (cuda_cross_entropy.cu) ---------------------------------------------------------
 // A target outside [0, v) reads nothing out of range: its loss (forward) and its dlogits row
