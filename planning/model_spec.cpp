@@ -14,6 +14,9 @@ namespace {
 struct Preset {
   const char* name;
   std::int64_t layers, channels, heads, vocab, seq_len;
+  bool llama = false;
+  std::int64_t kv_heads = 0, ffn_dim = 0;
+  float rope_theta = 10000.0f;
 };
 
 constexpr Preset kPresets[] = {
@@ -25,6 +28,10 @@ constexpr Preset kPresets[] = {
     {"gpt2-1.5b", 48, 1600, 25, 50257, 1024},
     {"llama-7b-shaped", 32, 4096, 32, 32000, 2048},
     {"llama-13b-shaped", 40, 5120, 40, 32000, 2048},
+    {"llama-tiny", 2, 16, 4, 13, 6, true, 2, 24},
+    {"llama2-7b", 32, 4096, 32, 32000, 4096, true, 32, 11008},
+    {"llama3-8b", 32, 4096, 32, 128256, 8192, true, 8, 14336, 500000.0f},
+    {"llama3-70b", 80, 8192, 64, 128256, 8192, true, 8, 28672, 500000.0f},
 };
 
 std::string short_count(std::int64_t n) {
@@ -71,12 +78,7 @@ std::int64_t scaled(double value, double scale, const std::string& what, const s
 
 }  // namespace
 
-std::int64_t ModelSpec::parameter_count() const {
-  if (!gpt) return raw_parameters;
-  std::int64_t n = 0;
-  for (const UnitSize& u : gpt_unit_sizes(*gpt)) n += u.numel;
-  return n;
-}
+std::int64_t ModelSpec::parameter_count() const { return gpt ? gpt->parameter_count() : raw_parameters; }
 
 std::string ModelSpec::describe() const {
   std::string s = name;
@@ -93,12 +95,14 @@ std::vector<std::string> model_preset_names() {
 ModelSpec model_preset(const std::string& name) {
   for (const Preset& p : kPresets) {
     if (name == p.name) {
-      GptConfig c;
+      GptConfig c = p.llama ? GptConfig::llama(p.vocab, p.seq_len, p.layers, p.heads, p.channels, p.kv_heads, p.ffn_dim)
+                            : GptConfig{};
       c.layers = p.layers;
       c.channels = p.channels;
       c.heads = p.heads;
       c.vocab_size = p.vocab;
       c.max_seq_len = p.seq_len;
+      c.rope_theta = p.rope_theta;
       return {p.name, c, 0};
     }
   }
@@ -148,10 +152,9 @@ std::int64_t parse_bytes(const std::string& text, const std::string& what) {
 
 std::vector<UnitSize> gpt_unit_sizes(const GptConfig& c) {
   std::vector<UnitSize> units;
-  units.push_back({"embed", (c.vocab_size + c.max_seq_len) * c.channels});
-  for (std::int64_t l = 0; l < c.layers; ++l)
-    units.push_back({"h." + std::to_string(l), 12 * c.channels * c.channels + 13 * c.channels});
-  units.push_back({"ln_f", 2 * c.channels});
+  units.push_back({"embed", c.embedding_parameter_count()});
+  for (std::int64_t l = 0; l < c.layers; ++l) units.push_back({"h." + std::to_string(l), c.block_parameter_count()});
+  units.push_back({c.tied_head ? "ln_f" : "ln_f, head", c.head_parameter_count()});
   return units;
 }
 

@@ -11,6 +11,11 @@
 //   gpt2-1.5b      48, 1600, 25, 50257, 1024
 //   llama-7b-shaped  32, 4096, 32, 32000, 2048   (LLaMA-7B's width and depth in the GPT-2 layout:
 //   llama-13b-shaped 40, 5120, 40, 32000, 2048    4C MLP, tied head, learned positions)
+// Llama layout (name: L, C, NH, V, T, KV heads, F, rope theta; untied head):
+//   llama-tiny       2,   16,  4,     13,    6,  2,    24,  10000   the tests' model
+//   llama2-7b       32, 4096, 32,  32000, 4096, 32, 11008,  10000
+//   llama3-8b       32, 4096, 32, 128256, 8192,  8, 14336, 500000
+//   llama3-70b      80, 8192, 64, 128256, 8192,  8, 28672, 500000
 #pragma once
 
 #include <cstdint>
@@ -46,8 +51,8 @@ std::int64_t parse_count(const std::string& text, const std::string& what);
 // of 10, KiB/MiB/GiB/TiB powers of 2.
 std::int64_t parse_bytes(const std::string& text, const std::string& what);
 
-// Parameters per sharding unit under the default unit policy, in the engine's order:
-// embed (V*C + T*C), h.0 .. h.{L-1} (12C^2 + 13C each), ln_f (2C).
+// Parameters per sharding unit under the default unit policy, in the engine's order: embed,
+// h.0 .. h.{L-1}, and the root's own (ln_f, with the head's weight when untied): GptConfig's counts.
 struct UnitSize {
   std::string name;
   std::int64_t numel;

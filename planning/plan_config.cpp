@@ -3,6 +3,7 @@
 
 #include <sstream>
 
+#include "tessera/core/number_text.hpp"
 #include "tessera/core/setting_error.hpp"
 
 namespace tessera {
@@ -121,6 +122,12 @@ std::vector<PlanSetting> PlanConfig::training_settings() const {
     out.push_back({"model.heads", std::to_string(g.heads)});
     out.push_back({"model.vocab_size", std::to_string(g.vocab_size)});
     out.push_back({"model.seq_len", std::to_string(tokens_per_sample())});
+    if (g.is_llama()) {
+      out.push_back({"model.architecture", gpt_architecture_name(g.architecture)});
+      out.push_back({"model.kv_heads", std::to_string(g.key_value_heads())});
+      out.push_back({"model.ffn_dim", std::to_string(g.mlp_hidden())});
+      out.push_back({"model.rope_theta", shortest_number_text(g.rope_theta)});
+    }
   }
   out.push_back({"sharding.stage", std::to_string(zero_stage_number(stage))});
   if (hybrid_group > 0) out.push_back({"sharding.hybrid_group", std::to_string(hybrid_group)});

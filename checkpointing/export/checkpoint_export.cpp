@@ -4,8 +4,9 @@
 #include <stdexcept>
 
 #include "tessera/checkpointing/export/checkpoint_parameters.hpp"
-#include "tessera/checkpointing/export/hf_gpt2_config.hpp"
-#include "tessera/checkpointing/export/hf_gpt2_names.hpp"
+#include "tessera/checkpointing/export/gpt_model_fields.hpp"
+#include "tessera/checkpointing/export/hf_model_config.hpp"
+#include "tessera/checkpointing/export/hf_tensor_names.hpp"
 #include "tessera/checkpointing/export/safetensors_file.hpp"
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
@@ -68,15 +69,17 @@ std::int64_t exported_vocab(const CheckpointMeta& meta, std::int64_t requested) 
   return vocab;
 }
 
-// The Hugging Face name and layout of `p`, or a CheckpointError for a model that is not a GPT-2.
-HfTensorName require_hf_name(const ParamRecord& p, const fs::path& dir) {
-  const auto hf = hf_gpt2_name(p.name);
-  if (!hf) {
+// The Hugging Face tensors `p` is stored as, or a CheckpointError for a parameter outside the
+// architecture's Hugging Face layout.
+std::vector<HfTensorName> require_hf_names(const CheckpointMeta& meta, const ParamRecord& p, const fs::path& dir) {
+  const GptArchitecture architecture = gpt_architecture_of(meta.config, dir.string());
+  std::vector<HfTensorName> hf = hf_tensor_names(architecture, p.name, p.shape);
+  if (hf.empty()) {
     throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
-                          dir.string() + " holds parameter '" + p.name +
-                              "', which has no Hugging Face GPT-2 name; export it with the hdf5 format");
+                          dir.string() + " holds parameter '" + p.name + "', which has no Hugging Face " +
+                              gpt_architecture_name(architecture) + " name; export it with the hdf5 format");
   }
-  return *hf;
+  return hf;
 }
 
 ExportSummary export_safetensors(CheckpointParameters& params, const fs::path& out, const ExportOptions& options) {
@@ -84,8 +87,9 @@ ExportSummary export_safetensors(CheckpointParameters& params, const fs::path& o
   const std::int64_t vocab = exported_vocab(meta, options.vocab_size);
   std::vector<SafetensorsTensor> tensors;
   for (const ParamRecord& p : params.in_order()) {
-    const HfTensorName hf = require_hf_name(p, params.dir());
-    tensors.push_back({hf.name, options.dtype, hf_shape(hf, p.shape, vocab)});
+    for (const HfTensorName& hf : require_hf_names(meta, p, params.dir())) {
+      tensors.push_back({hf.name, options.dtype, hf_shape(hf, p.shape, vocab)});
+    }
   }
   std::map<std::string, std::string> metadata{{"format", "pt"},
                                               {"tessera_step", std::to_string(meta.progress.step)},
@@ -96,15 +100,16 @@ ExportSummary export_safetensors(CheckpointParameters& params, const fs::path& o
   summary.step = meta.progress.step;
   summary.vocab_size = vocab;
   params.for_each([&](const ParamRecord& p, const std::vector<float>& values) {
-    const HfTensorName hf = require_hf_name(p, params.dir());
-    const std::vector<float> stored = to_hf_layout(hf, p.shape, values, vocab);
-    writer.write_next(stored);
-    ++summary.parameters;
-    summary.elements += static_cast<std::int64_t>(stored.size());
+    for (const HfTensorName& hf : require_hf_names(meta, p, params.dir())) {
+      const std::vector<float> stored = to_hf_layout(hf, p.shape, values, vocab);
+      writer.write_next(stored);
+      ++summary.parameters;
+      summary.elements += static_cast<std::int64_t>(stored.size());
+    }
   });
   summary.bytes = writer.finish();
   summary.config_json = out.parent_path() / "config.json";
-  write_hf_gpt2_config(summary.config_json, meta.config, vocab, options.dtype, meta.progress.step);
+  write_hf_config(summary.config_json, meta.config, vocab, options.dtype, meta.progress.step);
   return summary;
 }
 
@@ -144,12 +149,15 @@ ExportSummary export_hdf5(CheckpointParameters& params, const fs::path& out, con
         write_parameter(model.get(), p, values, options.dtype, tmp.string());
         summary.elements += p.numel();
       } else {
-        const HfTensorName hf = require_hf_name(p, params.dir());
-        ParamRecord stored = p;
-        stored.name = hf.name;
-        stored.shape = hf_shape(hf, p.shape, vocab);
-        write_parameter(model.get(), stored, to_hf_layout(hf, p.shape, values, vocab), options.dtype, tmp.string());
-        summary.elements += stored.numel();
+        for (const HfTensorName& hf : require_hf_names(meta, p, params.dir())) {
+          ParamRecord stored = p;
+          stored.name = hf.name;
+          stored.shape = hf_shape(hf, p.shape, vocab);
+          write_parameter(model.get(), stored, to_hf_layout(hf, p.shape, values, vocab), options.dtype, tmp.string());
+          summary.elements += stored.numel();
+          ++summary.parameters;
+        }
+        return;
       }
       ++summary.parameters;
     });

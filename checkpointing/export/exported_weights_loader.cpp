@@ -4,8 +4,9 @@
 
 #include "tessera/checkpointing/export/checkpoint_export.hpp"
 #include "tessera/checkpointing/export/export_file.hpp"
-#include "tessera/checkpointing/export/hf_gpt2_config.hpp"
-#include "tessera/checkpointing/export/hf_gpt2_names.hpp"
+#include "tessera/checkpointing/export/gpt_model_fields.hpp"
+#include "tessera/checkpointing/export/hf_model_config.hpp"
+#include "tessera/checkpointing/export/hf_tensor_names.hpp"
 #include "tessera/checkpointing/export/safetensors_file.hpp"
 #include "tessera/checkpointing/export/safetensors_shards.hpp"
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
@@ -57,49 +58,64 @@ struct HfSource {
   std::string where;
 };
 
+// The stored name of Hugging Face tensor `name` in `source`: as given, or — for GPT2LMHeadModel's
+// "transformer." names — GPT2Model's without the prefix, as in Hugging Face's published GPT-2 files.
+std::optional<std::pair<std::string, Shape>> find_hf_tensor(const HfSource& source, const std::string& name) {
+  if (std::optional<Shape> stored = source.shape_of(name)) return std::pair{name, *stored};
+  if (name.rfind("transformer.", 0) == 0) {
+    if (std::optional<Shape> stored = source.shape_of(name.substr(12))) return std::pair{name.substr(12), *stored};
+  }
+  return std::nullopt;
+}
+
+// One parameter's values in Tessera layout from its Hugging Face tensors, each checked for shape.
+std::vector<float> read_hf_parameter(const HfSource& source, GptArchitecture architecture, const FlatEntry& e) {
+  const Shape& shape = e.parameter->shape;
+  const std::vector<HfTensorName> pieces = hf_tensor_names(architecture, e.name, shape);
+  if (pieces.empty()) {
+    throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
+                          "this model's parameter '" + e.name + "' has no Hugging Face " +
+                              gpt_architecture_name(architecture) + " name, so " + source.where +
+                              " cannot hold it; load an hdf5-format export instead");
+  }
+  std::vector<float> full(static_cast<std::size_t>(shape_numel(shape)), 0.0f);
+  for (const HfTensorName& hf : pieces) {
+    const auto found = find_hf_tensor(source, hf.name);
+    if (!found) {
+      throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
+                            source.where + " has no tensor '" + hf.name + "' (" + e.name + ", shape " +
+                                shape_string(shape) + " in this model); use the model options it was exported with");
+    }
+    const auto& [name, stored] = *found;
+    const bool fits = hf.vocab_rows ? stored.size() == 2 && stored.at(1) == shape.at(1) && stored.at(0) >= 1 &&
+                                          stored.at(0) <= shape.at(0)
+                                    : stored == hf_shape(hf, shape, 0);
+    if (!fits) {
+      throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
+                            source.where + ":" + name + " has shape " + shape_string(stored) + " but this model's " +
+                                e.name + " " + shape_string(shape) + " needs " +
+                                shape_string(hf_shape(hf, shape, shape.at(0))) +
+                                (hf.vocab_rows ? " (or fewer rows, at least one)" : "") +
+                                "; use the model options it was exported with");
+    }
+    place_from_hf(hf, shape, stored, source.read(name), full);
+  }
+  return full;
+}
+
 // Each unit's optimizer range from a Hugging Face-names source: whole tensors read and turned back
 // into Tessera's layout, the range's part copied.
 void stage_hf(const std::vector<std::unique_ptr<FlatParamUnit>>& units, const HfSource& source,
-              std::vector<std::vector<float>>& staging) {
+              GptArchitecture architecture, std::vector<std::vector<float>>& staging) {
   for (std::size_t u = 0; u < units.size(); ++u) {
     const FlatRange range = units[u]->optimizer_range();
     const std::int64_t begin = range.begin, end = range.end();
     staging[u].assign(static_cast<std::size_t>(range.count), 0.0f);
     for (const FlatEntry& e : units[u]->layout().entries()) {
-      const Shape& shape = e.parameter->shape;
-      const auto hf = hf_gpt2_name(e.name);
-      if (!hf) {
-        throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
-                              "this model's parameter '" + e.name + "' has no Hugging Face GPT-2 name, so " +
-                                  source.where + " cannot hold it; load an hdf5-format export instead");
-      }
-      // GPT2LMHeadModel's names ("transformer.h.0...."), or GPT2Model's without the prefix, as in
-      // Hugging Face's published GPT-2 files.
-      std::string name = hf->name;
-      std::optional<Shape> stored = source.shape_of(name);
-      if (!stored && name.rfind("transformer.", 0) == 0) {
-        stored = source.shape_of(name.substr(12));
-        if (stored) name = name.substr(12);
-      }
-      if (!stored) {
-        throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
-                              source.where + " has no tensor '" + hf->name + "' (" + e.name + ", shape " +
-                                  shape_string(shape) + " in this model); use the model options it was exported with");
-      }
-      const bool fits = hf->vocab_rows ? stored->size() == 2 && stored->at(1) == shape.at(1) && stored->at(0) >= 1 &&
-                                             stored->at(0) <= shape.at(0)
-                                       : *stored == hf_shape(*hf, shape, 0);
-      if (!fits) {
-        throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
-                              source.where + ":" + name + " has shape " + shape_string(*stored) + " but this model's " +
-                                  e.name + " " + shape_string(shape) + " needs " +
-                                  shape_string(hf_shape(*hf, shape, shape.at(0))) +
-                                  (hf->vocab_rows ? " (or fewer rows, at least one)" : "") +
-                                  "; use the model options it was exported with");
-      }
       const std::int64_t lo = std::max(begin, e.offset), hi = std::min(end, e.offset + e.numel);
+      // Every parameter is checked (names and shapes) on every rank; only the range's part is kept.
+      const std::vector<float> full = read_hf_parameter(source, architecture, e);
       if (lo >= hi) continue;
-      const std::vector<float> full = from_hf_layout(*hf, shape, *stored, source.read(name));
       std::copy(full.begin() + (lo - e.offset), full.begin() + (hi - e.offset), staging[u].begin() + (lo - begin));
     }
   }
@@ -196,7 +212,7 @@ HfSource hdf5_hf_source(hid_t model, const std::string& path) {
 }  // namespace
 
 RunConfig read_export_model_config(const fs::path& file) {
-  if (is_safetensors(file)) return read_hf_gpt2_config(file.parent_path() / "config.json");
+  if (is_safetensors(file)) return read_hf_config(file.parent_path() / "config.json");
   detail::Hdf5Guard guard;
   const std::string path = file.string();
   H5Id f = detail::open_file_read(path);
@@ -213,7 +229,7 @@ void load_exported_weights(ShardedEngine& engine, Communicator& world, const fs:
     const fs::path export_file = export_file_of(file).value_or(file);
     const std::string path = export_file.string();
     if (is_safetensors(export_file)) {
-      check_hf_model_fields(read_hf_gpt2_config(export_file.parent_path() / "config.json"), expected, path);
+      check_hf_model_fields(read_hf_config(export_file.parent_path() / "config.json"), expected, path);
       HfSource source;
       source.where = path;
       if (is_safetensors_index(export_file)) {
@@ -231,7 +247,7 @@ void load_exported_weights(ShardedEngine& engine, Communicator& world, const fs:
         };
         source.read = [reader](const std::string& name) { return reader->read_f32(name); };
       }
-      stage_hf(units, source, staging);
+      stage_hf(units, source, gpt_architecture_of(expected, path), staging);
       return;
     }
     detail::Hdf5Guard guard;
@@ -241,7 +257,7 @@ void load_exported_weights(ShardedEngine& engine, Communicator& world, const fs:
     if (names == kHfGpt2Names) {
       check_hf_model_fields(hf_fields_of_hdf5(stored), expected, path);
       H5Id model = detail::open_group(f.get(), "model", path);
-      stage_hf(units, hdf5_hf_source(model.get(), path), staging);
+      stage_hf(units, hdf5_hf_source(model.get(), path), gpt_architecture_of(expected, path), staging);
     } else if (names == kTesseraNames) {
       check_model_fields(stored, expected, path);
       stage_tessera_hdf5(units, f.get(), path, staging);

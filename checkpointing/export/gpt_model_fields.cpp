@@ -30,6 +30,16 @@ void add_gpt_config(RunConfig& config, const GptConfig& gpt) {
   config.set_model("layers", gpt.layers);
   config.set_model("heads", gpt.heads);
   config.set_model("channels", gpt.channels);
+  // The fields beyond GPT-2's defaults only where they differ, so a GPT-2 records what it always has.
+  const GptConfig defaults;
+  if (gpt.is_llama()) {
+    config.set_model("architecture", std::string(gpt_architecture_name(gpt.architecture)));
+    config.set_model("kv_heads", gpt.key_value_heads());
+    config.set_model("rope_theta", gpt.rope_theta);
+  }
+  if (gpt.is_llama() || gpt.ffn_dim > 0) config.set_model("ffn_dim", gpt.mlp_hidden());
+  if (gpt.norm_eps != defaults.norm_eps) config.set_model("norm_eps", gpt.norm_eps);
+  if (gpt.tied_head != !gpt.is_llama()) config.set_model("tied_head", gpt.tied_head ? 1 : 0);
 }
 
 GptConfig gpt_config_of(const RunConfig& config, const std::string& where) {
@@ -39,6 +49,22 @@ GptConfig gpt_config_of(const RunConfig& config, const std::string& where) {
   gpt.layers = field(config, "layers", where);
   gpt.heads = field(config, "heads", where);
   gpt.channels = field(config, "channels", where);
+  const auto& model = config.model();
+  auto text = [&](const char* key) -> const std::string* {
+    const auto it = model.find(key);
+    return it == model.end() ? nullptr : &it->second;
+  };
+  try {
+    if (const std::string* a = text("architecture")) gpt.architecture = parse_gpt_architecture(*a);
+    gpt.tied_head = !gpt.is_llama();
+    if (text("kv_heads") != nullptr) gpt.kv_heads = field(config, "kv_heads", where);
+    if (text("ffn_dim") != nullptr) gpt.ffn_dim = field(config, "ffn_dim", where);
+    if (const std::string* t = text("rope_theta")) gpt.rope_theta = static_cast<float>(parse_finite(*t, where + ": model field rope_theta"));
+    if (const std::string* e = text("norm_eps")) gpt.norm_eps = static_cast<float>(parse_finite(*e, where + ": model field norm_eps"));
+    if (const std::string* h = text("tied_head")) gpt.tied_head = parse_integer(*h, where + ": model field tied_head", 0) != 0;
+  } catch (const std::invalid_argument& e) {
+    throw CheckpointError(CheckpointErrorKind::kCorruptData, e.what());
+  }
   try {
     gpt.validate();
   } catch (const SettingError& e) {
@@ -47,9 +73,16 @@ GptConfig gpt_config_of(const RunConfig& config, const std::string& where) {
   return gpt;
 }
 
-std::int64_t gpt_parameter_count(const GptConfig& gpt) {
-  const std::int64_t c = gpt.channels;  // validate() bounds the total below 2^56: no product overflows
-  return gpt.vocab_size * c + gpt.max_seq_len * c + gpt.layers * (12 * c * c + 13 * c) + 2 * c;
+GptArchitecture gpt_architecture_of(const RunConfig& config, const std::string& where) {
+  const auto it = config.model().find("architecture");
+  if (it == config.model().end()) return GptArchitecture::kGpt2;
+  try {
+    return parse_gpt_architecture(it->second);
+  } catch (const SettingError& e) {
+    throw CheckpointError(CheckpointErrorKind::kCorruptData, where + ": model field architecture: " + e.what());
+  }
 }
+
+std::int64_t gpt_parameter_count(const GptConfig& gpt) { return gpt.parameter_count(); }
 
 }  // namespace tessera

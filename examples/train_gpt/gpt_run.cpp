@@ -65,6 +65,21 @@ MicroBatch load_batch(Device& device, const SampleLoader& loader, std::int64_t f
 // The text sample after training: every rank runs the forward (its units may be sharded); equal
 // seeds draw equal tokens. Without vocabulary files (GPT-2 data) it starts at end-of-text and prints
 // as ids.
+// The fields of the model --init-from reads that its flags leave open: a longer position table
+// (GPT-2's 1024 fine-tuned at --seq-len 128; fewer positions than the context are refused by the
+// load, naming the field), and — for a source of the same architecture — the head's tying, the
+// norm epsilon and, where their flags are at their defaults, kv heads, MLP size and rotary base.
+// Sizes the flags give are left as given: the load refuses a mismatch naming the field.
+void adopt_source_fields(GptConfig& config, const TrainOptions& o, const GptConfig& source) {
+  config.max_seq_len = std::max(config.max_seq_len, source.max_seq_len);
+  if (source.architecture != config.architecture) return;
+  config.tied_head = source.tied_head;
+  config.norm_eps = source.norm_eps;
+  if (o.kv_heads == 0) config.kv_heads = source.kv_heads;
+  if (o.ffn_dim == 0) config.ffn_dim = source.ffn_dim;
+  if (o.rope_theta == TrainOptions{}.rope_theta) config.rope_theta = source.rope_theta;
+}
+
 void print_sample(ShardedEngine& engine, const GptConfig& config, const TokenizerSpec& spec, const Tokenizer* tokenizer,
                   const TrainOptions& o, bool root) {
   Rng rng(o.seed);
@@ -151,16 +166,17 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   const TokenizerSpec tokenizer_spec = apply_tokenizer_flag(data_tokenizer(train_data, data_format), o.tokenizer);
   const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(tokenizer_spec);
   GptConfig config;
+  config.architecture = parse_gpt_architecture(o.model);
   config.vocab_size = o.vocab > 0 ? o.vocab : padded_vocab(tokenizer_spec.vocab_size);
   config.max_seq_len = o.seq_len;
-  // Fine-tuning a model made for more positions than this run's context keeps its whole position
-  // table (GPT-2's 1024 trained at --seq-len 128); fewer positions than the context are refused by
-  // the load, naming the field.
-  const std::int64_t init_positions = o.init_from.empty() ? 0 : open_model_source(o.init_from).config.max_seq_len;
-  config.max_seq_len = std::max(config.max_seq_len, init_positions);
   config.layers = o.layers;
   config.heads = o.heads;
   config.channels = o.dim;
+  config.kv_heads = o.kv_heads;
+  config.ffn_dim = o.ffn_dim;
+  config.rope_theta = static_cast<float>(o.rope_theta);
+  config.tied_head = !config.is_llama();
+  if (!o.init_from.empty()) adopt_source_fields(config, o, open_model_source(o.init_from).config);
   check_token_ids(train_data, config.vocab_size);  // before any kernel could index past the tables
   if (val_data) check_token_ids(*val_data, config.vocab_size);
   const RecomputePolicy recompute = parse_recompute_policy(o.activation_checkpointing);

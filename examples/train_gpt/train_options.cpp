@@ -98,6 +98,32 @@ TrainOptions validate(TrainOptions o, const po::variables_map& vm) {
     throw std::invalid_argument("--dim " + std::to_string(o.dim) + " is not divisible by --heads " +
                                 std::to_string(o.heads) + "; pick a dim that is a multiple of heads");
   }
+  if (o.model != "gpt2" && o.model != "llama") {
+    throw std::invalid_argument("--model " + o.model + ": use gpt2 or llama");
+  }
+  if (o.model == "gpt2" && (!vm["kv-heads"].defaulted() || !vm["rope-theta"].defaulted())) {
+    throw std::invalid_argument(std::string(vm["kv-heads"].defaulted() ? "--rope-theta" : "--kv-heads") +
+                                " applies to --model llama; GPT-2 has learned positions and as many key/value heads "
+                                "as heads");
+  }
+  if (o.kv_heads < 0) throw std::invalid_argument("--kv-heads must be >= 0 (0: as many as --heads)");
+  if (o.kv_heads > 0 && o.heads % o.kv_heads != 0) {
+    throw std::invalid_argument("--kv-heads " + std::to_string(o.kv_heads) + " does not divide --heads " +
+                                std::to_string(o.heads) + "; each key/value head serves the same number of heads");
+  }
+  if (o.ffn_dim < 0) throw std::invalid_argument("--ffn-dim must be >= 0 (0: the model's default)");
+  if (!std::isfinite(o.rope_theta) || o.rope_theta <= 0) {
+    throw std::invalid_argument("--rope-theta must be a positive number, e.g. 10000 or 500000");
+  }
+  if (o.model == "llama" && (o.dim / o.heads) % 2 != 0) {
+    throw std::invalid_argument("--dim " + std::to_string(o.dim) + " / --heads " + std::to_string(o.heads) +
+                                " is an odd head size; rotary attention (--model llama) needs an even one");
+  }
+  if (o.model == "llama" && o.activation_checkpointing == "selective") {
+    throw std::invalid_argument(
+        "--activation-checkpointing selective is for --model gpt2; a Llama block recomputes whole: use blocks or "
+        "every:K");
+  }
   return o;
 }
 
@@ -120,12 +146,20 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
        "decode samples with: bytes, or a directory of GPT-2-format vocab.json and merges.txt (needed for GPT-2 "
        "data: llm.c and nanoGPT files do not ship them)");
   // clang-format on
-  po::options_description model("Model (GPT-2 layout)");
+  po::options_description model("Model");
   // clang-format off
   model.add_options()
+      ("model", value_with_default(&o.model),
+       "gpt2 (LayerNorm, learned positions, GELU MLP, tied head) or llama (RMSNorm, rotary positions, SwiGLU "
+       "MLP, grouped-query attention, untied head, no biases)")
       ("layers", value_with_default(&o.layers), "transformer blocks L")
       ("heads", value_with_default(&o.heads), "attention heads NH")
       ("dim", value_with_default(&o.dim), "channels C (divisible by heads)")
+      ("kv-heads", value_with_default(&o.kv_heads),
+       "llama: key/value heads (dividing --heads; fewer than --heads is grouped-query attention; 0: --heads)")
+      ("ffn-dim", value_with_default(&o.ffn_dim),
+       "MLP hidden size (0: gpt2 4 x dim; llama 8/3 x dim rounded up to a multiple of 256)")
+      ("rope-theta", value_with_default(&o.rope_theta), "llama: rotary position base")
       ("seq-len", value_with_default(&o.seq_len), "sequence length T")
       ("vocab", value_with_default(&o.vocab),
        "vocabulary size V (0: the data's tokenizer's, padded to a multiple of 64)");

@@ -13,6 +13,7 @@ namespace tessera {
 CausalSelfAttention::CausalSelfAttention(std::int64_t channels, std::int64_t heads, float init_std, float proj_init_std)
     : channels_(channels),
       heads_(heads),
+      kv_heads_(heads),
       qkv_(register_child("qkv", std::make_unique<Linear>(channels, 3 * channels, true, init_std))),
       proj_(register_child("proj", std::make_unique<Linear>(channels, channels, true, proj_init_std))) {
   if (heads <= 0 || channels % heads != 0) {
@@ -20,6 +21,31 @@ CausalSelfAttention::CausalSelfAttention(std::int64_t channels, std::int64_t hea
                                 " must be divisible by heads " + std::to_string(heads));
   }
 }
+
+namespace {
+
+std::int64_t checked_kv_heads(std::int64_t channels, std::int64_t heads, const RotaryAttentionOptions& rotary) {
+  const std::int64_t kv = rotary.kv_heads > 0 ? rotary.kv_heads : heads;
+  if (heads <= 0 || channels % heads != 0 || (channels / heads) % 2 != 0 || heads % kv != 0) {
+    throw std::invalid_argument("CausalSelfAttention: rotary attention needs channels " + std::to_string(channels) +
+                                " divisible by heads " + std::to_string(heads) + " into an even head size, and " +
+                                std::to_string(kv) + " key/value heads dividing the heads");
+  }
+  return kv;
+}
+
+}  // namespace
+
+CausalSelfAttention::CausalSelfAttention(std::int64_t channels, std::int64_t heads, float init_std, float proj_init_std,
+                                         const RotaryAttentionOptions& rotary)
+    : channels_(channels),
+      heads_(heads),
+      rotary_(true),
+      kv_heads_(checked_kv_heads(channels, heads, rotary)),
+      theta_(rotary.theta),
+      qkv_(register_child("qkv", std::make_unique<Linear>(channels, channels + 2 * kv_heads_ * (channels / heads),
+                                                          false, init_std))),
+      proj_(register_child("proj", std::make_unique<Linear>(channels, channels, false, proj_init_std))) {}
 
 namespace {
 
@@ -49,6 +75,12 @@ Tensor CausalSelfAttention::forward(Context& ctx, const Tensor& x) {
   Context qkv_ctx = ctx;
   if (recompute_ == RecomputeMode::kElementwise) qkv_ctx.training = false;
   Tensor qkv = qkv_->forward(qkv_ctx, x);
+  if (rotary_) {
+    Tensor rotated = new_activation(ctx, {b, t, 3 * channels_});
+    ctx.device.kernels().rotary_qkv_forward(rotated.data_as<float>(), qkv.data_as<float>(), b, t, heads_, kv_heads_,
+                                            channels_ / heads_, theta_);
+    qkv = std::move(rotated);
+  }
   Tensor lse = new_activation(ctx, {b, heads_, t});
   Tensor att = new_activation(ctx, {b, t, channels_});
   const std::shared_ptr<Storage> scratch = attention_scratch(ctx, b, t, channels_, heads_);
@@ -92,7 +124,11 @@ Tensor CausalSelfAttention::attention_grad(Context& ctx, const Tensor& datt) {
                                             t, channels_, heads_, data_of(scratch));
   }
   clear_own_saved();
-  return dqkv;
+  if (!rotary_) return dqkv;
+  Tensor dproj = new_activation(ctx, {b, t, channels_ + 2 * kv_heads_ * (channels_ / heads_)});
+  ctx.device.kernels().rotary_qkv_backward(dproj.data_as<float>(), dqkv.data_as<float>(), b, t, heads_, kv_heads_,
+                                           channels_ / heads_, theta_);
+  return dproj;
 }
 
 }  // namespace tessera

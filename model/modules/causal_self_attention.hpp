@@ -5,6 +5,11 @@
 // (B,NH,T) log-sum-exp of each row of scores: the attention kernels are tiled and recompute the
 // probabilities, so nothing (B,NH,T,T) is kept. RecomputeMode::kElementwise keeps the same but not
 // the input x (the qkv layer's input): backward_with_input takes x again from the caller.
+//
+// Rotary (Llama): the qkv layer (no bias) projects to (B,T,(NH+2*KV)*hs) — NH query heads, KV
+// key/value heads — and rotary_qkv_forward rotates q and k by position and repeats each key/value
+// head for its NH/KV query heads into the (B,T,3C) layout the attention kernels read, which is
+// what is kept; proj has no bias either.
 #pragma once
 
 #include "tessera/model/module.hpp"
@@ -12,9 +17,16 @@
 
 namespace tessera {
 
+struct RotaryAttentionOptions {
+  std::int64_t kv_heads = 0;  // key/value heads; 0: as many as heads
+  float theta = 10000.0f;     // rotary base
+};
+
 class CausalSelfAttention final : public ElementwiseRecomputable {
  public:
   CausalSelfAttention(std::int64_t channels, std::int64_t heads, float init_std, float proj_init_std);
+  CausalSelfAttention(std::int64_t channels, std::int64_t heads, float init_std, float proj_init_std,
+                      const RotaryAttentionOptions& rotary);
 
   std::string type_name() const override { return "CausalSelfAttention"; }
   Tensor forward(Context& ctx, const Tensor& x) override;
@@ -25,13 +37,17 @@ class CausalSelfAttention final : public ElementwiseRecomputable {
   void clear_own_saved() override;
 
  private:
-  // dqkv (B,T,3C) from the gradient of the attention output (B,T,C); drops what forward kept.
+  // The gradient of the qkv layer's output from the gradient of the attention output (B,T,C):
+  // dqkv (B,T,3C), taken through the rotary op's backward when rotary; drops what forward kept.
   Tensor attention_grad(Context& ctx, const Tensor& datt);
 
   std::int64_t channels_, heads_;
+  bool rotary_ = false;
+  std::int64_t kv_heads_;
+  float theta_ = 0.0f;
   ModuleSlot& qkv_;
   ModuleSlot& proj_;
-  Tensor qkv_out_;  // (B,T,3C)
+  Tensor qkv_out_;  // (B,T,3C): the qkv layer's output, or the rotary op's
   Tensor att_;      // (B,T,C) the attention output
   Tensor lse_;      // (B,NH,T) f32 log-sum-exp of each row of scores
 };

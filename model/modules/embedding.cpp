@@ -9,24 +9,29 @@ Embedding::Embedding(std::int64_t vocab_size, std::int64_t max_seq_len, std::int
     : vocab_(vocab_size),
       max_seq_len_(max_seq_len),
       channels_(channels),
-      wte_(register_parameter("wte", {vocab_size, channels}, ParameterInit::normal(init_std), true)),
-      wpe_(register_parameter("wpe", {max_seq_len, channels}, ParameterInit::normal(init_std), true)) {}
+      wte_(register_parameter("wte", {vocab_size, channels}, ParameterInit::normal(init_std), true)) {
+  if (max_seq_len > 0) {
+    wpe_ = &register_parameter("wpe", {max_seq_len, channels}, ParameterInit::normal(init_std), true);
+  }
+}
 
 Tensor Embedding::forward(Context& ctx, const Tensor& tokens) {
-  check_input(tokens.dtype() == DType::kI32 && tokens.ndim() == 2 && tokens.dim(1) <= max_seq_len_, "Embedding",
-              "i32 (B, T<=" + std::to_string(max_seq_len_) + ")", tokens);
+  check_input(tokens.dtype() == DType::kI32 && tokens.ndim() == 2 && (wpe_ == nullptr || tokens.dim(1) <= max_seq_len_),
+              "Embedding", wpe_ == nullptr ? "i32 (B, T)" : "i32 (B, T<=" + std::to_string(max_seq_len_) + ")", tokens);
   const std::int64_t b = tokens.dim(0), t = tokens.dim(1);
   Tensor x = new_activation(ctx, {b, t, channels_});
   ctx.device.kernels().embedding_forward(x.data_as<float>(), tokens.data_as<std::int32_t>(),
-                                         require_value(wte_).data_as<float>(), require_value(wpe_).data_as<float>(), b,
-                                         t, channels_, vocab_);
+                                         require_value(wte_).data_as<float>(),
+                                         wpe_ != nullptr ? require_value(*wpe_).data_as<float>() : nullptr, b, t,
+                                         channels_, vocab_);
   if (ctx.training) tokens_ = tokens;
   return x;
 }
 
 Tensor Embedding::backward(Context& ctx, Tensor dy) {
   check_input(tokens_.defined(), "Embedding::backward", "a preceding training forward", dy);
-  ctx.device.kernels().embedding_backward(require_grad(wte_).data_as<float>(), require_grad(wpe_).data_as<float>(),
+  ctx.device.kernels().embedding_backward(require_grad(wte_).data_as<float>(),
+                                          wpe_ != nullptr ? require_grad(*wpe_).data_as<float>() : nullptr,
                                           dy.data_as<float>(), tokens_.data_as<std::int32_t>(), tokens_.dim(0),
                                           tokens_.dim(1), channels_, vocab_);
   tokens_ = Tensor();

@@ -1,5 +1,6 @@
 // Embedding: token plus learned position embedding. tokens (B,T) i32 -> x (B,T,C) f32.
-// Parameters "wte" (V,C) and "wpe" (max_T,C); the LM head may tie its weight to wte.
+// Parameters "wte" (V,C) and "wpe" (max_T,C); the LM head may tie its weight to wte. With max_seq_len
+// 0 there is no "wpe" (a model whose positions come from rotary attention, as Llama's) and any T goes.
 #pragma once
 
 #include "tessera/model/module.hpp"
@@ -23,7 +24,7 @@ class Embedding final : public Module {
  private:
   std::int64_t vocab_, max_seq_len_, channels_;
   Parameter& wte_;
-  Parameter& wpe_;
+  Parameter* wpe_ = nullptr;  // null without learned positions
   Tensor tokens_;  // (B,T) i32
 };
 

@@ -1,11 +1,15 @@
-// LmHead forward/backward through the linear kernels (no bias), gradient into the tied weight.
+// LmHead forward/backward through the linear kernels (no bias), gradient into its (tied or own) weight.
 #include "tessera/model/modules/lm_head.hpp"
 
 #include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
 
-LmHead::LmHead(Parameter& tied_weight) : weight_(tied_weight) {}
+LmHead::LmHead(Parameter& tied_weight) : tied_(true), weight_(tied_weight) {}
+
+LmHead::LmHead(std::int64_t vocab_size, std::int64_t channels, float init_std)
+    : tied_(false),
+      weight_(register_parameter("weight", {vocab_size, channels}, ParameterInit::normal(init_std), true)) {}
 
 Tensor LmHead::forward(Context& ctx, const Tensor& x) {
   const std::int64_t vocab = weight_.shape[0], channels = weight_.shape[1];

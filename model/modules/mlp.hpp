@@ -1,5 +1,6 @@
-// MLP: the transformer feed-forward block. x (B,T,C) -> fc (B,T,4C) -> GELU(tanh) -> proj (B,T,C).
-// Children: "fc" Linear(C, 4C), "proj" Linear(4C, C) (init std scaled for the residual path).
+// MLP: the transformer feed-forward block. x (B,T,C) -> fc (B,T,F) -> GELU(tanh) -> proj (B,T,C),
+// F the hidden size (4C by default). Children: "fc" Linear(C, F), "proj" Linear(F, C) (init std
+// scaled for the residual path).
 // RecomputeMode::kElementwise keeps only the fc output: backward_with_input recomputes the GELU
 // output and takes the input x again from the caller (the fc layer did not keep it).
 #pragma once
@@ -11,7 +12,8 @@ namespace tessera {
 
 class Mlp final : public ElementwiseRecomputable {
  public:
-  Mlp(std::int64_t channels, float init_std, float proj_init_std);
+  // hidden 0: 4 * channels.
+  Mlp(std::int64_t channels, float init_std, float proj_init_std, std::int64_t hidden = 0);
 
   std::string type_name() const override { return "MLP"; }
   Tensor forward(Context& ctx, const Tensor& x) override;
@@ -25,7 +27,7 @@ class Mlp final : public ElementwiseRecomputable {
   std::int64_t channels_;
   ModuleSlot& fc_;
   ModuleSlot& proj_;
-  Tensor pre_gelu_;  // (B,T,4C)
+  Tensor pre_gelu_;  // (B,T,F)
 };
 
 }  // namespace tessera

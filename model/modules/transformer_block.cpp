@@ -8,6 +8,8 @@
 #include "tessera/model/modules/causal_self_attention.hpp"
 #include "tessera/model/modules/layer_norm.hpp"
 #include "tessera/model/modules/mlp.hpp"
+#include "tessera/model/modules/rms_norm.hpp"
+#include "tessera/model/modules/swiglu_mlp.hpp"
 #include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
@@ -45,12 +47,36 @@ T& child_as(ModuleSlot& slot, const char* expected) {
 
 }  // namespace
 
+namespace {
+
+std::unique_ptr<Module> norm_of(const TransformerBlockConfig& c) {
+  if (c.llama) return std::make_unique<RmsNorm>(c.channels, c.norm_eps);
+  return std::make_unique<LayerNorm>(c.channels, c.norm_eps);
+}
+
+std::unique_ptr<Module> attention_of(const TransformerBlockConfig& c) {
+  if (c.llama) {
+    return std::make_unique<CausalSelfAttention>(c.channels, c.heads, c.init_std, c.proj_init_std,
+                                                 RotaryAttentionOptions{c.kv_heads, c.rope_theta});
+  }
+  return std::make_unique<CausalSelfAttention>(c.channels, c.heads, c.init_std, c.proj_init_std);
+}
+
+std::unique_ptr<Module> mlp_of(const TransformerBlockConfig& c) {
+  if (c.llama) {
+    if (c.ffn_dim <= 0) throw std::invalid_argument("TransformerBlock: a Llama block needs its ffn_dim");
+    return std::make_unique<SwiGluMlp>(c.channels, c.ffn_dim, c.init_std, c.proj_init_std);
+  }
+  return std::make_unique<Mlp>(c.channels, c.init_std, c.proj_init_std, c.ffn_dim);
+}
+
+}  // namespace
+
 TransformerBlock::TransformerBlock(const TransformerBlockConfig& c)
-    : ln_1_(register_child("ln_1", std::make_unique<LayerNorm>(c.channels))),
-      attn_(register_child("attn",
-                           std::make_unique<CausalSelfAttention>(c.channels, c.heads, c.init_std, c.proj_init_std))),
-      ln_2_(register_child("ln_2", std::make_unique<LayerNorm>(c.channels))),
-      mlp_(register_child("mlp", std::make_unique<Mlp>(c.channels, c.init_std, c.proj_init_std))) {}
+    : ln_1_(register_child("ln_1", norm_of(c))),
+      attn_(register_child("attn", attention_of(c))),
+      ln_2_(register_child("ln_2", norm_of(c))),
+      mlp_(register_child("mlp", mlp_of(c))) {}
 
 Tensor TransformerBlock::forward(Context& ctx, const Tensor& x) {
   Tensor x1, h;  // x1 = x + attn(ln_1(x)); h = ln_2(x1)
@@ -70,6 +96,11 @@ Tensor TransformerBlock::forward(Context& ctx, const Tensor& x) {
 }
 
 void TransformerBlock::set_recompute(RecomputeMode mode) {
+  if (dynamic_cast<RmsNorm*>(ln_1_.module.get()) != nullptr) {
+    throw std::invalid_argument(
+        "selective recomputation is for GPT-2 blocks; a Llama block recomputes whole: use the blocks or "
+        "every:K policy");
+  }
   // Check every child before changing any, so a refused call leaves the block as it was.
   child_as<LayerNorm>(ln_1_, "LayerNorm");
   auto& attn = child_as<CausalSelfAttention>(attn_, "CausalSelfAttention");

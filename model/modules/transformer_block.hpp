@@ -1,5 +1,7 @@
-// TransformerBlock: GPT-2 pre-LN block. x (B,T,C) -> x + attn(ln_1(x)) -> (+ mlp(ln_2(.))) -> (B,T,C).
+// TransformerBlock: a pre-norm block. x (B,T,C) -> x + attn(ln_1(x)) -> (+ mlp(ln_2(.))) -> (B,T,C).
 // Children: "ln_1", "attn", "ln_2", "mlp". Keeps nothing itself; its children keep what they need.
+// GPT-2: LayerNorms, CausalSelfAttention with biases, GELU MLP. Llama: RMSNorms, rotary
+// CausalSelfAttention with kv_heads key/value heads and no biases, SwiGLU MLP.
 // RecomputeMode::kElementwise (selective recomputation): the children keep the matmul outputs (and
 // attention its log-sum-exp) only, and backward recomputes the LayerNorm outputs (from the kept x and
 // x1) and the GELU output.
@@ -15,6 +17,11 @@ struct TransformerBlockConfig {
   std::int64_t heads = 0;
   float init_std = 0.02f;       // matrices
   float proj_init_std = 0.02f;  // residual projections (attn.proj, mlp.proj)
+  bool llama = false;           // Llama's layout instead of GPT-2's
+  std::int64_t kv_heads = 0;    // Llama: key/value heads (0: heads)
+  std::int64_t ffn_dim = 0;     // MLP hidden size (0: GPT-2's 4C; required for Llama)
+  float rope_theta = 10000.0f;  // Llama: rotary base
+  float norm_eps = 1e-5f;
 };
 
 class TransformerBlock final : public Module {
@@ -26,7 +33,8 @@ class TransformerBlock final : public Module {
   Tensor backward(Context& ctx, Tensor dy) override;
 
   // Sets the mode of this block and of its attn and mlp children, which must not be wrapped
-  // (throws std::invalid_argument naming the child otherwise).
+  // (throws std::invalid_argument naming the child otherwise). GPT-2 blocks only: a Llama block
+  // throws std::invalid_argument (it recomputes whole, under a RecomputeWrapper).
   void set_recompute(RecomputeMode mode);
   RecomputeMode recompute() const { return recompute_; }
 

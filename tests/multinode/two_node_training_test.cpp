@@ -33,21 +33,9 @@ namespace {
 using testing::NodeCluster;
 using testing::ProcessResult;
 using testing::random_tokens;
+using testing::losses_of;
 using testing::ScratchDir;
 using testing::train_gpt_binary;
-
-// The "loss" values of the train records of a --metrics file, as written (shortest round-trip
-// text: equal text is equal bits).
-std::vector<std::string> losses_of(const std::filesystem::path& metrics) {
-  std::vector<std::string> losses;
-  std::ifstream in(metrics);
-  const std::regex train(R"re("kind":"train".*"loss":([-+0-9.eE]+))re");
-  std::smatch m;
-  for (std::string line; std::getline(in, line);) {
-    if (std::regex_search(line, m, train)) losses.push_back(m[1]);
-  }
-  return losses;
-}
 
 class TwoNodes : public ::testing::Test {
  protected:

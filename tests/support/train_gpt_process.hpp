@@ -8,6 +8,9 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -34,6 +37,19 @@ inline ProcessResult run_bounded(const std::string& command, int seconds = 120) 
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+// The "loss" values of the train records of a --metrics file, as written (shortest round-trip
+// text: equal text is equal bits).
+inline std::vector<std::string> losses_of(const std::filesystem::path& metrics) {
+  std::vector<std::string> losses;
+  std::ifstream in(metrics);
+  const std::regex train(R"re("kind":"train".*"loss":([-+0-9.eE]+))re");
+  std::smatch m;
+  for (std::string line; std::getline(in, line);) {
+    if (std::regex_search(line, m, train)) losses.push_back(m[1]);
+  }
+  return losses;
 }
 
 // The train_gpt binary, or "" when ctest's TESSERA_BIN_DIR is not set.

@@ -16,8 +16,8 @@
 
 #include "tessera/checkpointing/export/checkpoint_export.hpp"
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
-#include "tessera/checkpointing/export/hf_gpt2_config.hpp"
-#include "tessera/checkpointing/export/hf_gpt2_names.hpp"
+#include "tessera/checkpointing/export/hf_model_config.hpp"
+#include "tessera/checkpointing/export/hf_tensor_names.hpp"
 #include "tessera/checkpointing/export/safetensors_file.hpp"
 #include "tessera/checkpointing/format/hdf5_util.hpp"
 #include "tessera/comm/loopback/loopback_communicator.hpp"
@@ -65,9 +65,9 @@ inline std::filesystem::path write_tiny_safetensors_export(const std::filesystem
                                                            std::int64_t wte_rows = kTinyExportVocab) {
   std::vector<SafetensorsTensor> tensors;
   for (const NamedShape& p : tiny_parameters(gpt)) {
-    const auto hf = hf_gpt2_name(p.name);
-    if (!hf) continue;  // the tied head
-    tensors.push_back({hf->name, DType::kF32, hf_shape(*hf, p.shape, wte_rows), 0, 0});
+    for (const HfTensorName& hf : hf_tensor_names(gpt.architecture, p.name, p.shape)) {
+      tensors.push_back({hf.name, DType::kF32, hf_shape(hf, p.shape, wte_rows), 0, 0});
+    }
   }
   const std::filesystem::path path = dir / "model.safetensors";
   SafetensorsWriter writer(path, tensors, {{"format", "pt"}});
@@ -75,7 +75,7 @@ inline std::filesystem::path write_tiny_safetensors_export(const std::filesystem
   writer.finish();
   RunConfig model;
   add_gpt_config(model, gpt);
-  write_hf_gpt2_config(dir / "config.json", model, kTinyExportVocab, DType::kF32, 7);
+  write_hf_config(dir / "config.json", model, kTinyExportVocab, DType::kF32, 7);
   return path;
 }
 
@@ -135,10 +135,10 @@ inline void write_tiny_hdf5_export(const std::filesystem::path& path, const std:
     Shape shape = p.shape;
     std::string name = p.name;
     if (names == kHfGpt2Names) {
-      const auto hf = hf_gpt2_name(p.name);
-      if (!hf) continue;
-      shape = hf_shape(*hf, p.shape, kTinyExportVocab);
-      name = hf->name;
+      const std::vector<HfTensorName> hf = hf_tensor_names(gpt.architecture, p.name, p.shape);
+      if (hf.size() != 1) continue;
+      shape = hf_shape(hf[0], p.shape, kTinyExportVocab);
+      name = hf[0].name;
     }
     std::vector<hsize_t> dims(shape.begin(), shape.end());
     H5Id space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);

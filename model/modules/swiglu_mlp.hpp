@@ -1,0 +1,37 @@
+// SwiGluMlp: Llama's feed-forward block. x (B,T,C) -> gate_up (B,T,2F) = [gate | up] ->
+// silu(gate) * up (B,T,F) -> down (B,T,C). Children: "gate_up" Linear(C, 2F) (Hugging Face's
+// gate_proj rows then up_proj rows), "down" Linear(F, C) (init std scaled for the residual path), no
+// biases. Kept for backward: the gate_up output. RecomputeMode::kElementwise keeps only that:
+// backward_with_input recomputes the SwiGLU output and takes x again from the caller.
+#pragma once
+
+#include "tessera/model/module.hpp"
+#include "tessera/model/modules/recompute_mode.hpp"
+
+namespace tessera {
+
+class SwiGluMlp final : public ElementwiseRecomputable {
+ public:
+  SwiGluMlp(std::int64_t channels, std::int64_t hidden, float init_std, float proj_init_std);
+
+  std::string type_name() const override { return "SwiGLU"; }
+  Tensor forward(Context& ctx, const Tensor& x) override;
+  Tensor backward(Context& ctx, Tensor dy) override;
+  Tensor backward_with_input(Context& ctx, const Tensor& dy, const Tensor& x) override;
+
+ protected:
+  void clear_own_saved() override { gate_up_out_ = Tensor(); }
+
+ private:
+  // silu(gate) * up (..., F) from a gate_up output (..., 2F).
+  Tensor activation(Context& ctx, const Tensor& gate_up) const;
+  // dgate_up (..., 2F) from the gradient of the activation; drops the kept gate_up output.
+  Tensor activation_grad(Context& ctx, const Tensor& dh);
+
+  std::int64_t channels_, hidden_;
+  ModuleSlot& gate_up_;
+  ModuleSlot& down_;
+  Tensor gate_up_out_;  // (B,T,2F)
+};
+
+}  // namespace tessera
