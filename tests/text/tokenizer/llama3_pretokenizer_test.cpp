@@ -34,6 +34,7 @@ TEST(Llama3Pretokenizer, WordsTakeOneCharacterBeforeThem) {
 TEST(Llama3Pretokenizer, ContractionsInAnyCase) {
   EXPECT_EQ(pieces("I'M don't WE'RE it'S"), (Pieces{"I", "'M", " don", "'t", " WE", "'RE", " it", "'S"}));
   EXPECT_EQ(pieces("'x"), (Pieces{"'x"}));  // not a contraction: the apostrophe joins the word
+  EXPECT_EQ(pieces("x'\xc5\xbft"), (Pieces{"x", "'\xc5\xbf", "t"}));  // 'ſ: ſ case-folds to s
 }
 
 TEST(Llama3Pretokenizer, NumbersInRunsOfThree) {
