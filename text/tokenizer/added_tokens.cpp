@@ -14,7 +14,8 @@ AddedTokens::AddedTokens(std::vector<AddedToken> tokens) : tokens_(std::move(tok
 
 void AddedTokens::split(std::string_view text, const std::function<void(std::string_view)>& text_part,
                         const std::function<void(std::int32_t)>& token) const {
-  split_pass(0, text, [&](std::string_view part) { split_pass(1, part, text_part, token); }, token);
+  split_pass(
+      0, text, [&](std::string_view part) { split_pass(1, part, text_part, token); }, token);
 }
 
 void AddedTokens::split_pass(int pass, std::string_view text, const std::function<void(std::string_view)>& text_part,
@@ -25,7 +26,8 @@ void AddedTokens::split_pass(int pass, std::string_view text, const std::functio
     const AddedToken* best = nullptr;
     for (const std::int32_t k : candidates) {
       const AddedToken& t = tokens_[static_cast<std::size_t>(k)];
-      if (text.compare(i, t.content.size(), t.content) == 0 && (best == nullptr || t.content.size() > best->content.size()))
+      if (text.compare(i, t.content.size(), t.content) == 0 &&
+          (best == nullptr || t.content.size() > best->content.size()))
         best = &t;
     }
     if (best == nullptr) {

@@ -101,9 +101,8 @@ std::uint64_t bpe_files_hash(const fs::path& dir) {
   XXH64_state_t* state = owner.get();
   XXH64_reset(state, 0);
   for (const char* name : {kVocabFileName, kMergesFileName}) {
-    const std::string bytes =
-        detail::read_tokenizer_file(dir / name, std::string(name) == kVocabFileName ? "vocabulary file" : "merges file",
-                                    kBpeFilesHint);
+    const std::string bytes = detail::read_tokenizer_file(
+        dir / name, std::string(name) == kVocabFileName ? "vocabulary file" : "merges file", kBpeFilesHint);
     XXH64_update(state, bytes.data(), bytes.size());
   }
   return XXH64_digest(state);

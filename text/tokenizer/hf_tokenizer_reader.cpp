@@ -5,8 +5,8 @@
 #include <xxhash.h>
 
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -87,8 +87,8 @@ void check_byte_level(const Fields& f, const Json& byte_level, const std::string
 Pretokenizer read_split(const Fields& f, const Json& split, const std::string& where) {
   const Json* pattern = Fields::find(split, "pattern");
   const Json* regex = pattern != nullptr && pattern->is_object() ? Fields::find(*pattern, "Regex") : nullptr;
-  const std::string reads_pattern = std::string("a Regex pattern, GPT-2's (") + kGpt2Pattern + ") or Llama 3's (" +
-                                    kLlama3Pattern + ")";
+  const std::string reads_pattern =
+      std::string("a Regex pattern, GPT-2's (") + kGpt2Pattern + ") or Llama 3's (" + kLlama3Pattern + ")";
   if (regex == nullptr || !regex->is_string()) f.refuse(where + ".pattern", pattern, reads_pattern);
   Pretokenizer pretokenizer = Pretokenizer::kGpt2;
   if (*regex == kLlama3Pattern) {
@@ -215,7 +215,8 @@ std::vector<std::pair<std::string, std::string>> read_merges(const Fields& f, co
 }
 
 // added_tokens, into `tokens` (id -> token, model.vocab's already there) and the encoding.
-std::vector<AddedToken> read_added_tokens(const Fields& f, const Json& root, std::map<std::int32_t, std::string>& tokens) {
+std::vector<AddedToken> read_added_tokens(const Fields& f, const Json& root,
+                                          std::map<std::int32_t, std::string>& tokens) {
   std::vector<AddedToken> added;
   const Json* list = Fields::find(root, "added_tokens");
   if (list == nullptr || list->is_null()) return added;
@@ -240,8 +241,8 @@ std::vector<AddedToken> read_added_tokens(const Fields& f, const Json& root, std
     token.normalized = f.flag(entry, where, "normalized", true, "true or false");
     const auto [at, inserted] = tokens.emplace(token.id, token.content);
     if (!inserted && at->second != token.content) {
-      f.fail(where + " gives id " + std::to_string(token.id) + " to \"" + token.content + "\", which model.vocab gives to \"" +
-             at->second + "\"; Tessera reads one token per id");
+      f.fail(where + " gives id " + std::to_string(token.id) + " to \"" + token.content +
+             "\", which model.vocab gives to \"" + at->second + "\"; Tessera reads one token per id");
     }
     added.push_back(std::move(token));
   }

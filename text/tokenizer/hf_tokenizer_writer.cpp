@@ -42,13 +42,8 @@ Json tokenizer_json(const BpeVocabulary& vocabulary, std::int32_t end_of_text) {
                 {"byte_fallback", false},
                 {"vocab", std::move(vocab)},
                 {"merges", std::move(merges)}};
-  const Json added = {{"id", end_of_text},
-                      {"content", kEndOfTextToken},
-                      {"single_word", false},
-                      {"lstrip", false},
-                      {"rstrip", false},
-                      {"normalized", true},
-                      {"special", true}};
+  const Json added = {{"id", end_of_text}, {"content", kEndOfTextToken}, {"single_word", false}, {"lstrip", false},
+                      {"rstrip", false},   {"normalized", true},         {"special", true}};
   return {{"version", "1.0"},
           {"truncation", nullptr},
           {"padding", nullptr},
@@ -61,8 +56,8 @@ Json tokenizer_json(const BpeVocabulary& vocabulary, std::int32_t end_of_text) {
 }
 
 Json tokenizer_config_json(std::int32_t end_of_text) {
-  const Json added = {{"content", kEndOfTextToken}, {"lstrip", false}, {"normalized", true},
-                      {"rstrip", false},            {"single_word", false}, {"special", true}};
+  const Json added = {{"content", kEndOfTextToken}, {"lstrip", false}, {"normalized", true}, {"rstrip", false},
+                      {"single_word", false},       {"special", true}};
   return {{"tokenizer_class", "PreTrainedTokenizerFast"},
           {"bos_token", kEndOfTextToken},
           {"eos_token", kEndOfTextToken},

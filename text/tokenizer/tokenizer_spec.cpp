@@ -74,9 +74,9 @@ TokenizerSpec apply_tokenizer_flag(const TokenizerSpec& recorded, const std::str
   const TokenizerKind kind = recorded.kind == TokenizerKind::kBytes ? TokenizerKind::kBpe : recorded.kind;
   TokenizerSpec spec = bpe_tokenizer_spec(value, kind);
   if (recorded.kind == spec.kind && recorded.files_hash != 0 && recorded.files_hash != spec.files_hash) {
-    throw std::runtime_error("--tokenizer " + value + ": these " + files_of(spec) + " (hash " +
-                             hex(spec.files_hash) + ") are not the ones the data was made with (hash " +
-                             hex(recorded.files_hash) + "); pass " +
+    throw std::runtime_error("--tokenizer " + value + ": these " + files_of(spec) + " (hash " + hex(spec.files_hash) +
+                             ") are not the ones the data was made with (hash " + hex(recorded.files_hash) +
+                             "); pass " +
                              (spec.kind == TokenizerKind::kHf ? "the tokenizer.json the data was made with"
                                                               : "the directory tessera_prepare wrote them to"));
   }
@@ -102,9 +102,10 @@ std::unique_ptr<Tokenizer> load_tokenizer(const TokenizerSpec& spec) {
     tokenizer = std::make_unique<BpeTokenizer>(read_bpe_vocabulary(spec.dir), tokenizer_kind_name(spec.kind));
   }
   if (spec.vocab_size != 0 && tokenizer->vocab_size() != spec.vocab_size) {
-    throw std::runtime_error(spec.dir + ": " + std::string(spec.kind == TokenizerKind::kHf ? "tokenizer.json" : "vocab.json") + " holds " + std::to_string(tokenizer->vocab_size()) +
-                             " tokens but the data was made with " + std::to_string(spec.vocab_size) +
-                             "; pass the matching vocabulary with --tokenizer DIR");
+    throw std::runtime_error(
+        spec.dir + ": " + std::string(spec.kind == TokenizerKind::kHf ? "tokenizer.json" : "vocab.json") + " holds " +
+        std::to_string(tokenizer->vocab_size()) + " tokens but the data was made with " +
+        std::to_string(spec.vocab_size) + "; pass the matching vocabulary with --tokenizer DIR");
   }
   return tokenizer;
 }

@@ -167,9 +167,9 @@ class HfTokenizerLibraryTest : public ::testing::Test {
     python_ = hf_python(&why);
     if (python_.empty()) GTEST_SKIP() << why;
     write(kLibraryTokenizersFile, kLibraryTokenizers);
-    const auto ran = run_bounded(python_ + " " + path(kLibraryTokenizersFile) + " " + scratch_.path().string() +
-                                     " 2>" + path("library.err"),
-                                 180);
+    const auto ran = run_bounded(
+        python_ + " " + path(kLibraryTokenizersFile) + " " + scratch_.path().string() + " 2>" + path("library.err"),
+        180);
     ASSERT_EQ(ran.exit_code, 0) << ran.output << slurp(path("library.err"));
     library_ = printed_json(ran.output);
     for (const Json& s : library_.at("samples")) samples_.push_back(s.get<std::string>());

@@ -33,8 +33,9 @@ using Json = nlohmann::json;
 //   4: "12 3"      -> 260 "123"
 //   5: "' s"       -> 261 "'s"
 // 262 "Ġcat" (no merge makes it), then added_tokens 263 "<|endoftext|>", 264 "<|begin_of_text|>"
-const std::vector<std::pair<std::string, std::string>> kMerges = {
-    {"\xc4\xa0", "t"}, {"h", "e"}, {"\xc4\xa0t", "he"}, {"1", "2"}, {"12", "3"}, {"'", "s"}};
+const std::vector<std::pair<std::string, std::string>> kMerges = {{"\xc4\xa0", "t"}, {"h", "e"},  {"\xc4\xa0t", "he"},
+                                                                  {"1", "2"},        {"12", "3"}, {"'", "s"}};
+const std::string kSpaceCat = std::string("\xc4\xa0") + "cat";  // " cat" as token text
 const std::string kLlama3Pattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
@@ -43,7 +44,7 @@ Json byte_level(bool use_regex) {
 }
 
 Json added(std::int32_t id, const std::string& content, bool normalized) {
-  return {{"id", id},       {"content", content}, {"single_word", false}, {"lstrip", false},
+  return {{"id", id},        {"content", content},       {"single_word", false}, {"lstrip", false},
           {"rstrip", false}, {"normalized", normalized}, {"special", true}};
 }
 
@@ -56,7 +57,7 @@ Json gpt2_style() {
     vocab[left + right] = 256 + merges.size();
     merges.push_back(left + " " + right);
   }
-  vocab["\xc4\xa0" "cat"] = 262;
+  vocab[kSpaceCat] = 262;
   return {{"version", "1.0"},
           {"truncation", nullptr},
           {"padding", nullptr},
@@ -82,13 +83,11 @@ Json gpt2_style() {
 // pairs, "<|end_of_text|>" as end-of-text, a template post-processor.
 Json llama3_style() {
   Json json = gpt2_style();
-  json["pre_tokenizer"] = {{"type", "Sequence"},
-                           {"pretokenizers",
-                            {{{"type", "Split"},
-                              {"pattern", {{"Regex", kLlama3Pattern}}},
-                              {"behavior", "Isolated"},
-                              {"invert", false}},
-                             byte_level(false)}}};
+  json["pre_tokenizer"] = {
+      {"type", "Sequence"},
+      {"pretokenizers",
+       {{{"type", "Split"}, {"pattern", {{"Regex", kLlama3Pattern}}}, {"behavior", "Isolated"}, {"invert", false}},
+        byte_level(false)}}};
   json["post_processor"] = {{"type", "TemplateProcessing"}};
   json["model"]["ignore_merges"] = true;
   Json pairs = Json::array();
@@ -129,7 +128,8 @@ class HfTokenizerReaderTest : public ::testing::Test {
     change(json);
     const std::string message = refusal(json);
     ASSERT_FALSE(message.empty()) << json.dump().substr(0, 300) << " was read";
-    for (const std::string& part : parts) EXPECT_NE(message.find(part), std::string::npos) << message << "\nlacks: " << part;
+    for (const std::string& part : parts)
+      EXPECT_NE(message.find(part), std::string::npos) << message << "\nlacks: " << part;
   }
 
   testing::ScratchDir scratch_{"hf_tokenizer_reader"};
@@ -138,7 +138,7 @@ class HfTokenizerReaderTest : public ::testing::Test {
 TEST_F(HfTokenizerReaderTest, ReadsGptTwoStyle) {
   const HfTokenizer hf = read_hf_tokenizer(write(gpt2_style()));
   ASSERT_EQ(hf.vocabulary.size(), 265);
-  EXPECT_EQ(hf.vocabulary.tokens[262], "\xc4\xa0" "cat");
+  EXPECT_EQ(hf.vocabulary.tokens[262], kSpaceCat);
   EXPECT_EQ(hf.vocabulary.tokens[264], "<|begin_of_text|>");
   EXPECT_EQ(hf.vocabulary.merges, kMerges);
   EXPECT_EQ(hf.encoding.pretokenizer, Pretokenizer::kGpt2);
@@ -154,8 +154,8 @@ TEST_F(HfTokenizerReaderTest, EncodesGptTwoStyleToKnownIds) {
   EXPECT_EQ(t.end_of_text(), 263);
   EXPECT_EQ(t.encode(" the"), (Ids{258}));
   EXPECT_EQ(t.encode("the cat's"), (Ids{'t', 257, ' ', 'c', 'a', 't', 261}));  // Ġcat is not made by merges
-  EXPECT_EQ(t.encode("4123"), (Ids{'4', 260}));                               // one piece: 12 (3), 123 (4)
-  EXPECT_EQ(t.encode("IT'S"), (Ids{'I', 'T', '\'', 'S'}));                    // contractions are lower case
+  EXPECT_EQ(t.encode("4123"), (Ids{'4', 260}));                                // one piece: 12 (3), 123 (4)
+  EXPECT_EQ(t.encode("IT'S"), (Ids{'I', 'T', '\'', 'S'}));                     // contractions are lower case
   // Added tokens are found in the text, wherever they are.
   EXPECT_EQ(t.encode("a<|endoftext|>b"), (Ids{'a', 263, 'b'}));
   EXPECT_EQ(t.encode("<|begin_of_text|>the"), (Ids{264, 't', 257}));
@@ -168,10 +168,10 @@ TEST_F(HfTokenizerReaderTest, EncodesLlamaThreeStyleToKnownIds) {
   EXPECT_EQ(hf.encoding.whole_pieces, WholePieces::kVocabularyFirst);
   EXPECT_EQ(hf.vocabulary.merges, kMerges);  // pairs read as strings are
   const BpeTokenizer t = load(llama3_style());
-  EXPECT_EQ(t.end_of_text(), 264);                                  // <|end_of_text|>: no <|endoftext|>
-  EXPECT_EQ(t.encode("the cat's"), (Ids{'t', 257, 262, 261}));      // ignore_merges: " cat" is a token
-  EXPECT_EQ(t.encode("4123"), (Ids{'4', 259, '3'}));                // "412" "3": numbers in threes
-  EXPECT_EQ(t.encode("IT'S"), (Ids{'I', 'T', '\'', 'S'}));          // "'S" a contraction: no merge for it
+  EXPECT_EQ(t.end_of_text(), 264);                                    // <|end_of_text|>: no <|endoftext|>
+  EXPECT_EQ(t.encode("the cat's"), (Ids{'t', 257, 262, 261}));        // ignore_merges: " cat" is a token
+  EXPECT_EQ(t.encode("4123"), (Ids{'4', 259, '3'}));                  // "412" "3": numbers in threes
+  EXPECT_EQ(t.encode("IT'S"), (Ids{'I', 'T', '\'', 'S'}));            // "'S" a contraction: no merge for it
   EXPECT_EQ(t.encode("<|begin_of_text|>the"), (Ids{263, 't', 257}));  // the template is not applied
   EXPECT_EQ(t.encode("<|endoftext|>"), (Ids{'<', '|', 'e', 'n', 'd', 'o', 'f', 't', 'e', 'x', 't', '|', '>'}));
 }
@@ -194,7 +194,8 @@ TEST_F(HfTokenizerReaderTest, RefusesOtherModels) {
   expect_refused([](Json& j) { j["model"]["vocab"].erase("!"); }, {"model.vocab has no token for byte 33"});
   expect_refused([](Json& j) { j["model"]["merges"][1] = "h x y"; }, {"model.merges[1] is \"h x y\""});
   expect_refused([](Json& j) { j["model"]["merges"][2] = 5; }, {"model.merges[2] is 5"});
-  expect_refused([](Json& j) { j["model"]["merges"][0] = "q z"; }, {"model.merges[0] is \"q z\"", "\"qz\" is not in model.vocab"});
+  expect_refused([](Json& j) { j["model"]["merges"][0] = "q z"; },
+                 {"model.merges[0] is \"q z\"", "\"qz\" is not in model.vocab"});
   expect_refused([](Json& j) { j["model"]["vocab"]["extra"] = 270; }, {"no token has id 265", "without gaps"});
   expect_refused([](Json& j) { j["model"]["vocab"]["extra"] = 5; }, {"model.vocab gives id 5 to both"});
   expect_refused([](Json& j) { j["model"]["vocab"]["bad"] = -1; }, {"model.vocab[\"bad\"] is -1"});
@@ -213,11 +214,16 @@ TEST_F(HfTokenizerReaderTest, RefusesWhatChangesTheText) {
 }
 
 TEST_F(HfTokenizerReaderTest, RefusesOtherPreTokenizers) {
-  expect_refused([](Json& j) { j["pre_tokenizer"] = {{"type", "Whitespace"}}; },
-                 {"pre_tokenizer.type is \"Whitespace\"", "ByteLevel"});
+  expect_refused(
+      [](Json& j) {
+        j["pre_tokenizer"] = {{"type", "Whitespace"}};
+      },
+      {"pre_tokenizer.type is \"Whitespace\"", "ByteLevel"});
   expect_refused([](Json& j) { j["pre_tokenizer"] = nullptr; }, {"pre_tokenizer is null"});
-  expect_refused([](Json& j) { j["pre_tokenizer"]["add_prefix_space"] = true; }, {"pre_tokenizer.add_prefix_space is true"});
-  expect_refused([](Json& j) { j["pre_tokenizer"].erase("add_prefix_space"); }, {"pre_tokenizer.add_prefix_space is missing"});
+  expect_refused([](Json& j) { j["pre_tokenizer"]["add_prefix_space"] = true; },
+                 {"pre_tokenizer.add_prefix_space is true"});
+  expect_refused([](Json& j) { j["pre_tokenizer"].erase("add_prefix_space"); },
+                 {"pre_tokenizer.add_prefix_space is missing"});
   expect_refused([](Json& j) { j["pre_tokenizer"]["use_regex"] = false; }, {"pre_tokenizer.use_regex is false"});
   const auto split = [](Json& j, const std::string& pattern) {
     j["pre_tokenizer"] = llama3_style()["pre_tokenizer"];

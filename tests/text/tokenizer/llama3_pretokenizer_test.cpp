@@ -27,7 +27,8 @@ Pieces pieces(const std::string& text) {
 TEST(Llama3Pretokenizer, WordsTakeOneCharacterBeforeThem) {
   EXPECT_EQ(pieces("Hello world"), (Pieces{"Hello", " world"}));
   EXPECT_EQ(pieces("(word) x\ty"), (Pieces{"(word", ")", " x", "\ty"}));
-  EXPECT_EQ(pieces("caf\xc3\xa9 \xc3\xbc" "ber"), (Pieces{"caf\xc3\xa9", " \xc3\xbc" "ber"}));  // café über
+  const std::string uber = std::string(" \xc3\xbc") + "ber";  // " über"
+  EXPECT_EQ(pieces("caf\xc3\xa9" + uber), (Pieces{"caf\xc3\xa9", uber}));
   EXPECT_EQ(pieces(""), Pieces{});
 }
 
