@@ -67,7 +67,8 @@ std::optional<GenerateOptions> parse_options(int argc, char** argv, bool print_h
       ("zero", value_with_default(&o.zero), "ZeRO stage the weights are held at (3: sharded)")
       ("threads", value_with_default(&o.threads), "CPU threads per process (0: cores / ranks)")
       ("tokenizer", po::value(&o.tokenizer),
-       "bytes, or a directory of GPT-2-format vocab.json and merges.txt (default: the run's tokenizer)");
+       "bytes, a directory of GPT-2-format vocab.json and merges.txt, or a tokenizer.json (or its "
+       "directory) (default: the run's tokenizer)");
   // clang-format on
   add_device_option(visible, &o.device);
   po::options_description hidden;
@@ -100,7 +101,7 @@ TokenizerSpec run_tokenizer(const ModelSource& source, const GptConfig& gpt, con
   if (!recorded && flag.empty() && gpt.vocab_size > 320) {
     throw std::invalid_argument(
         "the checkpoint does not record its tokenizer; pass --tokenizer (bytes or a directory "
-        "of vocab.json and merges.txt)");
+        "of vocab.json and merges.txt, or a tokenizer.json)");
   }
   return apply_tokenizer_flag(recorded.value_or(bytes_tokenizer_spec()), flag);
 }

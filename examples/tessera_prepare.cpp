@@ -4,8 +4,9 @@
 //
 // Tokenizers: bytes (default); --bpe-vocab N learns a byte-level BPE of N tokens from the inputs
 // and writes its vocab.json and merges.txt beside FILE; --tokenizer DIR uses GPT-2-format files
-// from DIR (GPT-2's own, or ones an earlier run learned). The token files record which tokenizer
-// made them, so train_gpt and tessera_generate decode with it.
+// from DIR (GPT-2's own, or ones an earlier run learned), or a Hugging Face tokenizer.json of a
+// byte-level BPE (DIR holding it and no vocab.json, or the file itself: GPT-2's, Llama 3's, ...).
+// The token files record which tokenizer made them, so train_gpt and tessera_generate decode with it.
 //
 // Each input file is one document; documents are joined with the end-of-text token. With no inputs
 // the license texts under /usr/share/common-licenses are used. The last F of the tokens (default
@@ -44,7 +45,7 @@ struct Options {
   std::string out = "data/corpus.bin";
   double val_fraction = 0.1;
   std::int32_t bpe_vocab = 0;  // > 0: learn a BPE of this many tokens
-  std::string tokenizer_dir;   // GPT-2-format files to tokenize with
+  std::string tokenizer_dir;   // GPT-2-format files or a tokenizer.json to tokenize with
   std::vector<std::string> inputs;
 };
 
@@ -82,7 +83,9 @@ ChosenTokenizer choose_tokenizer(const Options& options, const std::vector<std::
   if (!options.tokenizer_dir.empty()) {
     const std::string dir = fs::absolute(options.tokenizer_dir).lexically_normal().string();
     chosen.record = tessera::bpe_tokenizer_spec(dir, tessera::TokenizerKind::kBpe);
-    if (chosen.record.vocab_size == tessera::kGpt2VocabSize) chosen.record.kind = tessera::TokenizerKind::kGpt2;
+    if (chosen.record.kind == tessera::TokenizerKind::kBpe && chosen.record.vocab_size == tessera::kGpt2VocabSize) {
+      chosen.record.kind = tessera::TokenizerKind::kGpt2;
+    }
   } else {
     chosen.record = tessera::bytes_tokenizer_spec();
   }
@@ -188,7 +191,8 @@ int main(int argc, char** argv) {
       ("bpe-vocab", tessera::value_with_default(&options.bpe_vocab),
        "learn a byte-level BPE of N tokens from the inputs (vocab.json and merges.txt beside OUT); 0: bytes")
       ("tokenizer", po::value(&options.tokenizer_dir),
-       "tokenize with the GPT-2-format vocab.json and merges.txt in DIR (e.g. GPT-2's own)");
+       "tokenize with the GPT-2-format vocab.json and merges.txt in DIR (e.g. GPT-2's own), or with a "
+       "Hugging Face tokenizer.json of a byte-level BPE (DIR holding it, or the file)");
   // clang-format on
   po::options_description hidden;
   hidden.add_options()("inputs", po::value(&options.inputs)->multitoken(), "input text files");

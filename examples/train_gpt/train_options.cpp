@@ -143,8 +143,8 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
        "detect (by the header: tessera_prepare's files record their tokenizer, others are llm.c GPT-2 shards), "
        "tessera, llmc, or nanogpt (headerless uint16 GPT-2 tokens)")
       ("tokenizer", po::value(&o.tokenizer),
-       "decode samples with: bytes, or a directory of GPT-2-format vocab.json and merges.txt (needed for GPT-2 "
-       "data: llm.c and nanoGPT files do not ship them)");
+       "decode samples with: bytes, a directory of GPT-2-format vocab.json and merges.txt (needed for GPT-2 "
+       "data: llm.c and nanoGPT files do not ship them), or a tokenizer.json (or its directory)");
   // clang-format on
   po::options_description model("Model");
   // clang-format off

@@ -151,8 +151,7 @@ std::optional<TokenizerSpec> read_tokenizer_record(const std::string& path, cons
                    std::to_string(kTokenizerRecordVersion) + "; use a newer Tessera or re-run tessera_prepare");
   }
   const std::int32_t kind = header[5];
-  if (kind < static_cast<std::int32_t>(TokenizerKind::kBytes) ||
-      kind > static_cast<std::int32_t>(TokenizerKind::kGpt2)) {
+  if (kind < static_cast<std::int32_t>(TokenizerKind::kBytes) || kind > static_cast<std::int32_t>(TokenizerKind::kHf)) {
     fail(path, "tokenizer record names an unknown tokenizer kind " + std::to_string(kind) + "; re-run tessera_prepare");
   }
   const std::int32_t dir_bytes = header[9];

@@ -5,7 +5,6 @@
 #include <stdexcept>
 
 #include "tessera/text/tokenizer/byte_unicode.hpp"
-#include "tessera/text/tokenizer/gpt2_pretokenizer.hpp"
 
 namespace tessera {
 namespace {
@@ -17,8 +16,11 @@ std::string pair_key(const std::string& left, const std::string& right) { return
 
 }  // namespace
 
-BpeTokenizer::BpeTokenizer(BpeVocabulary vocabulary, std::string name)
-    : vocabulary_(std::move(vocabulary)), name_(std::move(name)) {
+BpeTokenizer::BpeTokenizer(BpeVocabulary vocabulary, std::string name, BpeEncoding encoding)
+    : vocabulary_(std::move(vocabulary)),
+      name_(std::move(name)),
+      encoding_(std::move(encoding)),
+      added_tokens_(encoding_.added_tokens) {
   const auto n = static_cast<std::size_t>(vocabulary_.size());
   ids_.reserve(n);
   token_bytes_.resize(n);
@@ -39,12 +41,22 @@ BpeTokenizer::BpeTokenizer(BpeVocabulary vocabulary, std::string name)
     const auto& [left, right] = vocabulary_.merges[r];
     ranks_.emplace(pair_key(left, right), static_cast<std::int32_t>(r));  // the first rank of a repeated line wins
   }
-  if (const auto it = ids_.find(kEndOfTextToken); it != ids_.end()) end_of_text_ = it->second;
+  for (const AddedToken& token : encoding_.added_tokens) {
+    if (token.id < 0 || token.id >= vocabulary_.size()) {
+      throw std::invalid_argument(name_ + " tokenizer: added token '" + token.content + "' has id " +
+                                  std::to_string(token.id) + ", outside the vocabulary's 0.." +
+                                  std::to_string(vocabulary_.size() - 1));
+    }
+  }
+  if (const auto it = ids_.find(encoding_.end_of_text); it != ids_.end()) end_of_text_ = it->second;
 }
 
 BpeTokenizer::~BpeTokenizer() = default;
 
 std::vector<std::int32_t> BpeTokenizer::encode_piece(std::string_view piece) const {
+  if (encoding_.whole_pieces == WholePieces::kVocabularyFirst) {
+    if (const auto it = ids_.find(bytes_to_token_text(piece)); it != ids_.end()) return {it->second};
+  }
   std::vector<std::string> word;  // symbols, as token text
   word.reserve(piece.size());
   for (const char c : piece) word.push_back(bytes_to_token_text(std::string_view(&c, 1)));
@@ -84,7 +96,13 @@ std::vector<std::int32_t> BpeTokenizer::encode_piece(std::string_view piece) con
 }
 
 void BpeTokenizer::encode_append(std::string_view text, std::vector<std::int32_t>& out) const {
-  for (const std::string_view piece : gpt2_pretokenize(text)) {
+  if (added_tokens_.empty()) return encode_text(text, out);
+  added_tokens_.split(
+      text, [&](std::string_view part) { encode_text(part, out); }, [&](std::int32_t id) { out.push_back(id); });
+}
+
+void BpeTokenizer::encode_text(std::string_view text, std::vector<std::int32_t>& out) const {
+  for (const std::string_view piece : pretokenize(encoding_.pretokenizer, text)) {
     const std::string key(piece);
     {
       const std::lock_guard<std::mutex> lock(cache_mutex_);

@@ -1,53 +1,27 @@
 // Reading and writing vocab.json (nlohmann-json) and merges.txt.
 #include "tessera/text/tokenizer/bpe_vocabulary.hpp"
 
-#include <unistd.h>
 #include <xxhash.h>
 
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <unordered_set>
+
+#include "tessera/text/tokenizer/tokenizer_file.hpp"
 
 namespace tessera {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_whole_file(const fs::path& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw std::runtime_error(path.string() + ": cannot open the " + what +
-                             " (missing or unreadable); a BPE tokenizer directory holds vocab.json and merges.txt");
-  }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw std::runtime_error(path.string() + ": read error");
-  return text;
-}
-
-void write_whole_file(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out)
-      throw std::runtime_error(tmp.string() + ": cannot write; check that the directory exists and is writable");
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp);
-    throw std::runtime_error(path.string() + ": cannot rename " + tmp.string() + " to it: " + ec.message());
-  }
-}
+constexpr const char* kBpeFilesHint =
+    "a BPE tokenizer directory holds vocab.json and merges.txt, or a Hugging Face tokenizer.json";
 
 std::vector<std::string> read_vocab_json(const fs::path& path) {
   nlohmann::json json;
   try {
-    json = nlohmann::json::parse(read_whole_file(path, "vocabulary file"));
+    json = nlohmann::json::parse(detail::read_tokenizer_file(path, "vocabulary file", kBpeFilesHint));
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(path.string() + ": not valid JSON (" + e.what() + ")");
   }
@@ -74,7 +48,7 @@ std::vector<std::string> read_vocab_json(const fs::path& path) {
 
 std::vector<std::pair<std::string, std::string>> read_merges(const fs::path& path,
                                                              const std::unordered_set<std::string>& known) {
-  const std::string text = read_whole_file(path, "merges file");
+  const std::string text = detail::read_tokenizer_file(path, "merges file", kBpeFilesHint);
   std::vector<std::pair<std::string, std::string>> merges;
   std::size_t line_number = 0;
   for (std::size_t at = 0; at < text.size();) {
@@ -116,10 +90,10 @@ BpeVocabulary read_bpe_vocabulary(const fs::path& dir) {
 void write_bpe_vocabulary(const fs::path& dir, const BpeVocabulary& vocabulary) {
   nlohmann::ordered_json json = nlohmann::ordered_json::object();
   for (std::size_t id = 0; id < vocabulary.tokens.size(); ++id) json[vocabulary.tokens[id]] = id;
-  write_whole_file(dir / kVocabFileName, json.dump(-1, ' ', /*ensure_ascii=*/true) + "\n");
+  detail::write_tokenizer_file(dir / kVocabFileName, json.dump(-1, ' ', /*ensure_ascii=*/true) + "\n");
   std::string merges = "#version: 0.2\n";
   for (const auto& [left, right] : vocabulary.merges) merges += left + " " + right + "\n";
-  write_whole_file(dir / kMergesFileName, merges);
+  detail::write_tokenizer_file(dir / kMergesFileName, merges);
 }
 
 std::uint64_t bpe_files_hash(const fs::path& dir) {
@@ -127,8 +101,8 @@ std::uint64_t bpe_files_hash(const fs::path& dir) {
   XXH64_state_t* state = owner.get();
   XXH64_reset(state, 0);
   for (const char* name : {kVocabFileName, kMergesFileName}) {
-    const std::string bytes =
-        read_whole_file(dir / name, std::string(name) == kVocabFileName ? "vocabulary file" : "merges file");
+    const std::string bytes = detail::read_tokenizer_file(
+        dir / name, std::string(name) == kVocabFileName ? "vocabulary file" : "merges file", kBpeFilesHint);
     XXH64_update(state, bytes.data(), bytes.size());
   }
   return XXH64_digest(state);

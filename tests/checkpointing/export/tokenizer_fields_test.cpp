@@ -24,6 +24,14 @@ TEST(TokenizerFields, RecordedFieldsRoundTrip) {
   EXPECT_EQ(spec->files_hash, 0x0123456789abcdefULL);
 }
 
+TEST(TokenizerFields, AHuggingFaceTokenizerRoundTrips) {
+  RunConfig config;
+  add_tokenizer(config, TokenizerSpec{TokenizerKind::kHf, "/data/tok/tokenizer.json", 128256, 0xfeedULL});
+  const auto spec = stored_tokenizer(config);
+  ASSERT_TRUE(spec);
+  EXPECT_EQ(*spec, (TokenizerSpec{TokenizerKind::kHf, "/data/tok/tokenizer.json", 128256, 0xfeedULL}));
+}
+
 TEST(TokenizerFields, FieldsThatDoNotParseWhollyAreRefusedByName) {
   const std::pair<RunConfig, std::string> cases[] = {
       {with_run("512abc", "00ff"), "run.tokenizer_vocab = '512abc'"},

@@ -20,6 +20,8 @@
 #include "tessera/text/data/token_file.hpp"
 #include "tessera/text/tokenizer/bpe_tokenizer.hpp"
 #include "tessera/text/tokenizer/byte_tokenizer.hpp"
+#include "tessera/text/tokenizer/hf_tokenizer_reader.hpp"
+#include "tessera/text/tokenizer/hf_tokenizer_writer.hpp"
 #include "tessera/text/tokenizer/tokenizer_spec.hpp"
 
 namespace tessera {
@@ -229,6 +231,40 @@ TEST_F(TesseraPrepareTest, TokenizerDirectoryIsUsedAsGiven) {
   const RunResult both = run("--tokenizer '" + path("learned") + "' --bpe-vocab 300 '" + a + "'");
   EXPECT_EQ(both.exit_code, 1);
   EXPECT_NE(both.err.find("give only one of them"), std::string::npos) << both.err;
+}
+
+TEST_F(TesseraPrepareTest, TokenizerJsonDirectoryOrFileIsRecordedAsHf) {
+  const std::string a = write_text("a.txt", "the cat sat on the mat, the cat sat.\n");
+  const std::string b = write_text("b.txt", "a<|endoftext|>b caf\xc3\xa9\n");
+  ASSERT_EQ(run("--bpe-vocab 270 --val-fraction 0 --out '" + path("learned/x.bin") + "' '" + a + "'").exit_code, 0);
+  fs::create_directories(path("hf"));
+  write_hf_tokenizer_files(path("hf"), read_bpe_vocabulary(path("learned")));
+  for (const std::string& given : {path("hf"), path("hf/tokenizer.json")}) {
+    const RunResult result =
+        run("--tokenizer '" + given + "' --val-fraction 0 --out '" + path("y.bin") + "' '" + a + "' '" + b + "'");
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    const TokenFile file = TokenFile::open(path("y.bin"));
+    ASSERT_TRUE(file.tokenizer().has_value());
+    const TokenizerSpec& spec = *file.tokenizer();
+    EXPECT_EQ(spec.kind, TokenizerKind::kHf);
+    EXPECT_EQ(spec.dir, given);
+    EXPECT_EQ(spec.files_hash, hf_tokenizer_hash(given));
+    const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(spec);
+    ASSERT_NE(tokenizer, nullptr);
+    std::vector<std::int32_t> expected = tokenizer->encode(slurp(a));
+    expected.push_back(tokenizer->end_of_text());
+    const std::vector<std::int32_t> second = tokenizer->encode(slurp(b));
+    expected.insert(expected.end(), second.begin(), second.end());
+    EXPECT_EQ(tokens_of(path("y.bin")), expected);
+    EXPECT_EQ(second[1], tokenizer->end_of_text()) << "<|endoftext|> written in b.txt is the added token";
+    EXPECT_NE(result.out.find("tokenizer: hf, " + std::to_string(spec.vocab_size) + " tokens, " + given),
+              std::string::npos)
+        << result.out;
+  }
+  write_text("hf/tokenizer.json", "{\"model\": {\"type\": \"WordPiece\"}, \"pre_tokenizer\": null}");
+  const RunResult refused = run("--tokenizer '" + path("hf") + "' --out '" + path("z.bin") + "' '" + a + "'");
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find(path("hf/tokenizer.json") + ": pre_tokenizer is null"), std::string::npos) << refused.err;
 }
 
 }  // namespace

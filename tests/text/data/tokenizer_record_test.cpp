@@ -68,6 +68,18 @@ TEST_F(TokenizerRecordTest, RecordRoundTripsAndKeepsTheLlmcHeader) {
   EXPECT_EQ(file.tokenizer()->dir, path("vocab"));  // relative to sub/
 }
 
+TEST_F(TokenizerRecordTest, AHuggingFaceTokenizerRecordRoundTrips) {
+  const TokenizerSpec spec{TokenizerKind::kHf, "../tok/tokenizer.json", 600, 0x0123456789abcdefULL};
+  write_token_file(path("sub/hf.bin"), tokens_, TokenFileFormat::kLlmc, spec);
+  EXPECT_EQ(header_of(path("sub/hf.bin"))[5], 4);  // hf
+  const TokenFile file = TokenFile::open(path("sub/hf.bin"));
+  ASSERT_TRUE(file.tokenizer().has_value());
+  EXPECT_EQ(file.tokenizer()->kind, TokenizerKind::kHf);
+  EXPECT_EQ(file.tokenizer()->vocab_size, 600);
+  EXPECT_EQ(file.tokenizer()->files_hash, 0x0123456789abcdefULL);
+  EXPECT_EQ(file.tokenizer()->dir, path("tok/tokenizer.json"));  // relative to sub/
+}
+
 TEST_F(TokenizerRecordTest, FilesWithoutARecordHaveNone) {
   write_token_file(path("old.bin"), tokens_);  // as llm.c and older tessera_prepare write them
   const auto header = header_of(path("old.bin"));
