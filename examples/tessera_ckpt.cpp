@@ -4,6 +4,7 @@
 //   tessera_ckpt verify DIR                        checks meta.h5's digests and layout, every shard
 //                                                  file's save id and step, and every checksum
 //   tessera_ckpt export DIR OUT [--format hdf5|safetensors|torch-names] [--dtype f32|bf16] [--vocab N]
+//   (safetensors with an OUT without extension: a Hugging Face model directory, tokenizer files included)
 //       hdf5 (OUT.h5): Tessera's names; safetensors (OUT.safetensors, config.json beside it) and
 //       torch-names (OUT.h5): Hugging Face GPT-2 names and layouts, the vocabulary unpadded
 //
@@ -52,8 +53,8 @@ int run(int argc, char** argv) {
   // clang-format off
   options.add_options()
       ("format", tessera::value_with_default(&format),
-       "export: hdf5 (Tessera's names, .h5), safetensors (Hugging Face GPT-2 names and layouts, .safetensors, "
-       "config.json beside it) or torch-names (Hugging Face names and layouts in HDF5, .h5)")
+       "export: hdf5 (Tessera's names, .h5), safetensors (Hugging Face GPT-2 or Llama names and layouts, .safetensors, "
+       "config.json beside it; an OUT without extension: a Hugging Face model directory with the tokenizer files) or torch-names (Hugging Face names and layouts in HDF5, .h5)")
       ("dtype", tessera::value_with_default(&dtype), "export: f32 or bf16")
       ("vocab", tessera::value_with_default(&vocab),
        "export, Hugging Face names: token-embedding rows to keep (0: the tokenizer's vocabulary recorded by "
@@ -109,9 +110,10 @@ int run(int argc, char** argv) {
     const tessera::ExportSummary s = tessera::export_checkpoint(args[1], args[2], o);
     std::printf("exported step %lld: %lld tensors, %lld values as %s %s to %s (%s)\n", static_cast<long long>(s.step),
                 static_cast<long long>(s.parameters), static_cast<long long>(s.elements), tessera::dtype_name(o.dtype),
-                tessera::export_format_name(o.format), args[2].c_str(), tessera::format_bytes(s.bytes).c_str());
+                tessera::export_format_name(o.format), s.model_file.c_str(), tessera::format_bytes(s.bytes).c_str());
     if (!s.config_json.empty())
       std::printf("wrote %s (vocabulary %lld)\n", s.config_json.c_str(), static_cast<long long>(s.vocab_size));
+    if (!s.tokenizer.empty()) std::printf("tokenizer: %s\n", s.tokenizer.c_str());
     return 0;
   }
   return usage_error("cannot understand the arguments");

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "tessera/checkpointing/export/checkpoint_parameters.hpp"
+#include "tessera/checkpointing/export/export_tokenizer.hpp"
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
 #include "tessera/checkpointing/export/hf_model_config.hpp"
 #include "tessera/checkpointing/export/hf_tensor_names.hpp"
@@ -109,6 +110,7 @@ ExportSummary export_safetensors(CheckpointParameters& params, const fs::path& o
   });
   summary.bytes = writer.finish();
   summary.config_json = out.parent_path() / "config.json";
+  summary.model_file = out;
   write_hf_config(summary.config_json, meta.config, vocab, options.dtype, meta.progress.step);
   return summary;
 }
@@ -167,6 +169,28 @@ ExportSummary export_hdf5(CheckpointParameters& params, const fs::path& out, con
   fsync_path(tmp);
   durable_rename(tmp, out);
   summary.bytes = static_cast<std::int64_t>(fs::file_size(out));
+  summary.model_file = out;
+  return summary;
+}
+
+// A Hugging Face model directory: out/model.safetensors with its config.json, and the tokenizer files.
+ExportSummary export_model_directory(const fs::path& checkpoint, const fs::path& out, const ExportOptions& options) {
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec)) {
+    throw SettingError("export.out", out.string(),
+                       "is a file; a model directory export needs a directory (or a name ending in .safetensors)");
+  }
+  fs::create_directories(out, ec);
+  if (ec) {
+    throw CheckpointError(CheckpointErrorKind::kIo, "cannot make the model directory " + out.string() + ": " +
+                                                        ec.message() + "; choose a writable path");
+  }
+  ExportSummary summary = export_checkpoint(checkpoint, out / "model.safetensors", options);
+  try {
+    summary.tokenizer = write_export_tokenizer(CheckpointParameters(checkpoint).meta().config, out);
+  } catch (const std::exception& e) {
+    throw CheckpointError(CheckpointErrorKind::kIo, std::string("the tokenizer files of ") + out.string() + ": " + e.what());
+  }
   return summary;
 }
 
@@ -183,6 +207,9 @@ ExportSummary export_checkpoint(const fs::path& checkpoint, const fs::path& out,
     throw SettingError("export.dtype", dtype_name(options.dtype), "cannot be exported; use f32 or bf16");
   }
   check_export_extension(options.format, out);
+  if (options.format == ExportFormat::kSafetensors && out.extension().empty()) {
+    return export_model_directory(checkpoint, out, options);
+  }
   CheckpointParameters params(checkpoint);
   const std::int64_t bytes_needed =
       params.meta().layout.parameter_count() * static_cast<std::int64_t>(dtype_size(options.dtype)) + 65536;

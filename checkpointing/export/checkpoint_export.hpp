@@ -7,10 +7,13 @@
 //                                          float type with bf16's layout: HDF5 converts it to f32 on read)
 //                        /config/model, /config/run   the run's config, as in meta.h5
 //   torch-names  out.h5  the same, names = "hf-gpt2": /model/<Hugging Face name> in Hugging Face's
-//                        layout (checkpointing/export/hf_gpt2_names.hpp), the vocabulary unpadded, and
+//                        layout (checkpointing/export/hf_tensor_names.hpp), the vocabulary unpadded, and
 //                        /config/model gains exported_vocab_size
-//   safetensors  out.safetensors + config.json beside it: Hugging Face GPT-2 names and layouts
-//                (checkpointing/export/safetensors_file.hpp, checkpointing/export/hf_gpt2_config.hpp)
+//   safetensors  out.safetensors + config.json beside it: Hugging Face GPT-2 or Llama names and
+//                layouts (checkpointing/export/safetensors_file.hpp, checkpointing/export/hf_model_config.hpp);
+//                or, for an OUT without an extension, a Hugging Face model directory: OUT/model.safetensors,
+//                OUT/config.json and the tokenizer files (checkpointing/export/export_tokenizer.hpp),
+//                which from_pretrained / AutoTokenizer.from_pretrained and Tessera's programs load
 //
 // Export runs in one process and reads the shard files directly (checksums verified), one unit at
 // a time. Import (--init-from, fine-tuning, tessera_eval) sets a fresh engine's parameters from any
@@ -40,10 +43,13 @@ struct ExportSummary {
   std::int64_t bytes = 0;             // size of the output file
   std::int64_t vocab_size = 0;        // token-embedding rows written
   std::filesystem::path config_json;  // safetensors: the config.json written beside it
+  std::filesystem::path model_file;   // the weights file written (OUT, or OUT/model.safetensors)
+  std::string tokenizer;              // a model directory: its tokenizer files, in words
 };
 
 // `checkpoint`: a checkpoint directory or a run directory (its latest). options.dtype: kF32 or
-// kBF16. `out` must have the format's extension (SettingError "export.out" otherwise). Writes
+// kBF16. `out` must have the format's extension, or none for a safetensors model directory
+// (SettingError "export.out" otherwise). Writes
 // through out.tmp + rename. Throws CheckpointError (std::invalid_argument / SettingError for options).
 ExportSummary export_checkpoint(const std::filesystem::path& checkpoint, const std::filesystem::path& out,
                                 const ExportOptions& options);

@@ -24,10 +24,11 @@ const char* export_format_name(ExportFormat format) {
 void check_export_extension(ExportFormat format, const std::filesystem::path& out) {
   const std::string ext = out.extension().string();
   if (format == ExportFormat::kSafetensors) {
-    if (ext == ".safetensors") return;
+    if (ext == ".safetensors" || ext.empty()) return;
     throw SettingError("export.out", out.string(),
                        "does not end in .safetensors, the extension of the safetensors format; name the file "
-                       "model.safetensors, or choose the hdf5 or torch-names format for an .h5 file");
+                       "model.safetensors, give a directory without an extension (a Hugging Face model "
+                       "directory), or choose the hdf5 or torch-names format for an .h5 file");
   }
   if (ext == ".h5" || ext == ".hdf5") return;
   throw SettingError("export.out", out.string(),

@@ -3,6 +3,7 @@
 
 #include <fstream>
 #include <limits>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
@@ -119,6 +120,32 @@ GptConfig read_llama(const json& config, const std::filesystem::path& path) {
   f.require_string("hidden_act", {"silu"}, "\"silu\" (SwiGLU)");
   if (const auto eps = f.positive_number("rms_norm_eps")) g.norm_eps = static_cast<float>(*eps);
   if (const auto theta = f.positive_number("rope_theta")) g.rope_theta = static_cast<float>(*theta);
+  if (f.present("rope_parameters")) {  // transformers 5's form: {"rope_type": "default", "rope_theta": ...}
+    const json& rope = config.at("rope_parameters");
+    if (!rope.is_object()) f.refuse("rope_parameters", "an object of rope_type \"default\" and rope_theta");
+    // The type first: a scaled rope is named by its type, not by whichever of its fields sorts first.
+    std::vector<std::pair<std::string, json>> items;
+    if (rope.contains("rope_type")) items.emplace_back("rope_type", rope.at("rope_type"));
+    for (const auto& [key, value] : rope.items()) {
+      if (key != "rope_type") items.emplace_back(key, value);
+    }
+    for (const auto& [key, value] : items) {
+      const std::string field = "rope_parameters." + key;
+      if (key == "rope_type" && value == "default") continue;
+      if (key == "rope_theta" && value.is_number() && value.get<double>() > 0.0 &&
+          value.get<double>() <= std::numeric_limits<float>::max()) {
+        if (f.present("rope_theta") && config.at("rope_theta") != value) {
+          f.refuse("rope_theta", "one rotary base (rope_parameters.rope_theta is " + value.dump() + ")");
+        }
+        g.rope_theta = static_cast<float>(value.get<double>());
+        continue;
+      }
+      throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
+                            path.string() + ": field " + field + " is " + quote_excerpt(value.dump()) +
+                                "; Tessera's Llama computes only rope_type \"default\" (rotary positions without "
+                                "scaling) with a positive rope_theta");
+    }
+  }
   f.require_switch("attention_bias", false);
   f.require_switch("mlp_bias", false);
   if (f.present("rope_scaling")) f.refuse("rope_scaling", "null (rotary positions without scaling)");
@@ -175,6 +202,49 @@ json llama_json(const GptConfig& g) {
           {"initializer_range", 0.02}};
 }
 
+// The fields each config.json may hold: those read above, and those that do not change what the
+// model computes (names, versions, token ids, dropout, caching, the dtype the weights are stored in,
+// GPT-2's sequence-summary head of another model class). Any other field is refused by name: it may
+// change the computation in a way Tessera would not follow.
+const std::set<std::string>& known_fields(bool gpt2) {
+  static const std::set<std::string> common{"_name_or_path", "architectures", "model_type", "transformers_version",
+                                            "torch_dtype", "dtype", "use_cache", "bos_token_id", "eos_token_id",
+                                            "pad_token_id", "initializer_range", "tie_word_embeddings",
+                                            "output_attentions", "output_hidden_states", "return_dict", "id2label",
+                                            "label2id", "task_specific_params", "vocab_size"};
+  static const std::set<std::string> gpt2_fields{
+      "n_positions", "n_ctx", "n_embd", "n_layer", "n_head", "n_inner", "activation_function", "resid_pdrop",
+      "embd_pdrop", "attn_pdrop", "layer_norm_epsilon", "summary_type", "summary_use_proj", "summary_activation",
+      "summary_first_dropout", "summary_proj_to_labels", "scale_attn_weights", "scale_attn_by_inverse_layer_idx",
+      "reorder_and_upcast_attn", "add_cross_attention"};
+  static const std::set<std::string> llama_fields{
+      "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+      "head_dim", "max_position_embeddings", "rms_norm_eps", "rope_theta", "rope_scaling", "rope_parameters",
+      "hidden_act", "attention_bias", "attention_dropout", "mlp_bias", "pretraining_tp"};
+  static const std::set<std::string> gpt2_all = [] {
+    std::set<std::string> all = common;
+    all.insert(gpt2_fields.begin(), gpt2_fields.end());
+    return all;
+  }();
+  static const std::set<std::string> llama_all = [] {
+    std::set<std::string> all = common;
+    all.insert(llama_fields.begin(), llama_fields.end());
+    return all;
+  }();
+  return gpt2 ? gpt2_all : llama_all;
+}
+
+void refuse_unknown_fields(const json& config, const std::filesystem::path& path, bool gpt2) {
+  for (const auto& [key, value] : config.items()) {
+    if (key.rfind("tessera_", 0) == 0 || known_fields(gpt2).count(key) != 0) continue;
+    throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
+                          path.string() + ": field " + key + " is " + quote_excerpt(value.dump()) +
+                              ", not a " + (gpt2 ? "GPT2Config" : "LlamaConfig") +
+                              " field Tessera knows, so it cannot tell whether the model computes what Tessera "
+                              "would; remove it if it does not change the computation");
+  }
+}
+
 // The model fields recorded only where a model differs from GPT-2's defaults (gpt_model_fields.hpp).
 constexpr const char* kArchitectureFields[] = {"architecture", "kv_heads", "ffn_dim",
                                                "rope_theta",   "norm_eps", "tied_head"};
@@ -227,6 +297,7 @@ RunConfig read_hf_config(const std::filesystem::path& path) {
                               ", not \"gpt2\" or \"llama\"; Tessera reads GPT-2 and Llama models");
   }
   const GptConfig g = gpt2 ? read_gpt2(config, path) : read_llama(config, path);
+  refuse_unknown_fields(config, path, gpt2);
   RunConfig fields;
   add_gpt_config(fields, g);
   gpt_config_of(fields, path.string());  // a model that can exist: heads divide channels, counts fit

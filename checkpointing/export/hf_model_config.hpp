@@ -34,8 +34,10 @@ void write_hf_config(const std::filesystem::path& path, const RunConfig& model, 
 // field and its value): GPT-2's activation_function other than gelu_new / gelu_pytorch_tanh,
 // scale_attn_weights false, scale_attn_by_inverse_layer_idx true, add_cross_attention true, n_ctx
 // other than n_positions; Llama's hidden_act other than silu, attention_bias or mlp_bias true,
-// rope_scaling set, head_dim other than hidden_size / num_attention_heads, pretraining_tp other
-// than 1. Dropout probabilities are accepted: Tessera trains without dropout.
+// rope_scaling set (or rope_parameters other than {"rope_type": "default", "rope_theta": ...},
+// transformers 5's form), head_dim other than hidden_size / num_attention_heads, pretraining_tp
+// other than 1. A field neither reads nor knows to leave the computation alone is refused by name.
+// Dropout probabilities are accepted: Tessera trains without dropout.
 RunConfig read_hf_config(const std::filesystem::path& path);
 
 // Model fields from a Hugging Face export against a run's: every field must be equal (a field absent

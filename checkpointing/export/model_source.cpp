@@ -4,6 +4,8 @@
 #include "tessera/checkpointing/export/checkpoint_export.hpp"
 #include "tessera/checkpointing/export/export_file.hpp"
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
+#include "tessera/checkpointing/export/tokenizer_fields.hpp"
+#include "tessera/text/tokenizer/hf_tokenizer_reader.hpp"
 #include "tessera/checkpointing/export/safetensors_shards.hpp"
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
 #include "tessera/checkpointing/format/checkpoint_meta.hpp"
@@ -82,6 +84,11 @@ ModelSource open_export(const fs::path& file) {
   check_export_holds_model(file, source.config);
   source.token_vocab = source.config.vocab_size;
   source.stored = is_safetensors_export(file) ? read_export_model_config(file) : read_hdf5_export_config(file);
+  // A Hugging Face model directory's tokenizer.json is the model's tokenizer.
+  std::error_code ec;
+  if (is_safetensors_export(file) && fs::exists(file.parent_path() / kHfTokenizerFileName, ec)) {
+    add_tokenizer(source.stored, bpe_tokenizer_spec(file.parent_path().string(), TokenizerKind::kHf));
+  }
   return source;
 }
 

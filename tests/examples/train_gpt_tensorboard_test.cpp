@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tests/support/scratch_dir.hpp"
+#include "tests/support/python_venv.hpp"
 #include "tests/support/train_gpt_process.hpp"
 #include "tests/support/train_gpt_test.hpp"
 
@@ -30,31 +31,7 @@ using testing::tiny_run;
 
 // The venv's python with tensorboard installed, made on first use; "" with the reason in `why`.
 std::string tensorboard_python(std::string* why) {
-  const char* dir = std::getenv("TESSERA_TENSORBOARD_VENV");
-  if (dir == nullptr) {
-    *why = "TESSERA_TENSORBOARD_VENV is not set (ctest sets it)";
-    return "";
-  }
-  const std::string venv = dir, python = venv + "/bin/python";
-  if (run_bounded(python + " -c 'import tensorboard'", 120).exit_code == 0) return python;
-  const std::string partial = venv + ".partial";
-  fs::remove_all(partial);
-  const auto made = run_bounded("python3 -m venv " + partial, 120);
-  if (made.exit_code != 0) {
-    fs::remove_all(partial);
-    *why = "python3 -m venv failed (python3-venv is missing?): " + made.output;
-    return "";
-  }
-  const auto installed = run_bounded(
-      partial + "/bin/pip install --disable-pip-version-check --retries 1 --timeout 20 -q tensorboard", 480);
-  if (installed.exit_code != 0) {
-    fs::remove_all(partial);
-    *why = "pip install tensorboard failed (PyPI unreachable?): " + installed.output.substr(0, 2000);
-    return "";
-  }
-  fs::remove_all(venv);
-  fs::rename(partial, venv);  // only a complete venv takes the cached name
-  return python;
+  return testing::venv_python({"TESSERA_TENSORBOARD_VENV", "import tensorboard", "tensorboard"}, why);
 }
 
 // Every scalar TensorBoard's EventAccumulator reads from `logdir` ({tag: [[step, value], ...]}),

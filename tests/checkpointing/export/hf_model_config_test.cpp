@@ -139,6 +139,24 @@ TEST(HfLlamaConfig, ReadsTheModelItDescribes) {
   EXPECT_FALSE(g.tied_head);
 }
 
+TEST(HfLlamaConfig, ReadsTransformers5RopeParameters) {
+  testing::ScratchDir dir("hf_llama_config");
+  const std::string v5 = with(with(kLlama, "\"rope_theta\": 500000.0,", ""), "\"rope_scaling\": null,",
+                              "\"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": 250000.0},");
+  std::ofstream(dir / "config.json") << v5;
+  EXPECT_EQ(gpt_config_of(read_hf_config(dir / "config.json"), "config.json").rope_theta, 250000.0f);
+  const std::string e = refusal(dir, with(v5, "\"rope_type\": \"default\"", "\"rope_type\": \"llama3\", \"factor\": 8.0"));
+  EXPECT_NE(e.find("field rope_parameters.rope_type is '\"llama3\"'"), std::string::npos) << e;
+}
+
+TEST(HfModelConfig, FieldsTesseraDoesNotKnowAreRefusedByName) {
+  testing::ScratchDir dir("hf_llama_config");
+  const std::string e = refusal(dir, with(kLlama, "\"mlp_bias\": false", "\"mlp_bias\": false, \"sliding_window\": 4096"));
+  EXPECT_NE(e.find("field sliding_window is '4096', not a LlamaConfig field Tessera knows"), std::string::npos) << e;
+  const std::string g = refusal(dir, with(kValid, "\"n_head\": 2", "\"n_head\": 2, \"use_rotary\": true"));
+  EXPECT_NE(g.find("field use_rotary is 'true', not a GPT2Config field Tessera knows"), std::string::npos) << g;
+}
+
 TEST(HfLlamaConfig, WrittenConfigReadsBack) {
   testing::ScratchDir dir("hf_llama_config");
   GptConfig g = GptConfig::llama(16, 32, 2, 4, 16, 2, 24);

@@ -30,6 +30,7 @@
 #include "tessera/text/tokenizer/hf_tokenizer_writer.hpp"
 #include "tessera/text/tokenizer/tokenizer_spec.hpp"
 #include "tests/support/scratch_dir.hpp"
+#include "tests/support/python_venv.hpp"
 #include "tests/support/train_gpt_process.hpp"
 
 namespace tessera {
@@ -43,33 +44,7 @@ using testing::run_bounded;
 // The venv's python with tokenizers and transformers installed, made on first use; "" with the
 // reason in `why`.
 std::string hf_python(std::string* why) {
-  const char* dir = std::getenv("TESSERA_HF_TOKENIZERS_VENV");
-  if (dir == nullptr) {
-    *why = "TESSERA_HF_TOKENIZERS_VENV is not set (ctest sets it)";
-    return "";
-  }
-  const std::string venv = dir, python = venv + "/bin/python";
-  if (run_bounded(python + " -c 'import tokenizers, transformers'", 120).exit_code == 0) return python;
-  const std::string partial = venv + ".partial";
-  fs::remove_all(partial);
-  const auto made = run_bounded("python3 -m venv " + partial, 120);
-  if (made.exit_code != 0) {
-    fs::remove_all(partial);
-    *why = "python3 -m venv failed (python3-venv is missing?): " + made.output;
-    return "";
-  }
-  const auto installed = run_bounded(partial +
-                                         "/bin/pip install --disable-pip-version-check --retries 1 --timeout 20 -q "
-                                         "tokenizers transformers",
-                                     480);
-  if (installed.exit_code != 0) {
-    fs::remove_all(partial);
-    *why = "pip install tokenizers transformers failed (PyPI unreachable?): " + installed.output.substr(0, 2000);
-    return "";
-  }
-  fs::remove_all(venv);
-  fs::rename(partial, venv);  // only a complete venv takes the cached name
-  return python;
+  return testing::venv_python({"TESSERA_HF_TOKENIZERS_VENV", "import tokenizers, transformers", "tokenizers transformers"}, why);
 }
 
 // Trains the two tokenizers with the `tokenizers` library, saves them to argv[1]/{gpt2,llama3}.json
