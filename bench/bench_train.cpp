@@ -12,7 +12,7 @@
 // second, so a ratio of one step to a ceiling measured minutes apart mostly measures that drift. The
 // "paired" column therefore also samples the ceiling's GEMM right before and after every timed step
 // and gives the median over the steps of the step's GFLOP/s over the faster of its two samples.
-// Usage: bench_train [--threads N] [--steps N] [--warmup N] [--config tiny|small]...
+// Usage: bench_train [--threads N] [--steps N] [--warmup N] [--config tiny|small|llama]...
 //                    [--trainer local|sharded|both] [--pick median|fastest]
 #include <sys/resource.h>
 
@@ -57,11 +57,14 @@ struct BenchConfig {
 const BenchConfig kConfigs[] = {
     {"tiny", {8192, 256, 4, 4, 256}, 4},
     {"small", {8192, 256, 6, 6, 384}, 4},
+    // The small GPT's width and depth as a Llama: grouped-query attention (6 heads, 2 key/value
+    // heads), SwiGLU of 1024 (its default for C = 384), untied head.
+    {"llama", GptConfig::llama(8192, 256, 6, 6, 384, 2), 4},
 };
 
 struct Args {
   int threads = 2, steps = 5, warmup = 1;
-  std::vector<std::string> configs{"tiny", "small"};
+  std::vector<std::string> configs{"tiny", "small", "llama"};
   std::string trainer = "both";
   std::string pick = "median";
 };
@@ -111,7 +114,7 @@ bool parse(int argc, char** argv, Args& a) {
        "which timed step is shown: median, or fastest (on a machine shared with other work, whose load "
        "only ever slows a step down)")
       ("warmup", po::value(&a.warmup)->default_value(a.warmup), "untimed steps before them")
-      ("config", po::value(&a.configs)->multitoken(), "tiny and/or small (default: both)")
+      ("config", po::value(&a.configs)->multitoken(), "tiny, small and/or llama (default: all three)")
       ("trainer", po::value(&a.trainer)->default_value(a.trainer),
        "local (LocalTrainer), sharded (ShardedEngine ZeRO-0 + Trainer, as train_gpt) or both")
       ("help,h", "print this help");
@@ -286,13 +289,13 @@ int bench(DistributedContext& ctx, const Args& args) {
       "sgemm ceiling: %.1f GFLOP/s (the kernels' gemm %ldx%ldx%ld, best of 3 shapes, before and after the steps)\n",
       ceiling.gflops, static_cast<long>(ceiling.m), static_cast<long>(ceiling.n), static_cast<long>(ceiling.k));
   std::printf("trainer local: LocalTrainer; sharded: ShardedEngine ZeRO-0 + Trainer on 1 rank (train_gpt's path)\n\n");
-  std::printf("%-6s %-8s %-28s %10s %10s %12s %12s %8s %8s %10s %10s %12s %8s %8s\n", "config", "trainer", "model",
+  std::printf("%-6s %-8s %-52s %10s %10s %12s %12s %8s %8s %10s %10s %12s %8s %8s\n", "config", "trainer", "model",
               "ms/step", "tokens/s", "train GF/s", "sgemm GF/s", "ratio", "paired", "peak MiB", "cache MiB",
               "faults/step", "cpu ms", "sys ms");
   for (std::size_t i = 0; i < results.size(); ++i) {
     const RunResult& r = results[i];
     const BenchConfig& bc = *result_configs[i];
-    std::printf("%-6s %-8s %-28s %10.1f %10.0f %12.1f %12.1f %7.1f%% %7.1f%% %10.1f %10.1f %12lld %8.1f %8.1f\n",
+    std::printf("%-6s %-8s %-52s %10.1f %10.0f %12.1f %12.1f %7.1f%% %7.1f%% %10.1f %10.1f %12lld %8.1f %8.1f\n",
                 bc.name.c_str(), r.trainer.c_str(), (bc.model.to_string() + " B=" + std::to_string(bc.batch)).c_str(),
                 r.shown.seconds * 1e3, r.tokens_per_second, r.gflops, ceiling.gflops, 100.0 * r.gflops / ceiling.gflops,
                 100.0 * r.paired_ratio, static_cast<double>(r.peak_bytes) / (1 << 20),

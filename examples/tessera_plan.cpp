@@ -47,9 +47,9 @@ std::optional<Options> parse(int argc, char** argv) {
   int zero = 0;
   po::options_description desc("Options");
   auto opt = desc.add_options();
-  opt("model", po::value(&model),
-      "preset: tiny, small, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1.5b, "
-      "llama-7b-shaped, llama-13b-shaped (the fields below override it)");
+  std::string presets;
+  for (const std::string& name : model_preset_names()) presets += (presets.empty() ? "" : ", ") + name;
+  opt("model", po::value(&model), ("preset: " + presets + " (the fields below override it)").c_str());
   opt("layers", po::value<std::int64_t>(), "transformer blocks L");
   opt("dim", po::value<std::int64_t>(), "channels C");
   opt("heads", po::value<std::int64_t>(), "attention heads NH");

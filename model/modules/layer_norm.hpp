@@ -3,11 +3,11 @@
 // same kernel: what a pre-LN transformer block does between its two branches.
 #pragma once
 
-#include "tessera/model/module.hpp"
+#include "tessera/model/modules/pre_norm.hpp"
 
 namespace tessera {
 
-class LayerNorm final : public Module {
+class LayerNorm final : public PreNorm {
  public:
   explicit LayerNorm(std::int64_t channels, float eps = 1e-5f);
 
@@ -15,21 +15,9 @@ class LayerNorm final : public Module {
   Tensor forward(Context& ctx, const Tensor& x) override;
   Tensor backward(Context& ctx, Tensor dy) override;
 
-  struct ResidualOutput {
-    Tensor sum;  // (..., C) a + b, the residual stream (kept as the input, as forward keeps x)
-    Tensor out;  // (..., C) layernorm(a + b)
-  };
-  // forward(a + b) with the add in the same kernel; a and b (..., C) f32 of one shape. The same
-  // bits as an add followed by forward.
-  ResidualOutput forward_residual(Context& ctx, const Tensor& a, const Tensor& b);
-  // backward(dy) + dresidual (..., C) in one kernel: the input gradient with the gradient that
-  // reaches the input along the residual path added. The same bits as backward followed by an add.
-  Tensor backward_residual(Context& ctx, const Tensor& dy, const Tensor& dresidual);
-
-  // The output of the last training forward, recomputed from the kept input (selective
-  // recomputation: the consumer did not keep it). Bit-identical to what forward returned; leaves
-  // the kept state for backward in place.
-  Tensor recompute_output(Context& ctx);
+  ResidualOutput forward_residual(Context& ctx, const Tensor& a, const Tensor& b) override;  // one kernel
+  Tensor backward_residual(Context& ctx, const Tensor& dy, const Tensor& dresidual) override;  // one kernel
+  Tensor recompute_output(Context& ctx) override;
 
  protected:
   void clear_own_saved() override;

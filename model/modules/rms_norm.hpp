@@ -1,19 +1,23 @@
 // RmsNorm: root-mean-square normalisation over the last dimension with a learned scale (Llama).
 // x (..., C) f32 -> y (..., C) = x / sqrt(mean(x^2) + eps) * weight. Parameter "weight" (C), ones.
-// Kept for backward: the input and the (rows) f32 reciprocal RMS.
+// Kept for backward: the input and the (rows) f32 reciprocal RMS. As a block's PreNorm, the residual add
+// and its gradient run as separate add kernels (the same bits as a fused kernel would give).
 #pragma once
 
-#include "tessera/model/module.hpp"
+#include "tessera/model/modules/pre_norm.hpp"
 
 namespace tessera {
 
-class RmsNorm final : public Module {
+class RmsNorm final : public PreNorm {
  public:
   explicit RmsNorm(std::int64_t channels, float eps = 1e-5f);
 
   std::string type_name() const override { return "RMSNorm"; }
   Tensor forward(Context& ctx, const Tensor& x) override;
   Tensor backward(Context& ctx, Tensor dy) override;
+  ResidualOutput forward_residual(Context& ctx, const Tensor& a, const Tensor& b) override;  // add, then forward
+  Tensor backward_residual(Context& ctx, const Tensor& dy, const Tensor& dresidual) override;  // backward, then add
+  Tensor recompute_output(Context& ctx) override;
 
  protected:
   void clear_own_saved() override;

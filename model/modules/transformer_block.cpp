@@ -1,6 +1,6 @@
 // TransformerBlock forward/backward: two residual branches. The residual add in front of ln_2 and
-// the residual gradients added to both LayerNorms' input gradients run fused into the LayerNorm
-// kernels when the LayerNorm children are plain (not wrapped); the same bits either way.
+// the residual gradients added to both norms' input gradients go through the norms (PreNorm: fused
+// into the LayerNorm kernels) when the norm children are plain (not wrapped); the same bits either way.
 #include "tessera/model/modules/transformer_block.hpp"
 
 #include <stdexcept>
@@ -22,12 +22,12 @@ Tensor residual_add(Context& ctx, const Tensor& a, const Tensor& b) {
   return out;
 }
 
-// The child in `slot` when it is a plain LayerNorm (the fused residual path), else null.
-LayerNorm* plain_layer_norm(ModuleSlot& slot) { return dynamic_cast<LayerNorm*>(slot.module.get()); }
+// The child in `slot` when it is a plain norm (the fused residual path), else null.
+PreNorm* plain_norm(ModuleSlot& slot) { return dynamic_cast<PreNorm*>(slot.module.get()); }
 
 // dx = ln.backward(dy) + dresidual: fused when `slot` holds a plain LayerNorm.
 Tensor layer_norm_backward_residual(Context& ctx, ModuleSlot& slot, Tensor dy, const Tensor& dresidual) {
-  if (LayerNorm* ln = plain_layer_norm(slot)) return ln->backward_residual(ctx, dy, dresidual);
+  if (PreNorm* ln = plain_norm(slot)) return ln->backward_residual(ctx, dy, dresidual);
   Tensor dx = slot->backward(ctx, std::move(dy));
   ctx.device.kernels().add(dx.data_as<float>(), dx.data_as<float>(), dresidual.data_as<float>(), dresidual.numel());
   return dx;
@@ -82,8 +82,8 @@ Tensor TransformerBlock::forward(Context& ctx, const Tensor& x) {
   Tensor x1, h;  // x1 = x + attn(ln_1(x)); h = ln_2(x1)
   {
     Tensor a = attn_->forward(ctx, ln_1_->forward(ctx, x));
-    if (LayerNorm* ln_2 = plain_layer_norm(ln_2_)) {
-      LayerNorm::ResidualOutput r = ln_2->forward_residual(ctx, x, a);
+    if (PreNorm* ln_2 = plain_norm(ln_2_)) {
+      PreNorm::ResidualOutput r = ln_2->forward_residual(ctx, x, a);
       x1 = std::move(r.sum);
       h = std::move(r.out);
     } else {
@@ -96,16 +96,11 @@ Tensor TransformerBlock::forward(Context& ctx, const Tensor& x) {
 }
 
 void TransformerBlock::set_recompute(RecomputeMode mode) {
-  if (dynamic_cast<RmsNorm*>(ln_1_.module.get()) != nullptr) {
-    throw std::invalid_argument(
-        "selective recomputation is for GPT-2 blocks; a Llama block recomputes whole: use the blocks or "
-        "every:K policy");
-  }
   // Check every child before changing any, so a refused call leaves the block as it was.
-  child_as<LayerNorm>(ln_1_, "LayerNorm");
+  child_as<PreNorm>(ln_1_, "norm");
   auto& attn = child_as<CausalSelfAttention>(attn_, "CausalSelfAttention");
-  child_as<LayerNorm>(ln_2_, "LayerNorm");
-  auto& mlp = child_as<Mlp>(mlp_, "MLP");
+  child_as<PreNorm>(ln_2_, "norm");
+  auto& mlp = child_as<ElementwiseRecomputable>(mlp_, "MLP");
   attn.set_recompute(mode);
   mlp.set_recompute(mode);
   recompute_ = mode;
@@ -120,10 +115,10 @@ Tensor TransformerBlock::backward(Context& ctx, Tensor dy) {
 }
 
 Tensor TransformerBlock::backward_recomputing(Context& ctx, const Tensor& dy) {
-  auto& ln_1 = child_as<LayerNorm>(ln_1_, "LayerNorm");
+  auto& ln_1 = child_as<PreNorm>(ln_1_, "norm");
   auto& attn = child_as<CausalSelfAttention>(attn_, "CausalSelfAttention");
-  auto& ln_2 = child_as<LayerNorm>(ln_2_, "LayerNorm");
-  auto& mlp = child_as<Mlp>(mlp_, "MLP");
+  auto& ln_2 = child_as<PreNorm>(ln_2_, "norm");
+  auto& mlp = child_as<ElementwiseRecomputable>(mlp_, "MLP");
   // As backward, with each LayerNorm output recomputed just before the branch that consumes it.
   Tensor dx1 = ln_2.backward_residual(ctx, mlp.backward_with_input(ctx, dy, ln_2.recompute_output(ctx)), dy);
   return ln_1.backward_residual(ctx, attn.backward_with_input(ctx, dx1, ln_1.recompute_output(ctx)), dx1);

@@ -33,8 +33,7 @@ class TransformerBlock final : public Module {
   Tensor backward(Context& ctx, Tensor dy) override;
 
   // Sets the mode of this block and of its attn and mlp children, which must not be wrapped
-  // (throws std::invalid_argument naming the child otherwise). GPT-2 blocks only: a Llama block
-  // throws std::invalid_argument (it recomputes whole, under a RecomputeWrapper).
+  // (throws std::invalid_argument naming the child otherwise).
   void set_recompute(RecomputeMode mode);
   RecomputeMode recompute() const { return recompute_; }
 

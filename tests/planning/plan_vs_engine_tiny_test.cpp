@@ -3,7 +3,8 @@
 // the byte, and so within the 5% the planner promises — for ZeRO stages 0-3, every
 // activation-checkpointing policy, bf16 parameters and reduce, hybrid groups, prefetch depths,
 // kept parameters, accumulation, optimizer offload (host memory and NVMe, with its staging buffers
-// and file bytes) and 8-bit optimizer state.
+// and file bytes) and 8-bit optimizer state; and the tiny Llama (grouped-query attention, untied
+// head) at every stage.
 // tessera-test-ranks: 1 2 4
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -31,6 +32,15 @@ TEST(PlanVsEngineTiny, EveryStageAndCheckpointingPolicy) {
   for (int st = 0; st <= 3; ++st) {
     for (const char* policy : {"none", "blocks", "every:2", "selective"}) {
       check(plan_for("tiny", parse_zero_stage(st), world.size(), 2, policy), world);
+    }
+  }
+}
+
+TEST(PlanVsEngineTiny, LlamaAtEveryStage) {
+  MpiCommunicator world(MPI_COMM_WORLD);
+  for (int st = 0; st <= 3; ++st) {
+    for (const char* policy : {"none", "blocks", "selective"}) {
+      check(plan_for("llama-tiny", parse_zero_stage(st), world.size(), 2, policy), world);
     }
   }
 }
