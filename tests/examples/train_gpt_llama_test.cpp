@@ -5,6 +5,7 @@
 // tessera-test-timeout: 240
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -106,6 +107,22 @@ TEST_F(TrainLlama, LossFallsOnTheDefaultCorpusAsTheGptsDoes) {
   EXPECT_LT(llama_last, gpt_last + 0.3) << "Llama " << llama_last << " vs GPT " << gpt_last;
   EXPECT_LT(eight_bit_last, llama_last + 0.3) << "Llama with 8-bit AdamW " << eight_bit_last << " vs AdamW "
                                               << llama_last;
+}
+
+// Llama 3-sized vocabularies need ids beyond uint16: their token files are llm.c's version 2
+// (uint32 tokens), which train_gpt reads as it reads version 1.
+TEST_F(TrainLlama, TrainsOnUint32TokenFiles) {
+  const std::string wide = (dir_ / "wide.bin").string();
+  write_token_file(wide, testing::random_tokens(20000, 70000));
+  const std::string metrics = (dir_ / "wide.jsonl").string();
+  const ProcessResult r = run_bounded(train_gpt_ + testing::set_flag(testing::set_flag(llama_flags(), "--data", wide),
+                                                                     "--vocab", "70016") +
+                                          " --steps 2 --metrics " + metrics,
+                                      120);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::vector<std::string> losses = losses_of(metrics);
+  ASSERT_EQ(losses.size(), 2u);
+  EXPECT_NEAR(std::stod(losses[0]), std::log(70016.0), 0.1) << "uniform over the 70016 ids at step 1";
 }
 
 TEST_F(TrainLlama, RefusesFlagsThatDoNotFitTheModel) {

@@ -97,8 +97,7 @@ void TokenDataset::read(std::int64_t first, std::int64_t count, std::int32_t* ou
     const TokenFile& file = files_->files[f];
     const std::int64_t local = global - starts[f];
     const std::int64_t n = std::min(global_end, starts[f + 1]) - global;
-    const std::uint16_t* src = file.tokens().data() + local;
-    for (std::int64_t k = 0; k < n; ++k) out[k] = src[k];
+    file.copy_tokens(local, n, out);
     out += n;
     global += n;
     ++f;

@@ -63,18 +63,26 @@ bool read_exact(int fd, void* data, std::size_t bytes) {
   return true;
 }
 
-std::vector<std::uint16_t> narrow_tokens(const std::string& path, std::span<const std::int32_t> tokens) {
-  std::vector<std::uint16_t> out(tokens.size());
+// The tokens as the file stores them: uint16 when every id fits (and always for a raw file, which
+// refuses a larger one), else uint32. Negative ids are refused.
+template <typename T>
+std::vector<T> narrow_tokens(const std::string& path, std::span<const std::int32_t> tokens) {
+  std::vector<T> out(tokens.size());
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const std::int32_t t = tokens[i];
-    if (t < 0 || t > kMaxTokenId) {
-      throw std::invalid_argument(path + ": token " + std::to_string(i) + " is " + std::to_string(t) + ", outside 0.." +
-                                  std::to_string(kMaxTokenId) +
-                                  " that a uint16 token file can hold; use a vocabulary under 65536");
+    if (t < 0) {
+      throw std::invalid_argument(path + ": token " + std::to_string(i) + " is " + std::to_string(t) +
+                                  ", negative; token ids start at 0");
     }
-    out[i] = static_cast<std::uint16_t>(t);
+    out[i] = static_cast<T>(t);
   }
   return out;
+}
+
+std::int32_t largest_id(std::span<const std::int32_t> tokens) {
+  std::int32_t most = 0;
+  for (const std::int32_t t : tokens) most = std::max(most, t);
+  return most;
 }
 
 // Checks an llm.c header against the file size; returns the token count.
@@ -85,20 +93,20 @@ std::int64_t check_llmc_header(const std::string& path, const std::array<std::in
                    ": not an llm.c token file; if it holds raw uint16 tokens without a header (nanoGPT), "
                    "open it with the raw-uint16 format (train_gpt --data-format nanogpt)");
   }
-  if (header[1] != kTokenFileVersion) {
+  if (header[1] != kTokenFileVersion && header[1] != kTokenFileVersionU32) {
     fail(path, "header version is " + std::to_string(header[1]) + ", expected " + std::to_string(kTokenFileVersion) +
-                   " (uint16 tokens)" +
-                   (header[1] == 2 ? "; version 2 holds uint32 tokens, which Tessera does not read" : "") +
-                   "; re-create the file with tessera_prepare");
+                   " (uint16 tokens) or " + std::to_string(kTokenFileVersionU32) +
+                   " (uint32 tokens); re-create the file with tessera_prepare");
   }
+  const std::int64_t width = header[1] == kTokenFileVersion ? 2 : 4;
   const std::int64_t count = header[2];
   if (count < 0) fail(path, "header says " + std::to_string(count) + " tokens (negative); the header is corrupt");
   const std::int64_t payload = file_bytes - static_cast<std::int64_t>(kTokenFileHeaderBytes);
-  const std::int64_t expected = count * static_cast<std::int64_t>(sizeof(std::uint16_t));
+  const std::int64_t expected = count * width;
   if (payload != expected) {
-    const std::int64_t held = payload / static_cast<std::int64_t>(sizeof(std::uint16_t));
+    const std::int64_t held = payload / width;
     std::string what = "header says " + std::to_string(count) + " tokens but the file holds " + std::to_string(held);
-    if (payload % 2 != 0) what += " and a half";
+    if (payload % width != 0) what += width == 2 ? " and a half" : " and a part";
     what += payload < expected ? "; the file is truncated — re-run tessera_prepare"
                                : "; the file has extra bytes after the tokens — re-run tessera_prepare";
     fail(path, what);
@@ -125,9 +133,9 @@ void write_tokenizer_record(const std::string& path, const TokenizerSpec& spec, 
 }
 
 // The record's vocabulary against the tokenizer it names: the byte tokenizer's and GPT-2's sizes are
-// fixed; a learned BPE's ids must fit the file's uint16 tokens. A header's word is never trusted
-// beyond what its tokenizer can have, since programs size models from it.
-void check_record_vocab(const std::string& path, const TokenizerSpec& spec) {
+// fixed; a learned BPE's ids must fit the file's tokens (uint16, or uint32 up to 2^31 - 1). A
+// header's word is never trusted beyond what its tokenizer can have, since programs size models from it.
+void check_record_vocab(const std::string& path, const TokenizerSpec& spec, std::int64_t token_bytes) {
   const std::int32_t vocab = spec.vocab_size;
   std::int32_t expected = 0;
   if (spec.kind == TokenizerKind::kBytes) expected = bytes_tokenizer_spec().vocab_size;
@@ -137,10 +145,11 @@ void check_record_vocab(const std::string& path, const TokenizerSpec& spec) {
                    tokenizer_kind_name(spec.kind) + " tokenizer it names has " + std::to_string(expected) +
                    " tokens; the header is corrupt — re-run tessera_prepare");
   }
-  if (vocab < 1 || vocab > kMaxTokenId + 1) {
+  const std::int64_t most = token_bytes == 2 ? std::int64_t{kMaxTokenId} + 1 : std::numeric_limits<std::int32_t>::max();
+  if (vocab < 1 || vocab > most) {
     fail(path, "header[6] (the tokenizer record's vocabulary) is " + std::to_string(vocab) + ", outside 1.." +
-                   std::to_string(kMaxTokenId + 1) +
-                   " that a uint16 token file's tokenizer can have; the header is corrupt — re-run tessera_prepare");
+                   std::to_string(most) + " that a " + (token_bytes == 2 ? "uint16" : "uint32") +
+                   " token file's tokenizer can have; the header is corrupt — re-run tessera_prepare");
   }
 }
 
@@ -161,7 +170,7 @@ std::optional<TokenizerSpec> read_tokenizer_record(const std::string& path, cons
   TokenizerSpec spec;
   spec.kind = static_cast<TokenizerKind>(kind);
   spec.vocab_size = header[6];
-  check_record_vocab(path, spec);
+  check_record_vocab(path, spec, header[1] == kTokenFileVersionU32 ? 4 : 2);
   spec.files_hash = static_cast<std::uint64_t>(static_cast<std::uint32_t>(header[7])) |
                     (static_cast<std::uint64_t>(static_cast<std::uint32_t>(header[8])) << 32);
   std::string dir(static_cast<std::size_t>(dir_bytes), '\0');
@@ -207,7 +216,13 @@ void write_token_file(const std::string& path, std::span<const std::int32_t> tok
                                 " tokens do not fit the int32 count of one llm.c token file; split them into "
                                 "several files (shards) of at most 2147483647 tokens");
   }
-  const std::vector<std::uint16_t> narrow = narrow_tokens(path, tokens);
+  const bool wide = largest_id(tokens) > kMaxTokenId;
+  if (wide && format != TokenFileFormat::kLlmc) {
+    throw std::invalid_argument(path + ": token id " + std::to_string(largest_id(tokens)) +
+                                " does not fit a raw uint16 token file; write the llmc format (uint32 tokens)");
+  }
+  const std::vector<std::uint16_t> narrow = wide ? std::vector<std::uint16_t>{} : narrow_tokens<std::uint16_t>(path, tokens);
+  const std::vector<std::uint32_t> words = wide ? narrow_tokens<std::uint32_t>(path, tokens) : std::vector<std::uint32_t>{};
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
@@ -217,12 +232,16 @@ void write_token_file(const std::string& path, std::span<const std::int32_t> tok
     if (format == TokenFileFormat::kLlmc) {
       std::array<std::int32_t, kTokenFileHeaderInts> header{};
       header[0] = kTokenFileMagic;
-      header[1] = kTokenFileVersion;
+      header[1] = wide ? kTokenFileVersionU32 : kTokenFileVersion;
       header[2] = static_cast<std::int32_t>(tokens.size());
       if (tokenizer) write_tokenizer_record(path, *tokenizer, header);
       write_all(fd, header.data(), kTokenFileHeaderBytes, tmp);
     }
-    write_all(fd, narrow.data(), narrow.size() * sizeof(std::uint16_t), tmp);
+    if (wide) {
+      write_all(fd, words.data(), words.size() * sizeof(std::uint32_t), tmp);
+    } else {
+      write_all(fd, narrow.data(), narrow.size() * sizeof(std::uint16_t), tmp);
+    }
     if (::fsync(fd) != 0) fail(tmp, "fsync failed: " + errno_text());
   } catch (...) {
     ::unlink(tmp.c_str());
@@ -247,6 +266,7 @@ TokenFile TokenFile::open(const std::string& path, TokenFileFormat format) {
   std::size_t offset = 0;
   std::int64_t count = 0;
   std::optional<TokenizerSpec> file_tokenizer;
+  int token_bytes = 2;
   if (format == TokenFileFormat::kLlmc) {
     if (file_bytes < static_cast<std::int64_t>(kTokenFileHeaderBytes)) {
       fail(path, "file is " + std::to_string(file_bytes) + " bytes, shorter than the " +
@@ -258,6 +278,7 @@ TokenFile TokenFile::open(const std::string& path, TokenFileFormat format) {
     if (!read_exact(fd, header.data(), kTokenFileHeaderBytes)) fail(path, "cannot read the header: " + errno_text());
     count = check_llmc_header(path, header, file_bytes);
     offset = kTokenFileHeaderBytes;
+    token_bytes = header[1] == kTokenFileVersionU32 ? 4 : 2;
     file_tokenizer = read_tokenizer_record(path, header);
   } else {
     if (file_bytes % 2 != 0) {
@@ -276,15 +297,36 @@ TokenFile TokenFile::open(const std::string& path, TokenFileFormat format) {
   file.path_ = path;
   file.format_ = format;
   file.num_tokens_ = count;
+  file.token_bytes_ = token_bytes;
   file.tokenizer_ = std::move(file_tokenizer);
   if (file_bytes > 0) {
     void* mapping = ::mmap(nullptr, static_cast<std::size_t>(file_bytes), PROT_READ, MAP_PRIVATE, fd, 0);
     if (mapping == MAP_FAILED) fail(path, "mmap failed: " + errno_text());
     file.mapping_ = mapping;
     file.mapping_bytes_ = static_cast<std::size_t>(file_bytes);
-    file.tokens_ = reinterpret_cast<const std::uint16_t*>(static_cast<const char*>(mapping) + offset);
+    file.tokens_ = static_cast<const char*>(mapping) + offset;
   }
   return file;
+}
+
+std::span<const std::uint16_t> TokenFile::tokens() const {
+  if (token_bytes_ != 2) throw std::logic_error(path_ + " holds uint32 tokens: read them with tokens32()");
+  return {static_cast<const std::uint16_t*>(tokens_), static_cast<std::size_t>(num_tokens_)};
+}
+
+std::span<const std::uint32_t> TokenFile::tokens32() const {
+  if (token_bytes_ != 4) throw std::logic_error(path_ + " holds uint16 tokens: read them with tokens()");
+  return {static_cast<const std::uint32_t*>(tokens_), static_cast<std::size_t>(num_tokens_)};
+}
+
+void TokenFile::copy_tokens(std::int64_t first, std::int64_t count, std::int32_t* out) const {
+  if (token_bytes_ == 2) {
+    const std::uint16_t* src = static_cast<const std::uint16_t*>(tokens_) + first;
+    for (std::int64_t k = 0; k < count; ++k) out[k] = src[k];
+  } else {
+    const std::uint32_t* src = static_cast<const std::uint32_t*>(tokens_) + first;
+    for (std::int64_t k = 0; k < count; ++k) out[k] = static_cast<std::int32_t>(src[k]);
+  }
 }
 
 TokenFile::TokenFile(TokenFile&& other) noexcept { *this = std::move(other); }
@@ -297,6 +339,7 @@ TokenFile& TokenFile::operator=(TokenFile&& other) noexcept {
     mapping_ = std::exchange(other.mapping_, nullptr);
     mapping_bytes_ = std::exchange(other.mapping_bytes_, 0);
     tokens_ = std::exchange(other.tokens_, nullptr);
+    token_bytes_ = other.token_bytes_;
     num_tokens_ = std::exchange(other.num_tokens_, 0);
     tokenizer_ = std::exchange(other.tokenizer_, std::nullopt);
   }

@@ -2,6 +2,7 @@
 #include "tessera/text/data/token_id_check.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "tessera/core/setting_error.hpp"
@@ -11,25 +12,39 @@ namespace {
 constexpr std::size_t kBlock = 1 << 16;  // tokens per maximum (128 KiB): stops early in a bad file
 }
 
-std::optional<TokenOutsideVocab> find_token_outside_vocab(std::span<const std::uint16_t> tokens, std::int64_t vocab) {
-  if (vocab > 65535) return std::nullopt;  // every uint16 id fits
-  const std::uint16_t limit = static_cast<std::uint16_t>(std::max<std::int64_t>(vocab, 0));
+namespace {
+
+template <typename T>
+std::optional<TokenOutsideVocab> find_outside(std::span<const T> tokens, std::int64_t vocab) {
+  if (vocab > static_cast<std::int64_t>(std::numeric_limits<T>::max())) return std::nullopt;  // every id fits
+  const T limit = static_cast<T>(std::max<std::int64_t>(vocab, 0));
   for (std::size_t begin = 0; begin < tokens.size(); begin += kBlock) {
     const std::size_t end = std::min(tokens.size(), begin + kBlock);
-    std::uint16_t highest = 0;
+    T highest = 0;
 #pragma omp simd reduction(max : highest)
     for (std::size_t i = begin; i < end; ++i) highest = tokens[i] > highest ? tokens[i] : highest;
     if (highest < limit && vocab > 0) continue;
     for (std::size_t i = begin; i < end; ++i) {
-      if (tokens[i] >= limit) return TokenOutsideVocab{static_cast<std::int64_t>(i), tokens[i]};
+      if (tokens[i] >= limit) return TokenOutsideVocab{static_cast<std::int64_t>(i), static_cast<std::int64_t>(tokens[i])};
     }
   }
   return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<TokenOutsideVocab> find_token_outside_vocab(std::span<const std::uint16_t> tokens, std::int64_t vocab) {
+  return find_outside(tokens, vocab);
+}
+
+std::optional<TokenOutsideVocab> find_token_outside_vocab(std::span<const std::uint32_t> tokens, std::int64_t vocab) {
+  return find_outside(tokens, vocab);
+}
+
 void check_token_ids(const TokenDataset& dataset, std::int64_t vocab) {
   for (const TokenFile& file : dataset.files()) {
-    const std::optional<TokenOutsideVocab> bad = find_token_outside_vocab(file.tokens(), vocab);
+    const std::optional<TokenOutsideVocab> bad = file.token_bytes() == 2 ? find_token_outside_vocab(file.tokens(), vocab)
+                                                                          : find_token_outside_vocab(file.tokens32(), vocab);
     if (!bad) continue;
     throw SettingError(
         "model.vocab_size", std::to_string(vocab),

@@ -14,11 +14,12 @@ namespace tessera {
 
 struct TokenOutsideVocab {
   std::int64_t position = 0;  // index of the token in its file (0: the first token after the header)
-  std::int32_t id = 0;
+  std::int64_t id = 0;
 };
 
 // The first token of `tokens` (uint16) that is >= vocab, or nullopt when every id fits.
 std::optional<TokenOutsideVocab> find_token_outside_vocab(std::span<const std::uint16_t> tokens, std::int64_t vocab);
+std::optional<TokenOutsideVocab> find_token_outside_vocab(std::span<const std::uint32_t> tokens, std::int64_t vocab);
 
 // Checks every file behind `dataset` (whole files, also for a slice). Throws SettingError
 // ("model.vocab_size") naming the file, the first offending id and its position, the vocabulary,

@@ -1,4 +1,5 @@
-// The tiny GPT on the CUDA device against the CPU device, same seed and batch: the loss and every
+// The tiny GPT (and the tiny Llama: RMSNorm, rotary grouped-query attention, SwiGLU, untied head) on
+// the CUDA device against the CPU device, same seed and batch: the loss and every
 // parameter gradient within the f32 tolerance (precision/tolerance.hpp) with f32 GEMM math, and the
 // losses of a few LocalTrainer steps (AdamW, clipping) within a looser bound, since small gradient
 // differences move Adam's normalised updates. With bf16 GEMM math (tensor cores, and cuDNN's fused
@@ -51,11 +52,17 @@ struct ForwardBackward {
   std::vector<std::vector<float>> grads;
 };
 
-ForwardBackward forward_backward(Device& device) {
-  Gpt model(small_gpt());
+// The small GPT's sizes in Llama's layout: 4 query heads sharing 2 key/value heads.
+GptConfig small_llama() {
+  const GptConfig g = small_gpt();
+  return GptConfig::llama(g.vocab_size, g.max_seq_len, g.layers, g.heads, g.channels, 2, 96);
+}
+
+ForwardBackward forward_backward(Device& device, const GptConfig& config) {
+  Gpt model(config);
   materialize_parameters(model, device, kSeed);
   allocate_gradients(model, device);
-  const MicroBatch batch = batch_of(device, small_gpt(), 5);
+  const MicroBatch batch = batch_of(device, config, 5);
   Context ctx(device);
   CrossEntropyLoss loss;
   ForwardBackward out;
@@ -74,15 +81,17 @@ TEST(CudaGpt, LossAndEveryGradientMatchTheCpuDevice) {
   TESSERA_REQUIRE_GPU();
   auto cpu = make_cpu_device();
   CudaDevice gpu(0, GemmMath::kF32);
-  const ForwardBackward expected = forward_backward(*cpu);
-  const ForwardBackward actual = forward_backward(gpu);
-  EXPECT_NEAR(actual.loss, expected.loss, kF32Tolerance * std::fabs(expected.loss))
-      << "loss on " << gpu.name() << " vs the CPU";
-  ASSERT_EQ(actual.grads.size(), expected.grads.size());
-  for (std::size_t i = 0; i < expected.grads.size(); ++i) {
-    const std::string error =
-        compare_relative(actual.grads[i], expected.grads[i], kF32Tolerance, "gradient of " + expected.names[i]);
-    EXPECT_TRUE(error.empty()) << error;
+  for (const GptConfig& config : {small_gpt(), small_llama()}) {
+    const ForwardBackward expected = forward_backward(*cpu, config);
+    const ForwardBackward actual = forward_backward(gpu, config);
+    EXPECT_NEAR(actual.loss, expected.loss, kF32Tolerance * std::fabs(expected.loss))
+        << config.to_string() << ": loss on " << gpu.name() << " vs the CPU";
+    ASSERT_EQ(actual.grads.size(), expected.grads.size());
+    for (std::size_t i = 0; i < expected.grads.size(); ++i) {
+      const std::string error = compare_relative(actual.grads[i], expected.grads[i], kF32Tolerance,
+                                                 config.to_string() + ": gradient of " + expected.names[i]);
+      EXPECT_TRUE(error.empty()) << error;
+    }
   }
 }
 

@@ -118,19 +118,52 @@ TEST_F(TokenFileTest, WriteLeavesNoTemporaryFileAndReplacesOld) {
   EXPECT_EQ(TokenFile::open(path("x.bin")).num_tokens(), 20);
 }
 
-TEST_F(TokenFileTest, WriteRefusesIdsThatDoNotFitUint16) {
+TEST_F(TokenFileTest, WriteRefusesNegativeIds) {
   const std::string file = path("bad.bin");
-  for (const std::int32_t bad : {65536, -1}) {
-    std::vector<std::int32_t> tokens = {1, 2, 3, bad};
-    try {
-      write_token_file(file, tokens);
-      FAIL() << "id " << bad << " was accepted";
-    } catch (const std::invalid_argument& e) {
-      const std::string message = e.what();
-      EXPECT_NE(message.find(file), std::string::npos) << message;
-      EXPECT_NE(message.find("token 3 is " + std::to_string(bad)), std::string::npos) << message;
-    }
-    EXPECT_FALSE(fs::exists(file)) << "a refused write must not create the file";
+  std::vector<std::int32_t> tokens = {1, 2, 3, -1};
+  try {
+    write_token_file(file, tokens);
+    FAIL() << "id -1 was accepted";
+  } catch (const std::invalid_argument& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(file), std::string::npos) << message;
+    EXPECT_NE(message.find("token 3 is -1"), std::string::npos) << message;
+  }
+  EXPECT_FALSE(fs::exists(file)) << "a refused write must not create the file";
+}
+
+// Ids beyond uint16 (Llama 3's 128256-token vocabulary) are written as llm.c does for them:
+// version 2, uint32 tokens; a raw file, which has no header to say so, refuses them.
+TEST_F(TokenFileTest, IdsBeyondUint16WriteVersion2WithUint32Tokens) {
+  const std::string file = path("wide.bin");
+  const std::vector<std::int32_t> tokens = {0, 65535, 65536, 128255, 7, 2147483647};
+  write_token_file(file, tokens, TokenFileFormat::kLlmc, gpt2_tokenizer_spec());
+  const std::vector<char> bytes = read_bytes(file);
+  ASSERT_EQ(bytes.size(), kTokenFileHeaderBytes + tokens.size() * 4);
+  std::int32_t version = 0;
+  std::memcpy(&version, bytes.data() + 4, 4);
+  EXPECT_EQ(version, kTokenFileVersionU32);
+  const TokenFile read = TokenFile::open(file);
+  EXPECT_EQ(read.token_bytes(), 4);
+  ASSERT_EQ(read.num_tokens(), static_cast<std::int64_t>(tokens.size()));
+  for (std::size_t i = 0; i < tokens.size(); ++i) EXPECT_EQ(read.token(static_cast<std::int64_t>(i)), tokens[i]);
+  std::vector<std::int32_t> copied(3);
+  read.copy_tokens(2, 3, copied.data());
+  EXPECT_EQ(copied, (std::vector<std::int32_t>{65536, 128255, 7}));
+  EXPECT_EQ(read.tokens32()[3], 128255u);
+  EXPECT_THROW(read.tokens(), std::logic_error);
+  ASSERT_TRUE(read.tokenizer().has_value());
+  EXPECT_EQ(read.tokenizer()->kind, TokenizerKind::kGpt2);
+  // Ids that fit stay version 1, uint16, readable by every llm.c tool.
+  write_token_file(file, ramp(8));
+  EXPECT_EQ(TokenFile::open(file).token_bytes(), 2);
+  EXPECT_THROW(TokenFile::open(file).tokens32(), std::logic_error);
+  try {
+    write_token_file(path("raw.bin"), tokens, TokenFileFormat::kRawUint16);
+    FAIL() << "a raw file took id 65536";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("token id 2147483647 does not fit a raw uint16 token file"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -184,12 +217,13 @@ TEST_F(TokenFileTest, FileShorterThanHeaderIsRefused) {
 TEST_F(TokenFileTest, WrongVersionIsRefused) {
   const std::string file = path("v.bin");
   write_token_file(file, ramp(8));
-  set_header_int(file, 1, 2);
-  const std::string message = open_error(file);
-  EXPECT_NE(message.find(file + ": header version is 2, expected 1 (uint16 tokens)"), std::string::npos) << message;
-  EXPECT_NE(message.find("uint32"), std::string::npos) << message;
+  set_header_int(file, 1, 2);  // a uint32 file of 8 tokens would be 32 bytes: these are 16
+  EXPECT_NE(open_error(file).find("header says 8 tokens but the file holds 4"), std::string::npos) << open_error(file);
   set_header_int(file, 1, 7);
-  EXPECT_NE(open_error(file).find("header version is 7, expected 1"), std::string::npos) << open_error(file);
+  const std::string message = open_error(file);
+  EXPECT_NE(message.find(file + ": header version is 7, expected 1 (uint16 tokens) or 2 (uint32 tokens)"),
+            std::string::npos)
+      << message;
 }
 
 TEST_F(TokenFileTest, NegativeCountIsRefused) {
