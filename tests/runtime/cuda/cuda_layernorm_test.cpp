@@ -14,6 +14,7 @@
 namespace tessera {
 namespace {
 
+using test::describe;
 using test::DeviceBuffer;
 using test::expect_close;
 using test::random_floats;
@@ -21,10 +22,6 @@ using test::random_floats;
 class CudaLayerNorm : public test::CudaKernelTest {};
 
 constexpr float kEps = 1e-5f;
-
-std::string describe(std::int64_t n, std::int64_t c) {
-  return "(n=" + std::to_string(n) + ",c=" + std::to_string(c) + ")";
-}
 
 TEST_F(CudaLayerNorm, ForwardAndBackwardMatchCpu) {
   for (auto [n, c] : {std::pair<std::int64_t, std::int64_t>{1, 5}, {7, 37}, {33, 768}, {600, 100}}) {

@@ -92,6 +92,11 @@ class CudaKernelTest : public ::testing::Test {
   CpuKernels cpu_;
 };
 
+// "(n=33,c=768)": the shape of a row-wise kernel's case, for its messages.
+inline std::string describe(std::int64_t n, std::int64_t c) {
+  return "(n=" + std::to_string(n) + ",c=" + std::to_string(c) + ")";
+}
+
 inline std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> dist(lo, hi);
