@@ -60,8 +60,8 @@ TESSERA_KERNEL_OP(embedding_forward, kElementwise,
                    std::int64_t t, std::int64_t c, std::int64_t v),
                   (out, tokens, wte, wpe, b, t, c, v))
 // dwte (v,c) += scatter of dout rows by token; dwpe (maxT,c) += sum over batch of dout (b,t,c)
-// (dwpe null: no position table). Deterministic: rows hitting the same token are added in (b,t) order. Tokens outside [0, v) throw
-// std::out_of_range before anything is written.
+// (dwpe null: no position table). Deterministic: rows hitting the same token are added in (b,t) order. Tokens outside
+// [0, v) throw std::out_of_range before anything is written.
 TESSERA_KERNEL_OP(embedding_backward, kElementwise,
                   (float* dwte, float* dwpe, const float* dout, const std::int32_t* tokens, std::int64_t b,
                    std::int64_t t, std::int64_t c, std::int64_t v),

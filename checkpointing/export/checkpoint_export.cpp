@@ -189,7 +189,8 @@ ExportSummary export_model_directory(const fs::path& checkpoint, const fs::path&
   try {
     summary.tokenizer = write_export_tokenizer(CheckpointParameters(checkpoint).meta().config, out);
   } catch (const std::exception& e) {
-    throw CheckpointError(CheckpointErrorKind::kIo, std::string("the tokenizer files of ") + out.string() + ": " + e.what());
+    throw CheckpointError(CheckpointErrorKind::kIo,
+                          std::string("the tokenizer files of ") + out.string() + ": " + e.what());
   }
   return summary;
 }

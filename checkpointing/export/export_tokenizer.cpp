@@ -31,8 +31,8 @@ void copy_tokenizer_file(const fs::path& from, const fs::path& to) {
 std::string write_export_tokenizer(const RunConfig& config, const fs::path& dir) {
   const std::optional<TokenizerSpec> spec = stored_tokenizer(config);
   if (!spec) return "no tokenizer files: the checkpoint does not record its tokenizer";
-  const std::string written = std::string(kHfTokenizerFileName) + ", " + kHfTokenizerConfigFileName + " (" +
-                              spec->describe() + ")";
+  const std::string written =
+      std::string(kHfTokenizerFileName) + ", " + kHfTokenizerConfigFileName + " (" + spec->describe() + ")";
   switch (spec->kind) {
     case TokenizerKind::kBytes: write_hf_tokenizer_files(dir, byte_vocabulary()); return written;
     case TokenizerKind::kBpe:

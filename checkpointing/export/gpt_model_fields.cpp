@@ -59,9 +59,12 @@ GptConfig gpt_config_of(const RunConfig& config, const std::string& where) {
     gpt.tied_head = !gpt.is_llama();
     if (text("kv_heads") != nullptr) gpt.kv_heads = field(config, "kv_heads", where);
     if (text("ffn_dim") != nullptr) gpt.ffn_dim = field(config, "ffn_dim", where);
-    if (const std::string* t = text("rope_theta")) gpt.rope_theta = static_cast<float>(parse_finite(*t, where + ": model field rope_theta"));
-    if (const std::string* e = text("norm_eps")) gpt.norm_eps = static_cast<float>(parse_finite(*e, where + ": model field norm_eps"));
-    if (const std::string* h = text("tied_head")) gpt.tied_head = parse_integer(*h, where + ": model field tied_head", 0) != 0;
+    if (const std::string* t = text("rope_theta"))
+      gpt.rope_theta = static_cast<float>(parse_finite(*t, where + ": model field rope_theta"));
+    if (const std::string* e = text("norm_eps"))
+      gpt.norm_eps = static_cast<float>(parse_finite(*e, where + ": model field norm_eps"));
+    if (const std::string* h = text("tied_head"))
+      gpt.tied_head = parse_integer(*h, where + ": model field tied_head", 0) != 0;
   } catch (const std::invalid_argument& e) {
     throw CheckpointError(CheckpointErrorKind::kCorruptData, e.what());
   }

@@ -3,8 +3,8 @@
 
 #include <fstream>
 #include <limits>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
@@ -47,7 +47,8 @@ class ComputationFields {
 
   // A boolean switch: absent/null, or `computed`; any other value refused.
   void require_switch(const char* key, bool computed) const {
-    if (present(key) && config_.at(key) != computed) refuse(key, computed ? "true (the default)" : "false (the default)");
+    if (present(key) && config_.at(key) != computed)
+      refuse(key, computed ? "true (the default)" : "false (the default)");
   }
 
   // A positive number (an epsilon, a rotary base) when present.
@@ -61,7 +62,8 @@ class ComputationFields {
   }
 
   // A string field with one computed value.
-  void require_string(const char* key, std::initializer_list<const char*> computed, const std::string& supported) const {
+  void require_string(const char* key, std::initializer_list<const char*> computed,
+                      const std::string& supported) const {
     if (!present(key)) return;
     const json& v = config_.at(key);
     for (const char* c : computed) {
@@ -106,11 +108,10 @@ GptConfig read_gpt2(const json& config, const std::filesystem::path& path) {
 }
 
 GptConfig read_llama(const json& config, const std::filesystem::path& path) {
-  GptConfig g = GptConfig::llama(positive_field(config, "vocab_size", path),
-                                 positive_field(config, "max_position_embeddings", path),
-                                 positive_field(config, "num_hidden_layers", path),
-                                 positive_field(config, "num_attention_heads", path),
-                                 positive_field(config, "hidden_size", path));
+  GptConfig g = GptConfig::llama(
+      positive_field(config, "vocab_size", path), positive_field(config, "max_position_embeddings", path),
+      positive_field(config, "num_hidden_layers", path), positive_field(config, "num_attention_heads", path),
+      positive_field(config, "hidden_size", path));
   g.ffn_dim = positive_field(config, "intermediate_size", path);
   g.kv_heads = config.contains("num_key_value_heads") && !config.at("num_key_value_heads").is_null()
                    ? positive_field(config, "num_key_value_heads", path)
@@ -207,20 +208,52 @@ json llama_json(const GptConfig& g) {
 // GPT-2's sequence-summary head of another model class). Any other field is refused by name: it may
 // change the computation in a way Tessera would not follow.
 const std::set<std::string>& known_fields(bool gpt2) {
-  static const std::set<std::string> common{"_name_or_path", "architectures", "model_type", "transformers_version",
-                                            "torch_dtype", "dtype", "use_cache", "bos_token_id", "eos_token_id",
-                                            "pad_token_id", "initializer_range", "tie_word_embeddings",
-                                            "output_attentions", "output_hidden_states", "return_dict", "id2label",
-                                            "label2id", "task_specific_params", "vocab_size"};
-  static const std::set<std::string> gpt2_fields{
-      "n_positions", "n_ctx", "n_embd", "n_layer", "n_head", "n_inner", "activation_function", "resid_pdrop",
-      "embd_pdrop", "attn_pdrop", "layer_norm_epsilon", "summary_type", "summary_use_proj", "summary_activation",
-      "summary_first_dropout", "summary_proj_to_labels", "scale_attn_weights", "scale_attn_by_inverse_layer_idx",
-      "reorder_and_upcast_attn", "add_cross_attention"};
-  static const std::set<std::string> llama_fields{
-      "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
-      "head_dim", "max_position_embeddings", "rms_norm_eps", "rope_theta", "rope_scaling", "rope_parameters",
-      "hidden_act", "attention_bias", "attention_dropout", "mlp_bias", "pretraining_tp"};
+  static const std::set<std::string> common{"_name_or_path",     "architectures",
+                                            "model_type",        "transformers_version",
+                                            "torch_dtype",       "dtype",
+                                            "use_cache",         "bos_token_id",
+                                            "eos_token_id",      "pad_token_id",
+                                            "initializer_range", "tie_word_embeddings",
+                                            "output_attentions", "output_hidden_states",
+                                            "return_dict",       "id2label",
+                                            "label2id",          "task_specific_params",
+                                            "vocab_size"};
+  static const std::set<std::string> gpt2_fields{"n_positions",
+                                                 "n_ctx",
+                                                 "n_embd",
+                                                 "n_layer",
+                                                 "n_head",
+                                                 "n_inner",
+                                                 "activation_function",
+                                                 "resid_pdrop",
+                                                 "embd_pdrop",
+                                                 "attn_pdrop",
+                                                 "layer_norm_epsilon",
+                                                 "summary_type",
+                                                 "summary_use_proj",
+                                                 "summary_activation",
+                                                 "summary_first_dropout",
+                                                 "summary_proj_to_labels",
+                                                 "scale_attn_weights",
+                                                 "scale_attn_by_inverse_layer_idx",
+                                                 "reorder_and_upcast_attn",
+                                                 "add_cross_attention"};
+  static const std::set<std::string> llama_fields{"hidden_size",
+                                                  "intermediate_size",
+                                                  "num_hidden_layers",
+                                                  "num_attention_heads",
+                                                  "num_key_value_heads",
+                                                  "head_dim",
+                                                  "max_position_embeddings",
+                                                  "rms_norm_eps",
+                                                  "rope_theta",
+                                                  "rope_scaling",
+                                                  "rope_parameters",
+                                                  "hidden_act",
+                                                  "attention_bias",
+                                                  "attention_dropout",
+                                                  "mlp_bias",
+                                                  "pretraining_tp"};
   static const std::set<std::string> gpt2_all = [] {
     std::set<std::string> all = common;
     all.insert(gpt2_fields.begin(), gpt2_fields.end());
@@ -238,8 +271,8 @@ void refuse_unknown_fields(const json& config, const std::filesystem::path& path
   for (const auto& [key, value] : config.items()) {
     if (key.rfind("tessera_", 0) == 0 || known_fields(gpt2).count(key) != 0) continue;
     throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
-                          path.string() + ": field " + key + " is " + quote_excerpt(value.dump()) +
-                              ", not a " + (gpt2 ? "GPT2Config" : "LlamaConfig") +
+                          path.string() + ": field " + key + " is " + quote_excerpt(value.dump()) + ", not a " +
+                              (gpt2 ? "GPT2Config" : "LlamaConfig") +
                               " field Tessera knows, so it cannot tell whether the model computes what Tessera "
                               "would; remove it if it does not change the computation");
   }
@@ -312,8 +345,8 @@ void check_hf_model_fields(const RunConfig& stored, const RunConfig& expected, c
   auto refuse = [&](const std::string& key, const std::string& theirs, const std::string& ours) {
     auto shown = [](const std::string& v) { return v.empty() ? std::string("(GPT-2's default)") : v; };
     throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
-                          where + " was exported from a model with " + key + " = " + shown(theirs) +
-                              ", this run has " + key + " = " + shown(ours) + "; use the exported model's options");
+                          where + " was exported from a model with " + key + " = " + shown(theirs) + ", this run has " +
+                              key + " = " + shown(ours) + "; use the exported model's options");
   };
   for (const auto& [key, value] : expected.model()) {
     const auto it = stored.model().find(key);

@@ -42,9 +42,9 @@
 namespace tessera {
 
 struct HfTensorName {
-  std::string name;          // "transformer.h.0.attn.c_attn.weight"
-  bool transposed = false;   // a Linear weight (out, in) stored as Conv1D (in, out)
-  bool vocab_rows = false;   // a token embedding or head: rows beyond the vocabulary are padding
+  std::string name;            // "transformer.h.0.attn.c_attn.weight"
+  bool transposed = false;     // a Linear weight (out, in) stored as Conv1D (in, out)
+  bool vocab_rows = false;     // a token embedding or head: rows beyond the vocabulary are padding
   std::int64_t row_begin = 0;  // the rows [row_begin, row_begin + rows) of the Tessera parameter
   std::int64_t rows = -1;      // -1: every row
 };

@@ -4,15 +4,15 @@
 #include "tessera/checkpointing/export/checkpoint_export.hpp"
 #include "tessera/checkpointing/export/export_file.hpp"
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
-#include "tessera/checkpointing/export/tokenizer_fields.hpp"
-#include "tessera/text/tokenizer/hf_tokenizer_reader.hpp"
 #include "tessera/checkpointing/export/safetensors_shards.hpp"
+#include "tessera/checkpointing/export/tokenizer_fields.hpp"
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
 #include "tessera/checkpointing/format/checkpoint_meta.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
 #include "tessera/checkpointing/format/hdf5_util.hpp"
 #include "tessera/checkpointing/load/checkpoint_loader.hpp"
 #include "tessera/core/parse_number.hpp"
+#include "tessera/text/tokenizer/hf_tokenizer_reader.hpp"
 
 namespace fs = std::filesystem;
 

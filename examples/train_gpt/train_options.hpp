@@ -20,7 +20,7 @@ struct TrainOptions {
   std::string data_format = "detect";                // detect | tessera | llmc | nanogpt
   std::string tokenizer;                             // "bytes" or a vocab.json + merges.txt directory; "": the data's
   // model
-  std::string model = "gpt2";  // gpt2 | llama
+  std::string model = "gpt2";                                               // gpt2 | llama
   std::int64_t layers = 4, heads = 4, dim = 256, seq_len = 128, vocab = 0;  // vocab 0: tokenizer's, padded to 64
   std::int64_t kv_heads = 0, ffn_dim = 0;  // llama: 0 = heads / the default hidden size
   double rope_theta = 10000.0;             // llama

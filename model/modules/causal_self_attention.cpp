@@ -43,8 +43,8 @@ CausalSelfAttention::CausalSelfAttention(std::int64_t channels, std::int64_t hea
       rotary_(true),
       kv_heads_(checked_kv_heads(channels, heads, rotary)),
       theta_(rotary.theta),
-      qkv_(register_child("qkv", std::make_unique<Linear>(channels, channels + 2 * kv_heads_ * (channels / heads),
-                                                          false, init_std))),
+      qkv_(register_child(
+          "qkv", std::make_unique<Linear>(channels, channels + 2 * kv_heads_ * (channels / heads), false, init_std))),
       proj_(register_child("proj", std::make_unique<Linear>(channels, channels, false, proj_init_std))) {}
 
 namespace {

@@ -20,20 +20,18 @@ Tensor Embedding::forward(Context& ctx, const Tensor& tokens) {
               "Embedding", wpe_ == nullptr ? "i32 (B, T)" : "i32 (B, T<=" + std::to_string(max_seq_len_) + ")", tokens);
   const std::int64_t b = tokens.dim(0), t = tokens.dim(1);
   Tensor x = new_activation(ctx, {b, t, channels_});
-  ctx.device.kernels().embedding_forward(x.data_as<float>(), tokens.data_as<std::int32_t>(),
-                                         require_value(wte_).data_as<float>(),
-                                         wpe_ != nullptr ? require_value(*wpe_).data_as<float>() : nullptr, b, t,
-                                         channels_, vocab_);
+  ctx.device.kernels().embedding_forward(
+      x.data_as<float>(), tokens.data_as<std::int32_t>(), require_value(wte_).data_as<float>(),
+      wpe_ != nullptr ? require_value(*wpe_).data_as<float>() : nullptr, b, t, channels_, vocab_);
   if (ctx.training) tokens_ = tokens;
   return x;
 }
 
 Tensor Embedding::backward(Context& ctx, Tensor dy) {
   check_input(tokens_.defined(), "Embedding::backward", "a preceding training forward", dy);
-  ctx.device.kernels().embedding_backward(require_grad(wte_).data_as<float>(),
-                                          wpe_ != nullptr ? require_grad(*wpe_).data_as<float>() : nullptr,
-                                          dy.data_as<float>(), tokens_.data_as<std::int32_t>(), tokens_.dim(0),
-                                          tokens_.dim(1), channels_, vocab_);
+  ctx.device.kernels().embedding_backward(
+      require_grad(wte_).data_as<float>(), wpe_ != nullptr ? require_grad(*wpe_).data_as<float>() : nullptr,
+      dy.data_as<float>(), tokens_.data_as<std::int32_t>(), tokens_.dim(0), tokens_.dim(1), channels_, vocab_);
   tokens_ = Tensor();
   return Tensor();
 }

@@ -53,8 +53,8 @@ GptArchitecture parse_gpt_architecture(const std::string& text) {
   throw SettingError("model.architecture", text, "is not a model Tessera builds; use gpt2 or llama");
 }
 
-GptConfig GptConfig::llama(std::int64_t vocab_size, std::int64_t max_seq_len, std::int64_t layers,
-                           std::int64_t heads, std::int64_t channels, std::int64_t kv_heads, std::int64_t ffn_dim) {
+GptConfig GptConfig::llama(std::int64_t vocab_size, std::int64_t max_seq_len, std::int64_t layers, std::int64_t heads,
+                           std::int64_t channels, std::int64_t kv_heads, std::int64_t ffn_dim) {
   GptConfig c;
   c.architecture = GptArchitecture::kLlama;
   c.vocab_size = vocab_size;

@@ -32,11 +32,11 @@ struct GptConfig {
   std::int64_t heads = 4;
   std::int64_t channels = 256;
   GptArchitecture architecture = GptArchitecture::kGpt2;
-  std::int64_t kv_heads = 0;     // key/value heads (Llama); 0: as many as heads
-  std::int64_t ffn_dim = 0;      // MLP hidden size; 0: the layout's default (default_ffn_dim)
-  float rope_theta = 10000.0f;   // Llama: rotary base
-  float norm_eps = 1e-5f;        // LayerNorm / RMSNorm epsilon
-  bool tied_head = true;         // the LM head reads the token embedding's weight
+  std::int64_t kv_heads = 0;    // key/value heads (Llama); 0: as many as heads
+  std::int64_t ffn_dim = 0;     // MLP hidden size; 0: the layout's default (default_ffn_dim)
+  float rope_theta = 10000.0f;  // Llama: rotary base
+  float norm_eps = 1e-5f;       // LayerNorm / RMSNorm epsilon
+  bool tied_head = true;        // the LM head reads the token embedding's weight
 
   // A Llama config with its defaults (untied head, rope_theta 10000, RMSNorm eps 1e-5).
   static GptConfig llama(std::int64_t vocab_size, std::int64_t max_seq_len, std::int64_t layers, std::int64_t heads,

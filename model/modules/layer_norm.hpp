@@ -15,7 +15,7 @@ class LayerNorm final : public PreNorm {
   Tensor forward(Context& ctx, const Tensor& x) override;
   Tensor backward(Context& ctx, Tensor dy) override;
 
-  ResidualOutput forward_residual(Context& ctx, const Tensor& a, const Tensor& b) override;  // one kernel
+  ResidualOutput forward_residual(Context& ctx, const Tensor& a, const Tensor& b) override;    // one kernel
   Tensor backward_residual(Context& ctx, const Tensor& dy, const Tensor& dresidual) override;  // one kernel
   Tensor recompute_output(Context& ctx) override;
 

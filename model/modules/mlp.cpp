@@ -20,8 +20,8 @@ Linear* plain_linear(ModuleSlot& slot) { return dynamic_cast<Linear*>(slot.modul
 Mlp::Mlp(std::int64_t channels, float init_std, float proj_init_std, std::int64_t hidden)
     : channels_(channels),
       fc_(register_child("fc", std::make_unique<Linear>(channels, hidden > 0 ? hidden : 4 * channels, true, init_std))),
-      proj_(register_child("proj", std::make_unique<Linear>(hidden > 0 ? hidden : 4 * channels, channels, true,
-                                                            proj_init_std))) {}
+      proj_(register_child(
+          "proj", std::make_unique<Linear>(hidden > 0 ? hidden : 4 * channels, channels, true, proj_init_std))) {}
 
 Tensor Mlp::forward(Context& ctx, const Tensor& x) {
   // kElementwise: the Linear layers keep nothing; backward gets x again and recomputes GELU.

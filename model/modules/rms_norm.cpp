@@ -32,10 +32,9 @@ Tensor RmsNorm::backward(Context& ctx, Tensor dy) {
   check_input(input_.defined(), "RMSNorm::backward", "a preceding training forward", dy);
   const std::int64_t rows = input_.numel() / channels_;
   Tensor dx = new_activation(ctx, input_.shape());
-  ctx.device.kernels().rmsnorm_backward(dx.data_as<float>(), require_grad(weight_).data_as<float>(),
-                                        dy.data_as<float>(), input_.data_as<float>(),
-                                        require_value(weight_).data_as<float>(), rstd_.data_as<float>(), rows,
-                                        channels_);
+  ctx.device.kernels().rmsnorm_backward(
+      dx.data_as<float>(), require_grad(weight_).data_as<float>(), dy.data_as<float>(), input_.data_as<float>(),
+      require_value(weight_).data_as<float>(), rstd_.data_as<float>(), rows, channels_);
   clear_own_saved();
   return dx;
 }

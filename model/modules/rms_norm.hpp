@@ -15,7 +15,7 @@ class RmsNorm final : public PreNorm {
   std::string type_name() const override { return "RMSNorm"; }
   Tensor forward(Context& ctx, const Tensor& x) override;
   Tensor backward(Context& ctx, Tensor dy) override;
-  ResidualOutput forward_residual(Context& ctx, const Tensor& a, const Tensor& b) override;  // add, then forward
+  ResidualOutput forward_residual(Context& ctx, const Tensor& a, const Tensor& b) override;    // add, then forward
   Tensor backward_residual(Context& ctx, const Tensor& dy, const Tensor& dresidual) override;  // backward, then add
   Tensor recompute_output(Context& ctx) override;
 

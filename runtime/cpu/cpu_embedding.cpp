@@ -30,10 +30,10 @@ void check_tokens(const std::int32_t* tokens, std::int64_t n, std::int64_t v, co
 }  // namespace
 
 void LevelKernels::embedding_forward(float* out,                  // (b,t,c)
-                                   const std::int32_t* tokens,  // (b,t) i32 in [0, v)
-                                   const float* wte,            // (v,c)
-                                   const float* wpe,            // (maxT,c), maxT >= t; or null
-                                   std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
+                                     const std::int32_t* tokens,  // (b,t) i32 in [0, v)
+                                     const float* wte,            // (v,c)
+                                     const float* wpe,            // (maxT,c), maxT >= t; or null
+                                     std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
   const std::int64_t rows = b * t;
   check_tokens(tokens, rows, v, "CpuKernels::embedding_forward");
 #pragma omp parallel for schedule(static) if (rows * c > (1 << 15))
@@ -51,10 +51,10 @@ void LevelKernels::embedding_forward(float* out,                  // (b,t,c)
 }
 
 void LevelKernels::embedding_backward(float* dwte,                 // (v,c) accumulated
-                                    float* dwpe,                 // (maxT,c) accumulated; or null
-                                    const float* dout,           // (b,t,c)
-                                    const std::int32_t* tokens,  // (b,t)
-                                    std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
+                                      float* dwpe,                 // (maxT,c) accumulated; or null
+                                      const float* dout,           // (b,t,c)
+                                      const std::int32_t* tokens,  // (b,t)
+                                      std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
   check_tokens(tokens, b * t, v, "CpuKernels::embedding_backward");
   const std::int64_t blocks = (c + kColumnBlock - 1) / kColumnBlock;
 #pragma omp parallel for schedule(static) if (b * t * c > (1 << 15))

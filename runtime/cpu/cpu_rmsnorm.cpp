@@ -68,4 +68,4 @@ void LevelKernels::rmsnorm_backward(float* dinp,          // (n,c) written; may 
   }
 }
 
-}  // namespace tessera::TESSERA_CPU_LEVEL_NS
+}  // namespace tessera::inline TESSERA_CPU_LEVEL_NS

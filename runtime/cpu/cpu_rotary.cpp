@@ -12,8 +12,7 @@ namespace tessera::inline TESSERA_CPU_LEVEL_NS {
 namespace {
 
 // cos and sin (half = hs/2 each) of position p's angles.
-void position_angles(float* cos_out, float* sin_out, std::int64_t p, std::int64_t half, std::int64_t hs,
-                     float theta) {
+void position_angles(float* cos_out, float* sin_out, std::int64_t p, std::int64_t half, std::int64_t hs, float theta) {
   for (std::int64_t j = 0; j < half; ++j) {
     const float a = rotary_angle(p, rotary_inverse_frequency(j, hs, theta));
     cos_out[j] = std::cos(a);
@@ -96,4 +95,4 @@ void LevelKernels::rotary_qkv_backward(float* dproj,       // (b,t,(nh+2*nkv)*hs
   }
 }
 
-}  // namespace tessera::TESSERA_CPU_LEVEL_NS
+}  // namespace tessera::inline TESSERA_CPU_LEVEL_NS

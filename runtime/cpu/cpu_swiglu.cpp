@@ -40,4 +40,4 @@ void LevelKernels::swiglu_backward(float* dinp,        // (n,2f) written
   }
 }
 
-}  // namespace tessera::TESSERA_CPU_LEVEL_NS
+}  // namespace tessera::inline TESSERA_CPU_LEVEL_NS

@@ -36,10 +36,9 @@ class TrainLlama : public testing::TrainGptTest {
   // The run's losses (from its --metrics file); fails the test when it does not finish.
   std::vector<std::string> run(int ranks, const std::string& name, const std::string& extra) {
     const std::string metrics = (dir_ / (name + ".jsonl")).string();
-    const ProcessResult r = run_bounded(
-        std::string(kMpirun) + std::to_string(ranks) + " " + train_gpt_ + llama_flags() + " --metrics " + metrics +
-            " " + extra,
-        120);
+    const ProcessResult r = run_bounded(std::string(kMpirun) + std::to_string(ranks) + " " + train_gpt_ +
+                                            llama_flags() + " --metrics " + metrics + " " + extra,
+                                        120);
     EXPECT_EQ(r.exit_code, 0) << name << ":\n" << r.output;
     return losses_of(metrics);
   }
@@ -83,18 +82,19 @@ TEST_F(TrainLlama, LossFallsOnTheDefaultCorpusAsTheGptsDoes) {
   const std::string corpus = std::string(source) + "/data/corpus.bin";
   auto final_loss = [&](const std::string& model, const std::string& name, const std::string& extra = "") {
     const std::string metrics = (dir_ / (name + ".jsonl")).string();
-    const ProcessResult r = run_bounded(std::string(kMpirun) + "2 " + train_gpt_ + " --data " + corpus + " --model " +
-                                            model +
-                                            " --layers 2 --dim 64 --heads 4 --seq-len 64 --steps 60 --global-batch 8"
-                                            " --micro-batch 4 --warmup 10 --sample-tokens 0 --eval-every 0 "
-                                            "--log-every 1 --threads 1 --metrics " +
-                                            metrics + extra,
-                                        150);
+    const ProcessResult r =
+        run_bounded(std::string(kMpirun) + "2 " + train_gpt_ + " --data " + corpus + " --model " + model +
+                        " --layers 2 --dim 64 --heads 4 --seq-len 64 --steps 60 --global-batch 8"
+                        " --micro-batch 4 --warmup 10 --sample-tokens 0 --eval-every 0 "
+                        "--log-every 1 --threads 1 --metrics " +
+                        metrics + extra,
+                    150);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     const std::vector<std::string> losses = losses_of(metrics);
     EXPECT_EQ(losses.size(), 60u) << r.output;
     double tail = 0;  // the mean of the last 10 steps' losses
-    for (std::size_t i = losses.size() >= 10 ? losses.size() - 10 : 0; i < losses.size(); ++i) tail += std::stod(losses[i]) / 10;
+    for (std::size_t i = losses.size() >= 10 ? losses.size() - 10 : 0; i < losses.size(); ++i)
+      tail += std::stod(losses[i]) / 10;
     return std::pair{losses.empty() ? 0.0 : std::stod(losses.front()), tail};
   };
   const auto [gpt_first, gpt_last] = final_loss("gpt2", "gpt");
@@ -105,8 +105,8 @@ TEST_F(TrainLlama, LossFallsOnTheDefaultCorpusAsTheGptsDoes) {
   EXPECT_LT(llama_last, llama_first - 2.0) << "Llama: " << llama_first << " -> " << llama_last;
   EXPECT_LT(gpt_last, gpt_first - 2.0) << "GPT: " << gpt_first << " -> " << gpt_last;
   EXPECT_LT(llama_last, gpt_last + 0.3) << "Llama " << llama_last << " vs GPT " << gpt_last;
-  EXPECT_LT(eight_bit_last, llama_last + 0.3) << "Llama with 8-bit AdamW " << eight_bit_last << " vs AdamW "
-                                              << llama_last;
+  EXPECT_LT(eight_bit_last, llama_last + 0.3)
+      << "Llama with 8-bit AdamW " << eight_bit_last << " vs AdamW " << llama_last;
 }
 
 // Llama 3-sized vocabularies need ids beyond uint16: their token files are llm.c's version 2
@@ -115,10 +115,10 @@ TEST_F(TrainLlama, TrainsOnUint32TokenFiles) {
   const std::string wide = (dir_ / "wide.bin").string();
   write_token_file(wide, testing::random_tokens(20000, 70000));
   const std::string metrics = (dir_ / "wide.jsonl").string();
-  const ProcessResult r = run_bounded(train_gpt_ + testing::set_flag(testing::set_flag(llama_flags(), "--data", wide),
-                                                                     "--vocab", "70016") +
-                                          " --steps 2 --metrics " + metrics,
-                                      120);
+  const ProcessResult r =
+      run_bounded(train_gpt_ + testing::set_flag(testing::set_flag(llama_flags(), "--data", wide), "--vocab", "70016") +
+                      " --steps 2 --metrics " + metrics,
+                  120);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::vector<std::string> losses = losses_of(metrics);
   ASSERT_EQ(losses.size(), 2u);

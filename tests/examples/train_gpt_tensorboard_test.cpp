@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/scratch_dir.hpp"
 #include "tests/support/python_venv.hpp"
+#include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
 #include "tests/support/train_gpt_test.hpp"
 

@@ -107,7 +107,8 @@ class HfModels : public ::testing::Test {
   void SetUp() override {
     const char* bin = std::getenv("TESSERA_BIN_DIR");
     const char* venv = std::getenv("TESSERA_HF_MODELS_VENV");
-    if (bin == nullptr || venv == nullptr) GTEST_SKIP() << "TESSERA_BIN_DIR / TESSERA_HF_MODELS_VENV not set (ctest sets them)";
+    if (bin == nullptr || venv == nullptr)
+      GTEST_SKIP() << "TESSERA_BIN_DIR / TESSERA_HF_MODELS_VENV not set (ctest sets them)";
     bin_ = bin;
     python_ = std::string(venv) + "/bin/python";
     if (run_bounded(python_ + " -c 'import torch, transformers'", 120).exit_code != 0) {
@@ -133,8 +134,8 @@ class HfModels : public ::testing::Test {
   }
 
   Logits tessera_logits(const fs::path& model) {
-    const testing::ProcessResult r =
-        run_bounded(bin_ + "/tessera_eval " + model.string() + " --tokens " + kTokens + " --print-logits 2>/dev/null", 120);
+    const testing::ProcessResult r = run_bounded(
+        bin_ + "/tessera_eval " + model.string() + " --tokens " + kTokens + " --print-logits 2>/dev/null", 120);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     if (r.exit_code != 0) return {};
     const Json j = Json::parse(r.output.substr(r.output.find('{')));
@@ -166,18 +167,19 @@ class HfModels : public ::testing::Test {
 };
 
 TEST_F(HfModels, TesseraExportsLoadInTransformers) {
-  const std::string corpus = std::string(std::getenv("TESSERA_SOURCE_DIR") ? std::getenv("TESSERA_SOURCE_DIR") : ".") +
-                             "/data/corpus.bin";
+  const std::string corpus =
+      std::string(std::getenv("TESSERA_SOURCE_DIR") ? std::getenv("TESSERA_SOURCE_DIR") : ".") + "/data/corpus.bin";
   const std::pair<const char*, const char*> models[] = {
       {"gpt2", "--model gpt2 --layers 2 --dim 48 --heads 4"},
       {"llama", "--model llama --layers 2 --dim 64 --heads 8 --kv-heads 2 --ffn-dim 96"}};
   for (const auto& [model, flags] : models) {
     const fs::path run = dir_ / (std::string(model) + "_run");
-    const testing::ProcessResult trained = run_bounded(
-        bin_ + "/train_gpt --data " + corpus + " " + flags +
-            " --seq-len 32 --steps 8 --lr 3e-3 --sample-tokens 0 --eval-every 0 --log-every 8 --threads 1 "
-            "--checkpoint-dir " + run.string(),
-        120);
+    const testing::ProcessResult trained =
+        run_bounded(bin_ + "/train_gpt --data " + corpus + " " + flags +
+                        " --seq-len 32 --steps 8 --lr 3e-3 --sample-tokens 0 --eval-every 0 --log-every 8 --threads 1 "
+                        "--checkpoint-dir " +
+                        run.string(),
+                    120);
     ASSERT_EQ(trained.exit_code, 0) << trained.output;
     for (const char* dtype : {"f32", "bf16"}) {
       const fs::path out = dir_ / (std::string(model) + "_" + dtype);

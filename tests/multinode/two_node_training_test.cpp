@@ -30,10 +30,10 @@
 namespace tessera {
 namespace {
 
+using testing::losses_of;
 using testing::NodeCluster;
 using testing::ProcessResult;
 using testing::random_tokens;
-using testing::losses_of;
 using testing::ScratchDir;
 using testing::train_gpt_binary;
 

@@ -38,10 +38,9 @@ inline std::string venv_python(const VenvRequest& request, std::string* why) {
     *why = "python3 -m venv failed (python3-venv is missing?): " + made.output;
     return "";
   }
-  const auto installed =
-      run_bounded(partial + "/bin/pip install --disable-pip-version-check --retries 1 --timeout 20 -q " +
-                      request.pip_install,
-                  request.install_seconds);
+  const auto installed = run_bounded(
+      partial + "/bin/pip install --disable-pip-version-check --retries 1 --timeout 20 -q " + request.pip_install,
+      request.install_seconds);
   if (installed.exit_code != 0) {
     fs::remove_all(partial);
     *why = "pip install " + request.pip_install + " failed (PyPI unreachable?): " + installed.output.substr(0, 2000);

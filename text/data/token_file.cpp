@@ -221,8 +221,10 @@ void write_token_file(const std::string& path, std::span<const std::int32_t> tok
     throw std::invalid_argument(path + ": token id " + std::to_string(largest_id(tokens)) +
                                 " does not fit a raw uint16 token file; write the llmc format (uint32 tokens)");
   }
-  const std::vector<std::uint16_t> narrow = wide ? std::vector<std::uint16_t>{} : narrow_tokens<std::uint16_t>(path, tokens);
-  const std::vector<std::uint32_t> words = wide ? narrow_tokens<std::uint32_t>(path, tokens) : std::vector<std::uint32_t>{};
+  const std::vector<std::uint16_t> narrow =
+      wide ? std::vector<std::uint16_t>{} : narrow_tokens<std::uint16_t>(path, tokens);
+  const std::vector<std::uint32_t> words =
+      wide ? narrow_tokens<std::uint32_t>(path, tokens) : std::vector<std::uint32_t>{};
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)

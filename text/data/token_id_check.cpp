@@ -25,7 +25,8 @@ std::optional<TokenOutsideVocab> find_outside(std::span<const T> tokens, std::in
     for (std::size_t i = begin; i < end; ++i) highest = tokens[i] > highest ? tokens[i] : highest;
     if (highest < limit && vocab > 0) continue;
     for (std::size_t i = begin; i < end; ++i) {
-      if (tokens[i] >= limit) return TokenOutsideVocab{static_cast<std::int64_t>(i), static_cast<std::int64_t>(tokens[i])};
+      if (tokens[i] >= limit)
+        return TokenOutsideVocab{static_cast<std::int64_t>(i), static_cast<std::int64_t>(tokens[i])};
     }
   }
   return std::nullopt;
@@ -43,8 +44,9 @@ std::optional<TokenOutsideVocab> find_token_outside_vocab(std::span<const std::u
 
 void check_token_ids(const TokenDataset& dataset, std::int64_t vocab) {
   for (const TokenFile& file : dataset.files()) {
-    const std::optional<TokenOutsideVocab> bad = file.token_bytes() == 2 ? find_token_outside_vocab(file.tokens(), vocab)
-                                                                          : find_token_outside_vocab(file.tokens32(), vocab);
+    const std::optional<TokenOutsideVocab> bad = file.token_bytes() == 2
+                                                     ? find_token_outside_vocab(file.tokens(), vocab)
+                                                     : find_token_outside_vocab(file.tokens32(), vocab);
     if (!bad) continue;
     throw SettingError(
         "model.vocab_size", std::to_string(vocab),

@@ -104,8 +104,7 @@ TEST(HfGpt2Config, FieldsThatChangeTheComputationAreReadNotIgnored) {
       {with(gpt2, "\"gelu_new\"", "\"gelu\""), "field activation_function is '\"gelu\"'"},
       {with(gpt2, "1e-05", "-1"), "field layer_norm_epsilon is '-1'"},
       {with(gpt2, "\"n_inner\": null", "\"n_inner\": 2.5"), "field n_inner is '2.5'"},
-      {with(gpt2, "\"tie_word_embeddings\": true", "\"tie_word_embeddings\": 1"),
-       "field tie_word_embeddings is '1'"},
+      {with(gpt2, "\"tie_word_embeddings\": true", "\"tie_word_embeddings\": 1"), "field tie_word_embeddings is '1'"},
       {with(gpt2, "\"scale_attn_weights\": true", "\"scale_attn_weights\": false"),
        "field scale_attn_weights is 'false'"},
       {with(gpt2, "\"scale_attn_by_inverse_layer_idx\": false", "\"scale_attn_by_inverse_layer_idx\": true"),
@@ -145,13 +144,15 @@ TEST(HfLlamaConfig, ReadsTransformers5RopeParameters) {
                               "\"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": 250000.0},");
   std::ofstream(dir / "config.json") << v5;
   EXPECT_EQ(gpt_config_of(read_hf_config(dir / "config.json"), "config.json").rope_theta, 250000.0f);
-  const std::string e = refusal(dir, with(v5, "\"rope_type\": \"default\"", "\"rope_type\": \"llama3\", \"factor\": 8.0"));
+  const std::string e =
+      refusal(dir, with(v5, "\"rope_type\": \"default\"", "\"rope_type\": \"llama3\", \"factor\": 8.0"));
   EXPECT_NE(e.find("field rope_parameters.rope_type is '\"llama3\"'"), std::string::npos) << e;
 }
 
 TEST(HfModelConfig, FieldsTesseraDoesNotKnowAreRefusedByName) {
   testing::ScratchDir dir("hf_llama_config");
-  const std::string e = refusal(dir, with(kLlama, "\"mlp_bias\": false", "\"mlp_bias\": false, \"sliding_window\": 4096"));
+  const std::string e =
+      refusal(dir, with(kLlama, "\"mlp_bias\": false", "\"mlp_bias\": false, \"sliding_window\": 4096"));
   EXPECT_NE(e.find("field sliding_window is '4096', not a LlamaConfig field Tessera knows"), std::string::npos) << e;
   const std::string g = refusal(dir, with(kValid, "\"n_head\": 2", "\"n_head\": 2, \"use_rotary\": true"));
   EXPECT_NE(g.find("field use_rotary is 'true', not a GPT2Config field Tessera knows"), std::string::npos) << g;

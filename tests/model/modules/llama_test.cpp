@@ -59,7 +59,8 @@ void expect_gradients_match(Module& module, Device& device, Tensor x, std::uint6
   std::vector<float> r(static_cast<std::size_t>(y.numel()));
   for (float& v : r) v = static_cast<float>(rng.normal());
   const std::vector<float> dx =
-      module.backward(ctx, Tensor::from_host(device, r, y.shape(), DType::kF32, MemoryCategory::kActivations)).to_host_f32();
+      module.backward(ctx, Tensor::from_host(device, r, y.shape(), DType::kF32, MemoryCategory::kActivations))
+          .to_host_f32();
 
   const float eps = 3e-3f;
   auto central = [&](const std::function<void(float)>& set, float orig) {
@@ -230,7 +231,7 @@ TEST(LlamaModules, WholeModelGradientsMatchFiniteDifferences) {
       EXPECT_NEAR(grad[i], numeric, 2e-3 + 0.02 * std::abs(numeric)) << name << "[" << i << "]";
     }
   }
-  const std::vector<std::string> block{"ln_1.weight", "attn.qkv.weight", "attn.proj.weight",
+  const std::vector<std::string> block{"ln_1.weight", "attn.qkv.weight",    "attn.proj.weight",
                                        "ln_2.weight", "mlp.gate_up.weight", "mlp.down.weight"};
   std::vector<std::string> expected{"embed.wte"};
   for (const char* layer : {"h.0.", "h.1."}) {

@@ -29,8 +29,8 @@
 #include "tessera/text/tokenizer/hf_tokenizer_reader.hpp"
 #include "tessera/text/tokenizer/hf_tokenizer_writer.hpp"
 #include "tessera/text/tokenizer/tokenizer_spec.hpp"
-#include "tests/support/scratch_dir.hpp"
 #include "tests/support/python_venv.hpp"
+#include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
 
 namespace tessera {
@@ -44,7 +44,8 @@ using testing::run_bounded;
 // The venv's python with tokenizers and transformers installed, made on first use; "" with the
 // reason in `why`.
 std::string hf_python(std::string* why) {
-  return testing::venv_python({"TESSERA_HF_TOKENIZERS_VENV", "import tokenizers, transformers", "tokenizers transformers"}, why);
+  return testing::venv_python(
+      {"TESSERA_HF_TOKENIZERS_VENV", "import tokenizers, transformers", "tokenizers transformers"}, why);
 }
 
 // Trains the two tokenizers with the `tokenizers` library, saves them to argv[1]/{gpt2,llama3}.json
