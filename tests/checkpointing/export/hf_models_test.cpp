@@ -167,8 +167,9 @@ class HfModels : public ::testing::Test {
 };
 
 TEST_F(HfModels, TesseraExportsLoadInTransformers) {
-  const std::string corpus =
-      std::string(std::getenv("TESSERA_SOURCE_DIR") ? std::getenv("TESSERA_SOURCE_DIR") : ".") + "/data/corpus.bin";
+  const std::string corpus = (dir_ / "corpus.bin").string();  // the default corpus, made as a first run does
+  const testing::ProcessResult prepared = run_bounded(bin_ + "/tessera_prepare --out " + corpus, 120);
+  ASSERT_EQ(prepared.exit_code, 0) << prepared.output;
   const std::pair<const char*, const char*> models[] = {
       {"gpt2", "--model gpt2 --layers 2 --dim 48 --heads 4"},
       {"llama", "--model llama --layers 2 --dim 64 --heads 8 --kv-heads 2 --ffn-dim 96"}};
