@@ -7,7 +7,7 @@
 //     tessera_eval's on the same directory, the same tokenizer ids.
 //   transformers -> Tessera: random LlamaForCausalLM (grouped-query attention, rope_theta 500000,
 //     rms_norm_eps 1e-6, untied head) and GPT2LMHeadModel with non-default fields (n_inner,
-//     layer_norm_epsilon, untied head), saved f32 and bf16 by save_pretrained; tessera_eval on the
+//     layer_norm_epsilon, untied head), saved f32, bf16 and f16 by save_pretrained; tessera_eval on the
 //     directory within 1e-4 of transformers' logits (computed in f32 from the file's weights); a
 //     field Tessera does not compute (activation_function relu, scale_attn_by_inverse_layer_idx) is
 //     refused naming the field.
@@ -53,7 +53,8 @@ def save(model, out, dtype):
                 p.uniform_(0.5, 1.5)
             else:
                 p.normal_(0.0, 0.2)
-    model.to(torch.bfloat16 if dtype == "bf16" else torch.float32).save_pretrained(out, safe_serialization=True)
+    dtypes = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+    model.to(dtypes[dtype]).save_pretrained(out, safe_serialization=True)
 
 cmd = sys.argv[1]
 if cmd == "make-llama":
@@ -197,7 +198,7 @@ TEST_F(HfModels, TesseraExportsLoadInTransformers) {
 }
 
 TEST_F(HfModels, TransformersModelsLoadInTessera) {
-  for (const char* dtype : {"f32", "bf16"}) {
+  for (const char* dtype : {"f32", "bf16", "f16"}) {
     const fs::path llama = dir_ / (std::string("hf_llama_") + dtype);
     python(std::string("make-llama ") + llama.string() + " " + dtype);
     expect_same_logits("transformers -> tessera", "llama", dtype, llama);
