@@ -96,12 +96,7 @@ ModelSpec model_preset(const std::string& name) {
   for (const Preset& p : kPresets) {
     if (name == p.name) {
       GptConfig c = p.llama ? GptConfig::llama(p.vocab, p.seq_len, p.layers, p.heads, p.channels, p.kv_heads, p.ffn_dim)
-                            : GptConfig{};
-      c.layers = p.layers;
-      c.channels = p.channels;
-      c.heads = p.heads;
-      c.vocab_size = p.vocab;
-      c.max_seq_len = p.seq_len;
+                            : GptConfig{p.vocab, p.seq_len, p.layers, p.heads, p.channels};
       c.rope_theta = p.rope_theta;
       return {p.name, c, 0};
     }

@@ -68,8 +68,15 @@ std::optional<std::pair<std::string, Shape>> find_hf_tensor(const HfSource& sour
   return std::nullopt;
 }
 
-// One parameter's values in Tessera layout from its Hugging Face tensors, each checked for shape.
-std::vector<float> read_hf_parameter(const HfSource& source, GptArchitecture architecture, const FlatEntry& e) {
+// The Hugging Face tensors of one parameter as `source` stores them (the stored name and shape of
+// each piece), each checked against the parameter's shape; CheckpointError naming what is wrong.
+struct StoredPiece {
+  HfTensorName hf;
+  std::string name;
+  Shape stored;
+};
+
+std::vector<StoredPiece> stored_pieces(const HfSource& source, GptArchitecture architecture, const FlatEntry& e) {
   const Shape& shape = e.parameter->shape;
   const std::vector<HfTensorName> pieces = hf_tensor_names(architecture, e.name, shape);
   if (pieces.empty()) {
@@ -78,7 +85,7 @@ std::vector<float> read_hf_parameter(const HfSource& source, GptArchitecture arc
                               gpt_architecture_name(architecture) + " name, so " + source.where +
                               " cannot hold it; load an hdf5-format export instead");
   }
-  std::vector<float> full(static_cast<std::size_t>(shape_numel(shape)), 0.0f);
+  std::vector<StoredPiece> out;
   for (const HfTensorName& hf : pieces) {
     const auto found = find_hf_tensor(source, hf.name);
     if (!found) {
@@ -91,19 +98,21 @@ std::vector<float> read_hf_parameter(const HfSource& source, GptArchitecture arc
                                           stored.at(0) <= shape.at(0)
                                     : stored == hf_shape(hf, shape, 0);
     if (!fits) {
-      throw CheckpointError(
-          CheckpointErrorKind::kConfigMismatch,
-          source.where + ":" + name + " has shape " + shape_string(stored) + " but this model's " + e.name + " " +
-              shape_string(shape) + " needs " + shape_string(hf_shape(hf, shape, shape.at(0))) +
-              (hf.vocab_rows ? " (or fewer rows, at least one)" : "") + "; use the model options it was exported with");
+      throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
+                            source.where + ":" + name + " has shape " + shape_string(stored) + " but this model's " +
+                                e.name + " " + shape_string(shape) + " needs " +
+                                shape_string(hf_shape(hf, shape, shape.at(0))) +
+                                (hf.vocab_rows ? " (or fewer rows, at least one)" : "") +
+                                "; use the model options it was exported with");
     }
-    place_from_hf(hf, shape, stored, source.read(name), full);
+    out.push_back({hf, name, stored});
   }
-  return full;
+  return out;
 }
 
-// Each unit's optimizer range from a Hugging Face-names source: whole tensors read and turned back
-// into Tessera's layout, the range's part copied.
+// Each unit's optimizer range from a Hugging Face-names source: every parameter's tensors checked
+// by name and shape on every rank; those in the range read whole, turned back into Tessera's
+// layout, and the range's part copied.
 void stage_hf(const std::vector<std::unique_ptr<FlatParamUnit>>& units, const HfSource& source,
               GptArchitecture architecture, std::vector<std::vector<float>>& staging) {
   for (std::size_t u = 0; u < units.size(); ++u) {
@@ -111,10 +120,11 @@ void stage_hf(const std::vector<std::unique_ptr<FlatParamUnit>>& units, const Hf
     const std::int64_t begin = range.begin, end = range.end();
     staging[u].assign(static_cast<std::size_t>(range.count), 0.0f);
     for (const FlatEntry& e : units[u]->layout().entries()) {
+      const std::vector<StoredPiece> pieces = stored_pieces(source, architecture, e);
       const std::int64_t lo = std::max(begin, e.offset), hi = std::min(end, e.offset + e.numel);
-      // Every parameter is checked (names and shapes) on every rank; only the range's part is kept.
-      const std::vector<float> full = read_hf_parameter(source, architecture, e);
       if (lo >= hi) continue;
+      std::vector<float> full(static_cast<std::size_t>(e.numel), 0.0f);
+      for (const StoredPiece& p : pieces) place_from_hf(p.hf, e.parameter->shape, p.stored, source.read(p.name), full);
       std::copy(full.begin() + (lo - e.offset), full.begin() + (hi - e.offset), staging[u].begin() + (lo - begin));
     }
   }

@@ -106,19 +106,8 @@ TrainOptions validate(TrainOptions o, const po::variables_map& vm) {
                                 " applies to --model llama; GPT-2 has learned positions and as many key/value heads "
                                 "as heads");
   }
-  if (o.kv_heads < 0) throw std::invalid_argument("--kv-heads must be >= 0 (0: as many as --heads)");
-  if (o.kv_heads > 0 && o.heads % o.kv_heads != 0) {
-    throw std::invalid_argument("--kv-heads " + std::to_string(o.kv_heads) + " does not divide --heads " +
-                                std::to_string(o.heads) + "; each key/value head serves the same number of heads");
-  }
-  if (o.ffn_dim < 0) throw std::invalid_argument("--ffn-dim must be >= 0 (0: the model's default)");
-  if (!std::isfinite(o.rope_theta) || o.rope_theta <= 0) {
-    throw std::invalid_argument("--rope-theta must be a positive number, e.g. 10000 or 500000");
-  }
-  if (o.model == "llama" && (o.dim / o.heads) % 2 != 0) {
-    throw std::invalid_argument("--dim " + std::to_string(o.dim) + " / --heads " + std::to_string(o.heads) +
-                                " is an odd head size; rotary attention (--model llama) needs an even one");
-  }
+  // The model's own sizes (kv-heads dividing heads, an even head size for rotary attention, ...)
+  // are GptConfig::validate's, refused through the flag names before anything is built.
   return o;
 }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "tessera/core/number_text.hpp"
 #include "tessera/core/setting_error.hpp"
 #include "tessera/model/modules/embedding.hpp"
 #include "tessera/model/modules/layer_norm.hpp"
@@ -100,7 +101,7 @@ void GptConfig::validate() const {
   if (kv_heads < 0) throw SettingError("model.kv_heads", std::to_string(kv_heads), "must be positive (0: as heads)");
   if (ffn_dim < 0) throw SettingError("model.ffn_dim", std::to_string(ffn_dim), "must be positive (0: the default)");
   if (!(norm_eps > 0.0f) || !std::isfinite(norm_eps)) {
-    throw SettingError("model.norm_eps", std::to_string(norm_eps), "must be a positive number");
+    throw SettingError("model.norm_eps", shortest_number_text(norm_eps), "must be a positive number");
   }
   if (is_llama()) {
     if (heads % key_value_heads() != 0) {
@@ -114,7 +115,7 @@ void GptConfig::validate() const {
                              std::to_string(channels) + " / heads); rotary attention needs an even head size");
     }
     if (!(rope_theta > 0.0f) || !std::isfinite(rope_theta)) {
-      throw SettingError("model.rope_theta", std::to_string(rope_theta), "must be a positive number");
+      throw SettingError("model.rope_theta", shortest_number_text(rope_theta), "must be a positive number");
     }
   } else if (kv_heads != 0 && kv_heads != heads) {
     throw SettingError("model.kv_heads", std::to_string(kv_heads),
@@ -140,7 +141,8 @@ std::string GptConfig::to_string() const {
   s << "L=" << layers << " C=" << channels << " NH=" << heads << " V=" << vocab_size << " T=" << max_seq_len;
   if (is_llama()) s << " KV=" << key_value_heads() << " F=" << mlp_hidden() << " rope=" << rope_theta;
   if (ffn_dim > 0 && !is_llama()) s << " F=" << ffn_dim;
-  if (is_llama() == tied_head) s << (tied_head ? " tied" : " untied");
+  const bool tied_by_default = !is_llama();  // GPT-2 ties its head, Llama does not
+  if (tied_head != tied_by_default) s << (tied_head ? " tied" : " untied");
   return s.str();
 }
 

@@ -1,6 +1,6 @@
 // CPU rotary position embedding with grouped-query heads (formulas in runtime/math/rotary_math.hpp):
-// parallel over positions; each position computes its hs/2 cosines and sines once and applies them
-// to every query and key head. The key/value gradients of a group are summed in head order, so the
+// the hs/2 inverse frequencies once per call; parallel over positions, each computing its hs/2
+// cosines and sines once and applying them to every query and key head. The key/value gradients of a group are summed in head order, so the
 // bits do not depend on the thread count.
 #include <cmath>
 #include <vector>
@@ -11,10 +11,16 @@
 namespace tessera::inline TESSERA_CPU_LEVEL_NS {
 namespace {
 
-// cos and sin (half = hs/2 each) of position p's angles.
-void position_angles(float* cos_out, float* sin_out, std::int64_t p, std::int64_t half, std::int64_t hs, float theta) {
-  for (std::int64_t j = 0; j < half; ++j) {
-    const float a = rotary_angle(p, rotary_inverse_frequency(j, hs, theta));
+std::vector<float> inverse_frequencies(std::int64_t half, std::int64_t hs, float theta) {
+  std::vector<float> w(static_cast<std::size_t>(half));
+  for (std::int64_t j = 0; j < half; ++j) w[static_cast<std::size_t>(j)] = rotary_inverse_frequency(j, hs, theta);
+  return w;
+}
+
+// cos and sin (one per pair) of position p's angles, from the pairs' inverse frequencies.
+void position_angles(float* cos_out, float* sin_out, std::int64_t p, const std::vector<float>& frequencies) {
+  for (std::size_t j = 0; j < frequencies.size(); ++j) {
+    const float a = rotary_angle(p, frequencies[j]);
     cos_out[j] = std::cos(a);
     sin_out[j] = std::sin(a);
   }
@@ -42,12 +48,13 @@ void LevelKernels::rotary_qkv_forward(float* qkv,         // (b,t,3*nh*hs) writt
                                       std::int64_t b, std::int64_t t, std::int64_t nh, std::int64_t nkv,
                                       std::int64_t hs, float theta) const {
   const std::int64_t half = hs / 2, group = nh / nkv, c = nh * hs, pc = (nh + 2 * nkv) * hs;
+  const std::vector<float> frequencies = inverse_frequencies(half, hs, theta);
 #pragma omp parallel
   {
     std::vector<float> cos_a(static_cast<std::size_t>(half)), sin_a(static_cast<std::size_t>(half));
 #pragma omp for schedule(static)
     for (std::int64_t r = 0; r < b * t; ++r) {
-      position_angles(cos_a.data(), sin_a.data(), r % t, half, hs, theta);
+      position_angles(cos_a.data(), sin_a.data(), r % t, frequencies);
       const float* p = proj + r * pc;
       float* o = qkv + r * 3 * c;
       for (std::int64_t h = 0; h < nh; ++h) {
@@ -66,13 +73,14 @@ void LevelKernels::rotary_qkv_backward(float* dproj,       // (b,t,(nh+2*nkv)*hs
                                        std::int64_t b, std::int64_t t, std::int64_t nh, std::int64_t nkv,
                                        std::int64_t hs, float theta) const {
   const std::int64_t half = hs / 2, group = nh / nkv, c = nh * hs, pc = (nh + 2 * nkv) * hs;
+  const std::vector<float> frequencies = inverse_frequencies(half, hs, theta);
 #pragma omp parallel
   {
     std::vector<float> cos_a(static_cast<std::size_t>(half)), sin_a(static_cast<std::size_t>(half));
     std::vector<float> dk(static_cast<std::size_t>(hs));
 #pragma omp for schedule(static)
     for (std::int64_t r = 0; r < b * t; ++r) {
-      position_angles(cos_a.data(), sin_a.data(), r % t, half, hs, theta);
+      position_angles(cos_a.data(), sin_a.data(), r % t, frequencies);
       const float* d = dqkv + r * 3 * c;
       float* o = dproj + r * pc;
       for (std::int64_t h = 0; h < nh; ++h) rotate_head<true>(o + h * hs, d + h * hs, cos_a.data(), sin_a.data(), half);

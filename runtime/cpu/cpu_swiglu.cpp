@@ -34,8 +34,9 @@ void LevelKernels::swiglu_backward(float* dinp,        // (n,2f) written
     float* dup = dgate + f;
 #pragma omp simd
     for (std::int64_t j = 0; j < f; ++j) {
-      dgate[j] = d[j] * up[j] * silu_derivative(gate[j]);
-      dup[j] = d[j] * silu_value(gate[j]);
+      const SiluParts g = silu_parts(gate[j]);
+      dgate[j] = d[j] * up[j] * g.derivative;
+      dup[j] = d[j] * g.value;
     }
   }
 }

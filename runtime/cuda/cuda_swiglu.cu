@@ -22,8 +22,9 @@ __global__ void swiglu_backward_kernel(T* dinp, const T* dout, const T* inp, std
   for (std::int64_t idx = grid_start(); idx < n * f; idx += grid_stride()) {
     const std::int64_t g = idx / f * 2 * f + idx % f;
     const float gate = to_f32(inp[g]), up = to_f32(inp[g + f]), d = to_f32(dout[idx]);
-    dinp[g] = from_f32<T>(d * up * silu_derivative(gate));
-    dinp[g + f] = from_f32<T>(d * silu_value(gate));
+    const SiluParts parts = silu_parts(gate);
+    dinp[g] = from_f32<T>(d * up * parts.derivative);
+    dinp[g + f] = from_f32<T>(d * parts.value);
   }
 }
 

@@ -24,4 +24,17 @@ TESSERA_HD float silu_derivative(float x) {
   return madd(x * (e * s), s, s);  // s + x (e s) s
 }
 
+// silu(x) and silu'(x) from one exponential, the same bits as the two functions above (SwiGLU's
+// backward needs both).
+struct SiluParts {
+  float value;
+  float derivative;
+};
+
+TESSERA_HD SiluParts silu_parts(float x) {
+  const float e = fast_expf(-x);
+  const float s = 1.0f / (1.0f + e);
+  return {x / (1.0f + e), madd(x * (e * s), s, s)};
+}
+
 }  // namespace tessera

@@ -132,7 +132,7 @@ TEST_F(TrainLlama, RefusesFlagsThatDoNotFitTheModel) {
   const ProcessResult gqa =
       run_bounded(train_gpt_ + testing::set_flag(llama_flags(), "--kv-heads", "3") + " --steps 1", 60);
   EXPECT_NE(gqa.exit_code, 0);
-  EXPECT_NE(gqa.output.find("--kv-heads 3 does not divide --heads 4"), std::string::npos) << gqa.output;
+  EXPECT_NE(gqa.output.find("--kv-heads 3: does not divide the 4 query heads"), std::string::npos) << gqa.output;
   const ProcessResult gpt = run_bounded(train_gpt_ + " --data " + data_ + " --steps 1 --kv-heads 2", 60);
   EXPECT_NE(gpt.exit_code, 0);
   EXPECT_NE(gpt.output.find("--kv-heads applies to --model llama"), std::string::npos) << gpt.output;
