@@ -98,12 +98,11 @@ std::vector<StoredPiece> stored_pieces(const HfSource& source, GptArchitecture a
                                           stored.at(0) <= shape.at(0)
                                     : stored == hf_shape(hf, shape, 0);
     if (!fits) {
-      throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
-                            source.where + ":" + name + " has shape " + shape_string(stored) + " but this model's " +
-                                e.name + " " + shape_string(shape) + " needs " +
-                                shape_string(hf_shape(hf, shape, shape.at(0))) +
-                                (hf.vocab_rows ? " (or fewer rows, at least one)" : "") +
-                                "; use the model options it was exported with");
+      throw CheckpointError(
+          CheckpointErrorKind::kConfigMismatch,
+          source.where + ":" + name + " has shape " + shape_string(stored) + " but this model's " + e.name + " " +
+              shape_string(shape) + " needs " + shape_string(hf_shape(hf, shape, shape.at(0))) +
+              (hf.vocab_rows ? " (or fewer rows, at least one)" : "") + "; use the model options it was exported with");
     }
     out.push_back({hf, name, stored});
   }

@@ -1,7 +1,7 @@
 // CPU rotary position embedding with grouped-query heads (formulas in runtime/math/rotary_math.hpp):
 // the hs/2 inverse frequencies once per call; parallel over positions, each computing its hs/2
-// cosines and sines once and applying them to every query and key head. The key/value gradients of a group are summed in head order, so the
-// bits do not depend on the thread count.
+// cosines and sines once and applying them to every query and key head. The key/value gradients of a group are summed
+// in head order, so the bits do not depend on the thread count.
 #include <cmath>
 #include <vector>
 
