@@ -150,6 +150,13 @@ std::unique_ptr<Communicator> make_device_world(Device& device, Communicator& ho
                                 " memory; pass the host-memory world (MPI) the ranks start from");
   }
   if (comm == DeviceComm::kMpi) return std::make_unique<StagedCommunicator>(device, host_world);
+  if (device.kind() != DeviceKind::kCuda) {
+    // A simulated GPU has no NCCL: its collectives are staged through host memory whatever was asked.
+    if (comm == DeviceComm::kNccl) {
+      throw std::runtime_error("device comm nccl: " + device.name() + " is not a CUDA device; choose mpi or auto");
+    }
+    return std::make_unique<StagedCommunicator>(device, host_world);
+  }
   const std::string shared = shared_gpu(device, host_world);
   if (comm == DeviceComm::kAuto) {
     if (!nccl_backend_built() || !shared.empty()) return std::make_unique<StagedCommunicator>(device, host_world);

@@ -31,7 +31,8 @@ DeviceComm parse_device_comm(std::string_view text, std::string_view what);
 //  - a GPU device with NCCL chosen: an NCCL communicator on the device's GPU whose collectives run
 //    on the device's communication stream, after the work queued on its compute stream so far, and
 //    whose Work::wait() makes the compute stream wait (no host block);
-//  - a GPU device with MPI chosen: a StagedCommunicator over `host_world` (which must outlive it).
+//  - a GPU device with MPI chosen, or a simulated GPU (no NCCL): a StagedCommunicator over
+//    `host_world` (which must outlive it).
 // The device must outlive the communicator (and every one split from it). Every rank must pass the
 // same `comm`. Throws std::runtime_error for kNccl when this build has no NCCL backend or when two
 // ranks use the same GPU (naming them and the GPU).

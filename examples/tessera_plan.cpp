@@ -42,7 +42,7 @@ struct Options {
 std::optional<Options> parse(int argc, char** argv) {
   Options o;
   std::string model, params, param_dtype = "f32", reduce_dtype = "f32", grad_dtype = "f32", optimizer = "adamw";
-  std::string checkpointing = "none", offload = "none", device_memory, reserve = "0";
+  std::string checkpointing = "none", offload = "none", device_memory, host_memory, reserve = "0";
   std::optional<std::int64_t> layers, heads, dim, vocab, seq_len;
   int zero = 0;
   po::options_description desc("Options");
@@ -81,14 +81,17 @@ std::optional<Options> parse(int argc, char** argv) {
   opt("offload", value_with_default(&offload),
       "none, or optimizer[:cpu|:nvme] and/or params[:cpu|:nvme] (modelled; params needs --zero 3)");
   opt("device-memory", po::value(&device_memory), "memory per rank: 80GB, 24GiB, ...");
+  opt("host-memory", po::value(&host_memory),
+      "host memory per rank for offloaded state on a GPU (128GiB, ...): judged beside --device-memory");
   opt("reserve", value_with_default(&reserve), "memory per rank held back for the runtime");
   opt("recommend", po::bool_switch(&o.recommend),
       "choose precision, micro-batch, checkpointing, offload and "
       "accumulation that fit (needs --device-memory)");
   opt("max-micro-batch", value_with_default(&o.max_micro), "--recommend: largest micro-batch tried");
   opt("target", value_with_default(&o.target),
-      "--recommend: the device the run will use, gpu or cpu (offload is recommended only where the engine runs it: "
-      "the CPU device)");
+      "the device the run will use, gpu or cpu: on a gpu the host updates offloaded optimizer state through pinned "
+      "copies; on the cpu host memory is the device's (--recommend offloads to cpu memory on a gpu, to nvme on the "
+      "cpu)");
   opt("data", value_with_default(&o.data),
       "--recommend: the token file the printed train_gpt command trains on (printed as an absolute path)");
   opt("svg", po::value(&o.svg), "write a stacked bar chart of stages 0-3 (and the recommendation) to this file");
@@ -135,6 +138,7 @@ std::optional<Options> parse(int argc, char** argv) {
   c.recompute = parse_recompute_policy(checkpointing);
   c.offload = parse_offload(offload);
   if (!device_memory.empty()) c.device_memory = parse_bytes(device_memory, "--device-memory");
+  if (!host_memory.empty()) c.host_memory = parse_bytes(host_memory, "--host-memory");
   c.reserved = parse_bytes(reserve, "--reserve");
   o.global = get("global-batch");
   o.micro = get("micro-batch");
@@ -198,18 +202,16 @@ const BatchNames kBatchFlags{"--global-batch", "--micro-batch", "--grad-accum", 
 
 int run(Options& o) {
   PlanConfig& c = o.config;
+  if (o.target != "gpu" && o.target != "cpu") throw std::invalid_argument("--target '" + o.target + "': use gpu or cpu");
+  c.host_is_device = o.target == "cpu";
   if (o.recommend) {
-    if (o.target != "gpu" && o.target != "cpu") {
-      throw std::invalid_argument("--target '" + o.target + "': use gpu or cpu");
-    }
     // On the CPU device host memory is the device's: offload relieves it only by going to NVMe.
-    c.host_is_device = o.target == "cpu";
     if (o.global_tokens) {  // the recommendation searches in sequences
       if (o.global) throw std::invalid_argument("give --global-batch or --global-batch-tokens, not both");
       o.global = sequences_in_tokens(*o.global_tokens, c.tokens_per_sample(), kBatchFlags);
     }
     RecommendRequest request{c, o.global, o.max_micro, kBatchFlags,
-                             o.target == "cpu" ? OffloadTarget::kNvme : OffloadTarget::kNone};
+                             o.target == "cpu" ? OffloadTarget::kNvme : OffloadTarget::kCpu};
     const Recommendation r = recommend(request);
     std::printf("%s\n", r.describe().c_str());
     if (r.fits) {

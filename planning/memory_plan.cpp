@@ -40,7 +40,7 @@ void record_units(MemoryPlan& plan, const ShardedEngine& engine) {
 MemoryPlan arithmetic_plan(MemoryPlan plan) {
   const PlanConfig& c = plan.config;
   const std::int64_t n = plan.parameter_count, shard = (n + c.shard_ranks() - 1) / c.shard_ranks();
-  const Placement p = make_placement(c.stage, c.precision, c.offload);
+  const Placement p = make_placement(c.stage, c.precision, c.offload, c.host_is_device);
   auto count = [&](Extent e) { return e == Extent::kFull ? n : shard; };
   MemoryTracker tiers[kMemoryKindCount];
   auto book = [&](MemoryKind kind, MemoryCategory category, std::int64_t bytes) {
@@ -52,6 +52,13 @@ MemoryPlan arithmetic_plan(MemoryPlan plan) {
        static_cast<std::int64_t>(dtype_size(c.grad_dtype)) * count(p.grad_accumulator));
   book(p.optimizer_memory, MemoryCategory::kOptimizerState,
        optimizer_range_bytes(p, c.optimizer, count(p.optimizer_range)));
+  if (p.update_on_host) {  // the pinned host copies the host updates from and publishes through
+    book(MemoryKind::kPinnedHost, MemoryCategory::kGradients, 4 * count(p.optimizer_range));
+    if (p.params_memory == MemoryKind::kDevice && !p.master_is_params) {
+      book(MemoryKind::kPinnedHost, MemoryCategory::kParameters,
+           static_cast<std::int64_t>(dtype_size(c.precision.param_dtype)) * count(p.optimizer_range));
+    }
+  }
   plan.units.push_back({"model", n, shard * c.shard_ranks(), shard});
   plan.model_state_by_arithmetic = true;
   plan.before_step = tiers[static_cast<std::size_t>(MemoryKind::kDevice)].snapshot();
@@ -70,7 +77,7 @@ MemoryPlan plan_memory(const PlanConfig& config) {
   plan.parameter_count = config.model.parameter_count();
   if (!config.model.gpt && config.grad_dtype != DType::kF32) return arithmetic_plan(std::move(plan));
 
-  auto device = make_meta_device(config.attention_scratch);
+  auto device = make_meta_device(config.attention_scratch, config.host_is_device);
   LoopbackGroups loopback(config);
   std::unique_ptr<Module> model;
   if (config.model.gpt) {

@@ -22,7 +22,9 @@
 //
 // Offload: state placed in pinned host memory (ShardingConfig::offload, cpu) is counted in `host`,
 // state in the NVMe store in `nvme` (the store's staging ring is pinned host memory), not on the
-// device. With PlanConfig::host_is_device the host tier counts against the device budget. A model
+// device. With PlanConfig::host_is_device the host tier counts against the device budget; otherwise
+// (a GPU) the host tier must fit PlanConfig::host_memory when that is given, and the host updates the
+// offloaded optimizer range through pinned copies of the gradients and parameters (Placement). A model
 // given only by its
 // parameter count is one unit of model state; with 2-byte gradients (the ZeRO paper's what-if) its
 // model state is arithmetic over the same Placement table (model_state_by_arithmetic).
@@ -68,7 +70,12 @@ struct MemoryPlan {
   std::int64_t needed() const { return peak_total() + (config.host_is_device ? host.current_total : 0); }
   bool judged() const { return config.device_memory > 0; }  // a device size was given
   std::int64_t budget() const { return config.device_memory - config.reserved; }
-  bool fits() const { return !judged() || needed() <= budget(); }
+  // A discrete device's offloaded state must also fit the host memory given (PlanConfig::host_memory).
+  bool host_fits() const {
+    return config.host_is_device || config.host_memory <= 0 || host.peak_total <= config.host_memory;
+  }
+  bool device_fits() const { return !judged() || needed() <= budget(); }
+  bool fits() const { return device_fits() && host_fits(); }
 };
 
 // Throws SettingError / std::invalid_argument (PlanConfig::validate) on an inconsistent configuration.

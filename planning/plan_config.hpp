@@ -50,6 +50,9 @@ struct PlanConfig {
   // The device's memory is host memory (the CPU device): pinned-host bytes (offload staging) come
   // out of the same budget, so the fit counts them.
   bool host_is_device = false;
+  // Host memory per rank for what a discrete device offloads (pinned state and staging); 0: not
+  // given (the host side is not judged). Ignored when host_is_device.
+  std::int64_t host_memory = 0;
   // The attention scratch of the device the plan is for (Kernels::attention_scratch_bytes of its
   // table: a CUDA device's bf16 copies and cuDNN's workspace), so the plan counts it as the run will.
   // Empty: none, as on the CPU.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 
 #include "tessera/planning/model_state.hpp"
 
@@ -16,10 +17,21 @@ std::string printf_string(const char* format, auto... args) {
   return buf;
 }
 
+// The pinned host copies through which the host updates offloaded state on a discrete device:
+// {gradients, parameters} bytes (both 0 when the device updates it).
+std::pair<std::int64_t, std::int64_t> host_update_staging(const MemoryPlan& plan) {
+  const PlanConfig& k = plan.config;
+  const Placement p = make_placement(k.stage, k.precision, k.offload, k.host_is_device);
+  if (!p.update_on_host) return {0, 0};
+  const bool params = p.params_memory == MemoryKind::kDevice && !p.master_is_params;
+  return {plan.host.current_of(MemoryCategory::kGradients),
+          params ? plan.host.current_of(MemoryCategory::kParameters) : 0};
+}
+
 // What each category holds, for the table's last column: read from the engine's Placement table.
 std::string category_note(const MemoryPlan& plan, MemoryCategory c) {
   const PlanConfig& k = plan.config;
-  const Placement p = make_placement(k.stage, k.precision, k.offload);
+  const Placement p = make_placement(k.stage, k.precision, k.offload, k.host_is_device);
   switch (c) {
     case MemoryCategory::kParameters:
       return std::string(dtype_name(k.precision.param_dtype)) +
@@ -92,7 +104,7 @@ std::string format_plan(const MemoryPlan& plan) {
     if (k.reserved > 0) out += "  (" + format_decimal_bytes(k.reserved) + " reserved)";
     out += "\n";
     const std::int64_t need = plan.needed(), budget = plan.budget();
-    if (plan.fits()) {
+    if (plan.device_fits()) {
       out += printf_string("fits: yes — %s of %s (%.0f%%), %s to spare\n", format_decimal_bytes(need).c_str(),
                            format_decimal_bytes(budget).c_str(),
                            100.0 * static_cast<double>(need) / static_cast<double>(budget),
@@ -100,6 +112,19 @@ std::string format_plan(const MemoryPlan& plan) {
     } else {
       out += printf_string("fits: NO — needs %s, %s over the %s available\n", format_decimal_bytes(need).c_str(),
                            format_decimal_bytes(need - budget).c_str(), format_decimal_bytes(budget).c_str());
+    }
+  }
+  if (!k.host_is_device && k.host_memory > 0) {
+    const std::int64_t host = plan.host.peak_total;
+    out += printf_string("%-22s %14s\n", "host memory", format_decimal_bytes(k.host_memory).c_str());
+    if (plan.host_fits()) {
+      out += printf_string("host fits: yes — %s of %s in pinned host memory, %s to spare\n",
+                           format_decimal_bytes(host).c_str(), format_decimal_bytes(k.host_memory).c_str(),
+                           format_decimal_bytes(k.host_memory - host).c_str());
+    } else {
+      out += printf_string("host fits: NO — the offloaded state needs %s of pinned host memory, %s over the %s given\n",
+                           format_decimal_bytes(host).c_str(), format_decimal_bytes(host - k.host_memory).c_str(),
+                           format_decimal_bytes(k.host_memory).c_str());
     }
   }
   if (!plan.has_step) {
@@ -118,6 +143,11 @@ std::string format_plan(const MemoryPlan& plan) {
       out += std::string(k.offload.optimizer != OffloadTarget::kNone ? ";" : "") + " parameter shard " +
              format_decimal_bytes(tier(plan, k.offload.parameters).current_of(MemoryCategory::kParameters)) + " " +
              offload_note(k.offload.parameters);
+    }
+    const auto [grads, params] = host_update_staging(plan);
+    if (grads + params > 0) {
+      out += "; updated by the host through pinned copies of the gradients " + format_decimal_bytes(grads) +
+             (params > 0 ? " and the parameters " + format_decimal_bytes(params) : std::string());
     }
     if (k.offload.uses_nvme()) {
       out += "; staging buffers " + format_decimal_bytes(plan.host.current_of(MemoryCategory::kCommBuffers)) +
@@ -138,7 +168,7 @@ std::string format_plan(const MemoryPlan& plan) {
          format_decimal_bytes(plan.before_step.current_of(MemoryCategory::kParameters) +
                               plan.before_step.current_of(MemoryCategory::kGradients) +
                               plan.before_step.current_of(MemoryCategory::kOptimizerState) +
-                              plan.host.current_of(MemoryCategory::kParameters) +
+                              plan.host.current_of(MemoryCategory::kParameters) - host_update_staging(plan).second +
                               plan.host.current_of(MemoryCategory::kOptimizerState) +
                               plan.nvme.current_of(MemoryCategory::kParameters) +
                               plan.nvme.current_of(MemoryCategory::kOptimizerState) - formula.total()) +

@@ -35,9 +35,9 @@ struct RecommendRequest {
   std::optional<std::int64_t> target_global_batch;  // sequences per optimizer step, all ranks
   std::int64_t max_micro_batch = 1024;              // largest micro-batch tried
   BatchNames batch_names;                           // how batch-plan messages name the values
-  // Where the walk may offload: a tier that relieves the target's memory and that the engine runs
-  // there. For the CPU device (whose memory is host memory) that is kNvme; for a GPU it would be
-  // kCpu, which the engine does not run on a GPU yet (kNone).
+  // Where the walk may offload: a tier that relieves the target's memory. For the CPU device (whose
+  // memory is host memory) that is kNvme; for a GPU kCpu (the host updates the state, and
+  // base.host_memory, when given, bounds it); kNone: no offload.
   OffloadTarget offload_to = OffloadTarget::kNone;
 };
 

@@ -29,7 +29,7 @@ namespace tessera {
 
 class Kernels;
 
-enum class DeviceKind { kCpu, kCuda, kMeta };
+enum class DeviceKind { kCpu, kCuda, kMeta, kSimulatedGpu };
 
 class Device {
  public:
@@ -41,6 +41,10 @@ class Device {
   virtual MemorySpace memory_space() const = 0;
   // False for the meta device: its tensors have sizes but no data (null pointers).
   bool holds_data() const { return memory_space() != MemorySpace::kMeta; }
+  // True when the host reads and writes this device's memory directly (the CPU device): state kept
+  // in pinned host memory is then updated by the device's own kernels. False for a discrete device
+  // (a GPU, the simulated one), whose offloaded state the host updates with the host's kernels.
+  virtual bool memory_is_host() const { return memory_space() == MemorySpace::kHost; }
 
   // Raw memory of this device; untracked (Storage does the tracking). Alignment >= 64 bytes.
   // The meta device returns nullptr.

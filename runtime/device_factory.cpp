@@ -26,15 +26,17 @@ const char* device_choice_name(DeviceChoice choice) {
     case DeviceChoice::kCpu: return "cpu";
     case DeviceChoice::kCuda: return "cuda";
     case DeviceChoice::kMeta: return "meta";
+    case DeviceChoice::kSimulatedGpu: return "sim-gpu";
   }
   return "unknown";
 }
 
 DeviceChoice parse_device_choice(std::string_view text) {
-  for (DeviceChoice c : {DeviceChoice::kAuto, DeviceChoice::kCpu, DeviceChoice::kCuda, DeviceChoice::kMeta}) {
+  for (DeviceChoice c : {DeviceChoice::kAuto, DeviceChoice::kCpu, DeviceChoice::kCuda, DeviceChoice::kMeta,
+                         DeviceChoice::kSimulatedGpu}) {
     if (text == device_choice_name(c)) return c;
   }
-  throw std::invalid_argument("device: unknown value '" + std::string(text) + "'; use one of auto, cpu, cuda, meta");
+  throw std::invalid_argument("device: unknown value '" + std::string(text) + "'; use one of auto, cpu, cuda, meta, sim-gpu");
 }
 
 bool device_available(DeviceChoice choice) { return choice == DeviceChoice::kAuto || usable(choice); }

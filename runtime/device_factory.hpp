@@ -1,7 +1,8 @@
 // make_device: the device a program runs on, chosen at run time from the backends this build has.
 //   auto device = make_device(parse_device_choice("auto"));  // CUDA when built and a GPU is usable, else CPU
 //   auto gpu = make_device(DeviceChoice::kCuda, {.index = 1, .gemm_math = GemmMath::kTf32});
-// Choices: auto, cpu, cuda, meta (sizes only, no memory: runtime/meta/meta_device.hpp). A program
+// Choices: auto, cpu, cuda, meta (sizes only, no memory: runtime/meta/meta_device.hpp), sim-gpu (a
+// discrete device simulated on the CPU, for tests: runtime/simulated/simulated_gpu_device.hpp). A program
 // of several ranks picks each rank's GPU from its local rank: make_rank_device (launch/rank_device.hpp).
 #pragma once
 
@@ -14,11 +15,11 @@
 
 namespace tessera {
 
-enum class DeviceChoice { kAuto, kCpu, kCuda, kMeta };
+enum class DeviceChoice { kAuto, kCpu, kCuda, kMeta, kSimulatedGpu };
 
-const char* device_choice_name(DeviceChoice choice);  // "auto", "cpu", "cuda", "meta"
+const char* device_choice_name(DeviceChoice choice);  // "auto", "cpu", "cuda", "meta", "sim-gpu"
 
-// Parses "auto", "cpu", "cuda" or "meta"; anything else throws std::invalid_argument naming the
+// Parses "auto", "cpu", "cuda", "meta" or "sim-gpu"; anything else throws std::invalid_argument naming the
 // setting (device), the value and the accepted values.
 DeviceChoice parse_device_choice(std::string_view text);
 

@@ -7,7 +7,7 @@
 namespace tessera {
 namespace {
 
-constexpr std::size_t kChoiceCount = 4;
+constexpr std::size_t kChoiceCount = 5;
 
 // Indexed by DeviceChoice; an entry whose make is null is a backend this build does not have.
 std::array<DeviceBackend, kChoiceCount>& registry() {
@@ -20,6 +20,7 @@ std::array<DeviceBackend, kChoiceCount>& registry() {
 [[gnu::used]] const DeviceRegistration* const kLinkedRegistrations[] = {
     &detail::kCpuDeviceRegistration,
     &detail::kMetaDeviceRegistration,
+    &detail::kSimulatedGpuDeviceRegistration,
 #if defined(TESSERA_HAVE_CUDA)
     &detail::kCudaDeviceRegistration,
 #endif

@@ -38,10 +38,12 @@ class DeviceRegistration {
 const DeviceBackend* find_device_backend(DeviceChoice choice);
 
 namespace detail {
-// Defined by the always-built backends (runtime/cpu/cpu_device.cpp, runtime/meta/meta_device.cpp)
+// Defined by the always-built backends (runtime/cpu/cpu_device.cpp, runtime/meta/meta_device.cpp,
+// runtime/simulated/simulated_gpu_device.cpp)
 // and, in a build with CUDA (TESSERA_HAVE_CUDA), runtime/cuda/cuda_device.cpp.
 extern const DeviceRegistration kCpuDeviceRegistration;
 extern const DeviceRegistration kMetaDeviceRegistration;
+extern const DeviceRegistration kSimulatedGpuDeviceRegistration;
 extern const DeviceRegistration kCudaDeviceRegistration;
 }  // namespace detail
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "tessera/precision/convert.hpp"
+#include "tessera/runtime/cpu/cpu_kernels.hpp"
 #include "tessera/runtime/device.hpp"
 #include "tessera/runtime/kernels.hpp"
 #include "tessera/runtime/offload/window_stream.hpp"
@@ -51,6 +52,12 @@ FlatParamUnit::FlatParamUnit(std::string name, FlatLayout layout, const Placemen
   } else {
     grad_shard_ = allocate(S, DType::kF32, MemoryCategory::kGradients);
   }
+  if (p.update_on_host && p.gradients) {
+    grad_host_ = Tensor::empty(device_, {range.count}, DType::kF32, MemoryCategory::kGradients, MemoryKind::kPinnedHost);
+    if (p.params_memory == MemoryKind::kDevice && !p.master_is_params) {
+      params_host_ = Tensor::empty(device_, {range.count}, pd, MemoryCategory::kParameters, MemoryKind::kPinnedHost);
+    }
+  }
   if (!p.transient_compute_copy) bind_values();
 }
 
@@ -96,12 +103,23 @@ Work FlatParamUnit::start_gather(Communicator& shard_comm) {
   const auto S = static_cast<std::size_t>(layout_.shard_numel());
   gathered_ = allocate_overwritten(layout_.padded_numel(), pd, MemoryCategory::kCommBuffers);  // every shard lands
   const Span out(gathered_.data(), static_cast<std::size_t>(layout_.padded_numel()));
-  if (!stored_.in_store()) return shard_comm.all_gather(ConstSpan(stored_.tensor().data(), S), out, pd);
+  const bool upload = placement_.params_memory != MemoryKind::kDevice && !device_.memory_is_host();
+  // On a discrete device a shard in host memory is copied in first (the copy stream), and the
+  // gather, queued behind that copy on the compute stream, reads the device copy.
+  auto gather_from_host = [this, &shard_comm, S, out, pd, upload](const void* shard) {
+    if (!upload) return shard_comm.all_gather(ConstSpan(shard, S), out, pd);
+    uploaded_ = allocate_overwritten(static_cast<std::int64_t>(S), pd, MemoryCategory::kCommBuffers);
+    Stream& copy = device_.stream(StreamRole::kCopy);
+    copy.wait(device_.stream(StreamRole::kCompute).record());  // earlier users of the memory first
+    device_.copy_from_host_async(uploaded_.data(), shard, S * dtype_size(pd), copy);
+    device_.stream(StreamRole::kCompute).wait(copy.record());
+    return shard_comm.all_gather(ConstSpan(uploaded_.data(), S), out, pd);
+  };
+  if (!stored_.in_store()) return gather_from_host(stored_.tensor().data());
   // The shard comes from the file first; the gather starts once it is in.
   std::byte* staged = staged_.reserve(static_cast<std::size_t>(stored_.extent().file_bytes()));
   Work read = store_->read_all(stored_.extent(), staged);
-  return then(std::move(read),
-              [&shard_comm, staged, S, out, pd] { return shard_comm.all_gather(ConstSpan(staged, S), out, pd); });
+  return then(std::move(read), [gather_from_host, staged] { return gather_from_host(staged); });
 }
 
 void FlatParamUnit::finish_gather() {
@@ -116,6 +134,7 @@ void FlatParamUnit::finish_gather() {
                               layout_.padded_numel());
   }
   gathered_ = Tensor();
+  uploaded_ = Tensor();
   staged_.release();
   bind_values();
 }
@@ -187,17 +206,31 @@ void FlatParamUnit::finish_grad_reduce(Communicator* replicate_comm, double* sum
     grads_bound_ = false;
   }
   reduced_into_shard_ = false;
+  grad_offloaded_ = false;
 }
 
 void FlatParamUnit::zero_grads() {
   sum_squares_kept_in_ = nullptr;
+  grad_offload_.synchronize();  // a skipped step's copy still reading the gradients
+  grad_offloaded_ = false;
   if (grad_full_.defined()) grad_full_.zero_();
   if (grad_shard_.defined()) grad_shard_.zero_();
   shard_is_zero_ = true;
 }
 
+void FlatParamUnit::start_grad_offload() {
+  if (!grad_host_.defined() || grad_offloaded_) return;
+  const Tensor grads = reduced_grad_range();
+  Stream& copy = device_.stream(StreamRole::kCopy);
+  copy.wait(device_.stream(StreamRole::kCompute).record());  // after the reduction that wrote them
+  device_.copy_to_host_async(grad_host_.data(), grads.data(), grads.nbytes(), copy);
+  grad_offload_ = copy.record();
+  grad_offloaded_ = true;
+}
+
 Tensor FlatParamUnit::reduced_grads() {
   sum_squares_kept_in_ = nullptr;
+  grad_offloaded_ = false;
   return reduced_grad_range();
 }
 
@@ -220,15 +253,38 @@ PlacedTensor FlatParamUnit::published_range() const {
   return PlacedTensor::resident(stored_.tensor().view(range.begin, {range.count}));
 }
 
-void FlatParamUnit::optimizer_step(const Kernels& kernels, float lr, std::int64_t step, float grad_scale) {
+const Kernels& FlatParamUnit::update_kernels(const Kernels& kernels) const {
+  return placement_.update_on_host && device_.holds_data() ? host_kernels() : kernels;
+}
+
+PlacedTensor FlatParamUnit::publish_target() const {
+  return params_host_.defined() ? PlacedTensor::resident(params_host_) : published_range();
+}
+
+void FlatParamUnit::upload_published() {
+  if (!params_host_.defined()) return;
+  Tensor target = published_range().tensor();
+  Stream& copy = device_.stream(StreamRole::kCopy);
+  copy.wait(device_.stream(StreamRole::kCompute).record());  // after every earlier read of the parameters
+  device_.copy_from_host_async(target.data(), params_host_.data(), params_host_.nbytes(), copy);
+  upload_ = copy.record();
+  device_.stream(StreamRole::kCompute).wait(upload_);
+}
+
+void FlatParamUnit::optimizer_step(const Kernels& device_kernels, float lr, std::int64_t step, float grad_scale) {
   const FlatRange range = optimizer_range();
-  const Tensor grads = reduced_grad_range();
+  const Kernels& kernels = update_kernels(device_kernels);
+  if (grad_host_.defined()) {
+    start_grad_offload();
+    grad_offload_.synchronize();  // queued after the last upload: params_host_ is free again too
+  }
+  const Tensor grads = grad_host_.defined() ? grad_host_ : reduced_grad_range();
   // Slots of the pass: master, gradients, the rule's state, then (separate master) the stored
   // parameters it publishes into.
   std::vector<StreamSlot> slots{master_.slot(true, true), PlacedTensor::resident(grads).slot(true, false)};
   for (const PlacedTensor& t : state_) slots.push_back(t.slot(true, true));
   const bool publish = !placement_.master_is_params;
-  const PlacedTensor target = publish ? published_range() : PlacedTensor();
+  const PlacedTensor target = publish ? publish_target() : PlacedTensor();
   if (publish) slots.push_back(target.slot(false, true));
   const std::size_t states = state_.size();
   const DType pd = precision_.param_dtype;
@@ -240,6 +296,7 @@ void FlatParamUnit::optimizer_step(const Kernels& kernels, float lr, std::int64_
                                  count, segments, lr, step, grad_scale);
                    if (publish) kernels.convert(master, DType::kF32, data[2 + states], pd, count);
                  });
+  if (publish) upload_published();
   published_by_step_ = true;
 }
 
@@ -247,12 +304,14 @@ Work FlatParamUnit::start_publish(Communicator& shard_comm) {
   const DType pd = precision_.param_dtype;
   const FlatRange range = optimizer_range();
   if (!placement_.master_is_params && !published_by_step_) {
-    const PlacedTensor target = published_range();
+    upload_.synchronize();  // params_host_ may still be on its way to the device
+    const PlacedTensor target = publish_target();
     const StreamSlot slots[] = {master_.slot(true, false), target.slot(false, true)};
-    const Kernels& kernels = device_.kernels();
+    const Kernels& kernels = update_kernels(device_.kernels());
     stream_windows(store_, slots, range.count, [&](std::int64_t, std::int64_t count, std::span<std::byte* const> data) {
       kernels.convert(data[0], DType::kF32, data[1], pd, count);
     });
+    upload_published();
   }
   published_by_step_ = false;
   if (!placement_.publish_by_all_gather) return Work();

@@ -18,12 +18,22 @@
 //   state_       (range / per) each     kOptimizerState  the rule's state tensors (placed)
 //   grad_full_   (P) f32                kGradients       where backward accumulates
 //   grad_shard_  (S) f32                kGradients       the accumulated reduced shard (stages 2-3)
+//   grad_host_   (range) f32 pinned     kGradients       update_on_host: the reduced gradients the
+//                                                        host updates from
+//   params_host_ (range) param dtype    kParameters      update_on_host with device parameters:
+//                pinned                                  the updated ones on their way back
+//   uploaded_    (S) param dtype        kCommBuffers     stage 3 with host parameters on a
+//                                                        discrete device: the shard copied in for
+//                                                        its gather
 // Gradient collectives run on the f32 buffers in the reduce dtype (Communicator::all_reduce_f32,
 // reduce_scatter_f32: the communicator converts as it sends and receives, so no wire copy exists
 // here); the first reduction of a step at stages 2-3 lands straight in grad_shard_.
 // Padding is zero and never updated. The optimizer step is one pass over the range (streamed in
 // blocks when some of it is in the NVMe store) that updates the master and state and writes the
-// updated parameters into the stored ones.
+// updated parameters into the stored ones. With Placement::update_on_host the pass runs on the host
+// with the host's kernels, between a copy of the gradients to host memory (started as soon as the
+// step's last reduction of the unit is done, on the device's copy stream) and a copy of the updated
+// parameters back (the compute stream waits for it before using them).
 #pragma once
 
 #include <cstdint>
@@ -33,6 +43,7 @@
 
 #include "tessera/comm/communicator.hpp"
 #include "tessera/model/optim/optimizer_state.hpp"
+#include "tessera/runtime/event.hpp"
 #include "tessera/runtime/offload/aligned_buffer.hpp"
 #include "tessera/runtime/offload/placed_tensor.hpp"
 #include "tessera/sharding/flat_layout.hpp"
@@ -84,6 +95,10 @@ class FlatParamUnit {
   // the same place then has nothing left to do: the gradient norm costs no pass of its own.
   void finish_grad_reduce(Communicator* replicate_comm, double* sum_squares_out = nullptr);
   void zero_grads();
+  // update_on_host: starts copying the reduced gradient range to host memory on the copy stream,
+  // after the work queued on the compute stream so far (call once the step's gradients are final).
+  // Nothing to do otherwise, or when the copy has started since the gradients last changed.
+  void start_grad_offload();
   // Writes the sum of squares of the reduced gradient over this rank's shard (the same range at
   // every stage) into `out`, one double in device memory — unless the last reduce wrote it there
   // and the gradient has not changed since (the same bits either way).
@@ -123,6 +138,15 @@ class FlatParamUnit {
   // This rank's optimizer range inside the stored parameters (what publishing writes).
   PlacedTensor published_range() const;
   Tensor reduced_grad_range() const;
+  // The table the optimizer pass runs with: the host's when the host updates (and the device holds
+  // data), else the device's `kernels`.
+  const Kernels& update_kernels(const Kernels& kernels) const;
+  // Where publishing writes the updated parameters (param dtype, the optimizer range): the stored
+  // ones, or the pinned host buffer they go to the device from.
+  PlacedTensor publish_target() const;
+  // After publishing into params_host_: copies it into the stored parameters on the copy stream and
+  // makes the compute stream wait for the copy.
+  void upload_published();
 
   std::string name_;
   FlatLayout layout_;
@@ -137,6 +161,10 @@ class FlatParamUnit {
   AlignedBuffer staged_;
   Tensor compute_, gathered_;
   Tensor grad_full_, grad_shard_;
+  Tensor grad_host_, params_host_, uploaded_;
+  Event grad_offload_;           // the copy of the gradients to grad_host_
+  Event upload_;                 // the copy of params_host_ to the device
+  bool grad_offloaded_ = false;  // started since the gradients last changed
   bool ready_ = false, gather_in_flight_ = false, grads_bound_ = false;
   bool shard_is_zero_ = true;        // grad_shard_ holds zeros (constructed, or zero_grads since)
   bool reduced_into_shard_ = false;  // the collective in flight writes grad_shard_ itself

@@ -21,11 +21,18 @@ int zero_stage_number(ZeroStage stage) { return static_cast<int>(stage); }
 
 const char* extent_name(Extent extent) { return extent == Extent::kFull ? "full" : "shard"; }
 
-Placement make_placement(ZeroStage stage, const MixedPrecision& precision, const OffloadConfig& offload) {
+Placement make_placement(ZeroStage stage, const MixedPrecision& precision, const OffloadConfig& offload,
+                         bool memory_is_host) {
   const int st = zero_stage_number(stage);
   if (offload.parameters != OffloadTarget::kNone && stage != ZeroStage::kStage3) {
     throw std::invalid_argument("parameter offload needs ZeRO stage 3 (stage " + std::to_string(st) +
                                 " was set): at stages 0-2 every rank computes on its full stored parameters");
+  }
+  if (!memory_is_host && offload.parameters != OffloadTarget::kNone && offload.optimizer == OffloadTarget::kNone) {
+    throw std::invalid_argument(
+        std::string("parameter offload on a GPU needs the optimizer offloaded too (offload optimizer: none was set): "
+                    "the parameters in host memory are updated by the host; set the optimizer offload to cpu or ") +
+        "nvme");
   }
   const bool f32_params = precision.param_dtype == DType::kF32;
   Placement p;
@@ -37,7 +44,11 @@ Placement make_placement(ZeroStage stage, const MixedPrecision& precision, const
   // f32 parameters double as the master unless the optimizer range lives in another memory — but
   // state on NVMe streams past the parameters wherever they are, so they stay the master (no f32
   // copy in the files, a third less traffic per step).
-  p.master_is_params = f32_params && (p.params_memory == p.optimizer_memory || p.optimizer_memory == MemoryKind::kNvme);
+  // On a discrete device the host updates offloaded state, so the master must be in host reach.
+  p.update_on_host = !memory_is_host && p.optimizer_memory != MemoryKind::kDevice;
+  p.master_is_params =
+      f32_params && (p.params_memory == p.optimizer_memory ||
+                     (memory_is_host && p.optimizer_memory == MemoryKind::kNvme));
   p.publish_by_all_gather = st == 1 || st == 2;
   p.grad_accumulator = st >= 2 ? Extent::kShard : Extent::kFull;
   p.transient_full_grads = st >= 2;
@@ -56,6 +67,7 @@ std::string Placement::describe() const {
   if (transient_full_grads) s += " + transient full";
   s += std::string(", optimizer ") + extent_name(optimizer_range) + where(optimizer_memory);
   if (master_is_params) s += ", master = params";
+  if (update_on_host) s += ", updated on the host";
   s += grad_collective == GradCollective::kAllReduce ? ", all-reduce" : ", reduce-scatter";
   s += reduce_every_micro_step ? " every micro-batch" : " once per step";
   if (publish_by_all_gather) s += ", all-gather after step";

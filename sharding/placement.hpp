@@ -14,7 +14,13 @@
 // The optimizer range holds the f32 master (a separate copy unless parameters are f32, when the
 // stored parameters are the master — with f32 parameters and optimizer state offloaded to host
 // memory the master is a host copy, as ZeRO-Offload keeps it; state on NVMe streams past the
-// parameters, which stay the master) and the optimizer's state. Gradient collectives: all-reduce at
+// parameters, which stay the master) and the optimizer's state.
+//
+// On a discrete device (a GPU: its memory is not host memory) an optimizer range offloaded to
+// pinned host memory or NVMe is updated by the host (ZeRO-Offload): the reduced gradient range is
+// copied to a pinned host buffer, the host's kernels update the master and state there, and the
+// updated parameters are copied back into the device's stored parameters. The master is then the
+// parameters only when both live in the same memory. Gradient collectives: all-reduce at
 // stage 0, reduce-scatter otherwise; stages 0-1 reduce once per step (on the last micro-batch,
 // DDP's no_sync), stages 2-3 every micro-batch.
 #pragma once
@@ -63,6 +69,10 @@ struct Placement {
   // --- optimizer range: f32 master (when separate) and optimizer state
   Extent optimizer_range = Extent::kFull;
   MemoryKind optimizer_memory = MemoryKind::kDevice;
+  // The host updates the optimizer range (a discrete device with the optimizer offloaded): the
+  // reduced gradients go to a pinned host copy (range, f32), and when the stored parameters are on
+  // the device the updated ones come back through a pinned host buffer (range, param dtype).
+  bool update_on_host = false;
 
   // An inference engine (EngineUse::kInference) has neither: no gradient buffers, no optimizer
   // state (the master stays: checkpoints restore the parameters through it).
@@ -72,8 +82,12 @@ struct Placement {
   std::string describe() const;  // one line: "params full (device), grads shard + transient full, ..."
 };
 
+// `memory_is_host`: the device's memory is host memory (Device::memory_is_host; the CPU device).
 // Throws std::invalid_argument for parameter offload below stage 3 (ranks compute on their full
-// stored parameters there, so they cannot leave the device).
-Placement make_placement(ZeroStage stage, const MixedPrecision& precision, const OffloadConfig& offload);
+// stored parameters there, so they cannot leave the device), and on a discrete device for
+// parameter offload with the optimizer left on the device (the device's kernels cannot update
+// parameters in host memory).
+Placement make_placement(ZeroStage stage, const MixedPrecision& precision, const OffloadConfig& offload,
+                         bool memory_is_host = true);
 
 }  // namespace tessera

@@ -6,7 +6,6 @@
 #include <stdexcept>
 
 #include "tessera/comm/host_collectives.hpp"
-#include "tessera/core/setting_error.hpp"
 #include "tessera/model/optim/grad_clip.hpp"
 #include "tessera/runtime/device.hpp"
 #include "tessera/runtime/kernels.hpp"
@@ -23,21 +22,11 @@ const ShardingConfig& validated(const ShardingConfig& config) {
   return config;
 }
 
-// The stage's placement; an inference engine drops the gradients and the optimizer state.
-Placement placement_for(const ShardingConfig& config) {
-  Placement p = make_placement(config.stage, config.precision, config.offload);
+// The stage's placement on `device`; an inference engine drops the gradients and the optimizer state.
+Placement placement_for(const ShardingConfig& config, const Device& device) {
+  Placement p = make_placement(config.stage, config.precision, config.offload, device.memory_is_host());
   p.gradients = p.optimizer_state = config.use == EngineUse::kTraining;
   return p;
-}
-
-void check_offload_supported(const OffloadConfig& offload, const Device& device) {
-  const std::pair<const char*, OffloadTarget> targets[] = {{"sharding.offload.optimizer", offload.optimizer},
-                                                           {"sharding.offload.parameters", offload.parameters}};
-  for (const auto& [setting, target] : targets) {
-    if (target != OffloadTarget::kNone && device.memory_space() == MemorySpace::kGpu) {
-      throw SettingError(setting, offload_target_name(target), "offload runs on the CPU device only so far");
-    }
-  }
 }
 
 }  // namespace
@@ -55,10 +44,9 @@ ShardedEngine::ShardedEngine(Module& model, Device& device, Communicator& world,
       world_(world),
       groups_(std::move(groups)),
       config_(validated(config)),
-      placement_(placement_for(config_)) {
+      placement_(placement_for(config_, device)) {
   if (groups_.shard == nullptr) throw std::invalid_argument("ShardedEngine: ShardGroups without a shard group");
   check_devices();
-  check_offload_supported(config_.offload, device_);
   if (config_.offload.uses_nvme()) {
     config_.offload.nvme.validate(optimizer_alignment(config_.optimizer));
     nvme_ = std::make_unique<NvmeStore>(device_, config_.offload.nvme, world_.rank());
@@ -76,6 +64,8 @@ ShardedEngine::ShardedEngine(Module& model, Device& device, Communicator& world,
   in_flight_.configure(InFlightKind::kReduce, static_cast<std::size_t>(config_.max_reduces_in_flight), [this](int u) {
     const auto unit = static_cast<std::size_t>(u);
     units_[unit]->finish_grad_reduce(groups_.replicate, sync_ == GradSync::kReduce ? norm_slot(unit) : nullptr);
+    // The step's gradients of this unit are final: the host's copy starts behind the rest of backward.
+    if (sync_ == GradSync::kReduce) units_[unit]->start_grad_offload();
   });
   build_units(model, seed);
 }
@@ -259,6 +249,7 @@ OptimizerStepResult ShardedEngine::step(float lr) {
   const Kernels& kernels = device_.kernels();
   const float coefficient = clip_coefficient(result.grad_norm, config_.grad_clip) / loss_scale;
   ++step_count_;
+  for (auto& unit : units_) unit->start_grad_offload();  // all queued before the host waits for the first
   for (auto& unit : units_) unit->optimizer_step(kernels, lr, step_count_, coefficient);
   publish_parameters();
   note_phase("step");

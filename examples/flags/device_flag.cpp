@@ -17,8 +17,8 @@ namespace tessera {
 namespace {
 
 DeviceChoice program_device_choice(const std::string& flag) {
-  if (flag != "cpu" && flag != "cuda" && flag != "auto") {
-    throw std::invalid_argument("--device " + flag + ": use cpu, cuda or auto");
+  if (flag != "cpu" && flag != "cuda" && flag != "auto" && flag != "sim-gpu") {
+    throw std::invalid_argument("--device " + flag + ": use cpu, cuda, auto or sim-gpu");
   }
   return parse_device_choice(flag);
 }
@@ -67,7 +67,8 @@ std::string device_world_line(const DeviceFlags& flags, const Communicator* devi
 void add_device_option(po::options_description& group, DeviceFlags* target) {
   // clang-format off
   group.add_options()("device", value_with_default(&target->device),
-                      "cpu, cuda or auto (a usable GPU when this build has the CUDA device, else the CPU)")
+                      "cpu, cuda or auto (a usable GPU when this build has the CUDA device, else the CPU); sim-gpu: a "
+                      "discrete device simulated on the CPU, for testing GPU paths without a GPU")
       ("gemm-math", value_with_default(&target->gemm_math),
        "GPU GEMM arithmetic: auto (bf16), f32 (exact, as the CPU), tf32 or bf16 (tensor cores, f32 "
        "accumulation); the CPU computes in f32 either way")
@@ -84,6 +85,7 @@ std::unique_ptr<Device> open_device(const DeviceFlags& flags) {
 std::string device_line(const DeviceFlags& flags, const Device& device) {
   const bool cpu = device.memory_space() == MemorySpace::kHost;
   if (cpu) return flags.device == "auto" ? "device: cpu (auto: no usable GPU)" : "device: cpu";
+  if (device.kind() != DeviceKind::kCuda) return "device: " + device.name() + ", GEMMs f32 (the CPU kernels)";
   return "device: " + device.name() + (flags.device == "auto" ? " (auto)" : "") + ", GEMMs " +
          gemm_math_words(resolved_gemm_math(flags)) + (flags.gemm_math == "auto" ? " (--gemm-math auto)" : "") +
          "; attention: " + device.kernels().attention_kernel();

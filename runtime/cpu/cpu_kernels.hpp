@@ -29,4 +29,8 @@ class CpuKernels final : public Kernels {
   const CpuLevelFunctions* functions_;
 };
 
+// The process's CPU kernels, for work the host does beside a discrete device (the optimizer update
+// of state offloaded from a GPU to host memory). Made on first use.
+const CpuKernels& host_kernels();
+
 }  // namespace tessera

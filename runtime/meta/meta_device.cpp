@@ -23,8 +23,8 @@ void MetaDevice::synchronize() {
   copy_.synchronize();
 }
 
-std::unique_ptr<Device> make_meta_device(AttentionScratchSize attention_scratch) {
-  return std::make_unique<MetaDevice>(std::move(attention_scratch));
+std::unique_ptr<Device> make_meta_device(AttentionScratchSize attention_scratch, bool memory_is_host) {
+  return std::make_unique<MetaDevice>(std::move(attention_scratch), memory_is_host);
 }
 
 namespace detail {

@@ -16,11 +16,15 @@ namespace tessera {
 class MetaDevice final : public Device {
  public:
   // `attention_scratch`: the scratch sizes of the device being planned for (empty: none).
-  explicit MetaDevice(AttentionScratchSize attention_scratch = {}) : kernels_(std::move(attention_scratch)) {}
+  // `memory_is_host`: whether that device's memory is host memory (the CPU) or not (a GPU), which
+  // decides where offloaded state is updated and so which buffers exist (Placement).
+  explicit MetaDevice(AttentionScratchSize attention_scratch = {}, bool memory_is_host = true)
+      : kernels_(std::move(attention_scratch)), memory_is_host_(memory_is_host) {}
 
   DeviceKind kind() const override { return DeviceKind::kMeta; }
   std::string name() const override { return "meta"; }
   MemorySpace memory_space() const override { return MemorySpace::kMeta; }
+  bool memory_is_host() const override { return memory_is_host_; }
 
   void* allocate(std::size_t, MemoryKind) override { return nullptr; }
   void deallocate(void*, std::size_t, MemoryKind, std::span<const Event>) noexcept override {}
@@ -39,12 +43,13 @@ class MetaDevice final : public Device {
 
  private:
   MetaKernels kernels_;
+  bool memory_is_host_ = true;
   InlineStream compute_{StreamRole::kCompute};
   InlineStream communication_{StreamRole::kCommunication};
   InlineStream copy_{StreamRole::kCopy};
 };
 
 // A new meta device with its own trackers; `attention_scratch` as MetaDevice's.
-std::unique_ptr<Device> make_meta_device(AttentionScratchSize attention_scratch = {});
+std::unique_ptr<Device> make_meta_device(AttentionScratchSize attention_scratch = {}, bool memory_is_host = true);
 
 }  // namespace tessera

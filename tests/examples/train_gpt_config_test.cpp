@@ -100,7 +100,7 @@ TEST_F(TrainGptConfig, DeviceAutoRunsOnTheCpuAndSaysSo) {
   EXPECT_NE(r.output.find("device: cpu (auto: no usable GPU)"), std::string::npos) << r.output;
   const auto bad = run_bounded(train_gpt_ + tiny_run(data_) + " --steps 1 --device gpu", 60);
   EXPECT_NE(bad.exit_code, 0);
-  EXPECT_NE(bad.output.find("--device gpu: use cpu, cuda or auto"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("--device gpu: use cpu, cuda, auto or sim-gpu"), std::string::npos) << bad.output;
 }
 
 TEST_F(TrainGptConfig, AnUnknownGemmMathIsRefusedBeforeAnythingRuns) {

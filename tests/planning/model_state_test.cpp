@@ -123,7 +123,13 @@ TEST(ModelState, PlannerReportsTheFormulaForARawParameterCount) {
   EXPECT_EQ(off.before_step.current_of(MemoryCategory::kOptimizerState), 0);
   EXPECT_EQ(off.host.current_of(MemoryCategory::kOptimizerState), 21 * kGB / 2);
   EXPECT_EQ(off.peak_total(), 7 * kGB);
-  // On NVMe, m and v stream past the f32 parameters, which stay the master: 8 bytes per parameter
+  // A GPU (the plan's default device) updates it on the host through pinned copies of the gradient
+  // shard and of the updated parameters: 4 + 4 bytes per parameter of the shard.
+  EXPECT_EQ(off.host.current_of(MemoryCategory::kGradients), 7 * kGB / 2);
+  EXPECT_EQ(off.host.current_of(MemoryCategory::kParameters), 7 * kGB / 2);
+  c.host_is_device = true;  // the CPU device updates host memory in place: no copies
+  EXPECT_EQ(plan_memory(c).host.current_total, 21 * kGB / 2);
+  // On NVMe (the CPU device), m and v stream past the f32 parameters, which stay the master: 8 bytes per parameter
   // in the files (each tensor's end padded to a 4 KiB page).
   c.offload = parse_offload("optimizer:nvme");
   const MemoryPlan nvme = plan_memory(c);
@@ -131,6 +137,11 @@ TEST(ModelState, PlannerReportsTheFormulaForARawParameterCount) {
   EXPECT_GE(nvme.nvme.current_of(MemoryCategory::kOptimizerState), 7 * kGB);
   EXPECT_LT(nvme.nvme.current_of(MemoryCategory::kOptimizerState), 7 * kGB + 2 * 4096);
   EXPECT_EQ(nvme.peak_total(), 7 * kGB);
+  // On a GPU the host updates the files' state, so the f32 master goes there too: 12 bytes.
+  c.host_is_device = false;
+  const MemoryPlan gpu = plan_memory(c);
+  EXPECT_GE(gpu.nvme.current_of(MemoryCategory::kOptimizerState), 21 * kGB / 2);
+  EXPECT_LT(gpu.nvme.current_of(MemoryCategory::kOptimizerState), 21 * kGB / 2 + 3 * 4096);
 }
 
 TEST(ModelState, GptUnitSizesAreTheModulesParameterCounts) {

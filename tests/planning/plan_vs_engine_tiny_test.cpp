@@ -3,7 +3,7 @@
 // the byte, and so within the 5% the planner promises — for ZeRO stages 0-3, every
 // activation-checkpointing policy, bf16 parameters and reduce, hybrid groups, prefetch depths,
 // kept parameters, accumulation, optimizer offload (host memory and NVMe, with its staging buffers
-// and file bytes) and 8-bit optimizer state; and the tiny Llama (grouped-query attention, untied
+// and file bytes, on the CPU and from the simulated discrete device) and 8-bit optimizer state; and the tiny Llama (grouped-query attention, untied
 // head) at every stage.
 // tessera-test-ranks: 1 2 4
 #include <gtest/gtest.h>
@@ -20,9 +20,10 @@ constexpr double kTolerance = 0.05;
 
 std::string where(const PlanConfig& c, int rank) { return c.describe() + ", rank " + std::to_string(rank); }
 
-void check(const PlanConfig& config, Communicator& world) {
+void check(PlanConfig config, Communicator& world) {
+  config.host_is_device = true;  // measured on the CPU device
   const MemoryPlan plan = plan_memory(config);
-  const MeasuredStep measured = measure_engine_step(config, world);
+  const MeasuredStep measured = measure_engine_step(config, world, {.device = DeviceChoice::kCpu});
   expect_plan_matches(plan, measured, kTolerance, where(config, world.rank()));
   expect_plan_exact(plan, measured, where(config, world.rank()));
 }
@@ -85,6 +86,42 @@ TEST(PlanVsEngineTiny, OptimizerOffloadAnd8BitState) {
     c.optimizer = {};
     c.offload.optimizer = OffloadTarget::kCpu;
     check(c, world);
+  }
+}
+
+// A plan for a GPU against the engine on the simulated discrete device, category by category in every
+// tier, to the byte — except communication buffers: the simulated device's collectives are staged
+// through pinned host memory (MPI), which a GPU plan does not count (NCCL stages nothing).
+void check_discrete(PlanConfig config, Communicator& world) {
+  config.host_is_device = false;
+  const MemoryPlan plan = plan_memory(config);
+  const MeasuredStep measured = measure_engine_step(config, world, {.device = DeviceChoice::kSimulatedGpu});
+  const std::string at = where(config, world.rank());
+  for (MemoryCategory c : kAllMemoryCategories) {
+    if (c == MemoryCategory::kCommBuffers) continue;
+    const char* name = memory_category_name(c);
+    EXPECT_EQ(plan.before_step.current_of(c), measured.before_step.current_of(c)) << at << ": " << name << " before";
+    EXPECT_EQ(plan.peak(c), measured.step.peak_of(c)) << at << ": " << name << " peak";
+    EXPECT_EQ(plan.host.current_of(c), measured.host.current_of(c)) << at << ": " << name << " in pinned host memory";
+    EXPECT_EQ(plan.nvme.current_of(c), measured.nvme.current_of(c)) << at << ": " << name << " in NVMe files";
+  }
+}
+
+TEST(PlanVsEngineTiny, OffloadFromADiscreteDevice) {
+  MpiCommunicator world(MPI_COMM_WORLD);
+  ScratchDir dir("plan_gpu_offload");
+  for (int st = 1; st <= 3; ++st) {
+    PlanConfig c = plan_for("tiny", parse_zero_stage(st), world.size(), 2);
+    check_discrete(c, world);
+    c.offload.optimizer = OffloadTarget::kCpu;
+    if (st == 3) c.offload.parameters = OffloadTarget::kCpu;
+    check_discrete(c, world);
+    c.precision.param_dtype = DType::kBF16;
+    c.offload.optimizer = OffloadTarget::kNvme;
+    c.offload.parameters = st == 3 ? OffloadTarget::kNvme : OffloadTarget::kNone;
+    c.offload.nvme.path = dir.path().string();
+    c.offload.nvme.block_elements = 4096;
+    check_discrete(c, world);
   }
 }
 

@@ -77,6 +77,31 @@ TEST(Placement, OffloadMovesStateToPinnedHostMemory) {
   EXPECT_TRUE(q.master_is_params) << "parameters and optimizer share host memory";
 }
 
+TEST(Placement, OnADiscreteDeviceTheHostUpdatesOffloadedState) {
+  OffloadConfig nvme;
+  nvme.optimizer = OffloadTarget::kNvme;
+  // The CPU device: f32 parameters stay the master, the files hold m and v only.
+  EXPECT_TRUE(make_placement(ZeroStage::kStage2, params(DType::kF32), nvme).master_is_params);
+  EXPECT_FALSE(make_placement(ZeroStage::kStage2, params(DType::kF32), nvme).update_on_host);
+  // A GPU: the host updates the files' state, so the master goes there too.
+  const Placement gpu = make_placement(ZeroStage::kStage2, params(DType::kF32), nvme, false);
+  EXPECT_TRUE(gpu.update_on_host);
+  EXPECT_FALSE(gpu.master_is_params);
+  EXPECT_NE(gpu.describe().find("updated on the host"), std::string::npos) << gpu.describe();
+  // Nothing offloaded: the device updates its own state.
+  EXPECT_FALSE(make_placement(ZeroStage::kStage2, params(DType::kF32), {}, false).update_on_host);
+  // Parameters in host memory need the host to update them: the optimizer must be offloaded too.
+  OffloadConfig params_only;
+  params_only.parameters = OffloadTarget::kCpu;
+  try {
+    make_placement(ZeroStage::kStage3, params(DType::kF32), params_only, false);
+    FAIL() << "parameter offload without optimizer offload accepted on a GPU";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("needs the optimizer offloaded too"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(make_placement(ZeroStage::kStage3, params(DType::kF32), params_only));  // the CPU updates it
+}
+
 TEST(Placement, ParameterOffloadNeedsStage3) {
   OffloadConfig o;
   o.parameters = OffloadTarget::kCpu;

@@ -1,0 +1,82 @@
+// SimulatedGpuDevice: a discrete device simulated on the CPU, for testing what runs on a GPU
+// without one. Its memory is separate from host memory as a GPU's is: device blocks come from a
+// DeviceAddressSpace, whose addresses fault when the host touches them, and only its kernels
+// (the CPU kernels on the blocks' backing memory), fills and copies reach them. Pinned host memory
+// is ordinary host memory the device's copies and fills also accept (as a GPU's do).
+//
+// Streams: compute and communication run inline, as on the CPU device; the copy stream is a copy
+// engine on its own thread. An asynchronous copy on the copy stream fills its destination with NaN bytes (0xff) when it
+// is issued and writes the data only when the engine reaches it, so work that reads the destination
+// without waiting for the copy's event sees NaN instead of silently reading data that happened to
+// be there: a missing wait shows up as non-finite values, every time.
+// The memory space is kGpu: communicators that reduce host memory refuse it, and collectives run
+// through a StagedCommunicator (copies to pinned host memory around an MPI collective).
+#pragma once
+
+#include <map>
+#include <mutex>
+
+#include "tessera/runtime/cpu/worker_stream.hpp"
+#include "tessera/runtime/device.hpp"
+#include "tessera/runtime/inline_stream.hpp"
+#include "tessera/runtime/pending_free_list.hpp"
+#include "tessera/runtime/simulated/device_address_space.hpp"
+#include "tessera/runtime/simulated/simulated_gpu_kernels.hpp"
+
+namespace tessera {
+
+// The byte an asynchronous copy's destination holds until the copy has run (0xff: NaN in f32, bf16
+// and f16).
+inline constexpr unsigned char kCopyPendingByte = 0xff;
+
+class SimulatedGpuDevice final : public Device {
+ public:
+  SimulatedGpuDevice();
+  // Waits for the copy engine and every pending block, then frees them (never throws).
+  ~SimulatedGpuDevice() override;
+  SimulatedGpuDevice(const SimulatedGpuDevice&) = delete;
+  SimulatedGpuDevice& operator=(const SimulatedGpuDevice&) = delete;
+
+  DeviceKind kind() const override { return DeviceKind::kSimulatedGpu; }
+  std::string name() const override;
+  MemorySpace memory_space() const override { return MemorySpace::kGpu; }
+
+  void* allocate(std::size_t bytes, MemoryKind kind) override;
+  void deallocate(void* ptr, std::size_t bytes, MemoryKind kind, std::span<const Event> pending) noexcept override;
+  std::size_t pending_free_bytes() const override { return pending_frees_.bytes(); }
+
+  // `dst`, `src` of copy and `dst` of fill_zero: device or pinned host memory of this device.
+  void copy(void* dst, const void* src, std::size_t bytes) override;
+  void copy_to_host(void* host_dst, const void* src, std::size_t bytes) override;
+  void copy_from_host(void* dst, const void* host_src, std::size_t bytes) override;
+  void fill_zero(void* dst, std::size_t bytes) override;
+  void copy_to_host_async(void* host_dst, const void* src, std::size_t bytes, Stream& stream) override;
+  void copy_from_host_async(void* dst, const void* host_src, std::size_t bytes, Stream& stream) override;
+
+  Stream& stream(StreamRole role) override;
+  void synchronize() override;
+  const Kernels& kernels() const override { return kernels_; }
+  const DeviceAddressSpace& address_space() const { return space_; }
+
+ private:
+  // Backing memory of a device pointer, or a pinned host pointer of this device as it is.
+  void* reach(const void* p, std::size_t bytes, const char* what) const;
+  // A host buffer the host may touch: refused when it is device memory.
+  void check_host(const void* p, const char* what) const;
+  void release(void* ptr, MemoryKind kind) noexcept;
+  // `stream` as one of this device's streams; throws std::invalid_argument naming `what` otherwise.
+  Stream& own(Stream& stream, const char* what);
+
+  DeviceAddressSpace space_;
+  SimulatedGpuKernels kernels_{space_};
+  mutable std::mutex pinned_mutex_;
+  std::map<const std::byte*, std::size_t> pinned_;  // pinned host blocks: start -> bytes
+  PendingFreeList pending_frees_;
+  InlineStream compute_{StreamRole::kCompute};
+  InlineStream communication_{StreamRole::kCommunication};
+  WorkerStream copy_{StreamRole::kCopy};  // after pending_frees_: its work ends before blocks are freed
+};
+
+std::unique_ptr<Device> make_simulated_gpu_device();
+
+}  // namespace tessera
