@@ -202,7 +202,8 @@ const BatchNames kBatchFlags{"--global-batch", "--micro-batch", "--grad-accum", 
 
 int run(Options& o) {
   PlanConfig& c = o.config;
-  if (o.target != "gpu" && o.target != "cpu") throw std::invalid_argument("--target '" + o.target + "': use gpu or cpu");
+  if (o.target != "gpu" && o.target != "cpu")
+    throw std::invalid_argument("--target '" + o.target + "': use gpu or cpu");
   c.host_is_device = o.target == "cpu";
   if (o.recommend) {
     // On the CPU device host memory is the device's: offload relieves it only by going to NVMe.

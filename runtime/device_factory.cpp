@@ -36,7 +36,8 @@ DeviceChoice parse_device_choice(std::string_view text) {
                          DeviceChoice::kSimulatedGpu}) {
     if (text == device_choice_name(c)) return c;
   }
-  throw std::invalid_argument("device: unknown value '" + std::string(text) + "'; use one of auto, cpu, cuda, meta, sim-gpu");
+  throw std::invalid_argument("device: unknown value '" + std::string(text) +
+                              "'; use one of auto, cpu, cuda, meta, sim-gpu");
 }
 
 bool device_available(DeviceChoice choice) { return choice == DeviceChoice::kAuto || usable(choice); }

@@ -53,7 +53,8 @@ FlatParamUnit::FlatParamUnit(std::string name, FlatLayout layout, const Placemen
     grad_shard_ = allocate(S, DType::kF32, MemoryCategory::kGradients);
   }
   if (p.update_on_host && p.gradients) {
-    grad_host_ = Tensor::empty(device_, {range.count}, DType::kF32, MemoryCategory::kGradients, MemoryKind::kPinnedHost);
+    grad_host_ =
+        Tensor::empty(device_, {range.count}, DType::kF32, MemoryCategory::kGradients, MemoryKind::kPinnedHost);
     if (p.params_memory == MemoryKind::kDevice && !p.master_is_params) {
       params_host_ = Tensor::empty(device_, {range.count}, pd, MemoryCategory::kParameters, MemoryKind::kPinnedHost);
     }

@@ -46,9 +46,8 @@ Placement make_placement(ZeroStage stage, const MixedPrecision& precision, const
   // copy in the files, a third less traffic per step).
   // On a discrete device the host updates offloaded state, so the master must be in host reach.
   p.update_on_host = !memory_is_host && p.optimizer_memory != MemoryKind::kDevice;
-  p.master_is_params =
-      f32_params && (p.params_memory == p.optimizer_memory ||
-                     (memory_is_host && p.optimizer_memory == MemoryKind::kNvme));
+  p.master_is_params = f32_params && (p.params_memory == p.optimizer_memory ||
+                                      (memory_is_host && p.optimizer_memory == MemoryKind::kNvme));
   p.publish_by_all_gather = st == 1 || st == 2;
   p.grad_accumulator = st >= 2 ? Extent::kShard : Extent::kFull;
   p.transient_full_grads = st >= 2;

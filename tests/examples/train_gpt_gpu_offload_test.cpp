@@ -78,8 +78,8 @@ TEST_F(TrainGpuOffload, ResumesWithoutOffloadOnAnotherRankCountBitForBit) {
   ASSERT_EQ(straight.size(), 6u);
   const std::string ckpt = (dir_ / "ckpt").string();
   const std::vector<std::string> first =
-      run(2, "first", "--steps 3 --zero 3 --offload-optimizer cpu --offload-params cpu --save-every 3 --checkpoint-dir " +
-                          ckpt);
+      run(2, "first",
+          "--steps 3 --zero 3 --offload-optimizer cpu --offload-params cpu --save-every 3 --checkpoint-dir " + ckpt);
   ASSERT_EQ(first, std::vector<std::string>(straight.begin(), straight.begin() + 3));
   const ProcessResult resumed = launch(1, "resumed", "--steps 6 --zero 1 --checkpoint-dir " + ckpt + " --resume auto");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;

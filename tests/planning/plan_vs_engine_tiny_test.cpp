@@ -3,9 +3,8 @@
 // the byte, and so within the 5% the planner promises — for ZeRO stages 0-3, every
 // activation-checkpointing policy, bf16 parameters and reduce, hybrid groups, prefetch depths,
 // kept parameters, accumulation, optimizer offload (host memory and NVMe, with its staging buffers
-// and file bytes, on the CPU and from the simulated discrete device) and 8-bit optimizer state; and the tiny Llama (grouped-query attention, untied
-// head) at every stage.
-// tessera-test-ranks: 1 2 4
+// and file bytes, on the CPU and from the simulated discrete device) and 8-bit optimizer state; and the tiny Llama
+// (grouped-query attention, untied head) at every stage. tessera-test-ranks: 1 2 4
 #include <gtest/gtest.h>
 #include <mpi.h>
 

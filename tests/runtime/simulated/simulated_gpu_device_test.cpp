@@ -2,6 +2,8 @@
 // kernels refuse host pointers and compute on device memory as the CPU kernels do, pinned host
 // memory is reachable by its copies, and an asynchronous copy whose event is not waited for leaves
 // NaN where the data would be (a missing wait is seen, not silently passed).
+#include "tessera/runtime/simulated/simulated_gpu_device.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -12,7 +14,6 @@
 
 #include "tessera/runtime/device_factory.hpp"
 #include "tessera/runtime/kernels.hpp"
-#include "tessera/runtime/simulated/simulated_gpu_device.hpp"
 #include "tessera/runtime/storage.hpp"
 #include "tessera/runtime/tensor.hpp"
 
