@@ -3,12 +3,22 @@
 // step alone, the bytes read and written per step and the throughput of the streamed passes, beside
 // the disk's own sequential O_DIRECT throughput measured in the same run, and the peak RSS of the
 // process (each mode runs in a child process of its own, so the peaks do not mix).
+// On a GPU (or the simulated one) the host updates offloaded state (ZeRO-Offload), and each mode's
+// row also gives the last loss, the device and pinned-host peaks, the bytes copied each way per
+// step, the host's exposed wait for them, the overlap against the copy engine's own rate (measured
+// in the same run) and the CPU AdamW's rate.
 //
 //   bench_offload [--modes none,cpu,nvme] [--offload-path DIR] [--layers ..] [--grad-accum K] [--steps N]
 //                 [--device auto]
-//   bench_offload --model 1.5b      GPT-2 XL shape (1.56B parameters), ZeRO-3, parameters and
-//                                   optimizer state on NVMe; the other modes are only planned
+//   bench_offload --model 1.5b      GPT-2 XL shape (1.56B parameters). On the CPU: ZeRO-3, parameters
+//                                   and optimizer state on NVMe (the other modes only planned); on a
+//                                   GPU: ZeRO-1, bf16, none vs cpu (it fits both ways)
+//   bench_offload --model 7b        a 7B GPT (L=32, C=4096) on a GPU: ZeRO-1, bf16, optimizer state
+//                                   in host memory (without offload it is only planned: no fit)
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +31,7 @@
 #include "bench_support.hpp"
 #include "flags/device_flag.hpp"
 #include "flags/program_options.hpp"
+#include "tessera/comm/device_communicator.hpp"
 #include "tessera/launch/run_distributed.hpp"
 #include "tessera/model/modules/gpt.hpp"
 #include "tessera/planning/memory_plan.hpp"
@@ -37,7 +48,7 @@ namespace tessera {
 namespace {
 
 struct Options {
-  std::string model = "default";  // default | 1.5b
+  std::string model = "default";  // default | 1.5b | 7b
   std::int64_t layers = 12, dim = 1024, heads = 16, vocab = 8192, seq_len = 128, micro = 4, accumulation = 1;
   int zero = 1, steps = 3, threads = 0;
   std::string modes = "none,cpu,nvme", path = ".", param_dtype = "f32";
@@ -53,6 +64,8 @@ struct Result {
   double read_bytes = 0, written_bytes = 0, stream_seconds = 0;  // per step
   double gather_read_bytes = 0;  // of read_bytes: parameter shards read for gathers (outside the passes)
   double peak_rss = 0, state_bytes = 0, nvme_bytes = 0;
+  double first_loss = 0, loss = 0, device_peak = 0, pinned_peak = 0;  // losses: the first and last timed step
+  HostUpdateStats host;  // per step
   std::string io;
 };
 
@@ -89,8 +102,10 @@ std::int64_t peak_rss_bytes() {
 // One mode in this process: a warm-up step, then `steps` timed steps.
 Result run_mode(const Options& o, const std::string& mode, Communicator& world) {
   auto device = open_device(o.device);
+  // A GPU's collectives: NCCL, or MPI staged through pinned host memory (the simulated GPU).
+  const std::unique_ptr<Communicator> device_world = make_device_world(*device, world, CommOptions{});
   Gpt model(model_of(o));
-  ShardedEngine engine(model, *device, world, sharding_of(o, mode), 1234);
+  ShardedEngine engine(model, *device, device_world ? *device_world : world, sharding_of(o, mode), 1234);
   Trainer trainer(engine);
   // The optimizer step is the time from the last backward phase to the end of the step.
   using Clock = std::chrono::steady_clock;
@@ -105,12 +120,19 @@ Result run_mode(const Options& o, const std::string& mode, Communicator& world) 
                                         benchmarks::random_batch(*device, model_of(o), o.micro, 7));
   trainer.train_step(batches, 1e-4f);  // warm-up: records the unit order, first touches
   optimizer_seconds = 0.0;
+  engine.reset_host_update_stats();
+  device->memory().reset_peaks();
+  device->memory(MemoryKind::kPinnedHost).reset_peaks();
   NvmeStore* store = engine.nvme_store();
   const NvmeIoStats before = store ? store->stats() : NvmeIoStats{};
   const auto t0 = Clock::now();
-  for (int s = 0; s < o.steps; ++s) trainer.train_step(batches, 1e-4f);
-  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   Result r;
+  for (int s = 0; s < o.steps; ++s) {
+    r.loss = trainer.train_step(batches, 1e-4f).loss;
+    if (s == 0) r.first_loss = r.loss;
+  }
+  device->synchronize();
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   r.mode = mode;
   r.ms_step = 1e3 * seconds / o.steps;
   r.ms_optimizer = 1e3 * optimizer_seconds / o.steps;
@@ -127,6 +149,14 @@ Result run_mode(const Options& o, const std::string& mode, Communicator& world) 
   }
   r.nvme_bytes = static_cast<double>(device->memory(MemoryKind::kNvme).current_total());
   r.peak_rss = static_cast<double>(peak_rss_bytes());
+  r.device_peak = static_cast<double>(device->memory().peak_total());
+  r.pinned_peak = static_cast<double>(device->memory(MemoryKind::kPinnedHost).peak_total());
+  const HostUpdateStats h = engine.host_update_stats();
+  r.host.bytes_to_host = h.bytes_to_host / o.steps;
+  r.host.bytes_to_device = h.bytes_to_device / o.steps;
+  r.host.copy_wait_seconds = h.copy_wait_seconds / o.steps;
+  r.host.update_seconds = h.update_seconds / o.steps;
+  r.host.updated_elements = h.updated_elements / o.steps;
   return r;
 }
 
@@ -135,7 +165,9 @@ std::string result_line(const Result& r) {
   s.precision(17);
   s << "RESULT " << r.mode << ' ' << r.ms_step << ' ' << r.ms_optimizer << ' ' << r.read_bytes << ' ' << r.written_bytes
     << ' ' << r.stream_seconds << ' ' << r.peak_rss << ' ' << r.state_bytes << ' ' << r.nvme_bytes << ' '
-    << r.gather_read_bytes;
+    << r.gather_read_bytes << ' ' << r.first_loss << ' ' << r.loss << ' ' << r.device_peak << ' ' << r.pinned_peak << ' '
+    << r.host.bytes_to_host << ' ' << r.host.bytes_to_device << ' ' << r.host.copy_wait_seconds << ' '
+    << r.host.update_seconds << ' ' << r.host.updated_elements;
   return s.str();
 }
 
@@ -157,7 +189,9 @@ bool run_child(const std::string& self, const std::vector<std::string>& args, co
       continue;
     }
     in >> r.mode >> r.ms_step >> r.ms_optimizer >> r.read_bytes >> r.written_bytes >> r.stream_seconds >> r.peak_rss >>
-        r.state_bytes >> r.nvme_bytes >> r.gather_read_bytes;
+        r.state_bytes >> r.nvme_bytes >> r.gather_read_bytes >> r.first_loss >> r.loss >> r.device_peak >> r.pinned_peak >>
+        r.host.bytes_to_host >> r.host.bytes_to_device >> r.host.copy_wait_seconds >> r.host.update_seconds >>
+        r.host.updated_elements;
     found = true;
   }
   return ::pclose(pipe) == 0 && found;
@@ -202,6 +236,32 @@ DiskSpeed measure_disk(const std::string& dir, std::int64_t bytes) {
 
 double gb(double bytes) { return bytes / 1e9; }
 
+// The copy engine's own rate each way between pinned host memory and the device: 256 MiB copied
+// on the copy stream, best of 3, in bytes per second {to host, to device}.
+std::pair<double, double> measure_copy_engine(Device& device) {
+  constexpr std::int64_t kBytes = std::int64_t{256} << 20;
+  Tensor pinned = Tensor::empty(device, {kBytes}, DType::kU8, MemoryCategory::kCommBuffers, MemoryKind::kPinnedHost);
+  Tensor on_device = Tensor::zeros(device, {kBytes}, DType::kU8, MemoryCategory::kCommBuffers);
+  std::memset(pinned.data(), 1, static_cast<std::size_t>(kBytes));
+  Stream& copy = device.stream(StreamRole::kCopy);
+  auto best = [&](bool to_host) {
+    double fastest = 0;
+    for (int i = 0; i < 3; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      if (to_host) {
+        device.copy_to_host_async(pinned.data(), on_device.data(), static_cast<std::size_t>(kBytes), copy);
+      } else {
+        device.copy_from_host_async(on_device.data(), pinned.data(), static_cast<std::size_t>(kBytes), copy);
+      }
+      copy.synchronize();
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      fastest = std::max(fastest, static_cast<double>(kBytes) / s);
+    }
+    return fastest;
+  };
+  return {best(true), best(false)};
+}
+
 int run(int argc, char** argv) {
   Options o;
   po::options_description desc("Options");
@@ -236,12 +296,27 @@ int run(int argc, char** argv) {
   if (!program.parse(argc, argv)) return 0;
   std::vector<std::string> args;  // passed on to the children
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
-  if (o.model == "1.5b") {
+  // Whether the device is discrete (its memory is not host memory): decides the presets and rows.
+  const bool discrete = [&] {
+    const std::unique_ptr<Device> probe = open_device(o.device);
+    return !probe->memory_is_host();
+  }();
+  if (o.model == "1.5b" && !discrete) {
     o.layers = 48, o.dim = 1600, o.heads = 25, o.vocab = 50304, o.micro = 1, o.zero = 3, o.offload_params = true;
-    if (program.given("modes")) throw std::invalid_argument("--model 1.5b runs nvme only");
+    if (program.given("modes")) throw std::invalid_argument("--model 1.5b runs nvme only on the CPU");
     o.modes = "nvme";
+  } else if (o.model == "1.5b" || o.model == "7b") {
+    const bool big = o.model == "7b";
+    o.layers = big ? 32 : 48, o.dim = big ? 4096 : 1600, o.heads = big ? 32 : 25, o.vocab = 50304;
+    if (!program.given("seq-len")) o.seq_len = 1024;
+    if (!program.given("micro-batch")) o.micro = big ? 1 : 4;
+    if (!program.given("zero")) o.zero = 1;
+    if (!program.given("param-dtype")) o.param_dtype = "bf16";
+    if (!program.given("steps")) o.steps = 10;
+    if (!program.given("modes")) o.modes = big ? "cpu" : "none,cpu";
+    if (!discrete) throw std::invalid_argument("--model 7b is for a GPU (--device cuda)");
   } else if (o.model != "default") {
-    throw std::invalid_argument("--model '" + o.model + "': use default or 1.5b");
+    throw std::invalid_argument("--model '" + o.model + "': use default, 1.5b or 7b");
   }
   if (o.threads > 0) set_cpu_threads(o.threads);
   if (!o.run_one.empty()) {
@@ -273,8 +348,17 @@ int run(int argc, char** argv) {
     plan.micro_batch = o.micro;
     plan.accumulation = o.accumulation;
     plan.offload = s.offload;
-    plan.host_is_device = true;
+    plan.host_is_device = !discrete;
     const MemoryPlan p = plan_memory(plan);
+    if (discrete) {
+      const std::int64_t free = device->memory_budget().share(1);
+      std::printf("planned %-4s: device peak %s (%s free), pinned host %s, %s in NVMe files; host %s available\n",
+                  mode, format_decimal_bytes(p.needed()).c_str(),
+                  free >= 0 ? format_decimal_bytes(free).c_str() : "unknown",
+                  format_decimal_bytes(p.host.peak_total).c_str(), format_decimal_bytes(p.nvme.current_total).c_str(),
+                  available >= 0 ? format_decimal_bytes(available).c_str() : "unknown");
+      continue;
+    }
     std::printf("planned %-4s: peak %s host memory (of which optimizer state %s), %s in NVMe files; %s available\n",
                 mode, format_decimal_bytes(p.needed()).c_str(),
                 format_decimal_bytes(p.before_step.current_of(MemoryCategory::kOptimizerState) +
@@ -282,6 +366,12 @@ int run(int argc, char** argv) {
                     .c_str(),
                 format_decimal_bytes(p.nvme.current_total).c_str(),
                 available >= 0 ? format_decimal_bytes(available).c_str() : "unknown");
+  }
+  std::pair<double, double> engine_rate{0, 0};
+  if (discrete) {
+    engine_rate = measure_copy_engine(*device);
+    std::printf("copy engine (pinned host memory, 256 MiB, best of 3): to host %.2f GB/s, to device %.2f GB/s\n",
+                gb(engine_rate.first), gb(engine_rate.second));
   }
   const DiskSpeed disk = measure_disk(o.path, o.disk_test_mib << 20);
   std::printf("disk under %s (%s, %lld MiB sequential): write %.2f GB/s, read %.2f GB/s\n\n", o.path.c_str(),
@@ -291,6 +381,7 @@ int run(int argc, char** argv) {
   std::printf("%-5s %10s %10s %10s %10s %11s %9s %11s %11s\n", "mode", "ms/step", "optim ms", "read GB", "write GB",
               "stream GB/s", "of disk", "peak RSS GB", "state GB");
   std::map<std::string, Result> results;
+  std::vector<std::string> order;  // the modes as given
   std::stringstream modes(o.modes);
   for (std::string mode; std::getline(modes, mode, ',');) {
     Result r;
@@ -307,6 +398,36 @@ int run(int argc, char** argv) {
                 r.ms_optimizer, gb(r.read_bytes), gb(r.written_bytes), gb(stream_rate),
                 r.stream_seconds > 0 ? 100.0 * ideal / r.stream_seconds : 0.0, gb(r.peak_rss), gb(r.state_bytes));
     results[mode] = r;
+    order.push_back(mode);
+  }
+  if (discrete && !results.empty()) {
+    std::printf("\n%-5s %10s %17s %10s %10s %10s %10s %10s %8s %11s\n", "mode", "ms/step", "loss first->last", "device GB",
+                "pinned GB", "to host GB", "to dev GB", "exposed ms", "overlap", "AdamW GB/s");
+    for (const std::string& mode : order) {
+      const Result& r = results[mode];
+      // The copies at the engine's own rate, against the time the host actually waited for them.
+      const double copy_seconds = (engine_rate.first > 0 ? r.host.bytes_to_host / engine_rate.first : 0) +
+                                  (engine_rate.second > 0 ? r.host.bytes_to_device / engine_rate.second : 0);
+      const double overlap =
+          copy_seconds > 0 ? std::clamp(1.0 - r.host.copy_wait_seconds / copy_seconds, 0.0, 1.0) : 0.0;
+      // Bytes the host's passes touch: the state read and written, the gradients read, the
+      // parameters written.
+      const double touched = 2 * r.state_bytes + static_cast<double>(r.host.bytes_to_host + r.host.bytes_to_device);
+      std::printf("%-5s %10.1f %8.4f->%7.4f %10.3f %10.3f %10.3f %10.3f %10.1f %7.0f%% %11.2f\n", mode.c_str(),
+                  r.ms_step, r.first_loss, r.loss, gb(r.device_peak), gb(r.pinned_peak), gb(static_cast<double>(r.host.bytes_to_host)),
+                  gb(static_cast<double>(r.host.bytes_to_device)), 1e3 * r.host.copy_wait_seconds, 100.0 * overlap,
+                  r.host.update_seconds > 0 ? gb(touched / r.host.update_seconds) : 0.0);
+    }
+    std::printf(
+        "(device GB, pinned GB: peaks of the device and pinned-host trackers; to host / to dev: bytes the copy "
+        "stream moved per step; exposed ms: the host's wait for the gradients; overlap: 1 - exposed / the copies' "
+        "time at the copy engine's rate; AdamW GB/s: the bytes the host's optimizer passes touched over their time)\n");
+    if (results.count("none") && results.count("cpu")) {
+      const Result &none = results["none"], &cpu = results["cpu"];
+      std::printf("cpu vs none: %.2fx the step time, loss %.6f vs %.6f (|diff| %.2e), device peak %.3f GB lower\n",
+                  cpu.ms_step / none.ms_step, cpu.loss, none.loss, std::fabs(cpu.loss - none.loss),
+                  gb(none.device_peak - cpu.device_peak));
+    }
   }
   std::printf(
       "\n(read GB includes the parameter shards read for ZeRO-3 gathers; stream GB/s: the optimizer passes' "

@@ -52,13 +52,9 @@ MemoryPlan arithmetic_plan(MemoryPlan plan) {
        static_cast<std::int64_t>(dtype_size(c.grad_dtype)) * count(p.grad_accumulator));
   book(p.optimizer_memory, MemoryCategory::kOptimizerState,
        optimizer_range_bytes(p, c.optimizer, count(p.optimizer_range)));
-  if (p.update_on_host) {  // the pinned host copies the host updates from and publishes through
-    book(MemoryKind::kPinnedHost, MemoryCategory::kGradients, 4 * count(p.optimizer_range));
-    if (p.params_memory == MemoryKind::kDevice && !p.master_is_params) {
-      book(MemoryKind::kPinnedHost, MemoryCategory::kParameters,
-           static_cast<std::int64_t>(dtype_size(c.precision.param_dtype)) * count(p.optimizer_range));
-    }
-  }
+  // The pinned copy of the gradients the host updates from (the updated parameters go back through
+  // the same bytes).
+  if (p.update_on_host) book(MemoryKind::kPinnedHost, MemoryCategory::kGradients, 4 * count(p.optimizer_range));
   plan.units.push_back({"model", n, shard * c.shard_ranks(), shard});
   plan.model_state_by_arithmetic = true;
   plan.before_step = tiers[static_cast<std::size_t>(MemoryKind::kDevice)].snapshot();

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <utility>
 
 #include "tessera/planning/model_state.hpp"
 
@@ -17,15 +16,13 @@ std::string printf_string(const char* format, auto... args) {
   return buf;
 }
 
-// The pinned host copies through which the host updates offloaded state on a discrete device:
-// {gradients, parameters} bytes (both 0 when the device updates it).
-std::pair<std::int64_t, std::int64_t> host_update_staging(const MemoryPlan& plan) {
+// The pinned host copy of the gradients through which the host updates offloaded state on a
+// discrete device (the updated parameters go back through the same bytes); 0 when the device
+// updates it.
+std::int64_t host_update_staging(const MemoryPlan& plan) {
   const PlanConfig& k = plan.config;
   const Placement p = make_placement(k.stage, k.precision, k.offload, k.host_is_device);
-  if (!p.update_on_host) return {0, 0};
-  const bool params = p.params_memory == MemoryKind::kDevice && !p.master_is_params;
-  return {plan.host.current_of(MemoryCategory::kGradients),
-          params ? plan.host.current_of(MemoryCategory::kParameters) : 0};
+  return p.update_on_host ? plan.host.current_of(MemoryCategory::kGradients) : 0;
 }
 
 // What each category holds, for the table's last column: read from the engine's Placement table.
@@ -144,10 +141,9 @@ std::string format_plan(const MemoryPlan& plan) {
              format_decimal_bytes(tier(plan, k.offload.parameters).current_of(MemoryCategory::kParameters)) + " " +
              offload_note(k.offload.parameters);
     }
-    const auto [grads, params] = host_update_staging(plan);
-    if (grads + params > 0) {
-      out += "; updated by the host through pinned copies of the gradients " + format_decimal_bytes(grads) +
-             (params > 0 ? " and the parameters " + format_decimal_bytes(params) : std::string());
+    if (const std::int64_t grads = host_update_staging(plan); grads > 0) {
+      out += "; updated by the host through a pinned copy of the gradients " + format_decimal_bytes(grads) +
+             " (the parameters return through the same bytes)";
     }
     if (k.offload.uses_nvme()) {
       out += "; staging buffers " + format_decimal_bytes(plan.host.current_of(MemoryCategory::kCommBuffers)) +
@@ -168,7 +164,7 @@ std::string format_plan(const MemoryPlan& plan) {
          format_decimal_bytes(plan.before_step.current_of(MemoryCategory::kParameters) +
                               plan.before_step.current_of(MemoryCategory::kGradients) +
                               plan.before_step.current_of(MemoryCategory::kOptimizerState) +
-                              plan.host.current_of(MemoryCategory::kParameters) - host_update_staging(plan).second +
+                              plan.host.current_of(MemoryCategory::kParameters) +
                               plan.host.current_of(MemoryCategory::kOptimizerState) +
                               plan.nvme.current_of(MemoryCategory::kParameters) +
                               plan.nvme.current_of(MemoryCategory::kOptimizerState) - formula.total()) +

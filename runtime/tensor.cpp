@@ -83,6 +83,15 @@ void Tensor::record_stream(Stream& stream) const {
   if (storage_) storage_->record_stream(stream);
 }
 
+Tensor Tensor::reinterpret(DType dtype, Shape shape) const {
+  const std::size_t bytes = static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype);
+  if (bytes > nbytes()) {
+    throw std::out_of_range("Tensor::reinterpret: " + std::to_string(bytes) + " bytes of " + dtype_name(dtype) +
+                            " exceed the tensor's " + std::to_string(nbytes()));
+  }
+  return Tensor(storage_, offset_, std::move(shape), dtype);
+}
+
 Tensor Tensor::view(std::int64_t element_offset, Shape shape) const {
   const std::size_t esize = dtype_size(dtype_);
   const std::size_t begin = offset_ + static_cast<std::size_t>(element_offset) * esize;

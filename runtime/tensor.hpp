@@ -71,6 +71,9 @@ class Tensor {
   Tensor view(std::int64_t element_offset, Shape shape) const;
   // The same elements under another shape of equal numel.
   Tensor reshape(Shape shape) const;
+  // This tensor's first bytes read as `shape` of `dtype` (same storage; the bytes must fit): a buffer
+  // reused for values of another type once its own have been consumed.
+  Tensor reinterpret(DType dtype, Shape shape) const;
 
   // Work queued on `stream` uses this tensor's storage: its memory is not reused before that work
   // is done, even once every tensor viewing it is gone (Storage::record_stream).

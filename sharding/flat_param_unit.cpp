@@ -2,6 +2,7 @@
 // gradient collectives, optimizer step and publishing that run on them.
 #include "tessera/sharding/flat_param_unit.hpp"
 
+#include <chrono>
 #include <stdexcept>
 
 #include "tessera/precision/convert.hpp"
@@ -56,7 +57,9 @@ FlatParamUnit::FlatParamUnit(std::string name, FlatLayout layout, const Placemen
     grad_host_ =
         Tensor::empty(device_, {range.count}, DType::kF32, MemoryCategory::kGradients, MemoryKind::kPinnedHost);
     if (p.params_memory == MemoryKind::kDevice && !p.master_is_params) {
-      params_host_ = Tensor::empty(device_, {range.count}, pd, MemoryCategory::kParameters, MemoryKind::kPinnedHost);
+      // The updated parameters take the place of the gradients they were computed from: each
+      // window's gradients are read before its parameters are written, at or below their bytes.
+      params_host_ = grad_host_.reinterpret(pd, {range.count});
     }
   }
   if (!p.transient_compute_copy) bind_values();
@@ -113,6 +116,7 @@ Work FlatParamUnit::start_gather(Communicator& shard_comm) {
     Stream& copy = device_.stream(StreamRole::kCopy);
     copy.wait(device_.stream(StreamRole::kCompute).record());  // earlier users of the memory first
     device_.copy_from_host_async(uploaded_.data(), shard, S * dtype_size(pd), copy);
+    stats_.bytes_to_device += static_cast<std::int64_t>(S * dtype_size(pd));
     device_.stream(StreamRole::kCompute).wait(copy.record());
     return shard_comm.all_gather(ConstSpan(uploaded_.data(), S), out, pd);
   };
@@ -227,6 +231,7 @@ void FlatParamUnit::start_grad_offload() {
   device_.copy_to_host_async(grad_host_.data(), grads.data(), grads.nbytes(), copy);
   grad_offload_ = copy.record();
   grad_offloaded_ = true;
+  stats_.bytes_to_host += static_cast<std::int64_t>(grads.nbytes());
 }
 
 Tensor FlatParamUnit::reduced_grads() {
@@ -270,15 +275,19 @@ void FlatParamUnit::upload_published() {
   device_.copy_from_host_async(target.data(), params_host_.data(), params_host_.nbytes(), copy);
   upload_ = copy.record();
   device_.stream(StreamRole::kCompute).wait(upload_);
+  stats_.bytes_to_device += static_cast<std::int64_t>(params_host_.nbytes());
 }
 
 void FlatParamUnit::optimizer_step(const Kernels& device_kernels, float lr, std::int64_t step, float grad_scale) {
   const FlatRange range = optimizer_range();
   const Kernels& kernels = update_kernels(device_kernels);
+  using Clock = std::chrono::steady_clock;
+  const auto waited = Clock::now();
   if (grad_host_.defined()) {
     start_grad_offload();
     grad_offload_.synchronize();  // queued after the last upload: params_host_ is free again too
   }
+  const auto updating = Clock::now();
   const Tensor grads = grad_host_.defined() ? grad_host_ : reduced_grad_range();
   // Slots of the pass: master, gradients, the rule's state, then (separate master) the stored
   // parameters it publishes into.
@@ -297,6 +306,11 @@ void FlatParamUnit::optimizer_step(const Kernels& device_kernels, float lr, std:
                                  count, segments, lr, step, grad_scale);
                    if (publish) kernels.convert(master, DType::kF32, data[2 + states], pd, count);
                  });
+  if (placement_.update_on_host) {
+    stats_.copy_wait_seconds += std::chrono::duration<double>(updating - waited).count();
+    stats_.update_seconds += std::chrono::duration<double>(Clock::now() - updating).count();
+    stats_.updated_elements += range.count;
+  }
   if (publish) upload_published();
   published_by_step_ = true;
 }

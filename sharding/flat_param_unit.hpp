@@ -20,8 +20,9 @@
 //   grad_shard_  (S) f32                kGradients       the accumulated reduced shard (stages 2-3)
 //   grad_host_   (range) f32 pinned     kGradients       update_on_host: the reduced gradients the
 //                                                        host updates from
-//   params_host_ (range) param dtype    kParameters      update_on_host with device parameters:
-//                pinned                                  the updated ones on their way back
+//   params_host_ (range) param dtype    (grad_host_'s)   update_on_host with device parameters:
+//                                                        the updated ones on their way back, in
+//                                                        grad_host_'s bytes (read before written)
 //   uploaded_    (S) param dtype        kCommBuffers     stage 3 with host parameters on a
 //                                                        discrete device: the shard copied in for
 //                                                        its gather
@@ -47,6 +48,7 @@
 #include "tessera/runtime/offload/aligned_buffer.hpp"
 #include "tessera/runtime/offload/placed_tensor.hpp"
 #include "tessera/sharding/flat_layout.hpp"
+#include "tessera/sharding/host_update_stats.hpp"
 #include "tessera/sharding/placement.hpp"
 
 namespace tessera {
@@ -99,6 +101,8 @@ class FlatParamUnit {
   // after the work queued on the compute stream so far (call once the step's gradients are final).
   // Nothing to do otherwise, or when the copy has started since the gradients last changed.
   void start_grad_offload();
+  const HostUpdateStats& host_update_stats() const { return stats_; }
+  void reset_host_update_stats() { stats_ = {}; }
   // Writes the sum of squares of the reduced gradient over this rank's shard (the same range at
   // every stage) into `out`, one double in device memory — unless the last reduce wrote it there
   // and the gradient has not changed since (the same bits either way).
@@ -142,7 +146,7 @@ class FlatParamUnit {
   // data), else the device's `kernels`.
   const Kernels& update_kernels(const Kernels& kernels) const;
   // Where publishing writes the updated parameters (param dtype, the optimizer range): the stored
-  // ones, or the pinned host buffer they go to the device from.
+  // ones, or the pinned host buffer they go to the device from (grad_host_'s memory).
   PlacedTensor publish_target() const;
   // After publishing into params_host_: copies it into the stored parameters on the copy stream and
   // makes the compute stream wait for the copy.
@@ -165,6 +169,7 @@ class FlatParamUnit {
   Event grad_offload_;           // the copy of the gradients to grad_host_
   Event upload_;                 // the copy of params_host_ to the device
   bool grad_offloaded_ = false;  // started since the gradients last changed
+  HostUpdateStats stats_;
   bool ready_ = false, gather_in_flight_ = false, grads_bound_ = false;
   bool shard_is_zero_ = true;        // grad_shard_ holds zeros (constructed, or zero_grads since)
   bool reduced_into_shard_ = false;  // the collective in flight writes grad_shard_ itself

@@ -271,6 +271,16 @@ void ShardedEngine::publish_parameters() {
   wait_all(publishes);
 }
 
+HostUpdateStats ShardedEngine::host_update_stats() const {
+  HostUpdateStats total;
+  for (const auto& unit : units_) total += unit->host_update_stats();
+  return total;
+}
+
+void ShardedEngine::reset_host_update_stats() {
+  for (auto& unit : units_) unit->reset_host_update_stats();
+}
+
 std::vector<StateSpec> ShardedEngine::state_specs() const {
   std::vector<StateSpec> specs{{"master", DType::kF32}};
   if (!placement_.optimizer_state) return specs;

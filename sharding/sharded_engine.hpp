@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/sharding/host_update_stats.hpp"
 #include "tessera/comm/communicator.hpp"
 #include "tessera/model/module.hpp"
 #include "tessera/runtime/storage.hpp"
@@ -92,6 +93,10 @@ class ShardedEngine : private UnitHooks {
   // The NVMe store of offloaded state, or null when nothing is offloaded to NVMe.
   NvmeStore* nvme_store() { return nvme_.get(); }
   const NvmeStore* nvme_store() const { return nvme_.get(); }
+  // What the host's updates of offloaded state cost since the last reset (all zero unless
+  // Placement::update_on_host).
+  HostUpdateStats host_update_stats() const;
+  void reset_host_update_stats();
 
   // --- state, for checkpoints: per unit, "master" (f32) then the optimizer's named tensors, each
   // over the unit's optimizer range (FlatParamUnit::state, read_state, write_state). Restoring:
