@@ -18,8 +18,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -65,7 +65,7 @@ struct Result {
   double gather_read_bytes = 0;  // of read_bytes: parameter shards read for gathers (outside the passes)
   double peak_rss = 0, state_bytes = 0, nvme_bytes = 0;
   double first_loss = 0, loss = 0, device_peak = 0, pinned_peak = 0;  // losses: the first and last timed step
-  HostUpdateStats host;  // per step
+  HostUpdateStats host;                                               // per step
   std::string io;
 };
 
@@ -165,8 +165,8 @@ std::string result_line(const Result& r) {
   s.precision(17);
   s << "RESULT " << r.mode << ' ' << r.ms_step << ' ' << r.ms_optimizer << ' ' << r.read_bytes << ' ' << r.written_bytes
     << ' ' << r.stream_seconds << ' ' << r.peak_rss << ' ' << r.state_bytes << ' ' << r.nvme_bytes << ' '
-    << r.gather_read_bytes << ' ' << r.first_loss << ' ' << r.loss << ' ' << r.device_peak << ' ' << r.pinned_peak << ' '
-    << r.host.bytes_to_host << ' ' << r.host.bytes_to_device << ' ' << r.host.copy_wait_seconds << ' '
+    << r.gather_read_bytes << ' ' << r.first_loss << ' ' << r.loss << ' ' << r.device_peak << ' ' << r.pinned_peak
+    << ' ' << r.host.bytes_to_host << ' ' << r.host.bytes_to_device << ' ' << r.host.copy_wait_seconds << ' '
     << r.host.update_seconds << ' ' << r.host.updated_elements;
   return s.str();
 }
@@ -189,9 +189,9 @@ bool run_child(const std::string& self, const std::vector<std::string>& args, co
       continue;
     }
     in >> r.mode >> r.ms_step >> r.ms_optimizer >> r.read_bytes >> r.written_bytes >> r.stream_seconds >> r.peak_rss >>
-        r.state_bytes >> r.nvme_bytes >> r.gather_read_bytes >> r.first_loss >> r.loss >> r.device_peak >> r.pinned_peak >>
-        r.host.bytes_to_host >> r.host.bytes_to_device >> r.host.copy_wait_seconds >> r.host.update_seconds >>
-        r.host.updated_elements;
+        r.state_bytes >> r.nvme_bytes >> r.gather_read_bytes >> r.first_loss >> r.loss >> r.device_peak >>
+        r.pinned_peak >> r.host.bytes_to_host >> r.host.bytes_to_device >> r.host.copy_wait_seconds >>
+        r.host.update_seconds >> r.host.updated_elements;
     found = true;
   }
   return ::pclose(pipe) == 0 && found;
@@ -352,9 +352,8 @@ int run(int argc, char** argv) {
     const MemoryPlan p = plan_memory(plan);
     if (discrete) {
       const std::int64_t free = device->memory_budget().share(1);
-      std::printf("planned %-4s: device peak %s (%s free), pinned host %s, %s in NVMe files; host %s available\n",
-                  mode, format_decimal_bytes(p.needed()).c_str(),
-                  free >= 0 ? format_decimal_bytes(free).c_str() : "unknown",
+      std::printf("planned %-4s: device peak %s (%s free), pinned host %s, %s in NVMe files; host %s available\n", mode,
+                  format_decimal_bytes(p.needed()).c_str(), free >= 0 ? format_decimal_bytes(free).c_str() : "unknown",
                   format_decimal_bytes(p.host.peak_total).c_str(), format_decimal_bytes(p.nvme.current_total).c_str(),
                   available >= 0 ? format_decimal_bytes(available).c_str() : "unknown");
       continue;
@@ -401,8 +400,8 @@ int run(int argc, char** argv) {
     order.push_back(mode);
   }
   if (discrete && !results.empty()) {
-    std::printf("\n%-5s %10s %17s %10s %10s %10s %10s %10s %8s %11s\n", "mode", "ms/step", "loss first->last", "device GB",
-                "pinned GB", "to host GB", "to dev GB", "exposed ms", "overlap", "AdamW GB/s");
+    std::printf("\n%-5s %10s %17s %10s %10s %10s %10s %10s %8s %11s\n", "mode", "ms/step", "loss first->last",
+                "device GB", "pinned GB", "to host GB", "to dev GB", "exposed ms", "overlap", "AdamW GB/s");
     for (const std::string& mode : order) {
       const Result& r = results[mode];
       // The copies at the engine's own rate, against the time the host actually waited for them.
@@ -414,8 +413,9 @@ int run(int argc, char** argv) {
       // parameters written.
       const double touched = 2 * r.state_bytes + static_cast<double>(r.host.bytes_to_host + r.host.bytes_to_device);
       std::printf("%-5s %10.1f %8.4f->%7.4f %10.3f %10.3f %10.3f %10.3f %10.1f %7.0f%% %11.2f\n", mode.c_str(),
-                  r.ms_step, r.first_loss, r.loss, gb(r.device_peak), gb(r.pinned_peak), gb(static_cast<double>(r.host.bytes_to_host)),
-                  gb(static_cast<double>(r.host.bytes_to_device)), 1e3 * r.host.copy_wait_seconds, 100.0 * overlap,
+                  r.ms_step, r.first_loss, r.loss, gb(r.device_peak), gb(r.pinned_peak),
+                  gb(static_cast<double>(r.host.bytes_to_host)), gb(static_cast<double>(r.host.bytes_to_device)),
+                  1e3 * r.host.copy_wait_seconds, 100.0 * overlap,
                   r.host.update_seconds > 0 ? gb(touched / r.host.update_seconds) : 0.0);
     }
     std::printf(

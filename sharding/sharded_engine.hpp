@@ -37,11 +37,11 @@
 #include <string>
 #include <vector>
 
-#include "tessera/sharding/host_update_stats.hpp"
 #include "tessera/comm/communicator.hpp"
 #include "tessera/model/module.hpp"
 #include "tessera/runtime/storage.hpp"
 #include "tessera/sharding/flat_param_unit.hpp"
+#include "tessera/sharding/host_update_stats.hpp"
 #include "tessera/sharding/in_flight_queue.hpp"
 #include "tessera/sharding/optimizer_step_result.hpp"
 #include "tessera/sharding/shard_groups.hpp"
