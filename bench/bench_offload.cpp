@@ -51,7 +51,7 @@ struct Options {
   std::string model = "default";  // default | 1.5b | 7b
   std::int64_t layers = 12, dim = 1024, heads = 16, vocab = 8192, seq_len = 128, micro = 4, accumulation = 1;
   int zero = 1, steps = 3, threads = 0;
-  std::string modes = "none,cpu,nvme", path = ".", param_dtype = "f32";
+  std::string modes = "none,cpu,nvme", path = ".", param_dtype = "f32", optimizer = "adamw";
   bool offload_params = false;  // ZeRO-3: the parameter shard follows the optimizer state
   std::int64_t disk_test_mib = 1024;
   std::string run_one;  // internal: run this mode and print one result line
@@ -83,6 +83,7 @@ ShardingConfig sharding_of(const Options& o, const std::string& mode) {
   ShardingConfig c;
   c.stage = parse_zero_stage(o.zero);
   c.precision.param_dtype = parse_dtype(o.param_dtype, "--param-dtype");
+  c.optimizer.kind = parse_optimizer_kind(o.optimizer);
   const OffloadTarget target = parse_offload_target(mode, "--modes");
   c.offload.optimizer = target;
   if (o.offload_params) c.offload.parameters = target;
@@ -279,6 +280,8 @@ int run(int argc, char** argv) {
        "micro-batches per optimizer step (the state moves once per optimizer step)")
       ("zero", value_with_default(&o.zero), "ZeRO stage (one rank)")
       ("param-dtype", value_with_default(&o.param_dtype), "stored parameters: f32 or bf16")
+      ("optimizer", value_with_default(&o.optimizer),
+       "adamw (f32 master + m, v: 12 bytes per parameter) or adamw8bit (f32 master + 8-bit m, v: about 6)")
       ("offload-params", po::bool_switch(&o.offload_params), "ZeRO-3: offload the parameter shard too")
       ("steps", value_with_default(&o.steps), "timed steps per mode (after one warm-up step)")
       ("modes", value_with_default(&o.modes), "comma-separated: none, cpu, nvme")
@@ -332,9 +335,9 @@ int run(int argc, char** argv) {
   std::printf("%s\n", device_line(o.device, *device).c_str());
   std::printf(
       "bench_offload: GPT %s, %lld parameters, ZeRO-%d on 1 rank, micro-batch %lld x accumulation %lld, "
-      "params %s%s\n",
+      "params %s, %s%s\n",
       gpt.to_string().c_str(), static_cast<long long>(Gpt(gpt).parameter_count()), o.zero,
-      static_cast<long long>(o.micro), static_cast<long long>(o.accumulation), o.param_dtype.c_str(),
+      static_cast<long long>(o.micro), static_cast<long long>(o.accumulation), o.param_dtype.c_str(), o.optimizer.c_str(),
       o.offload_params ? ", parameters offloaded too" : "");
   // What each mode needs in host memory, from the planner (the engine on the meta device).
   const std::int64_t available = host_memory_budget().share(1);
@@ -344,6 +347,7 @@ int run(int argc, char** argv) {
     plan.seq_len = o.seq_len;
     const ShardingConfig s = sharding_of(o, mode);
     plan.precision = s.precision;
+    plan.optimizer = s.optimizer;
     plan.stage = s.stage;
     plan.micro_batch = o.micro;
     plan.accumulation = o.accumulation;

@@ -25,7 +25,7 @@ CpuDevice::CpuDevice()
 
 CpuDevice::~CpuDevice() {
   try {
-    copy_.synchronize();
+    streams_.copy().synchronize();
   } catch (...) {
   }
   pending_frees_.reclaim_all();
@@ -65,7 +65,7 @@ void CpuDevice::fill_zero(void* dst, std::size_t bytes) {
 }
 
 void CpuDevice::copy_to_host_async(void* host_dst, const void* src, std::size_t bytes, Stream& stream) {
-  own(stream, "copy_to_host_async").launch_host_function([=, copy = kernels_.functions().stream_copy] {
+  streams_.own(stream, "CpuDevice::copy_to_host_async").launch_host_function([=, copy = kernels_.functions().stream_copy] {
     if (bytes >= kStreamCopyMin) {
       copy(host_dst, src, bytes);
     } else if (bytes > 0) {
@@ -75,39 +75,17 @@ void CpuDevice::copy_to_host_async(void* host_dst, const void* src, std::size_t 
 }
 
 void CpuDevice::copy_from_host_async(void* dst, const void* host_src, std::size_t bytes, Stream& stream) {
-  own(stream, "copy_from_host_async").launch_host_function([=] {
+  streams_.own(stream, "CpuDevice::copy_from_host_async").launch_host_function([=] {
     if (bytes > 0) std::memcpy(dst, host_src, bytes);
   });
 }
 
-Stream& CpuDevice::stream(StreamRole role) {
-  switch (role) {
-    case StreamRole::kCompute: return compute_;
-    case StreamRole::kCommunication: return communication_;
-    case StreamRole::kCopy: return copy_;
-  }
-  throw std::invalid_argument("CpuDevice::stream: unknown stream role");
-}
+Stream& CpuDevice::stream(StreamRole role) { return streams_.by_role(role); }
 
 void CpuDevice::synchronize() {
-  std::exception_ptr first;
-  for (Stream* s :
-       {static_cast<Stream*>(&compute_), static_cast<Stream*>(&communication_), static_cast<Stream*>(&copy_)}) {
-    try {
-      s->synchronize();
-    } catch (...) {
-      if (!first) first = std::current_exception();
-    }
-  }
+  const std::exception_ptr failure = streams_.synchronize();
   pending_frees_.reclaim_completed();
-  if (first) std::rethrow_exception(first);
-}
-
-Stream& CpuDevice::own(Stream& stream, const char* what) {
-  if (&stream != &compute_ && &stream != &communication_ && &stream != &copy_) {
-    throw std::invalid_argument(std::string("CpuDevice::") + what + ": the stream belongs to another device");
-  }
-  return stream;
+  if (failure) std::rethrow_exception(failure);
 }
 
 std::unique_ptr<Device> make_cpu_device() { return std::make_unique<CpuDevice>(); }

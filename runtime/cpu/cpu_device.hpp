@@ -8,9 +8,8 @@
 
 #include "tessera/runtime/cpu/block_cache.hpp"
 #include "tessera/runtime/cpu/cpu_kernels.hpp"
-#include "tessera/runtime/cpu/worker_stream.hpp"
 #include "tessera/runtime/device.hpp"
-#include "tessera/runtime/inline_stream.hpp"
+#include "tessera/runtime/host_streams.hpp"
 #include "tessera/runtime/pending_free_list.hpp"
 
 namespace tessera {
@@ -55,15 +54,10 @@ class CpuDevice final : public Device {
   MemoryBudget memory_budget() const override;
 
  private:
-  // `stream` as one of this device's streams; throws std::invalid_argument naming `what` otherwise.
-  Stream& own(Stream& stream, const char* what);
-
   CpuKernels kernels_;
   BlockCache cache_;  // before pending_frees_: pending blocks are released into it
   PendingFreeList pending_frees_;
-  InlineStream compute_{StreamRole::kCompute};
-  InlineStream communication_{StreamRole::kCommunication};
-  WorkerStream copy_{StreamRole::kCopy};  // after pending_frees_: its work ends before blocks are freed
+  HostStreams streams_;  // after pending_frees_: the copy stream's work ends before blocks are freed
 };
 
 }  // namespace tessera

@@ -17,7 +17,7 @@ SimulatedGpuDevice::SimulatedGpuDevice()
 
 SimulatedGpuDevice::~SimulatedGpuDevice() {
   try {
-    copy_.synchronize();
+    streams_.copy().synchronize();
   } catch (...) {
   }
   pending_frees_.reclaim_all();
@@ -101,7 +101,7 @@ void SimulatedGpuDevice::copy_to_host_async(void* host_dst, const void* src, std
   if (bytes == 0) return;
   check_host(host_dst, "SimulatedGpuDevice::copy_to_host_async");
   const void* from = reach(src, bytes, "SimulatedGpuDevice::copy_to_host_async");
-  if (&own(stream, "copy_to_host_async") == &copy_) std::memset(host_dst, kCopyPendingByte, bytes);
+  if (&streams_.own(stream, "SimulatedGpuDevice::copy_to_host_async") == &streams_.copy()) std::memset(host_dst, kCopyPendingByte, bytes);
   stream.launch_host_function([=] { std::memcpy(host_dst, from, bytes); });
 }
 
@@ -109,38 +109,16 @@ void SimulatedGpuDevice::copy_from_host_async(void* dst, const void* host_src, s
   if (bytes == 0) return;
   check_host(host_src, "SimulatedGpuDevice::copy_from_host_async");
   void* to = reach(dst, bytes, "SimulatedGpuDevice::copy_from_host_async");
-  if (&own(stream, "copy_from_host_async") == &copy_) std::memset(to, kCopyPendingByte, bytes);
+  if (&streams_.own(stream, "SimulatedGpuDevice::copy_from_host_async") == &streams_.copy()) std::memset(to, kCopyPendingByte, bytes);
   stream.launch_host_function([=] { std::memcpy(to, host_src, bytes); });
 }
 
-Stream& SimulatedGpuDevice::own(Stream& stream, const char* what) {
-  if (&stream != &compute_ && &stream != &communication_ && &stream != &copy_) {
-    throw std::invalid_argument(std::string("SimulatedGpuDevice::") + what + ": the stream belongs to another device");
-  }
-  return stream;
-}
-
-Stream& SimulatedGpuDevice::stream(StreamRole role) {
-  switch (role) {
-    case StreamRole::kCompute: return compute_;
-    case StreamRole::kCommunication: return communication_;
-    case StreamRole::kCopy: return copy_;
-  }
-  throw std::invalid_argument("SimulatedGpuDevice::stream: unknown stream role");
-}
+Stream& SimulatedGpuDevice::stream(StreamRole role) { return streams_.by_role(role); }
 
 void SimulatedGpuDevice::synchronize() {
-  std::exception_ptr first;
-  for (Stream* s :
-       {static_cast<Stream*>(&compute_), static_cast<Stream*>(&communication_), static_cast<Stream*>(&copy_)}) {
-    try {
-      s->synchronize();
-    } catch (...) {
-      if (!first) first = std::current_exception();
-    }
-  }
+  const std::exception_ptr failure = streams_.synchronize();
   pending_frees_.reclaim_completed();
-  if (first) std::rethrow_exception(first);
+  if (failure) std::rethrow_exception(failure);
 }
 
 std::unique_ptr<Device> make_simulated_gpu_device() { return std::make_unique<SimulatedGpuDevice>(); }

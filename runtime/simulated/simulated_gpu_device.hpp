@@ -16,9 +16,8 @@
 #include <map>
 #include <mutex>
 
-#include "tessera/runtime/cpu/worker_stream.hpp"
 #include "tessera/runtime/device.hpp"
-#include "tessera/runtime/inline_stream.hpp"
+#include "tessera/runtime/host_streams.hpp"
 #include "tessera/runtime/pending_free_list.hpp"
 #include "tessera/runtime/simulated/device_address_space.hpp"
 #include "tessera/runtime/simulated/simulated_gpu_kernels.hpp"
@@ -64,17 +63,13 @@ class SimulatedGpuDevice final : public Device {
   // A host buffer the host may touch: refused when it is device memory.
   void check_host(const void* p, const char* what) const;
   void release(void* ptr, MemoryKind kind) noexcept;
-  // `stream` as one of this device's streams; throws std::invalid_argument naming `what` otherwise.
-  Stream& own(Stream& stream, const char* what);
 
   DeviceAddressSpace space_;
   SimulatedGpuKernels kernels_{space_};
   mutable std::mutex pinned_mutex_;
   std::map<const std::byte*, std::size_t> pinned_;  // pinned host blocks: start -> bytes
   PendingFreeList pending_frees_;
-  InlineStream compute_{StreamRole::kCompute};
-  InlineStream communication_{StreamRole::kCommunication};
-  WorkerStream copy_{StreamRole::kCopy};  // after pending_frees_: its work ends before blocks are freed
+  HostStreams streams_;  // after pending_frees_: the copy engine's work ends before blocks are freed
 };
 
 std::unique_ptr<Device> make_simulated_gpu_device();

@@ -19,9 +19,6 @@ namespace {
 
 using testing::losses_of;
 using testing::ProcessResult;
-using testing::run_bounded;
-
-constexpr const char* kMpirun = "mpirun --oversubscribe -np ";
 
 class TrainGpuOffload : public testing::TrainGptTest {
  protected:
@@ -33,18 +30,8 @@ class TrainGpuOffload : public testing::TrainGptTest {
            " --micro-batch 2 --sample-tokens 0 --eval-every 0 --log-every 1 --threads 1 --no-memory-check";
   }
 
-  ProcessResult launch(int ranks, const std::string& name, const std::string& extra) {
-    return run_bounded(std::string(kMpirun) + std::to_string(ranks) + " " + train_gpt_ + flags() + " --metrics " +
-                           metrics(name) + " " + extra,
-                       120);
-  }
-  std::string metrics(const std::string& name) const { return (dir_ / (name + ".jsonl")).string(); }
-
-  // The run's losses; fails the test when it does not finish.
   std::vector<std::string> run(int ranks, const std::string& name, const std::string& extra) {
-    const ProcessResult r = launch(ranks, name, extra);
-    EXPECT_EQ(r.exit_code, 0) << name << ":\n" << r.output;
-    return losses_of(metrics(name));
+    return run_losses(ranks, name, flags() + " " + extra);
   }
 };
 
@@ -81,17 +68,17 @@ TEST_F(TrainGpuOffload, ResumesWithoutOffloadOnAnotherRankCountBitForBit) {
       run(2, "first",
           "--steps 3 --zero 3 --offload-optimizer cpu --offload-params cpu --save-every 3 --checkpoint-dir " + ckpt);
   ASSERT_EQ(first, std::vector<std::string>(straight.begin(), straight.begin() + 3));
-  const ProcessResult resumed = launch(1, "resumed", "--steps 6 --zero 1 --checkpoint-dir " + ckpt + " --resume auto");
+  const ProcessResult resumed = launch(1, "resumed", flags() + " --steps 6 --zero 1 --checkpoint-dir " + ckpt + " --resume auto");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("at step 3"), std::string::npos) << resumed.output;
-  const std::vector<std::string> after = losses_of(metrics("resumed"));
+  const std::vector<std::string> after = losses_of(metrics_path("resumed"));
   ASSERT_GE(after.size(), 3u);
   EXPECT_EQ(std::vector<std::string>(after.end() - 3, after.end()),
             std::vector<std::string>(straight.begin() + 3, straight.end()));
 }
 
 TEST_F(TrainGpuOffload, ParameterOffloadWithoutTheOptimizersIsRefused) {
-  const ProcessResult r = launch(1, "refused", "--steps 1 --zero 3 --offload-params cpu");
+  const ProcessResult r = launch(1, "refused", flags() + " --steps 1 --zero 3 --offload-params cpu");
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("needs the optimizer offloaded too"), std::string::npos) << r.output;
 }

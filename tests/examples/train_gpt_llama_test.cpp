@@ -34,14 +34,8 @@ class TrainLlama : public testing::TrainGptTest {
            " --no-memory-check";
   }
 
-  // The run's losses (from its --metrics file); fails the test when it does not finish.
   std::vector<std::string> run(int ranks, const std::string& name, const std::string& extra) {
-    const std::string metrics = (dir_ / (name + ".jsonl")).string();
-    const ProcessResult r = run_bounded(std::string(kMpirun) + std::to_string(ranks) + " " + train_gpt_ +
-                                            llama_flags() + " --metrics " + metrics + " " + extra,
-                                        120);
-    EXPECT_EQ(r.exit_code, 0) << name << ":\n" << r.output;
-    return losses_of(metrics);
+    return run_losses(ranks, name, llama_flags() + " " + extra);
   }
 };
 

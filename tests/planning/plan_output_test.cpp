@@ -32,6 +32,38 @@ PlanConfig gpt2(int stage, std::int64_t device_memory) {
   return c;
 }
 
+// A 7B GPT at ZeRO-1 on one 80 GB GPU: its model state alone (2 + 4 + 12 bytes per parameter) does
+// not fit; with the optimizer state in host memory (12 bytes per parameter there, plus the 4 of the
+// gradient copy the host updates from) it fits the GPU and 128 GiB of host memory — and not 64 GiB.
+TEST(PlanOutput, A7BGptFitsOneGpuWithItsOptimizerStateInHostMemory) {
+  PlanConfig c;
+  c.model = model_preset("llama-7b-shaped");
+  c.stage = ZeroStage::kStage1;
+  c.precision = {.param_dtype = DType::kBF16, .reduce_dtype = DType::kBF16};
+  c.recompute = parse_recompute_policy("blocks");
+  c.device_memory = 80'000'000'000;
+  c.host_memory = std::int64_t{128} << 30;
+  const MemoryPlan resident = plan_memory(c);
+  EXPECT_FALSE(resident.fits());
+  EXPECT_NE(format_plan(resident).find("fits: NO"), std::string::npos) << format_plan(resident);
+
+  c.offload.optimizer = OffloadTarget::kCpu;
+  const MemoryPlan offloaded = plan_memory(c);
+  const std::string text = format_plan(offloaded);
+  EXPECT_TRUE(offloaded.device_fits()) << text;
+  EXPECT_TRUE(offloaded.host_fits()) << text;
+  EXPECT_EQ(offloaded.host.peak_total - resident.host.peak_total, 16 * resident.parameter_count) << text;
+  EXPECT_NE(text.find("fits: yes"), std::string::npos) << text;
+  EXPECT_NE(text.find("host fits: yes"), std::string::npos) << text;
+  EXPECT_NE(text.find("through a pinned copy of the gradients"), std::string::npos) << text;
+
+  c.host_memory = std::int64_t{64} << 30;
+  const MemoryPlan small_host = plan_memory(c);
+  EXPECT_TRUE(small_host.device_fits());
+  EXPECT_FALSE(small_host.fits());
+  EXPECT_NE(format_plan(small_host).find("host fits: NO"), std::string::npos) << format_plan(small_host);
+}
+
 TEST(PlanOutput, TableSaysWhetherItFitsAndByHowMuch) {
   const MemoryPlan fits = plan_memory(gpt2(3, 80'000'000'000));
   const std::string yes = format_plan(fits);

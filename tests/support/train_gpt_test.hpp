@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
@@ -23,6 +24,21 @@ class TrainGptTest : public ::testing::Test {
     if (train_gpt_.empty()) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
     data_ = (dir_ / "tokens.bin").string();
     write_token_file(data_, random_tokens(tokens_, vocab_used_));
+  }
+
+  // Where the run called `name` writes its --metrics file.
+  std::string metrics_path(const std::string& name) const { return (dir_ / (name + ".jsonl")).string(); }
+  // train_gpt on `ranks` ranks (mpirun --oversubscribe) with `flags`, its metrics in metrics_path(name).
+  ProcessResult launch(int ranks, const std::string& name, const std::string& flags, int seconds = 120) const {
+    return run_bounded("mpirun --oversubscribe -np " + std::to_string(ranks) + " " + train_gpt_ + " " + flags +
+                           " --metrics " + metrics_path(name),
+                       seconds);
+  }
+  // The losses of that run; fails the test (naming the run, with its output) when it does not finish.
+  std::vector<std::string> run_losses(int ranks, const std::string& name, const std::string& flags) const {
+    const ProcessResult r = launch(ranks, name, flags);
+    EXPECT_EQ(r.exit_code, 0) << name << ":\n" << r.output;
+    return losses_of(metrics_path(name));
   }
 
   ScratchDir dir_;

@@ -10,9 +10,8 @@
 
 #include <memory>
 #include <string>
-#include <vector>
+#include <utility>
 
-#include "tessera/comm/device_communicator.hpp"
 #include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
 #include "tests/runtime/cuda/gpu_rank_test.hpp"
@@ -23,16 +22,6 @@
 namespace tessera::testing {
 namespace {
 
-constexpr int kSteps = 3;
-constexpr std::int64_t kGlobal = 8;
-
-struct Setting {
-  std::string name;
-  MixedPrecision precision = {};
-  OptimizerKind optimizer = OptimizerKind::kAdamW;
-  double tolerance = 1e-4;
-};
-
 class CudaOffload : public GpuRankTest {
  protected:
   void SetUp() override {
@@ -41,27 +30,11 @@ class CudaOffload : public GpuRankTest {
     gpu_ = rank_gpu();
   }
 
-  StepRecord run(const Setting& setting, ZeroStage stage, OffloadConfig offload) {
-    const std::unique_ptr<Communicator> device_world =
-        make_device_world(*gpu_, *world_, CommOptions{}, DeviceComm::kMpi);
-    Gpt model(tiny_gpt());
-    ShardingConfig config;
-    config.stage = stage;
-    config.precision = setting.precision;
-    config.optimizer.kind = setting.optimizer;
-    config.optimizer.adamw = test_adamw();
-    config.optimizer.block_size = 256;
-    config.grad_clip = kClip;
-    config.offload = std::move(offload);
-    ShardedEngine engine(model, *gpu_, *device_world, config, kSeed);
-    const std::int64_t rows = kGlobal / world_->size();
-    return record_steps(
-        engine, model, kSteps,
-        [&](int s) { return std::vector<MicroBatch>{global_rows(*gpu_, tiny_gpt(), s, world_->rank() * rows, rows)}; },
-        kLr);
+  StepRecord run(const TinySetting& setting, ZeroStage stage, OffloadConfig offload) {
+    return run_tiny(*gpu_, *world_, setting, stage, std::move(offload));
   }
 
-  void check(const Setting& setting) {
+  void check(const TinySetting& setting) {
     ScratchDir dir("cuda_offload");
     const std::string here = setting.name + ", rank " + std::to_string(world_->rank()) + "/" +
                              std::to_string(world_->size()) + " on " + gpu_->name();

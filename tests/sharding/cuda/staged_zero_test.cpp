@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "tessera/comm/device_communicator.hpp"
 #include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "tessera/model/recompute/recompute_policy.hpp"
 #include "tessera/sharding/full_parameters.hpp"
@@ -27,48 +26,6 @@
 namespace tessera::testing {
 namespace {
 
-constexpr int kSteps = 3;
-constexpr std::int64_t kGlobal = 8;
-
-struct Setting {
-  std::string name;
-  MixedPrecision precision = {};
-  OptimizerKind optimizer = OptimizerKind::kAdamW;
-  int micro_batches = 1;  // per rank and step
-  bool checkpoint_blocks = false;
-  double tolerance = 1e-4;  // against the CPU, relative
-};
-
-// Collective over `host_world`: kSteps steps of `setting` at ZeRO `stage` on `device`, the engine on
-// the staged MPI communicator when the device is a GPU.
-StepRecord run(Device& device, Communicator& host_world, const Setting& setting, ZeroStage stage) {
-  const std::unique_ptr<Communicator> device_world =
-      make_device_world(device, host_world, CommOptions{}, DeviceComm::kMpi);
-  Communicator& world = device_world ? *device_world : host_world;
-  Gpt model(tiny_gpt());
-  if (setting.checkpoint_blocks) apply_recompute(model, RecomputePolicy::by_type());
-  ShardingConfig config;
-  config.stage = stage;
-  config.precision = setting.precision;
-  config.optimizer.kind = setting.optimizer;
-  config.optimizer.adamw = test_adamw();
-  config.optimizer.block_size = 256;
-  config.grad_clip = kClip;
-  ShardedEngine engine(model, device, world, config, kSeed);
-  const std::int64_t rows = kGlobal / world.size() / setting.micro_batches;
-  return record_steps(
-      engine, model, kSteps,
-      [&](int s) {
-        std::vector<MicroBatch> micro;
-        for (int m = 0; m < setting.micro_batches; ++m) {
-          const std::int64_t first = (world.rank() * setting.micro_batches + m) * rows;
-          micro.push_back(global_rows(device, tiny_gpt(), s, first, rows));
-        }
-        return micro;
-      },
-      kLr);
-}
-
 class StagedZero : public GpuRankTest {
  protected:
   void SetUp() override {
@@ -78,14 +35,14 @@ class StagedZero : public GpuRankTest {
     cpu_ = make_cpu_device();
   }
 
-  void check(const Setting& setting) {
+  void check(const TinySetting& setting) {
     const std::string here = setting.name + ", rank " + std::to_string(world_->rank()) + "/" +
                              std::to_string(world_->size()) + " on " + gpu_->name();
-    const StepRecord expected = run(*cpu_, *world_, setting, ZeroStage::kStage0);
-    const StepRecord stage0 = run(*gpu_, *world_, setting, ZeroStage::kStage0);
-    const StepRecord stage1 = run(*gpu_, *world_, setting, ZeroStage::kStage1);
-    const StepRecord stage2 = run(*gpu_, *world_, setting, ZeroStage::kStage2);
-    const StepRecord stage3 = run(*gpu_, *world_, setting, ZeroStage::kStage3);
+    const StepRecord expected = run_tiny(*cpu_, *world_, setting, ZeroStage::kStage0);
+    const StepRecord stage0 = run_tiny(*gpu_, *world_, setting, ZeroStage::kStage0);
+    const StepRecord stage1 = run_tiny(*gpu_, *world_, setting, ZeroStage::kStage1);
+    const StepRecord stage2 = run_tiny(*gpu_, *world_, setting, ZeroStage::kStage2);
+    const StepRecord stage3 = run_tiny(*gpu_, *world_, setting, ZeroStage::kStage3);
     expect_same_bits(stage1, stage0, here + ": ZeRO 1 against ZeRO 0");
     expect_same_bits(stage3, stage2, here + ": ZeRO 3 against ZeRO 2");
     if (setting.micro_batches == 1) {

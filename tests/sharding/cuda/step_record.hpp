@@ -6,14 +6,18 @@
 
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "tessera/comm/device_communicator.hpp"
 #include "tessera/model/modules/gpt.hpp"
+#include "tessera/model/recompute/recompute_policy.hpp"
 #include "tessera/sharding/full_parameters.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
 #include "tessera/training/trainer.hpp"
 #include "tests/runtime/cuda/gpu_test_support.hpp"
+#include "tests/sharding/sharding_test_support.hpp"
 
 namespace tessera::testing {
 
@@ -60,6 +64,52 @@ inline void expect_steps_close(const StepRecord& actual, const StepRecord& expec
         compare_relative(actual.params[i], expected.params[i], tolerance, where + ": " + expected.names[i]);
     EXPECT_TRUE(error.empty()) << error;
   }
+}
+
+// One configuration of the tiny GPT the CUDA sharding tests train.
+struct TinySetting {
+  std::string name;
+  MixedPrecision precision = {};
+  OptimizerKind optimizer = OptimizerKind::kAdamW;
+  int micro_batches = 1;  // per rank and step
+  bool checkpoint_blocks = false;
+  double tolerance = 1e-4;  // against the reference, relative
+};
+
+inline constexpr int kTinySteps = 3;
+inline constexpr std::int64_t kTinyGlobal = 8;
+
+// Collective over `host_world`: kTinySteps steps of `setting` at ZeRO `stage` with `offload` on
+// `device` (each rank on its rows of the same global batches), the engine on the staged MPI
+// communicator when the device is a GPU.
+inline StepRecord run_tiny(Device& device, Communicator& host_world, const TinySetting& setting, ZeroStage stage,
+                           OffloadConfig offload = {}) {
+  const std::unique_ptr<Communicator> device_world =
+      make_device_world(device, host_world, CommOptions{}, DeviceComm::kMpi);
+  Communicator& world = device_world ? *device_world : host_world;
+  Gpt model(tiny_gpt());
+  if (setting.checkpoint_blocks) apply_recompute(model, RecomputePolicy::by_type());
+  ShardingConfig config;
+  config.stage = stage;
+  config.precision = setting.precision;
+  config.optimizer.kind = setting.optimizer;
+  config.optimizer.adamw = test_adamw();
+  config.optimizer.block_size = 256;
+  config.grad_clip = kClip;
+  config.offload = std::move(offload);
+  ShardedEngine engine(model, device, world, config, kSeed);
+  const std::int64_t rows = kTinyGlobal / world.size() / setting.micro_batches;
+  return record_steps(
+      engine, model, kTinySteps,
+      [&](int s) {
+        std::vector<MicroBatch> micro;
+        for (int m = 0; m < setting.micro_batches; ++m) {
+          const std::int64_t first = (world.rank() * setting.micro_batches + m) * rows;
+          micro.push_back(global_rows(device, tiny_gpt(), s, first, rows));
+        }
+        return micro;
+      },
+      kLr);
 }
 
 }  // namespace tessera::testing
