@@ -337,8 +337,8 @@ int run(int argc, char** argv) {
       "bench_offload: GPT %s, %lld parameters, ZeRO-%d on 1 rank, micro-batch %lld x accumulation %lld, "
       "params %s, %s%s\n",
       gpt.to_string().c_str(), static_cast<long long>(Gpt(gpt).parameter_count()), o.zero,
-      static_cast<long long>(o.micro), static_cast<long long>(o.accumulation), o.param_dtype.c_str(), o.optimizer.c_str(),
-      o.offload_params ? ", parameters offloaded too" : "");
+      static_cast<long long>(o.micro), static_cast<long long>(o.accumulation), o.param_dtype.c_str(),
+      o.optimizer.c_str(), o.offload_params ? ", parameters offloaded too" : "");
   // What each mode needs in host memory, from the planner (the engine on the meta device).
   const std::int64_t available = host_memory_budget().share(1);
   for (const char* mode : {"none", "cpu", "nvme"}) {

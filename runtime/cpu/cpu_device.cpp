@@ -65,13 +65,14 @@ void CpuDevice::fill_zero(void* dst, std::size_t bytes) {
 }
 
 void CpuDevice::copy_to_host_async(void* host_dst, const void* src, std::size_t bytes, Stream& stream) {
-  streams_.own(stream, "CpuDevice::copy_to_host_async").launch_host_function([=, copy = kernels_.functions().stream_copy] {
-    if (bytes >= kStreamCopyMin) {
-      copy(host_dst, src, bytes);
-    } else if (bytes > 0) {
-      std::memcpy(host_dst, src, bytes);
-    }
-  });
+  streams_.own(stream, "CpuDevice::copy_to_host_async")
+      .launch_host_function([=, copy = kernels_.functions().stream_copy] {
+        if (bytes >= kStreamCopyMin) {
+          copy(host_dst, src, bytes);
+        } else if (bytes > 0) {
+          std::memcpy(host_dst, src, bytes);
+        }
+      });
 }
 
 void CpuDevice::copy_from_host_async(void* dst, const void* host_src, std::size_t bytes, Stream& stream) {

@@ -101,7 +101,8 @@ void SimulatedGpuDevice::copy_to_host_async(void* host_dst, const void* src, std
   if (bytes == 0) return;
   check_host(host_dst, "SimulatedGpuDevice::copy_to_host_async");
   const void* from = reach(src, bytes, "SimulatedGpuDevice::copy_to_host_async");
-  if (&streams_.own(stream, "SimulatedGpuDevice::copy_to_host_async") == &streams_.copy()) std::memset(host_dst, kCopyPendingByte, bytes);
+  if (&streams_.own(stream, "SimulatedGpuDevice::copy_to_host_async") == &streams_.copy())
+    std::memset(host_dst, kCopyPendingByte, bytes);
   stream.launch_host_function([=] { std::memcpy(host_dst, from, bytes); });
 }
 
@@ -109,7 +110,8 @@ void SimulatedGpuDevice::copy_from_host_async(void* dst, const void* host_src, s
   if (bytes == 0) return;
   check_host(host_src, "SimulatedGpuDevice::copy_from_host_async");
   void* to = reach(dst, bytes, "SimulatedGpuDevice::copy_from_host_async");
-  if (&streams_.own(stream, "SimulatedGpuDevice::copy_from_host_async") == &streams_.copy()) std::memset(to, kCopyPendingByte, bytes);
+  if (&streams_.own(stream, "SimulatedGpuDevice::copy_from_host_async") == &streams_.copy())
+    std::memset(to, kCopyPendingByte, bytes);
   stream.launch_host_function([=] { std::memcpy(to, host_src, bytes); });
 }
 

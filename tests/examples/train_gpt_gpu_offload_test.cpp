@@ -68,7 +68,8 @@ TEST_F(TrainGpuOffload, ResumesWithoutOffloadOnAnotherRankCountBitForBit) {
       run(2, "first",
           "--steps 3 --zero 3 --offload-optimizer cpu --offload-params cpu --save-every 3 --checkpoint-dir " + ckpt);
   ASSERT_EQ(first, std::vector<std::string>(straight.begin(), straight.begin() + 3));
-  const ProcessResult resumed = launch(1, "resumed", flags() + " --steps 6 --zero 1 --checkpoint-dir " + ckpt + " --resume auto");
+  const ProcessResult resumed =
+      launch(1, "resumed", flags() + " --steps 6 --zero 1 --checkpoint-dir " + ckpt + " --resume auto");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("at step 3"), std::string::npos) << resumed.output;
   const std::vector<std::string> after = losses_of(metrics_path("resumed"));
