@@ -11,13 +11,13 @@ Stream& HostStreams::by_role(StreamRole role) {
   switch (role) {
     case StreamRole::kCompute: return compute_;
     case StreamRole::kCommunication: return communication_;
-    case StreamRole::kCopy: return copy_;
+    case StreamRole::kCopy: return *copy_;
   }
   throw std::invalid_argument("unknown stream role");
 }
 
 Stream& HostStreams::own(Stream& stream, const char* what) {
-  if (&stream != &compute_ && &stream != &communication_ && &stream != &copy_) {
+  if (&stream != &compute_ && &stream != &communication_ && &stream != copy_.get()) {
     throw std::invalid_argument(std::string(what) + ": the stream belongs to another device");
   }
   return stream;
@@ -26,7 +26,7 @@ Stream& HostStreams::own(Stream& stream, const char* what) {
 std::exception_ptr HostStreams::synchronize() {
   std::exception_ptr first;
   for (Stream* s :
-       {static_cast<Stream*>(&compute_), static_cast<Stream*>(&communication_), static_cast<Stream*>(&copy_)}) {
+       {static_cast<Stream*>(&compute_), static_cast<Stream*>(&communication_), copy_.get()}) {
     try {
       s->synchronize();
     } catch (...) {

@@ -5,10 +5,12 @@
 // is ordinary host memory the device's copies and fills also accept (as a GPU's do).
 //
 // Streams: compute and communication run inline, as on the CPU device; the copy stream is a copy
-// engine on its own thread. An asynchronous copy on the copy stream fills its destination with NaN bytes (0xff) when it
-// is issued and writes the data only when the engine reaches it, so work that reads the destination
-// without waiting for the copy's event sees NaN instead of silently reading data that happened to
-// be there: a missing wait shows up as non-finite values, every time.
+// engine on its own thread that runs its work only once an event recorded after it is waited for
+// (CopyEngineStream). An asynchronous copy on the copy stream fills its destination with NaN bytes
+// (0xff) when it is issued and writes the data only then, so work that reads the destination without
+// waiting for the copy's event reads NaN bytes, every time, instead of data a fast copy happened to
+// leave: a pipeline that skips a wait computes on them, and its results change (the offload tests
+// compare offloaded runs with resident ones bit for bit).
 // The memory space is kGpu: communicators that reduce host memory refuse it, and collectives run
 // through a StagedCommunicator (copies to pinned host memory around an MPI collective).
 #pragma once
@@ -18,6 +20,7 @@
 
 #include "tessera/runtime/device.hpp"
 #include "tessera/runtime/host_streams.hpp"
+#include "tessera/runtime/simulated/copy_engine_stream.hpp"
 #include "tessera/runtime/pending_free_list.hpp"
 #include "tessera/runtime/simulated/device_address_space.hpp"
 #include "tessera/runtime/simulated/simulated_gpu_kernels.hpp"
@@ -69,7 +72,8 @@ class SimulatedGpuDevice final : public Device {
   mutable std::mutex pinned_mutex_;
   std::map<const std::byte*, std::size_t> pinned_;  // pinned host blocks: start -> bytes
   PendingFreeList pending_frees_;
-  HostStreams streams_;  // after pending_frees_: the copy engine's work ends before blocks are freed
+  // After pending_frees_: the copy engine's work ends before blocks are freed.
+  HostStreams streams_{std::make_unique<CopyEngineStream>()};
 };
 
 std::unique_ptr<Device> make_simulated_gpu_device();

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <string>
 #include <thread>
@@ -73,34 +73,41 @@ TEST(SimulatedGpuDevice, AsyncCopyReadWithoutItsWaitIsNaN) {
   Stream& copy = device.stream(StreamRole::kCopy);
   std::vector<float> source(1 << 16, 1.5f);
   Tensor target = Tensor::zeros(device, {1 << 16}, DType::kF32, MemoryCategory::kWorkspace);
-  // Hold the copy engine so the copy is still queued when the host reads.
-  std::atomic<bool> release{false};
-  copy.launch_host_function([&release] {
-    while (!release.load()) std::this_thread::yield();
-  });
   device.copy_from_host_async(target.data(), source.data(), source.size() * sizeof(float), copy);
   const Event done = copy.record();
+  // However long the host takes, the copy has not run: nothing has waited for its event.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(done.query()) << "querying does not start the copy engine";
   std::vector<float> early(4);
   device.copy_to_host(early.data(), target.data(), early.size() * sizeof(float));  // no wait: a bug
   for (float v : early) EXPECT_TRUE(std::isnan(v)) << "a read that skipped the copy's event must see NaN";
-  release = true;
   done.synchronize();
   std::vector<float> after(4);
   device.copy_to_host(after.data(), target.data(), after.size() * sizeof(float));
   EXPECT_EQ(after, (std::vector<float>(4, 1.5f)));
 
-  // Device to host likewise: the host buffer is NaN until the event.
+  // Device to host likewise: the host buffer is NaN until the event is waited for.
   std::vector<float> back(1 << 16, 0.0f);
-  release = false;
-  copy.launch_host_function([&release] {
-    while (!release.load()) std::this_thread::yield();
-  });
   device.copy_to_host_async(back.data(), target.data(), back.size() * sizeof(float), copy);
   const Event back_done = copy.record();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_TRUE(std::isnan(back[0]));
-  release = true;
   back_done.synchronize();
   EXPECT_EQ(back[0], 1.5f);
+}
+
+TEST(SimulatedGpuDevice, AnotherStreamsWaitAndSynchronizeRunTheCopies) {
+  SimulatedGpuDevice device;
+  Stream& copy = device.stream(StreamRole::kCopy);
+  std::vector<float> source(64, 2.5f);
+  Tensor target = Tensor::zeros(device, {64}, DType::kF32, MemoryCategory::kWorkspace);
+  device.copy_from_host_async(target.data(), source.data(), 64 * sizeof(float), copy);
+  device.stream(StreamRole::kCompute).wait(copy.record());  // the compute stream's work follows the copy
+  EXPECT_EQ(target.to_host_f32(), source);
+  const std::vector<float> zeros(64, 0.0f);
+  device.copy_from_host_async(target.data(), zeros.data(), 64 * sizeof(float), copy);
+  device.synchronize();  // runs it too
+  EXPECT_EQ(target.to_host_f32(), zeros);
 }
 
 TEST(SimulatedGpuDevice, FreedBlocksLeaveTheAddressSpace) {
