@@ -25,8 +25,7 @@ Stream& HostStreams::own(Stream& stream, const char* what) {
 
 std::exception_ptr HostStreams::synchronize() {
   std::exception_ptr first;
-  for (Stream* s :
-       {static_cast<Stream*>(&compute_), static_cast<Stream*>(&communication_), copy_.get()}) {
+  for (Stream* s : {static_cast<Stream*>(&compute_), static_cast<Stream*>(&communication_), copy_.get()}) {
     try {
       s->synchronize();
     } catch (...) {

@@ -39,8 +39,8 @@ class CopyEngineStream final : public Stream {
 
   std::mutex mutex_;
   std::condition_variable released_cv_;
-  std::uint64_t issued_ = 0;    // items queued so far
-  std::uint64_t released_ = 0;  // items allowed to run
+  std::uint64_t issued_ = 0;                // items queued so far
+  std::uint64_t released_ = 0;              // items allowed to run
   WorkerStream worker_{StreamRole::kCopy};  // last: drained before the gate goes away
 };
 

@@ -20,8 +20,8 @@
 
 #include "tessera/runtime/device.hpp"
 #include "tessera/runtime/host_streams.hpp"
-#include "tessera/runtime/simulated/copy_engine_stream.hpp"
 #include "tessera/runtime/pending_free_list.hpp"
+#include "tessera/runtime/simulated/copy_engine_stream.hpp"
 #include "tessera/runtime/simulated/device_address_space.hpp"
 #include "tessera/runtime/simulated/simulated_gpu_kernels.hpp"
 
