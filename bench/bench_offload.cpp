@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "best_call.hpp"
 #include "flags/device_flag.hpp"
 #include "flags/program_options.hpp"
 #include "tessera/comm/device_communicator.hpp"
@@ -38,6 +39,7 @@
 #include "tessera/planning/plan_report.hpp"
 #include "tessera/runtime/cpu/blas_core.hpp"
 #include "tessera/runtime/cpu/host_memory_budget.hpp"
+#include "tessera/runtime/device_factory.hpp"
 #include "tessera/runtime/offload/aligned_buffer.hpp"
 #include "tessera/runtime/offload/io_queue.hpp"
 #include "tessera/runtime/offload/offload_file.hpp"
@@ -238,29 +240,23 @@ DiskSpeed measure_disk(const std::string& dir, std::int64_t bytes) {
 double gb(double bytes) { return bytes / 1e9; }
 
 // The copy engine's own rate each way between pinned host memory and the device: 256 MiB copied
-// on the copy stream, best of 3, in bytes per second {to host, to device}.
+// on the copy stream, the best of 3 (best_call_ms), in bytes per second {to host, to device}.
 std::pair<double, double> measure_copy_engine(Device& device) {
   constexpr std::int64_t kBytes = std::int64_t{256} << 20;
   Tensor pinned = Tensor::empty(device, {kBytes}, DType::kU8, MemoryCategory::kCommBuffers, MemoryKind::kPinnedHost);
   Tensor on_device = Tensor::zeros(device, {kBytes}, DType::kU8, MemoryCategory::kCommBuffers);
   std::memset(pinned.data(), 1, static_cast<std::size_t>(kBytes));
   Stream& copy = device.stream(StreamRole::kCopy);
-  auto best = [&](bool to_host) {
-    double fastest = 0;
-    for (int i = 0; i < 3; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      if (to_host) {
-        device.copy_to_host_async(pinned.data(), on_device.data(), static_cast<std::size_t>(kBytes), copy);
-      } else {
-        device.copy_from_host_async(on_device.data(), pinned.data(), static_cast<std::size_t>(kBytes), copy);
-      }
-      copy.synchronize();
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      fastest = std::max(fastest, static_cast<double>(kBytes) / s);
-    }
-    return fastest;
-  };
-  return {best(true), best(false)};
+  const auto bytes = static_cast<std::size_t>(kBytes);
+  const double to_host_ms = benchmarks::best_call_ms(0.0, 3, [&] {
+    device.copy_to_host_async(pinned.data(), on_device.data(), bytes, copy);
+    copy.synchronize();
+  });
+  const double to_device_ms = benchmarks::best_call_ms(0.0, 3, [&] {
+    device.copy_from_host_async(on_device.data(), pinned.data(), bytes, copy);
+    copy.synchronize();
+  });
+  return {1e3 * static_cast<double>(kBytes) / to_host_ms, 1e3 * static_cast<double>(kBytes) / to_device_ms};
 }
 
 int run(int argc, char** argv) {
@@ -300,10 +296,9 @@ int run(int argc, char** argv) {
   std::vector<std::string> args;  // passed on to the children
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
   // Whether the device is discrete (its memory is not host memory): decides the presets and rows.
-  const bool discrete = [&] {
-    const std::unique_ptr<Device> probe = open_device(o.device);
-    return !probe->memory_is_host();
-  }();
+  // (Known from the choice, without opening a device in every child process a second time.)
+  const DeviceChoice choice = resolve_device_choice(parse_device_choice(o.device.device));
+  const bool discrete = choice == DeviceChoice::kCuda || choice == DeviceChoice::kSimulatedGpu;
   if (o.model == "1.5b" && !discrete) {
     o.layers = 48, o.dim = 1600, o.heads = 25, o.vocab = 50304, o.micro = 1, o.zero = 3, o.offload_params = true;
     if (program.given("modes")) throw std::invalid_argument("--model 1.5b runs nvme only on the CPU");

@@ -24,7 +24,8 @@
 // state in the NVMe store in `nvme` (the store's staging ring is pinned host memory), not on the
 // device. With PlanConfig::host_is_device the host tier counts against the device budget; otherwise
 // (a GPU) the host tier must fit PlanConfig::host_memory when that is given, and the host updates the
-// offloaded optimizer range through pinned copies of the gradients and parameters (Placement). A model
+// offloaded optimizer range through a pinned copy of the gradients, whose bytes also carry the
+// updated parameters back (Placement). A model
 // given only by its
 // parameter count is one unit of model state; with 2-byte gradients (the ZeRO paper's what-if) its
 // model state is arithmetic over the same Placement table (model_state_by_arithmetic).

@@ -53,7 +53,7 @@ FlatParamUnit::FlatParamUnit(std::string name, FlatLayout layout, const Placemen
   } else {
     grad_shard_ = allocate(S, DType::kF32, MemoryCategory::kGradients);
   }
-  if (p.update_on_host && p.gradients) {
+  if (p.update_on_host) {  // an inference engine publishes through it too (a checkpoint's master)
     grad_host_ =
         Tensor::empty(device_, {range.count}, DType::kF32, MemoryCategory::kGradients, MemoryKind::kPinnedHost);
     if (p.params_memory == MemoryKind::kDevice && !p.master_is_params) {
@@ -107,7 +107,8 @@ Work FlatParamUnit::start_gather(Communicator& shard_comm) {
   const auto S = static_cast<std::size_t>(layout_.shard_numel());
   gathered_ = allocate_overwritten(layout_.padded_numel(), pd, MemoryCategory::kCommBuffers);  // every shard lands
   const Span out(gathered_.data(), static_cast<std::size_t>(layout_.padded_numel()));
-  const bool upload = placement_.params_memory != MemoryKind::kDevice && !device_.memory_is_host();
+  // (Parameter offload on a discrete device always comes with the host's update.)
+  const bool upload = placement_.update_on_host && placement_.params_memory != MemoryKind::kDevice;
   // On a discrete device a shard in host memory is copied in first (the copy stream), and the
   // gather, queued behind that copy on the compute stream, reads the device copy.
   auto gather_from_host = [this, &shard_comm, S, out, pd, upload](const void* shard) {
@@ -224,7 +225,7 @@ void FlatParamUnit::zero_grads() {
 }
 
 void FlatParamUnit::start_grad_offload() {
-  if (!grad_host_.defined() || grad_offloaded_) return;
+  if (!placement_.update_on_host || grad_offloaded_) return;
   const Tensor grads = reduced_grad_range();
   Stream& copy = device_.stream(StreamRole::kCopy);
   copy.wait(device_.stream(StreamRole::kCompute).record());  // after the reduction that wrote them
@@ -283,12 +284,12 @@ void FlatParamUnit::optimizer_step(const Kernels& device_kernels, float lr, std:
   const Kernels& kernels = update_kernels(device_kernels);
   using Clock = std::chrono::steady_clock;
   const auto waited = Clock::now();
-  if (grad_host_.defined()) {
+  if (placement_.update_on_host) {
     start_grad_offload();
     grad_offload_.synchronize();  // queued after the last upload: params_host_ is free again too
   }
   const auto updating = Clock::now();
-  const Tensor grads = grad_host_.defined() ? grad_host_ : reduced_grad_range();
+  const Tensor grads = placement_.update_on_host ? grad_host_ : reduced_grad_range();
   // Slots of the pass: master, gradients, the rule's state, then (separate master) the stored
   // parameters it publishes into.
   std::vector<StreamSlot> slots{master_.slot(true, true), PlacedTensor::resident(grads).slot(true, false)};

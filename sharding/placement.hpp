@@ -71,7 +71,7 @@ struct Placement {
   MemoryKind optimizer_memory = MemoryKind::kDevice;
   // The host updates the optimizer range (a discrete device with the optimizer offloaded): the
   // reduced gradients go to a pinned host copy (range, f32), and when the stored parameters are on
-  // the device the updated ones come back through a pinned host buffer (range, param dtype).
+  // the device the updated ones come back through the same bytes.
   bool update_on_host = false;
 
   // An inference engine (EngineUse::kInference) has neither: no gradient buffers, no optimizer

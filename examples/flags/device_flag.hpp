@@ -18,7 +18,7 @@
 namespace tessera {
 
 struct DeviceFlags {
-  std::string device = "auto";    // cpu | cuda | auto
+  std::string device = "auto";    // cpu | cuda | auto | sim-gpu
   std::string comm = "auto";      // a GPU's collectives: auto | nccl | mpi (comm/device_communicator.hpp)
   std::string gemm_math = "auto";  // the GPU's GEMM arithmetic: auto | f32 | tf32 | bf16 (runtime/gemm_math.hpp)
 };

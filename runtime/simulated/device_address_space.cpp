@@ -35,38 +35,40 @@ std::string pointer_text(const void* p) {
 
 DeviceAddressSpace::~DeviceAddressSpace() {
   for (const auto& [address, block] : blocks_) {
-    munmap(reinterpret_cast<void*>(address), block.bytes);
+    if (!block.pinned) munmap(reinterpret_cast<void*>(address), block.bytes);
     munmap(block.backing, block.bytes);
   }
 }
 
-void* DeviceAddressSpace::allocate(std::size_t bytes) {
+void* DeviceAddressSpace::allocate(std::size_t bytes, bool pinned) {
   const std::size_t size = page_rounded(bytes);
-  void* device = map(size, PROT_NONE);
-  void* backing = nullptr;
-  try {
-    backing = map(size, PROT_READ | PROT_WRITE);
-  } catch (...) {
-    munmap(device, size);
-    throw;
+  void* backing = map(size, PROT_READ | PROT_WRITE);
+  void* address = backing;
+  if (!pinned) {
+    try {
+      address = map(size, PROT_NONE);
+    } catch (...) {
+      munmap(backing, size);
+      throw;
+    }
   }
   std::unique_lock lock(mutex_);
-  blocks_.emplace(reinterpret_cast<std::uintptr_t>(device), Block{size, static_cast<std::byte*>(backing)});
-  bytes_ += size;
-  return device;
+  blocks_.emplace(reinterpret_cast<std::uintptr_t>(address), Block{size, static_cast<std::byte*>(backing), pinned});
+  if (!pinned) bytes_ += size;
+  return address;
 }
 
-void DeviceAddressSpace::release(void* device) noexcept {
+void DeviceAddressSpace::release(void* address) noexcept {
   Block block{};
   {
     std::unique_lock lock(mutex_);
-    const auto it = blocks_.find(reinterpret_cast<std::uintptr_t>(device));
+    const auto it = blocks_.find(reinterpret_cast<std::uintptr_t>(address));
     if (it == blocks_.end()) return;
     block = it->second;
-    bytes_ -= block.bytes;
+    if (!block.pinned) bytes_ -= block.bytes;
     blocks_.erase(it);
   }
-  munmap(device, block.bytes);
+  if (!block.pinned) munmap(address, block.bytes);
   munmap(block.backing, block.bytes);
 }
 
@@ -78,20 +80,21 @@ std::map<std::uintptr_t, DeviceAddressSpace::Block>::const_iterator DeviceAddres
   return address <= it->first + it->second.bytes ? it : blocks_.end();
 }
 
-void* DeviceAddressSpace::translate(const void* p, const char* what) const {
+void* DeviceAddressSpace::translate(const void* p, const char* what, bool pinned_too) const {
   if (p == nullptr) return nullptr;
   std::shared_lock lock(mutex_);
   const auto it = find(p);
-  if (it == blocks_.end()) {
+  if (it == blocks_.end() || (it->second.pinned && !pinned_too)) {
     throw std::invalid_argument(std::string(what) + ": " + pointer_text(p) +
                                 " is not device memory of this device (a host pointer where a device pointer belongs)");
   }
   return it->second.backing + (reinterpret_cast<std::uintptr_t>(p) - it->first);
 }
 
-bool DeviceAddressSpace::contains(const void* p) const {
+bool DeviceAddressSpace::is_device(const void* p) const {
   std::shared_lock lock(mutex_);
-  return p != nullptr && find(p) != blocks_.end();
+  const auto it = p != nullptr ? find(p) : blocks_.end();
+  return it != blocks_.end() && !it->second.pinned;
 }
 
 std::size_t DeviceAddressSpace::bytes() const {

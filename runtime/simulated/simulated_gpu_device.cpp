@@ -1,8 +1,6 @@
 // SimulatedGpuDevice: device blocks, pinned host blocks, fills, copies and the copy engine.
 #include "tessera/runtime/simulated/simulated_gpu_device.hpp"
 
-#include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -13,7 +11,7 @@
 namespace tessera {
 
 SimulatedGpuDevice::SimulatedGpuDevice()
-    : pending_frees_([this](void* ptr, std::size_t, MemoryKind kind) { release(ptr, kind); }) {}
+    : pending_frees_([this](void* ptr, std::size_t, MemoryKind) { space_.release(ptr); }) {}
 
 SimulatedGpuDevice::~SimulatedGpuDevice() {
   try {
@@ -29,12 +27,7 @@ std::string SimulatedGpuDevice::name() const {
 
 void* SimulatedGpuDevice::allocate(std::size_t bytes, MemoryKind kind) {
   pending_frees_.reclaim_completed();
-  if (kind != MemoryKind::kPinnedHost) return space_.allocate(bytes);
-  void* p = std::aligned_alloc(64, (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64);
-  if (p == nullptr) throw std::bad_alloc();
-  std::lock_guard lock(pinned_mutex_);
-  pinned_.emplace(static_cast<const std::byte*>(p), bytes);
-  return p;
+  return space_.allocate(bytes, kind == MemoryKind::kPinnedHost);
 }
 
 void SimulatedGpuDevice::deallocate(void* ptr, std::size_t bytes, MemoryKind kind,
@@ -43,64 +36,40 @@ void SimulatedGpuDevice::deallocate(void* ptr, std::size_t bytes, MemoryKind kin
   pending_frees_.add(ptr, bytes, kind, pending);
 }
 
-void SimulatedGpuDevice::release(void* ptr, MemoryKind kind) noexcept {
-  if (kind != MemoryKind::kPinnedHost) {
-    space_.release(ptr);
-    return;
-  }
-  {
-    std::lock_guard lock(pinned_mutex_);
-    pinned_.erase(static_cast<const std::byte*>(ptr));
-  }
-  std::free(ptr);
-}
-
-void* SimulatedGpuDevice::reach(const void* p, std::size_t bytes, const char* what) const {
-  if (p == nullptr || space_.contains(p)) return space_.translate(p, what);
-  {
-    std::lock_guard lock(pinned_mutex_);
-    const auto* b = static_cast<const std::byte*>(p);
-    auto it = pinned_.upper_bound(b);
-    if (it != pinned_.begin()) {
-      --it;
-      if (b + bytes <= it->first + it->second) return const_cast<void*>(p);
-    }
-  }
-  return space_.translate(p, what);  // throws, naming the pointer
-}
+void* SimulatedGpuDevice::reach(const void* p, const char* what) const { return space_.translate(p, what, true); }
 
 void SimulatedGpuDevice::check_host(const void* p, const char* what) const {
-  if (space_.contains(p)) {
+  if (space_.is_device(p)) {
     throw std::invalid_argument(std::string(what) + ": the host buffer is device memory of " + name());
   }
 }
 
 void SimulatedGpuDevice::copy(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
-  std::memmove(reach(dst, bytes, "SimulatedGpuDevice::copy"), reach(src, bytes, "SimulatedGpuDevice::copy"), bytes);
+  std::memmove(reach(dst, "SimulatedGpuDevice::copy"), reach(src, "SimulatedGpuDevice::copy"), bytes);
 }
 
 void SimulatedGpuDevice::copy_to_host(void* host_dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
   check_host(host_dst, "SimulatedGpuDevice::copy_to_host");
-  std::memcpy(host_dst, reach(src, bytes, "SimulatedGpuDevice::copy_to_host"), bytes);
+  std::memcpy(host_dst, reach(src, "SimulatedGpuDevice::copy_to_host"), bytes);
 }
 
 void SimulatedGpuDevice::copy_from_host(void* dst, const void* host_src, std::size_t bytes) {
   if (bytes == 0) return;
   check_host(host_src, "SimulatedGpuDevice::copy_from_host");
-  std::memcpy(reach(dst, bytes, "SimulatedGpuDevice::copy_from_host"), host_src, bytes);
+  std::memcpy(reach(dst, "SimulatedGpuDevice::copy_from_host"), host_src, bytes);
 }
 
 void SimulatedGpuDevice::fill_zero(void* dst, std::size_t bytes) {
   if (bytes == 0) return;
-  std::memset(reach(dst, bytes, "SimulatedGpuDevice::fill_zero"), 0, bytes);
+  std::memset(reach(dst, "SimulatedGpuDevice::fill_zero"), 0, bytes);
 }
 
 void SimulatedGpuDevice::copy_to_host_async(void* host_dst, const void* src, std::size_t bytes, Stream& stream) {
   if (bytes == 0) return;
   check_host(host_dst, "SimulatedGpuDevice::copy_to_host_async");
-  const void* from = reach(src, bytes, "SimulatedGpuDevice::copy_to_host_async");
+  const void* from = reach(src, "SimulatedGpuDevice::copy_to_host_async");
   if (&streams_.own(stream, "SimulatedGpuDevice::copy_to_host_async") == &streams_.copy())
     std::memset(host_dst, kCopyPendingByte, bytes);
   stream.launch_host_function([=] { std::memcpy(host_dst, from, bytes); });
@@ -109,7 +78,7 @@ void SimulatedGpuDevice::copy_to_host_async(void* host_dst, const void* src, std
 void SimulatedGpuDevice::copy_from_host_async(void* dst, const void* host_src, std::size_t bytes, Stream& stream) {
   if (bytes == 0) return;
   check_host(host_src, "SimulatedGpuDevice::copy_from_host_async");
-  void* to = reach(dst, bytes, "SimulatedGpuDevice::copy_from_host_async");
+  void* to = reach(dst, "SimulatedGpuDevice::copy_from_host_async");
   if (&streams_.own(stream, "SimulatedGpuDevice::copy_from_host_async") == &streams_.copy())
     std::memset(to, kCopyPendingByte, bytes);
   stream.launch_host_function([=] { std::memcpy(to, host_src, bytes); });

@@ -15,9 +15,6 @@
 // through a StagedCommunicator (copies to pinned host memory around an MPI collective).
 #pragma once
 
-#include <map>
-#include <mutex>
-
 #include "tessera/runtime/device.hpp"
 #include "tessera/runtime/host_streams.hpp"
 #include "tessera/runtime/pending_free_list.hpp"
@@ -62,15 +59,12 @@ class SimulatedGpuDevice final : public Device {
 
  private:
   // Backing memory of a device pointer, or a pinned host pointer of this device as it is.
-  void* reach(const void* p, std::size_t bytes, const char* what) const;
+  void* reach(const void* p, const char* what) const;
   // A host buffer the host may touch: refused when it is device memory.
   void check_host(const void* p, const char* what) const;
-  void release(void* ptr, MemoryKind kind) noexcept;
 
   DeviceAddressSpace space_;
   SimulatedGpuKernels kernels_{space_};
-  mutable std::mutex pinned_mutex_;
-  std::map<const std::byte*, std::size_t> pinned_;  // pinned host blocks: start -> bytes
   PendingFreeList pending_frees_;
   // After pending_frees_: the copy engine's work ends before blocks are freed.
   HostStreams streams_{std::make_unique<CopyEngineStream>()};
