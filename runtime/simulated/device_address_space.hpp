@@ -47,7 +47,7 @@ class DeviceAddressSpace {
 
   mutable std::shared_mutex mutex_;
   std::map<std::uintptr_t, Block> blocks_;  // by device address
-  std::size_t bytes_ = 0;  // of device blocks
+  std::size_t bytes_ = 0;                   // of device blocks
 };
 
 }  // namespace tessera
