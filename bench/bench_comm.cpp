@@ -4,7 +4,8 @@
 // MPI_Allgather) measured in the same run, plus memcpy bandwidth as the machine's ceiling.
 //
 //   mpirun -np 4 bench_comm [--min-mib 1] [--max-mib 256] [--factor 4] [--iters 0 (auto)]
-//                           [--segment-kib 2048 (the communicator's default)]
+//                           [--segment-kib 2048] [--shared-memory-kib 4096] (the communicator's defaults)
+//                           [--inputs fresh|constant]
 //   e.g. 64 KiB to 4 MiB:  mpirun -np 2 bench_comm --min-mib 0.0625 --max-mib 4 --factor 2
 //
 // Sizes are f32 buffer sizes (the bf16 rows move the same element count in half the bytes):
@@ -46,6 +47,8 @@ struct Settings {
   int factor = 4;
   int iters = 0;  // 0: by size
   std::size_t segment_kib = tessera::MpiTuning{}.segment_bytes / 1024;
+  std::size_t shared_memory_kib = tessera::MpiTuning{}.shared_memory_bytes / 1024;
+  std::string inputs = "fresh";
 };
 
 // nullopt: --help was printed.
@@ -58,7 +61,12 @@ std::optional<Settings> parse(int argc, char** argv, bool print_help) {
       ("max-mib", tessera::value_with_default(&s.max_mib), "largest f32 buffer, MiB")
       ("factor", tessera::value_with_default(&s.factor), "size ratio between rows (>= 2)")
       ("iters", tessera::value_with_default(&s.iters), "timed calls per row (0: by size, 10 to 200)")
-      ("segment-kib", tessera::value_with_default(&s.segment_kib), "the MPI backend's pipeline segment, KiB");
+      ("segment-kib", tessera::value_with_default(&s.segment_kib), "the MPI backend's pipeline segment, KiB")
+      ("shared-memory-kib", tessera::value_with_default(&s.shared_memory_kib),
+       "collectives up to this size run through shared memory on one node, KiB (0: messages only)")
+      ("inputs", tessera::value_with_default(&s.inputs),
+       "fresh: each rank rewrites a call's input before it (untimed), as training does; constant: never, "
+       "so a peer's input may still be in the reader's cache from the last call");
   // clang-format on
   tessera::ProgramOptions program("bench_comm",
                                   "bench_comm: the MPI communicator's collectives beside MPI's own\n"
@@ -68,26 +76,38 @@ std::optional<Settings> parse(int argc, char** argv, bool print_help) {
   if (s.factor < 2 || s.min_mib <= 0 || s.max_mib < s.min_mib) {
     throw std::invalid_argument("bench_comm: need --factor >= 2 and 0 < --min-mib <= --max-mib");
   }
+  if (s.inputs != "fresh" && s.inputs != "constant") {
+    throw std::invalid_argument("bench_comm: --inputs must be fresh or constant, got '" + s.inputs + "'");
+  }
   return s;
 }
 
+// One collective to time, and what runs before each call of it, untimed: with --inputs fresh the
+// rank rewrites the buffer the call reads, as a training step rewrites its gradients and shards
+// before they are reduced or gathered.
+struct TimedOp {
+  std::function<void()> call;
+  std::function<void()> prepare;
+};
+
 // Seconds per call of each op: every one of `iters` rounds (after `warmup`) calls the ops in turn,
-// each after a barrier, and counts each call as long as its slowest rank; the median over rounds is
-// returned per op (robust to a noisy machine). The order rotates from round to round, so each op
-// follows each other op equally often: what the previous call left in the caches (the same buffer
-// warm, or evicted by another buffer) favours no op.
-std::vector<double> time_ops(int warmup, int iters, const std::vector<std::function<void()>>& ops) {
+// each after its prepare and a barrier, and counts each call as long as its slowest rank; the median
+// over rounds is returned per op (robust to a noisy machine). The order rotates from round to round,
+// so each op follows each other op equally often: what the previous call left in the caches (the
+// same buffer warm, or evicted by another buffer) favours no op.
+std::vector<double> time_ops(int warmup, int iters, const std::vector<TimedOp>& ops) {
   for (int i = 0; i < warmup; ++i) {
-    for (const auto& op : ops) op();
+    for (const auto& op : ops) op.call();
   }
   const std::size_t n_ops = ops.size();
   std::vector<double> mine(static_cast<std::size_t>(iters) * n_ops), slowest(mine.size());
   for (int i = 0; i < iters; ++i) {
     for (std::size_t turn = 0; turn < n_ops; ++turn) {
       const std::size_t k = (static_cast<std::size_t>(i) + turn) % n_ops;
+      if (ops[k].prepare) ops[k].prepare();
       MPI_Barrier(MPI_COMM_WORLD);
       const auto start = std::chrono::steady_clock::now();
-      ops[k]();
+      ops[k].call();
       mine[static_cast<std::size_t>(i) * n_ops + k] =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
@@ -103,7 +123,7 @@ std::vector<double> time_ops(int warmup, int iters, const std::vector<std::funct
   return medians;
 }
 
-double time_op(int warmup, int iters, const std::function<void()>& op) { return time_ops(warmup, iters, {op})[0]; }
+double time_op(int warmup, int iters, const std::function<void()>& op) { return time_ops(warmup, iters, {{op, {}}})[0]; }
 
 struct Buffers {
   std::vector<float> in_f32, out_f32;
@@ -133,7 +153,9 @@ int run(tessera::DistributedContext& ctx) {
   const std::optional<Settings> parsed = parse(ctx.argc(), ctx.argv(), ctx.rank() == 0);
   if (!parsed) return 0;
   const Settings& s = *parsed;
-  tessera::MpiCommunicator comm(MPI_COMM_WORLD, ctx.comm_options(), tessera::MpiTuning(s.segment_kib * 1024));
+  tessera::MpiTuning tuning(s.segment_kib * 1024);
+  tuning.shared_memory_bytes = s.shared_memory_kib * 1024;
+  tessera::MpiCommunicator comm(MPI_COMM_WORLD, ctx.comm_options(), tuning);
   const int n = comm.size();
   const int rank = comm.rank();
   const double ring = static_cast<double>(n - 1) / n;
@@ -142,6 +164,13 @@ int run(tessera::DistributedContext& ctx) {
   if (rank == 0) {
     std::printf("# bench_comm: %d ranks on %d node(s), MPI backend (direct reduce-scatter, segment %zu KiB)\n", n,
                 ctx.rank_info().num_nodes, s.segment_kib);
+    if (comm.shared_memory_slot_bytes() > 0) {
+      std::printf("# shared memory: collectives of up to %zu KiB (larger ones: messages)\n",
+                  comm.shared_memory_slot_bytes() / 1024);
+    } else {
+      std::printf("# shared memory: off (%s)\n", s.shared_memory_kib == 0 ? "--shared-memory-kib 0" : "ranks on several nodes, or none to be had");
+    }
+    std::printf("# inputs: %s\n", s.inputs == "fresh" ? "rewritten by their rank before every call (untimed)" : "constant");
     std::printf(
         "# time = median over calls of the slowest rank's time per call; bandwidths in GB/s (1e9 B/s), nccl-tests "
         "definitions\n");
@@ -189,7 +218,23 @@ int run(tessera::DistributedContext& ctx) {
     };
     const auto all_reduce_f32 = [&] { comm.all_reduce(all_f32, DType::kF32, ReduceOp::kSum).wait(); };
     const auto all_reduce_bf16 = [&] { comm.all_reduce(all_bf16, DType::kBF16, ReduceOp::kSum).wait(); };
-    const std::vector<double> ar = time_ops(warmup, iters, {mpi_all_reduce, all_reduce_f32, all_reduce_bf16});
+    const bool fresh = s.inputs == "fresh";
+    // What a call reads, rewritten with the values it already holds (the rows' values stay constant).
+    const auto rewrite_f32 = [&, fresh](float* data, std::size_t count, float value) -> std::function<void()> {
+      if (!fresh) return {};
+      return [data, count, value] { std::fill_n(data, count, value); };
+    };
+    const auto rewrite_bf16 = [&, fresh](std::uint16_t* data, std::size_t count,
+                                         std::uint16_t value) -> std::function<void()> {
+      if (!fresh) return {};
+      return [data, count, value] { std::fill_n(data, count, value); };
+    };
+    const std::uint16_t bf16_one = tessera::f32_to_bf16(1.0f);
+    const std::vector<double> ar =
+        time_ops(warmup, iters,
+                 {{mpi_all_reduce, rewrite_f32(b.out_f32.data(), total, 0.0f)},
+                  {all_reduce_f32, rewrite_f32(b.out_f32.data(), total, 0.0f)},
+                  {all_reduce_bf16, rewrite_bf16(b.out_bf16.data(), total, 0)}});
     const double mpi_ar = ar[0], ar_f32 = ar[1], ar_bf16 = ar[2];
     print_row(rank, "all_reduce", "f32", total, f32_bytes, ar_f32, 2 * ring, mpi_ar, f32_bytes);
     print_row(rank, "all_reduce", "bf16", total, bf16_bytes, ar_bf16, 2 * ring, mpi_ar, f32_bytes);
@@ -206,7 +251,10 @@ int run(tessera::DistributedContext& ctx) {
       comm.reduce_scatter(in_bf16, tessera::Span(b.out_bf16.data(), per_rank), DType::kBF16, ReduceOp::kSum).wait();
     };
     const std::vector<double> rs =
-        time_ops(warmup, iters, {mpi_reduce_scatter, reduce_scatter_f32, reduce_scatter_bf16});
+        time_ops(warmup, iters,
+                 {{mpi_reduce_scatter, rewrite_f32(b.in_f32.data(), total, 1.0f)},
+                  {reduce_scatter_f32, rewrite_f32(b.in_f32.data(), total, 1.0f)},
+                  {reduce_scatter_bf16, rewrite_bf16(b.in_bf16.data(), total, bf16_one)}});
     const double mpi_rs = rs[0], rs_f32 = rs[1], rs_bf16 = rs[2];
     print_row(rank, "reduce_scatter", "f32", total, f32_bytes, rs_f32, ring, mpi_rs, f32_bytes);
     print_row(rank, "reduce_scatter", "bf16", total, bf16_bytes, rs_bf16, ring, mpi_rs, f32_bytes);
@@ -222,7 +270,11 @@ int run(tessera::DistributedContext& ctx) {
     const auto all_gather_bf16 = [&] {
       comm.all_gather(tessera::ConstSpan(b.in_bf16.data(), per_rank), all_bf16, DType::kBF16).wait();
     };
-    const std::vector<double> ag = time_ops(warmup, iters, {mpi_all_gather, all_gather_f32, all_gather_bf16});
+    const std::vector<double> ag =
+        time_ops(warmup, iters,
+                 {{mpi_all_gather, rewrite_f32(b.in_f32.data(), per_rank, 1.0f)},
+                  {all_gather_f32, rewrite_f32(b.in_f32.data(), per_rank, 1.0f)},
+                  {all_gather_bf16, rewrite_bf16(b.in_bf16.data(), per_rank, bf16_one)}});
     const double mpi_ag = ag[0], ag_f32 = ag[1], ag_bf16 = ag[2];
     print_row(rank, "all_gather", "f32", total, f32_bytes, ag_f32, ring, mpi_ag, f32_bytes);
     print_row(rank, "all_gather", "bf16", total, bf16_bytes, ag_bf16, ring, mpi_ag, f32_bytes);

@@ -39,15 +39,24 @@ struct Segments {
 }  // namespace
 
 MpiAlgorithms::MpiAlgorithms(MPI_Comm comm, int rank, int size, std::size_t segment_bytes,
-                             std::string communicator_name, LiveMpiCounters& counters)
+                             std::size_t shared_memory_slot_bytes, std::string communicator_name,
+                             LiveMpiCounters& counters)
     : comm_(comm),
       rank_(rank),
       size_(size),
       segment_bytes_(std::max<std::size_t>(segment_bytes, 64)),
       counters_(counters),
-      first_(comm, rank, size, max_tag(comm), std::move(communicator_name), counters, spin_polls_),
+      first_(comm, rank, size, max_tag(comm), communicator_name, counters, spin_polls_),
       sources_(static_cast<std::size_t>(size)),
-      wire_sources_(static_cast<std::size_t>(size)) {}
+      wire_sources_(static_cast<std::size_t>(size)) {
+  if (size > 1 && shared_memory_slot_bytes > 0) {
+    const std::size_t part = SharedMemoryCollectives::bytes_per_rank(shared_memory_slot_bytes);
+    if (auto memory = NodeSharedMemory::create(comm, rank, size, part)) {
+      shared_ = std::make_unique<SharedMemoryCollectives>(std::move(memory), rank, size, std::move(communicator_name),
+                                                          counters, spin_polls_);
+    }
+  }
+}
 
 void MpiAlgorithms::post_recv(std::byte* data, std::size_t bytes, int peer, std::vector<MPI_Request>& requests) {
   for (std::size_t done = 0; done < bytes; done += kMaxMessageBytes) {
@@ -262,6 +271,7 @@ void MpiAlgorithms::begin(const CollectiveCall& call) {
 }
 
 void MpiAlgorithms::all_reduce(const CollectiveCall& call, void* buf, std::size_t count, DType dtype, ReduceOp op) {
+  if (shared_ && shared_->all_reduce(call, static_cast<std::byte*>(buf), count, Encoding{dtype, dtype}, op)) return;
   begin(call);
   const ChunkLayout layout = balanced_chunks(count, size_);
   auto* bytes = static_cast<std::byte*>(buf);
@@ -271,8 +281,9 @@ void MpiAlgorithms::all_reduce(const CollectiveCall& call, void* buf, std::size_
 }
 
 void MpiAlgorithms::all_reduce_f32(const CollectiveCall& call, float* buf, std::size_t count, DType wire, ReduceOp op) {
-  begin(call);
   const Encoding encoding{DType::kF32, wire};
+  if (shared_ && shared_->all_reduce(call, reinterpret_cast<std::byte*>(buf), count, encoding, op)) return;
+  begin(call);
   const ChunkLayout layout = balanced_chunks(count, size_);
   float* own = buf + layout.offset(rank_);
   reduce_scatter_phase(reinterpret_cast<const std::byte*>(buf), reinterpret_cast<std::byte*>(own), layout, encoding,
@@ -286,28 +297,39 @@ void MpiAlgorithms::all_reduce_f32(const CollectiveCall& call, float* buf, std::
 
 void MpiAlgorithms::reduce_scatter_f32(const CollectiveCall& call, const float* in, float* out,
                                        std::size_t count_per_rank, DType wire, ReduceOp op) {
+  const Encoding encoding{DType::kF32, wire};
+  const auto* in_bytes = reinterpret_cast<const std::byte*>(in);
+  auto* out_bytes = reinterpret_cast<std::byte*>(out);
+  if (shared_ && shared_->reduce_scatter(call, in_bytes, out_bytes, count_per_rank, encoding, op)) return;
   begin(call);
-  reduce_scatter_phase(reinterpret_cast<const std::byte*>(in), reinterpret_cast<std::byte*>(out),
-                       equal_chunks(count_per_rank, size_), Encoding{DType::kF32, wire}, op);
+  reduce_scatter_phase(in_bytes, out_bytes, equal_chunks(count_per_rank, size_), encoding, op);
 }
 
 void MpiAlgorithms::reduce_scatter(const CollectiveCall& call, const void* in, void* out, std::size_t count_per_rank,
                                    DType dtype, ReduceOp op) {
+  const auto* in_bytes = static_cast<const std::byte*>(in);
+  auto* out_bytes = static_cast<std::byte*>(out);
+  if (shared_ && shared_->reduce_scatter(call, in_bytes, out_bytes, count_per_rank, Encoding{dtype, dtype}, op)) return;
   begin(call);
-  reduce_scatter_phase(static_cast<const std::byte*>(in), static_cast<std::byte*>(out),
-                       equal_chunks(count_per_rank, size_), Encoding{dtype, dtype}, op);
+  reduce_scatter_phase(in_bytes, out_bytes, equal_chunks(count_per_rank, size_), Encoding{dtype, dtype}, op);
 }
 
 void MpiAlgorithms::all_gather(const CollectiveCall& call, const void* in, void* out, std::size_t count_per_rank,
                                DType dtype) {
+  const auto* in_bytes = static_cast<const std::byte*>(in);
+  auto* out_bytes = static_cast<std::byte*>(out);
+  if (shared_ && shared_->all_gather(call, in_bytes, out_bytes, count_per_rank, dtype)) return;
   begin(call);
-  all_gather_phase(static_cast<const std::byte*>(in), static_cast<std::byte*>(out), equal_chunks(count_per_rank, size_),
-                   dtype, true);
+  all_gather_phase(in_bytes, out_bytes, equal_chunks(count_per_rank, size_), dtype, true);
 }
 
 void MpiAlgorithms::broadcast(const CollectiveCall& call, void* buf, std::size_t count, DType dtype, int root) {
-  first_.exchange_calls(call);
   auto* bytes = static_cast<std::byte*>(buf);
+  if (shared_) {
+    if (shared_->broadcast(call, bytes, count, dtype, root)) return;
+  } else {
+    first_.exchange_calls(call);
+  }
   const std::size_t total = count * dtype_size(dtype);
   for (std::size_t done = 0; done < total; done += kMaxMessageBytes) {
     const int n = static_cast<int>(std::min(kMaxMessageBytes, total - done));
@@ -316,8 +338,14 @@ void MpiAlgorithms::broadcast(const CollectiveCall& call, void* buf, std::size_t
 }
 
 // Once every rank has sent its call to every other, every rank has arrived.
-void MpiAlgorithms::barrier(const CollectiveCall& call) { first_.exchange_calls(call); }
+void MpiAlgorithms::barrier(const CollectiveCall& call) { agree_on_call(call); }
 
-void MpiAlgorithms::agree_on_call(const CollectiveCall& call) { first_.exchange_calls(call); }
+void MpiAlgorithms::agree_on_call(const CollectiveCall& call) {
+  if (shared_) {
+    shared_->agree(call);
+  } else {
+    first_.exchange_calls(call);
+  }
+}
 
 }  // namespace tessera::detail

@@ -24,11 +24,16 @@
 // ranks that called with different counts, dtypes, ops or collectives all throw
 // CollectiveMismatchError naming the calls, at no cost to matching calls. broadcast, barrier and
 // split, which move no data of their own first, exchange the call itself.
+//
+// On one node (comm/mpi/shared_memory_collectives.hpp): every call first meets its peers in shared
+// memory, which also compares the calls; a collective whose data fits a slot runs there, a larger
+// one then moves its data by the messages above.
 #pragma once
 
 #include <mpi.h>
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,27 +41,26 @@
 #include "tessera/comm/host_reduce.hpp"
 #include "tessera/comm/mpi/call_check.hpp"
 #include "tessera/comm/mpi/chunk_layout.hpp"
+#include "tessera/comm/mpi/encoding.hpp"
 #include "tessera/comm/mpi/mpi_counters.hpp"
 #include "tessera/comm/mpi/request_poll.hpp"
+#include "tessera/comm/mpi/shared_memory_collectives.hpp"
 #include "tessera/comm/reduce_op.hpp"
 #include "tessera/precision/dtype.hpp"
 
 namespace tessera::detail {
 
-// The dtype of the caller's buffers and the dtype elements travel in: the same for the plain
-// collectives; f32 buffers and a bf16/f16 wire for the _f32 ones.
-struct Encoding {
-  DType buffer = DType::kF32;
-  DType wire = DType::kF32;
-  bool converts() const { return buffer != wire; }
-};
-
 class MpiAlgorithms {
  public:
-  // `comm` is borrowed; segment_bytes must be the same on every rank. `communicator_name` names it
-  // in mismatch messages; `counters` outlives this object.
-  MpiAlgorithms(MPI_Comm comm, int rank, int size, std::size_t segment_bytes, std::string communicator_name,
-                LiveMpiCounters& counters);
+  // `comm` is borrowed; segment_bytes must be the same on every rank. Collective: with
+  // shared_memory_slot_bytes > 0 and every rank on one node, the ranks map a block of shared memory
+  // for the collectives that move up to that many bytes (rank 0's value). `communicator_name`
+  // names it in mismatch messages; `counters` outlives this object.
+  MpiAlgorithms(MPI_Comm comm, int rank, int size, std::size_t segment_bytes, std::size_t shared_memory_slot_bytes,
+                std::string communicator_name, LiveMpiCounters& counters);
+
+  // Whether collectives run through shared memory, and the most bytes one moves that way.
+  std::size_t shared_memory_slot_bytes() const { return shared_ ? shared_->slot_bytes() : 0; }
 
   // Whether the thread that runs the next collectives is a caller blocked waiting for them (it may
   // spin longer) or the progress thread (request_poll.hpp).
@@ -112,6 +116,7 @@ class MpiAlgorithms {
   std::vector<MPI_Request> current_, next_;
   std::vector<const void*> sources_;
   std::vector<WireSource> wire_sources_;
+  std::unique_ptr<SharedMemoryCollectives> shared_;  // null: messages only
 };
 
 }  // namespace tessera::detail

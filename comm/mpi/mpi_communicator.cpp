@@ -79,7 +79,8 @@ void MpiCommunicator::start() {
   TESSERA_MPI_CHECK(MPI_Comm_rank(comm_, &rank));
   TESSERA_MPI_CHECK(MPI_Comm_size(comm_, &size));
   set_group(rank, size);
-  algorithms_ = std::make_unique<detail::MpiAlgorithms>(comm_, rank, size, tuning_.segment_bytes, name(), counters_);
+  algorithms_ = std::make_unique<detail::MpiAlgorithms>(comm_, rank, size, tuning_.segment_bytes,
+                                                        tuning_.shared_memory_bytes, name(), counters_);
   if (options().watchdog_timeout.count() > 0) {
     watchdog_ = std::make_unique<Watchdog>(options().watchdog_timeout, describe_world_rank());
   }
@@ -94,6 +95,8 @@ MpiCommunicator::~MpiCommunicator() {
   MPI_Finalized(&finalized);
   if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
+
+std::size_t MpiCommunicator::shared_memory_slot_bytes() const { return algorithms_->shared_memory_slot_bytes(); }
 
 Work MpiCommunicator::enqueue(detail::CollectiveTask task) {
   throw_if_failed();

@@ -53,6 +53,12 @@ struct MpiTuning {
   // single-copy transfers), so smaller segments overlap nothing and add messages; 2 MiB keeps a
   // 2-rank all_reduce of 4 MiB in one segment.
   std::size_t segment_bytes = std::size_t{2} << 20;
+  // When every rank is on one node, collectives that move up to this many bytes run through shared
+  // memory instead of messages (comm/mpi/shared_memory_collectives.hpp): all_reduce of a buffer
+  // and reduce_scatter of an input of that size, all_gather of that much per rank. The block
+  // (/dev/shm) is reserved when the communicator is made: about 2 x this per rank on the node, per
+  // communicator. 0: messages only. Rank 0's value holds for all.
+  std::size_t shared_memory_bytes = std::size_t{4} << 20;
   // When the progress thread starts a collective no caller has waited for yet
   // (comm/mpi/collective_queue.hpp). May differ between ranks.
   detail::ProgressTiming progress;
@@ -81,6 +87,9 @@ class MpiCommunicator final : public CommunicatorBase, private detail::Collectiv
 
   // What this communicator has done on this rank so far (for tests and benchmarks).
   MpiCounters counters() const { return counters_.snapshot(); }
+  // The most bytes a collective moves through shared memory (MpiTuning::shared_memory_bytes);
+  // 0 when its ranks are not all on one node, or shared memory is off or could not be had.
+  std::size_t shared_memory_slot_bytes() const;
 
  private:
   struct Adopt {};

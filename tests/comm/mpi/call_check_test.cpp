@@ -1,8 +1,10 @@
-// The MPI communicator's call check (comm/mpi/call_check.hpp), with and without debug mode:
-// matching calls send their data and nothing else (counted by the communicator), and calls that
-// differ in count, dtype, op, root or collective — small or large enough to be pipelined, on one
-// rank or on several — make every rank throw CollectiveMismatchError naming both calls and what
-// differs, without writing past the caller's buffers and without hanging.
+// The MPI communicator's call check, with and without debug mode, by messages
+// (comm/mpi/call_check.hpp) and through shared memory (comm/mpi/shared_memory_collectives.hpp):
+// matching calls send their data and nothing else (counted by the communicator; through shared
+// memory, no message at all), and calls that differ in count, dtype, op, root or collective — small
+// or large enough to be pipelined, on one rank or on several — make every rank throw
+// CollectiveMismatchError naming both calls and what differs, without writing past the caller's
+// buffers and without hanging.
 // tessera-test-ranks: 2 3
 // tessera-test-timeout: 120
 #include "tessera/comm/mpi/call_check.hpp"
@@ -25,11 +27,39 @@ using testing::mismatch_message;
 
 using testing::small_int;
 
+// A check mode, and whether the collectives run through shared memory (the ranks of these tests
+// share one node) or by messages only.
+struct CheckSetting {
+  CollectiveCheck check = CollectiveCheck::kOff;
+  bool shared_memory = false;
+};
+
+std::string setting_name(const ::testing::TestParamInfo<CheckSetting>& info) {
+  return std::string(info.param.check == CollectiveCheck::kOff ? "CheckOff" : "MatchCalls") +
+         (info.param.shared_memory ? "SharedMemory" : "Messages");
+}
+
+const auto kAllSettings =
+    ::testing::Values(CheckSetting{CollectiveCheck::kOff, false}, CheckSetting{CollectiveCheck::kMatchCalls, false},
+                      CheckSetting{CollectiveCheck::kOff, true}, CheckSetting{CollectiveCheck::kMatchCalls, true});
+
 CommOptions options_with(CollectiveCheck check) {
   CommOptions options;
   options.check = check;
   options.watchdog_timeout = std::chrono::seconds(60);  // a check that hangs ends the test, loudly
   return options;
+}
+
+MpiTuning tuning_for(const CheckSetting& setting, std::size_t segment_bytes = MpiTuning{}.segment_bytes) {
+  MpiTuning tuning(segment_bytes);
+  if (!setting.shared_memory) tuning.shared_memory_bytes = 0;
+  return tuning;
+}
+
+// The communicator of one test case; a mismatch leaves its communicator refusing further
+// collectives, so each case makes its own.
+MpiCommunicator make_comm(const CheckSetting& setting, std::size_t segment_bytes = MpiTuning{}.segment_bytes) {
+  return MpiCommunicator(MPI_COMM_WORLD, options_with(setting.check), tuning_for(setting, segment_bytes));
 }
 
 
@@ -65,11 +95,16 @@ TEST(CallTag, EveryFieldChangesTheTagWhichStaysInRange) {
   }
 }
 
-// The fast path: a matching call costs its data messages and nothing more, in both modes.
-class MatchingCalls : public ::testing::TestWithParam<CollectiveCheck> {};
+// The fast path: a matching call costs its data messages and nothing more, in both modes; through
+// shared memory it sends no message at all.
+class MatchingCalls : public ::testing::TestWithParam<CheckSetting> {};
 
 TEST_P(MatchingCalls, SendOnlyTheirDataAndExchangeNoCalls) {
-  MpiCommunicator comm(MPI_COMM_WORLD, options_with(GetParam()));
+  MpiCommunicator comm = make_comm(GetParam());
+  if (GetParam().shared_memory && comm.shared_memory_slot_bytes() == 0) {
+    GTEST_SKIP() << "no shared memory to be had on this node (/dev/shm too small or missing)";
+  }
+  if (!GetParam().shared_memory) ASSERT_EQ(comm.shared_memory_slot_bytes(), 0u);
   const int n = comm.size();
   const std::size_t peers = static_cast<std::size_t>(n - 1);
   const std::size_t per_rank = 64;  // one pipeline segment, every chunk non-empty
@@ -86,7 +121,8 @@ TEST_P(MatchingCalls, SendOnlyTheirDataAndExchangeNoCalls) {
   const MpiCounters after = comm.counters();
   EXPECT_EQ(after.collectives - before.collectives, 5u);
   EXPECT_EQ(after.call_exchanges, before.call_exchanges) << "a matching data collective exchanged its call";
-  EXPECT_EQ(after.messages_sent - before.messages_sent, (2 + 1 + 1 + 2 + 1) * peers)
+  const std::size_t messages = GetParam().shared_memory ? 0 : (2 + 1 + 1 + 2 + 1) * peers;
+  EXPECT_EQ(after.messages_sent - before.messages_sent, messages)
       << "one message per peer and phase is the data itself; anything more is a check that costs";
   for (std::size_t i = 0; i < per_rank; ++i) {
     float expected = 0.0f;
@@ -95,15 +131,14 @@ TEST_P(MatchingCalls, SendOnlyTheirDataAndExchangeNoCalls) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(BothModes, MatchingCalls,
-                         ::testing::Values(CollectiveCheck::kOff, CollectiveCheck::kMatchCalls));
+INSTANTIATE_TEST_SUITE_P(BothModesBothTransports, MatchingCalls, kAllSettings, setting_name);
 
 // Mismatches are caught in both modes; each case gets a fresh communicator, since a mismatch
 // leaves its communicator refusing further collectives.
-class Mismatch : public ::testing::TestWithParam<CollectiveCheck> {};
+class Mismatch : public ::testing::TestWithParam<CheckSetting> {};
 
 TEST_P(Mismatch, CountOfAllReduce) {
-  MpiCommunicator comm(MPI_COMM_WORLD, options_with(GetParam()));
+  MpiCommunicator comm = make_comm(GetParam());
   std::vector<float> buf(10 + 64, -7.0f);
   const std::size_t count = odd_one() ? 9 : 10;
   const std::string message =
@@ -117,7 +152,7 @@ TEST_P(Mismatch, CountOfAllReduce) {
 }
 
 TEST_P(Mismatch, DtypeOfAllReduce) {
-  MpiCommunicator comm(MPI_COMM_WORLD, options_with(GetParam()));
+  MpiCommunicator comm = make_comm(GetParam());
   std::vector<std::uint16_t> buf(256);
   const std::string message =
       mismatch_message([&] { return comm.all_reduce(buf, odd_one() ? DType::kF16 : DType::kBF16, ReduceOp::kSum); });
@@ -127,7 +162,7 @@ TEST_P(Mismatch, DtypeOfAllReduce) {
 }
 
 TEST_P(Mismatch, OpOfReduceScatter) {
-  MpiCommunicator comm(MPI_COMM_WORLD, options_with(GetParam()));
+  MpiCommunicator comm = make_comm(GetParam());
   const int n = comm.size();
   std::vector<float> in(100 * n, 1.0f), out(100);
   const std::string message = mismatch_message(
@@ -140,7 +175,7 @@ TEST_P(Mismatch, OpOfReduceScatter) {
 TEST_P(Mismatch, CollectiveOfTheSameSize) {
   // all_gather of 32 elements per rank against all_reduce of 32: the first messages have the same
   // size on two ranks; only the tag tells them apart.
-  MpiCommunicator comm(MPI_COMM_WORLD, options_with(GetParam()));
+  MpiCommunicator comm = make_comm(GetParam());
   const int n = comm.size();
   std::vector<float> mine(32, 1.0f), all(32 * n);
   const std::string message = mismatch_message([&] {
@@ -152,7 +187,7 @@ TEST_P(Mismatch, CollectiveOfTheSameSize) {
 }
 
 TEST_P(Mismatch, RootOfBroadcast) {
-  MpiCommunicator comm(MPI_COMM_WORLD, options_with(GetParam()));
+  MpiCommunicator comm = make_comm(GetParam());
   std::vector<float> buf(4);
   const std::string message = mismatch_message([&] { return comm.broadcast(buf, DType::kF32, odd_one() ? 1 : 0); });
   expect_contains(message,
@@ -161,7 +196,7 @@ TEST_P(Mismatch, RootOfBroadcast) {
 }
 
 TEST_P(Mismatch, BarrierAgainstAllReduce) {
-  MpiCommunicator comm(MPI_COMM_WORLD, options_with(GetParam()));
+  MpiCommunicator comm = make_comm(GetParam());
   std::vector<float> buf(8, 1.0f);
   const std::string message =
       mismatch_message([&] { return odd_one() ? comm.all_reduce(buf, DType::kF32, ReduceOp::kSum) : comm.barrier(); });
@@ -171,7 +206,7 @@ TEST_P(Mismatch, BarrierAgainstAllReduce) {
 TEST_P(Mismatch, LargeCountsAcrossSegments) {
   // 3 MiB against 2 MiB of f32 with 256 KiB segments: large messages (MPI's rendezvous protocol) and
   // a multi-segment pipeline, on the collective that follows a matching one.
-  MpiCommunicator comm(MPI_COMM_WORLD, options_with(GetParam()), MpiTuning{256 * 1024});
+  MpiCommunicator comm = make_comm(GetParam(), 256 * 1024);
   const int n = comm.size();
   std::vector<float> warmup(1000 * n, 1.0f);
   comm.all_reduce(warmup, DType::kF32, ReduceOp::kSum).wait();
@@ -189,7 +224,7 @@ TEST_P(Mismatch, LargeCountsAcrossSegments) {
 }
 
 TEST_P(Mismatch, LargeAllGatherAgainstReduceScatter) {
-  MpiCommunicator comm(MPI_COMM_WORLD, options_with(GetParam()));
+  MpiCommunicator comm = make_comm(GetParam());
   const int n = comm.size();
   const std::size_t per_rank = 300000;  // 1.2 MB per chunk
   std::vector<float> small_in(per_rank), full(per_rank * n + 64, -7.0f), shard(per_rank);
@@ -203,7 +238,7 @@ TEST_P(Mismatch, LargeAllGatherAgainstReduceScatter) {
   for (std::size_t i = per_rank * n; i < full.size(); ++i) ASSERT_EQ(full[i], -7.0f) << "guard " << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(BothModes, Mismatch, ::testing::Values(CollectiveCheck::kOff, CollectiveCheck::kMatchCalls));
+INSTANTIATE_TEST_SUITE_P(BothModesBothTransports, Mismatch, kAllSettings, setting_name);
 
 }  // namespace
 }  // namespace tessera

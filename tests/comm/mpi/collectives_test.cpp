@@ -13,6 +13,7 @@
 
 #include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "tests/comm/comm_test_support.hpp"
+#include "tests/comm/mpi/mpi_transports.hpp"
 
 namespace tessera {
 namespace {
@@ -39,15 +40,15 @@ float expected_reduction(int seed, int n, std::size_t i, ReduceOp op) {
   return static_cast<float>(sum);
 }
 
-std::string label(const char* what, DType dtype, ReduceOp op, std::size_t count, std::size_t segment) {
+std::string label(const char* what, DType dtype, ReduceOp op, std::size_t count, const testing::MpiTransport& transport) {
   return std::string(what) + "(" + dtype_name(dtype) + ", " + reduce_op_name(op) + ", count " + std::to_string(count) +
-         ", segment " + std::to_string(segment) + " B)";
+         ", " + transport.name + ")";
 }
 
 // Default pipeline segments, and tiny ones so that small counts run through many segments.
-class MpiCollectives : public ::testing::TestWithParam<std::size_t> {
+class MpiCollectives : public ::testing::TestWithParam<testing::MpiTransport> {
  protected:
-  MpiCommunicator comm_{MPI_COMM_WORLD, CommOptions{}, MpiTuning{GetParam()}};
+  MpiCommunicator comm_{MPI_COMM_WORLD, CommOptions{}, GetParam().tuning()};
   int n_ = comm_.size();
   int r_ = comm_.rank();
   std::vector<std::size_t> counts_{0, 1, 5, 7, 64, 1001, 4099};
@@ -167,8 +168,7 @@ TEST_P(MpiCollectives, BarrierCompletes) {
   for (int i = 0; i < 5; ++i) comm_.barrier().wait();
 }
 
-INSTANTIATE_TEST_SUITE_P(Segments, MpiCollectives, ::testing::Values(std::size_t{1} << 20, std::size_t{256}),
-                         [](const auto& info) { return "segment_" + std::to_string(info.param) + "B"; });
+INSTANTIATE_TEST_SUITE_P(Transports, MpiCollectives, testing::all_mpi_transports(256), testing::mpi_transport_name);
 
 TEST(MpiCollectiveArgs, WrongCountsAndRootsThrowAtTheCall) {
   MpiCommunicator comm(MPI_COMM_WORLD);

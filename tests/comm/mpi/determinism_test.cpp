@@ -13,6 +13,7 @@
 
 #include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "tests/comm/comm_test_support.hpp"
+#include "tests/comm/mpi/mpi_transports.hpp"
 
 namespace tessera {
 namespace {
@@ -38,9 +39,9 @@ float ordered_f32(DType dtype, int seed, int n, std::size_t i, ReduceOp op) {
   return acc;
 }
 
-class MpiDeterminism : public ::testing::TestWithParam<std::size_t> {
+class MpiDeterminism : public ::testing::TestWithParam<testing::MpiTransport> {
  protected:
-  MpiCommunicator comm_{MPI_COMM_WORLD, CommOptions{}, MpiTuning{GetParam()}};
+  MpiCommunicator comm_{MPI_COMM_WORLD, CommOptions{}, GetParam().tuning()};
   int n_ = comm_.size();
   int r_ = comm_.rank();
 };
@@ -126,8 +127,7 @@ TEST_P(MpiDeterminism, Bf16SumsInF32AndRoundsOnce) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Segments, MpiDeterminism, ::testing::Values(std::size_t{1} << 20, std::size_t{512}),
-                         [](const auto& info) { return "segment_" + std::to_string(info.param) + "B"; });
+INSTANTIATE_TEST_SUITE_P(Transports, MpiDeterminism, testing::all_mpi_transports(512), testing::mpi_transport_name);
 
 }  // namespace
 }  // namespace tessera

@@ -15,6 +15,7 @@
 
 #include "tessera/comm/mpi/mpi_communicator.hpp"
 #include "tests/comm/comm_test_support.hpp"
+#include "tests/comm/mpi/mpi_transports.hpp"
 
 namespace tessera {
 namespace {
@@ -57,14 +58,14 @@ DTypeBuffer narrowed(const DTypeBuffer& f32, DType wire) {
   return out;
 }
 
-std::string label(const char* what, DType wire, ReduceOp op, std::size_t count, std::size_t segment) {
+std::string label(const char* what, DType wire, ReduceOp op, std::size_t count, const testing::MpiTransport& transport) {
   return std::string(what) + "(wire " + dtype_name(wire) + ", " + reduce_op_name(op) + ", count " +
-         std::to_string(count) + ", segment " + std::to_string(segment) + " B)";
+         std::to_string(count) + ", " + transport.name + ")";
 }
 
-class MpiF32Collectives : public ::testing::TestWithParam<std::size_t> {
+class MpiF32Collectives : public ::testing::TestWithParam<testing::MpiTransport> {
  protected:
-  MpiCommunicator comm_{MPI_COMM_WORLD, CommOptions{}, MpiTuning{GetParam()}};
+  MpiCommunicator comm_{MPI_COMM_WORLD, CommOptions{}, GetParam().tuning()};
   int n_ = comm_.size();
   int r_ = comm_.rank();
   std::vector<std::size_t> counts_{0, 1, 7, 1001, 4099};
@@ -158,8 +159,7 @@ TEST_P(MpiF32Collectives, Bf16WireRoundsEachInputAndTheSumOnce) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Segments, MpiF32Collectives, ::testing::Values(std::size_t{1} << 20, std::size_t{256}),
-                         [](const auto& info) { return "segment_" + std::to_string(info.param) + "B"; });
+INSTANTIATE_TEST_SUITE_P(Transports, MpiF32Collectives, testing::all_mpi_transports(256), testing::mpi_transport_name);
 
 TEST(MpiF32CollectiveArgs, RefusedCallsThrowAtTheCallAndIssueNothing) {
   MpiCommunicator comm(MPI_COMM_WORLD);
