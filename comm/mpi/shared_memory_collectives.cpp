@@ -19,6 +19,7 @@ namespace {
 
 constexpr std::size_t kHeaderBytes = 4096;  // the slots start on a page
 constexpr std::size_t kLine = 64;
+constexpr std::size_t kPage = 4096;  // a call's data starts on a page of its slot
 
 // count elements of encoding.buffer at src into encoding.wire at dst (narrowed when it converts).
 void to_wire(const std::byte* src, std::byte* dst, std::size_t count, Encoding encoding) {
@@ -56,6 +57,7 @@ struct SharedMemoryCollectives::Header {
   alignas(kLine) std::uint64_t arrived;  // the sequence number of the last call whose stage 1 is done
   alignas(kLine) std::uint64_t reduced;  // the last all_reduce whose chunk is reduced into the slot
   alignas(kLine) std::byte calls[2][sizeof(CollectiveCall)];  // call k at calls[k % 2], as bytes
+  std::uint64_t offsets[2];  // where call k's data starts in slot k % 2
 };
 
 SharedMemoryCollectives::SharedMemoryCollectives(std::unique_ptr<NodeSharedMemory> memory, int rank, int size,
@@ -87,6 +89,19 @@ SharedMemoryCollectives::Header& SharedMemoryCollectives::header(int rank) const
 
 std::byte* SharedMemoryCollectives::slot(int rank, std::uint64_t sequence) const {
   return memory_->part(rank) + kHeaderBytes + (sequence % 2) * slot_bytes_;
+}
+
+std::byte* SharedMemoryCollectives::claim(const CollectiveCall& call, std::size_t bytes) {
+  const std::size_t parity = call.sequence % 2;
+  std::size_t offset = next_offset_[parity];
+  if (offset + bytes > slot_bytes_) offset = 0;
+  next_offset_[parity] = (offset + bytes + kPage - 1) / kPage * kPage;
+  header(rank_).offsets[parity] = offset;  // published by arrive()
+  return slot(rank_, call.sequence) + offset;
+}
+
+const std::byte* SharedMemoryCollectives::region(int rank, std::uint64_t sequence) const {
+  return slot(rank, sequence) + header(rank).offsets[sequence % 2];
 }
 
 void SharedMemoryCollectives::arrive(const CollectiveCall& call) {
@@ -129,7 +144,7 @@ void SharedMemoryCollectives::reduce_chunk(const std::byte* own_values, std::siz
                                            std::byte* target) {
   if (count == 0) return;
   for (int q = 0; q < size_; ++q) {
-    sources_[q] = q == rank_ ? static_cast<const void*>(own_values) : slot(q, sequence) + wire_offset;
+    sources_[q] = q == rank_ ? static_cast<const void*>(own_values) : region(q, sequence) + wire_offset;
     wire_sources_[q] = {sources_[q], q == rank_};
   }
   if (encoding.converts()) {
@@ -149,7 +164,7 @@ bool SharedMemoryCollectives::all_reduce(const CollectiveCall& call, std::byte* 
   }
   const ChunkLayout layout = balanced_chunks(count, size_);
   const std::uint64_t k = call.sequence;
-  std::byte* mine = slot(rank_, k);
+  std::byte* mine = claim(call, count * wire_element);
   // Chunk p goes to rank p, which reduces it; this rank's own chunk is read where it is.
   for (int p = 0; p < size_; ++p) {
     if (p != rank_) to_wire(buf + layout.offset(p) * element, mine + layout.offset(p) * wire_element, layout.count(p), encoding);
@@ -163,7 +178,7 @@ bool SharedMemoryCollectives::all_reduce(const CollectiveCall& call, std::byte* 
   store_release(header(rank_).reduced, k);
   wait_for_counters(offsetof(Header, reduced), k);
   for (int p = 0; p < size_; ++p) {
-    if (p != rank_) from_wire(slot(p, k) + layout.offset(p) * wire_element, buf + layout.offset(p) * element, layout.count(p), encoding);
+    if (p != rank_) from_wire(region(p, k) + layout.offset(p) * wire_element, buf + layout.offset(p) * element, layout.count(p), encoding);
   }
   return true;
 }
@@ -177,7 +192,7 @@ bool SharedMemoryCollectives::reduce_scatter(const CollectiveCall& call, const s
     return false;
   }
   const ChunkLayout layout = equal_chunks(count_per_rank, size_);
-  std::byte* mine = slot(rank_, call.sequence);
+  std::byte* mine = claim(call, count_per_rank * static_cast<std::size_t>(size_) * wire_element);
   for (int p = 0; p < size_; ++p) {
     if (p != rank_) to_wire(in + layout.offset(p) * element, mine + layout.offset(p) * wire_element, count_per_rank, encoding);
   }
@@ -195,14 +210,14 @@ bool SharedMemoryCollectives::all_gather(const CollectiveCall& call, const std::
     agree(call);
     return false;
   }
-  if (bytes > 0) std::memcpy(slot(rank_, call.sequence), in, bytes);
+  if (bytes > 0) std::memcpy(claim(call, bytes), in, bytes);
   arrive(call);
   // The own chunk is copied while the peers are still arriving.
   std::byte* own = out + static_cast<std::size_t>(rank_) * bytes;
   if (own != in && bytes > 0) std::memcpy(own, in, bytes);
   wait_for_peers(call);
   for (int p = 0; p < size_; ++p) {
-    if (p != rank_ && bytes > 0) std::memcpy(out + static_cast<std::size_t>(p) * bytes, slot(p, call.sequence), bytes);
+    if (p != rank_ && bytes > 0) std::memcpy(out + static_cast<std::size_t>(p) * bytes, region(p, call.sequence), bytes);
   }
   return true;
 }
@@ -214,10 +229,10 @@ bool SharedMemoryCollectives::broadcast(const CollectiveCall& call, std::byte* b
     agree(call);
     return false;
   }
-  if (rank_ == root && bytes > 0) std::memcpy(slot(rank_, call.sequence), buf, bytes);
+  if (rank_ == root && bytes > 0) std::memcpy(claim(call, bytes), buf, bytes);
   arrive(call);
   wait_for_peers(call);
-  if (rank_ != root && bytes > 0) std::memcpy(buf, slot(root, call.sequence), bytes);
+  if (rank_ != root && bytes > 0) std::memcpy(buf, region(root, call.sequence), bytes);
   return true;
 }
 

@@ -4,10 +4,11 @@
 // and a kernel copy that walks the sender's pages; here a rank copies into its own part of the
 // block and its peers read it there, and ranks wait for each other on a counter in the block.
 //
-// Each rank's part holds a header (a sequence counter per stage, the call it is making) and two
-// data slots used by alternate calls. Call k (its sequence number) of every rank:
-//   1. writes what its peers need into its slot k % 2 and its CollectiveCall beside it, then sets
-//      its "arrived" counter to k;
+// Each rank's part holds a header (a sequence counter per stage, the call it is making, where its
+// data starts) and two data slots used by alternate calls. Call k (its sequence number) of every
+// rank:
+//   1. writes what its peers need into its slot k % 2 (each call of a slot after the previous one,
+//      see claim()) and its CollectiveCall beside it, then sets its "arrived" counter to k;
 //   2. waits for every peer's "arrived" to reach k and compares their calls with its own: ranks that
 //      made different calls all throw CollectiveMismatchError naming them, before any byte of the
 //      caller's buffers is written — the check costs nothing beyond the wait the data needs anyway;
@@ -70,6 +71,13 @@ class SharedMemoryCollectives {
   struct Header;
   Header& header(int rank) const;
   std::byte* slot(int rank, std::uint64_t sequence) const;
+  // This rank's data of `call` (`bytes`): in slot sequence % 2, from where that slot's last call
+  // ended (from its start when the rest is too short), so consecutive calls write lines their peers
+  // have not just read. Rewriting a line a peer holds in its cache costs a round trip to that core
+  // per line, several times the copy itself. The offset is published by arrive().
+  std::byte* claim(const CollectiveCall& call, std::size_t bytes);
+  // Where rank `rank` put its data of call `sequence` (after that rank has arrived).
+  const std::byte* region(int rank, std::uint64_t sequence) const;
   // Stage 1's end: `call` beside the data, then the "arrived" counter.
   void arrive(const CollectiveCall& call);
   // Stage 2: every peer has arrived at `call`, with the same call.
@@ -88,6 +96,7 @@ class SharedMemoryCollectives {
   LiveMpiCounters& counters_;
   const int& spin_polls_;
   std::size_t slot_bytes_;
+  std::size_t next_offset_[2] = {0, 0};  // per slot: where this rank's next call's data starts
   std::vector<const void*> sources_;
   std::vector<WireSource> wire_sources_;
   std::vector<CollectiveCall> calls_;

@@ -9,6 +9,7 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -36,6 +37,13 @@ CommOptions watched() {
   CommOptions options;
   options.watchdog_timeout = std::chrono::seconds(60);  // a wait that never ends fails the test loudly
   return options;
+}
+
+// Busy for `delay` (a sleep would hand the core to a peer that is about to wait for this rank).
+void late_by(std::chrono::microseconds delay) {
+  const auto until = std::chrono::steady_clock::now() + delay;
+  while (std::chrono::steady_clock::now() < until) {
+  }
 }
 
 template <class T>
@@ -130,8 +138,9 @@ TEST_F(SharedMemoryCollectives, SendNoMessageAndExchangeNoCall) {
 }
 
 // Small slots, so that the counts land below, at and above a slot's size: those above agree in
-// shared memory, then move by messages. Every call's inputs differ from the last one's, so a call
-// that read a slot its peer had not finished writing, or that a peer overwrote too early, shows.
+// shared memory, then move by messages. Every call's inputs differ from the last one's, and one rank
+// comes late to each round (in turn), so a call that read a slot its peer had not finished
+// writing, or that a peer overwrote too early, shows.
 TEST(SharedMemorySlots, AreReusedSafelyOverManyCallsOfChangingKindsAndSizes) {
   const std::size_t slot = 4096;
   MpiCommunicator comm(MPI_COMM_WORLD, watched(), with_shared_memory(slot));
@@ -142,9 +151,10 @@ TEST(SharedMemorySlots, AreReusedSafelyOverManyCallsOfChangingKindsAndSizes) {
   const std::size_t slot_floats = comm.shared_memory_slot_bytes() / sizeof(float);
   const std::size_t counts[] = {1, 7, slot_floats / 2, slot_floats - 1, slot_floats, slot_floats + 1, 3 * slot_floats};
   int seed = 0;
-  for (int round = 0; round < 40; ++round) {
+  for (int round = 0; round < 60; ++round) {
     for (const std::size_t count : counts) {
       ++seed;
+      if (r == round % n) late_by(std::chrono::microseconds(20 * (seed % 4)));
       std::vector<float> buf(count);
       for (std::size_t i = 0; i < count; ++i) buf[i] = static_cast<float>(small_int(seed, r, i));
       comm.all_reduce(buf, DType::kF32, ReduceOp::kSum).wait();
