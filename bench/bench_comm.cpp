@@ -123,7 +123,9 @@ std::vector<double> time_ops(int warmup, int iters, const std::vector<TimedOp>& 
   return medians;
 }
 
-double time_op(int warmup, int iters, const std::function<void()>& op) { return time_ops(warmup, iters, {{op, {}}})[0]; }
+double time_op(int warmup, int iters, const std::function<void()>& op) {
+  return time_ops(warmup, iters, {{op, {}}})[0];
+}
 
 struct Buffers {
   std::vector<float> in_f32, out_f32;
@@ -168,9 +170,11 @@ int run(tessera::DistributedContext& ctx) {
       std::printf("# shared memory: collectives of up to %zu KiB (larger ones: messages)\n",
                   comm.shared_memory_slot_bytes() / 1024);
     } else {
-      std::printf("# shared memory: off (%s)\n", s.shared_memory_kib == 0 ? "--shared-memory-kib 0" : "ranks on several nodes, or none to be had");
+      std::printf("# shared memory: off (%s)\n",
+                  s.shared_memory_kib == 0 ? "--shared-memory-kib 0" : "ranks on several nodes, or none to be had");
     }
-    std::printf("# inputs: %s\n", s.inputs == "fresh" ? "rewritten by their rank before every call (untimed)" : "constant");
+    std::printf("# inputs: %s\n",
+                s.inputs == "fresh" ? "rewritten by their rank before every call (untimed)" : "constant");
     std::printf(
         "# time = median over calls of the slowest rank's time per call; bandwidths in GB/s (1e9 B/s), nccl-tests "
         "definitions\n");
@@ -230,11 +234,10 @@ int run(tessera::DistributedContext& ctx) {
       return [data, count, value] { std::fill_n(data, count, value); };
     };
     const std::uint16_t bf16_one = tessera::f32_to_bf16(1.0f);
-    const std::vector<double> ar =
-        time_ops(warmup, iters,
-                 {{mpi_all_reduce, rewrite_f32(b.out_f32.data(), total, 0.0f)},
-                  {all_reduce_f32, rewrite_f32(b.out_f32.data(), total, 0.0f)},
-                  {all_reduce_bf16, rewrite_bf16(b.out_bf16.data(), total, 0)}});
+    const std::vector<double> ar = time_ops(warmup, iters,
+                                            {{mpi_all_reduce, rewrite_f32(b.out_f32.data(), total, 0.0f)},
+                                             {all_reduce_f32, rewrite_f32(b.out_f32.data(), total, 0.0f)},
+                                             {all_reduce_bf16, rewrite_bf16(b.out_bf16.data(), total, 0)}});
     const double mpi_ar = ar[0], ar_f32 = ar[1], ar_bf16 = ar[2];
     print_row(rank, "all_reduce", "f32", total, f32_bytes, ar_f32, 2 * ring, mpi_ar, f32_bytes);
     print_row(rank, "all_reduce", "bf16", total, bf16_bytes, ar_bf16, 2 * ring, mpi_ar, f32_bytes);
@@ -250,11 +253,10 @@ int run(tessera::DistributedContext& ctx) {
     const auto reduce_scatter_bf16 = [&] {
       comm.reduce_scatter(in_bf16, tessera::Span(b.out_bf16.data(), per_rank), DType::kBF16, ReduceOp::kSum).wait();
     };
-    const std::vector<double> rs =
-        time_ops(warmup, iters,
-                 {{mpi_reduce_scatter, rewrite_f32(b.in_f32.data(), total, 1.0f)},
-                  {reduce_scatter_f32, rewrite_f32(b.in_f32.data(), total, 1.0f)},
-                  {reduce_scatter_bf16, rewrite_bf16(b.in_bf16.data(), total, bf16_one)}});
+    const std::vector<double> rs = time_ops(warmup, iters,
+                                            {{mpi_reduce_scatter, rewrite_f32(b.in_f32.data(), total, 1.0f)},
+                                             {reduce_scatter_f32, rewrite_f32(b.in_f32.data(), total, 1.0f)},
+                                             {reduce_scatter_bf16, rewrite_bf16(b.in_bf16.data(), total, bf16_one)}});
     const double mpi_rs = rs[0], rs_f32 = rs[1], rs_bf16 = rs[2];
     print_row(rank, "reduce_scatter", "f32", total, f32_bytes, rs_f32, ring, mpi_rs, f32_bytes);
     print_row(rank, "reduce_scatter", "bf16", total, bf16_bytes, rs_bf16, ring, mpi_rs, f32_bytes);
@@ -270,11 +272,10 @@ int run(tessera::DistributedContext& ctx) {
     const auto all_gather_bf16 = [&] {
       comm.all_gather(tessera::ConstSpan(b.in_bf16.data(), per_rank), all_bf16, DType::kBF16).wait();
     };
-    const std::vector<double> ag =
-        time_ops(warmup, iters,
-                 {{mpi_all_gather, rewrite_f32(b.in_f32.data(), per_rank, 1.0f)},
-                  {all_gather_f32, rewrite_f32(b.in_f32.data(), per_rank, 1.0f)},
-                  {all_gather_bf16, rewrite_bf16(b.in_bf16.data(), per_rank, bf16_one)}});
+    const std::vector<double> ag = time_ops(warmup, iters,
+                                            {{mpi_all_gather, rewrite_f32(b.in_f32.data(), per_rank, 1.0f)},
+                                             {all_gather_f32, rewrite_f32(b.in_f32.data(), per_rank, 1.0f)},
+                                             {all_gather_bf16, rewrite_bf16(b.in_bf16.data(), per_rank, bf16_one)}});
     const double mpi_ag = ag[0], ag_f32 = ag[1], ag_bf16 = ag[2];
     print_row(rank, "all_gather", "f32", total, f32_bytes, ag_f32, ring, mpi_ag, f32_bytes);
     print_row(rank, "all_gather", "bf16", total, bf16_bytes, ag_bf16, ring, mpi_ag, f32_bytes);

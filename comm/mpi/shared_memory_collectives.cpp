@@ -57,7 +57,7 @@ struct SharedMemoryCollectives::Header {
   alignas(kLine) std::uint64_t arrived;  // the sequence number of the last call whose stage 1 is done
   alignas(kLine) std::uint64_t reduced;  // the last all_reduce whose chunk is reduced into the slot
   alignas(kLine) std::byte calls[2][sizeof(CollectiveCall)];  // call k at calls[k % 2], as bytes
-  std::uint64_t offsets[2];  // where call k's data starts in slot k % 2
+  std::uint64_t offsets[2];                                   // where call k's data starts in slot k % 2
 };
 
 SharedMemoryCollectives::SharedMemoryCollectives(std::unique_ptr<NodeSharedMemory> memory, int rank, int size,
@@ -140,8 +140,7 @@ void SharedMemoryCollectives::agree(const CollectiveCall& call) {
 }
 
 void SharedMemoryCollectives::reduce_chunk(const std::byte* own_values, std::size_t wire_offset, std::size_t count,
-                                           std::uint64_t sequence, Encoding encoding, ReduceOp op,
-                                           std::byte* target) {
+                                           std::uint64_t sequence, Encoding encoding, ReduceOp op, std::byte* target) {
   if (count == 0) return;
   for (int q = 0; q < size_; ++q) {
     sources_[q] = q == rank_ ? static_cast<const void*>(own_values) : region(q, sequence) + wire_offset;
@@ -167,7 +166,8 @@ bool SharedMemoryCollectives::all_reduce(const CollectiveCall& call, std::byte* 
   std::byte* mine = claim(call, count * wire_element);
   // Chunk p goes to rank p, which reduces it; this rank's own chunk is read where it is.
   for (int p = 0; p < size_; ++p) {
-    if (p != rank_) to_wire(buf + layout.offset(p) * element, mine + layout.offset(p) * wire_element, layout.count(p), encoding);
+    if (p != rank_)
+      to_wire(buf + layout.offset(p) * element, mine + layout.offset(p) * wire_element, layout.count(p), encoding);
   }
   arrive(call);
   wait_for_peers(call);
@@ -178,7 +178,9 @@ bool SharedMemoryCollectives::all_reduce(const CollectiveCall& call, std::byte* 
   store_release(header(rank_).reduced, k);
   wait_for_counters(offsetof(Header, reduced), k);
   for (int p = 0; p < size_; ++p) {
-    if (p != rank_) from_wire(region(p, k) + layout.offset(p) * wire_element, buf + layout.offset(p) * element, layout.count(p), encoding);
+    if (p != rank_)
+      from_wire(region(p, k) + layout.offset(p) * wire_element, buf + layout.offset(p) * element, layout.count(p),
+                encoding);
   }
   return true;
 }
@@ -194,7 +196,8 @@ bool SharedMemoryCollectives::reduce_scatter(const CollectiveCall& call, const s
   const ChunkLayout layout = equal_chunks(count_per_rank, size_);
   std::byte* mine = claim(call, count_per_rank * static_cast<std::size_t>(size_) * wire_element);
   for (int p = 0; p < size_; ++p) {
-    if (p != rank_) to_wire(in + layout.offset(p) * element, mine + layout.offset(p) * wire_element, count_per_rank, encoding);
+    if (p != rank_)
+      to_wire(in + layout.offset(p) * element, mine + layout.offset(p) * wire_element, count_per_rank, encoding);
   }
   arrive(call);
   wait_for_peers(call);
@@ -217,7 +220,8 @@ bool SharedMemoryCollectives::all_gather(const CollectiveCall& call, const std::
   if (own != in && bytes > 0) std::memcpy(own, in, bytes);
   wait_for_peers(call);
   for (int p = 0; p < size_; ++p) {
-    if (p != rank_ && bytes > 0) std::memcpy(out + static_cast<std::size_t>(p) * bytes, region(p, call.sequence), bytes);
+    if (p != rank_ && bytes > 0)
+      std::memcpy(out + static_cast<std::size_t>(p) * bytes, region(p, call.sequence), bytes);
   }
   return true;
 }

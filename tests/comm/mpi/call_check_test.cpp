@@ -62,7 +62,6 @@ MpiCommunicator make_comm(const CheckSetting& setting, std::size_t segment_bytes
   return MpiCommunicator(MPI_COMM_WORLD, options_with(setting.check), tuning_for(setting, segment_bytes));
 }
 
-
 void expect_contains(const std::string& text, const std::string& part) {
   EXPECT_NE(text.find(part), std::string::npos)
       << "rank " << testing::world_rank() << ": message lacks \"" << part << "\": " << text;

@@ -40,7 +40,8 @@ float expected_reduction(int seed, int n, std::size_t i, ReduceOp op) {
   return static_cast<float>(sum);
 }
 
-std::string label(const char* what, DType dtype, ReduceOp op, std::size_t count, const testing::MpiTransport& transport) {
+std::string label(const char* what, DType dtype, ReduceOp op, std::size_t count,
+                  const testing::MpiTransport& transport) {
   return std::string(what) + "(" + dtype_name(dtype) + ", " + reduce_op_name(op) + ", count " + std::to_string(count) +
          ", " + transport.name + ")";
 }

@@ -58,7 +58,8 @@ DTypeBuffer narrowed(const DTypeBuffer& f32, DType wire) {
   return out;
 }
 
-std::string label(const char* what, DType wire, ReduceOp op, std::size_t count, const testing::MpiTransport& transport) {
+std::string label(const char* what, DType wire, ReduceOp op, std::size_t count,
+                  const testing::MpiTransport& transport) {
   return std::string(what) + "(wire " + dtype_name(wire) + ", " + reduce_op_name(op) + ", count " +
          std::to_string(count) + ", " + transport.name + ")";
 }

@@ -4,11 +4,11 @@
 // cross many segments).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstddef>
 #include <ostream>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "tessera/comm/mpi/mpi_communicator.hpp"
 
@@ -30,11 +30,10 @@ inline void PrintTo(const MpiTransport& transport, std::ostream* out) { *out << 
 
 // `tiny_segment_bytes`: the pipeline segment of the messages-only case that crosses many segments.
 inline auto all_mpi_transports(std::size_t tiny_segment_bytes) {
-  return ::testing::Values(MpiTransport{"shared_memory"},
-                           MpiTransport{"shared_memory_4KiB_slots", tiny_segment_bytes, 4096},
-                           MpiTransport{"messages", std::size_t{1} << 20, 0},
-                           MpiTransport{"messages_segment_" + std::to_string(tiny_segment_bytes) + "B",
-                                        tiny_segment_bytes, 0});
+  return ::testing::Values(
+      MpiTransport{"shared_memory"}, MpiTransport{"shared_memory_4KiB_slots", tiny_segment_bytes, 4096},
+      MpiTransport{"messages", std::size_t{1} << 20, 0},
+      MpiTransport{"messages_segment_" + std::to_string(tiny_segment_bytes) + "B", tiny_segment_bytes, 0});
 }
 
 inline std::string mpi_transport_name(const ::testing::TestParamInfo<MpiTransport>& info) { return info.param.name; }
