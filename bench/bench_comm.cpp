@@ -224,20 +224,15 @@ int run(tessera::DistributedContext& ctx) {
     const auto all_reduce_bf16 = [&] { comm.all_reduce(all_bf16, DType::kBF16, ReduceOp::kSum).wait(); };
     const bool fresh = s.inputs == "fresh";
     // What a call reads, rewritten with the values it already holds (the rows' values stay constant).
-    const auto rewrite_f32 = [&, fresh](float* data, std::size_t count, float value) -> std::function<void()> {
-      if (!fresh) return {};
-      return [data, count, value] { std::fill_n(data, count, value); };
-    };
-    const auto rewrite_bf16 = [&, fresh](std::uint16_t* data, std::size_t count,
-                                         std::uint16_t value) -> std::function<void()> {
+    const auto rewrite = [fresh]<class T>(T* data, std::size_t count, T value) -> std::function<void()> {
       if (!fresh) return {};
       return [data, count, value] { std::fill_n(data, count, value); };
     };
     const std::uint16_t bf16_one = tessera::f32_to_bf16(1.0f);
     const std::vector<double> ar = time_ops(warmup, iters,
-                                            {{mpi_all_reduce, rewrite_f32(b.out_f32.data(), total, 0.0f)},
-                                             {all_reduce_f32, rewrite_f32(b.out_f32.data(), total, 0.0f)},
-                                             {all_reduce_bf16, rewrite_bf16(b.out_bf16.data(), total, 0)}});
+                                            {{mpi_all_reduce, rewrite(b.out_f32.data(), total, 0.0f)},
+                                             {all_reduce_f32, rewrite(b.out_f32.data(), total, 0.0f)},
+                                             {all_reduce_bf16, rewrite(b.out_bf16.data(), total, std::uint16_t{0})}});
     const double mpi_ar = ar[0], ar_f32 = ar[1], ar_bf16 = ar[2];
     print_row(rank, "all_reduce", "f32", total, f32_bytes, ar_f32, 2 * ring, mpi_ar, f32_bytes);
     print_row(rank, "all_reduce", "bf16", total, bf16_bytes, ar_bf16, 2 * ring, mpi_ar, f32_bytes);
@@ -254,9 +249,9 @@ int run(tessera::DistributedContext& ctx) {
       comm.reduce_scatter(in_bf16, tessera::Span(b.out_bf16.data(), per_rank), DType::kBF16, ReduceOp::kSum).wait();
     };
     const std::vector<double> rs = time_ops(warmup, iters,
-                                            {{mpi_reduce_scatter, rewrite_f32(b.in_f32.data(), total, 1.0f)},
-                                             {reduce_scatter_f32, rewrite_f32(b.in_f32.data(), total, 1.0f)},
-                                             {reduce_scatter_bf16, rewrite_bf16(b.in_bf16.data(), total, bf16_one)}});
+                                            {{mpi_reduce_scatter, rewrite(b.in_f32.data(), total, 1.0f)},
+                                             {reduce_scatter_f32, rewrite(b.in_f32.data(), total, 1.0f)},
+                                             {reduce_scatter_bf16, rewrite(b.in_bf16.data(), total, bf16_one)}});
     const double mpi_rs = rs[0], rs_f32 = rs[1], rs_bf16 = rs[2];
     print_row(rank, "reduce_scatter", "f32", total, f32_bytes, rs_f32, ring, mpi_rs, f32_bytes);
     print_row(rank, "reduce_scatter", "bf16", total, bf16_bytes, rs_bf16, ring, mpi_rs, f32_bytes);
@@ -273,9 +268,9 @@ int run(tessera::DistributedContext& ctx) {
       comm.all_gather(tessera::ConstSpan(b.in_bf16.data(), per_rank), all_bf16, DType::kBF16).wait();
     };
     const std::vector<double> ag = time_ops(warmup, iters,
-                                            {{mpi_all_gather, rewrite_f32(b.in_f32.data(), per_rank, 1.0f)},
-                                             {all_gather_f32, rewrite_f32(b.in_f32.data(), per_rank, 1.0f)},
-                                             {all_gather_bf16, rewrite_bf16(b.in_bf16.data(), per_rank, bf16_one)}});
+                                            {{mpi_all_gather, rewrite(b.in_f32.data(), per_rank, 1.0f)},
+                                             {all_gather_f32, rewrite(b.in_f32.data(), per_rank, 1.0f)},
+                                             {all_gather_bf16, rewrite(b.in_bf16.data(), per_rank, bf16_one)}});
     const double mpi_ag = ag[0], ag_f32 = ag[1], ag_bf16 = ag[2];
     print_row(rank, "all_gather", "f32", total, f32_bytes, ag_f32, ring, mpi_ag, f32_bytes);
     print_row(rank, "all_gather", "bf16", total, bf16_bytes, ag_bf16, ring, mpi_ag, f32_bytes);

@@ -6,7 +6,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstring>
-#include <stdexcept>
 #include <utility>
 
 #include "tessera/comm/mpi/chunk_layout.hpp"
@@ -75,10 +74,6 @@ SharedMemoryCollectives::SharedMemoryCollectives(std::unique_ptr<NodeSharedMemor
       calls_(static_cast<std::size_t>(size)) {
   static_assert(sizeof(Header) <= kHeaderBytes);
   static_assert(std::atomic_ref<std::uint64_t>::is_always_lock_free, "counters shared between processes");
-  if (memory_->bytes_per_rank() <= kHeaderBytes) {
-    throw std::invalid_argument("SharedMemoryCollectives: a part of " + std::to_string(memory_->bytes_per_rank()) +
-                                " bytes has no room for data beside its header");
-  }
 }
 
 std::size_t SharedMemoryCollectives::bytes_per_rank(std::size_t slot_bytes) { return kHeaderBytes + 2 * slot_bytes; }

@@ -103,7 +103,9 @@ TEST_P(MatchingCalls, SendOnlyTheirDataAndExchangeNoCalls) {
   if (GetParam().shared_memory && comm.shared_memory_slot_bytes() == 0) {
     GTEST_SKIP() << "no shared memory to be had on this node (/dev/shm too small or missing)";
   }
-  if (!GetParam().shared_memory) ASSERT_EQ(comm.shared_memory_slot_bytes(), 0u);
+  if (!GetParam().shared_memory) {
+    ASSERT_EQ(comm.shared_memory_slot_bytes(), 0u);
+  }
   const int n = comm.size();
   const std::size_t peers = static_cast<std::size_t>(n - 1);
   const std::size_t per_rank = 64;  // one pipeline segment, every chunk non-empty
