@@ -49,8 +49,9 @@ MpiAlgorithms::MpiAlgorithms(MPI_Comm comm, int rank, int size, std::size_t segm
       first_(comm, rank, size, max_tag(comm), communicator_name, counters, spin_polls_),
       sources_(static_cast<std::size_t>(size)),
       wire_sources_(static_cast<std::size_t>(size)) {
-  if (size > 1 && shared_memory_slot_bytes > 0) {
-    const std::size_t part = SharedMemoryCollectives::bytes_per_rank(shared_memory_slot_bytes);
+  if (size > 1) {
+    const std::size_t part =
+        shared_memory_slot_bytes > 0 ? SharedMemoryCollectives::bytes_per_rank(shared_memory_slot_bytes) : 0;
     if (auto memory = NodeSharedMemory::create(comm, rank, size, part)) {
       shared_ = std::make_unique<SharedMemoryCollectives>(std::move(memory), rank, size, std::move(communicator_name),
                                                           counters, spin_polls_);

@@ -54,7 +54,7 @@ class MpiAlgorithms {
  public:
   // `comm` is borrowed; segment_bytes must be the same on every rank. Collective: with
   // shared_memory_slot_bytes > 0 and every rank on one node, the ranks map a block of shared memory
-  // for the collectives that move up to that many bytes; it must be the same on every rank. `communicator_name`
+  // for the collectives that move up to that many bytes (0 on any rank: none; else rank 0's value). `communicator_name`
   // names it in mismatch messages; `counters` outlives this object.
   MpiAlgorithms(MPI_Comm comm, int rank, int size, std::size_t segment_bytes, std::size_t shared_memory_slot_bytes,
                 std::string communicator_name, LiveMpiCounters& counters);

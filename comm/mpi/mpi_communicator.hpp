@@ -57,7 +57,7 @@ struct MpiTuning {
   // memory instead of messages (comm/mpi/shared_memory_collectives.hpp): all_reduce of a buffer
   // and reduce_scatter of an input of that size, all_gather of that much per rank. The block
   // (/dev/shm) is reserved when the communicator is made: about 2 x this per rank on the node, per
-  // communicator. 0: messages only. Must be the same on every rank (making the block is collective).
+  // communicator. 0 on any rank: messages only; otherwise rank 0's value holds for all.
   std::size_t shared_memory_bytes = std::size_t{4} << 20;
   // When the progress thread starts a collective no caller has waited for yet
   // (comm/mpi/collective_queue.hpp). May differ between ranks.

@@ -74,7 +74,11 @@ std::byte* open_object(const Offer& offer, std::size_t bytes) {
 
 std::unique_ptr<NodeSharedMemory> NodeSharedMemory::create(MPI_Comm comm, int rank, int size,
                                                            std::size_t bytes_per_rank) {
-  if (!all_on_one_node(comm, rank, size)) return nullptr;
+  // A rank that asks for none turns it off for all, so every rank takes the same path below.
+  std::uint64_t asked = bytes_per_rank;
+  std::uint64_t least = 0;
+  TESSERA_MPI_CHECK(MPI_Allreduce(&asked, &least, 1, MPI_UINT64_T, MPI_MIN, comm));
+  if (least == 0 || !all_on_one_node(comm, rank, size)) return nullptr;
   Offer offer;
   offer.bytes_per_rank = (bytes_per_rank + kPage - 1) / kPage * kPage;
   std::byte* base = nullptr;

@@ -15,10 +15,10 @@ namespace tessera::detail {
 
 class NodeSharedMemory {
  public:
-  // Collective over `comm` (rank `rank` of `size`). Returns null on every rank when the ranks are
-  // not all on one node, or when any rank could not create or map the memory (then MPI's
-  // point-to-point collectives serve instead); `bytes_per_rank` is rank 0's, rounded up to whole
-  // pages.
+  // Collective over `comm` (rank `rank` of `size`). Returns null on every rank when any rank asks
+  // for 0 bytes, when the ranks are not all on one node, or when any rank could not create or map
+  // the memory (then MPI's point-to-point collectives serve instead); otherwise `bytes_per_rank` is
+  // rank 0's, rounded up to whole pages.
   static std::unique_ptr<NodeSharedMemory> create(MPI_Comm comm, int rank, int size, std::size_t bytes_per_rank);
   ~NodeSharedMemory();
   NodeSharedMemory(const NodeSharedMemory&) = delete;

@@ -46,6 +46,8 @@ void late_by(std::chrono::microseconds delay) {
   }
 }
 
+bool comm_rank_is(int rank) { return testing::world_rank() == rank; }
+
 template <class T>
 bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
@@ -201,6 +203,16 @@ TEST(SharedMemoryBlock, LeavesNoNameBehind) {
     comm.all_reduce(buf, DType::kF32, ReduceOp::kSum).wait();
     EXPECT_EQ(buf[999], static_cast<float>(comm.size()));
   }
+}
+
+TEST(SharedMemoryBlock, TurnedOffOnOneRankIsOffOnAll) {
+  // Rank 1 asks for no shared memory, the others for some: every rank takes messages, none waits.
+  MpiCommunicator comm(MPI_COMM_WORLD, watched(), with_shared_memory(comm_rank_is(1) ? 0 : std::size_t{1} << 20));
+  EXPECT_EQ(comm.shared_memory_slot_bytes(), 0u);
+  std::vector<float> buf(100);
+  for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<float>(small_int(5, comm.rank(), i));
+  comm.all_reduce(buf, DType::kF32, ReduceOp::kSum).wait();
+  for (std::size_t i = 0; i < buf.size(); ++i) ASSERT_EQ(buf[i], testing::small_int_sum(5, comm.size(), i)) << i;
 }
 
 TEST(SharedMemoryBlock, ThatCannotBeHadLeavesEveryRankOnMessages) {
