@@ -15,18 +15,23 @@
 
 namespace tessera::testing {
 
-// Calls every task on a thread of its own and returns their results in the tasks' order. A task may
-// use EXPECT_* (GoogleTest's assertions are thread-safe); a failed ASSERT_* ends that task only.
+// Calls every task on a thread of its own and returns their results in the tasks' order (nothing,
+// for tasks that return nothing), once all have returned. A task may use EXPECT_* (GoogleTest's
+// assertions are thread-safe); a failed ASSERT_* ends that task only.
 template <typename Task>
-auto all_at_once(const std::vector<Task>& tasks) -> std::vector<std::invoke_result_t<const Task&>> {
+auto all_at_once(const std::vector<Task>& tasks) {
   using Result = std::invoke_result_t<const Task&>;
   std::vector<std::future<Result>> running;
   running.reserve(tasks.size());
   for (const Task& task : tasks) running.push_back(std::async(std::launch::async, std::cref(task)));
-  std::vector<Result> results;
-  results.reserve(tasks.size());
-  for (auto& result : running) results.push_back(result.get());
-  return results;
+  if constexpr (std::is_void_v<Result>) {
+    for (auto& result : running) result.get();
+  } else {
+    std::vector<Result> results;
+    results.reserve(tasks.size());
+    for (auto& result : running) results.push_back(result.get());
+    return results;
+  }
 }
 
 // run_bounded (train_gpt_process.hpp) of every command at once; the results in the commands' order.
