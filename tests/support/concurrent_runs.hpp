@@ -4,6 +4,8 @@
 // in the order it lists them, exactly as it would have one after the other.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <functional>
 #include <future>
 #include <string>
@@ -42,14 +44,19 @@ inline std::vector<ProcessResult> run_bounded_all(const std::vector<std::string>
   return all_at_once(tasks);
 }
 
-// run_child_job (tests/launch/child_job.hpp) of every command at once; the results in the commands'
-// order.
-inline std::vector<ChildResult> run_child_jobs(const std::vector<std::string>& commands, int limit_seconds) {
-  std::vector<std::function<ChildResult()>> tasks;
-  for (const std::string& command : commands) {
-    tasks.push_back([&command, limit_seconds] { return run_child_job(command, limit_seconds); });
-  }
-  return all_at_once(tasks);
+// run_child_job (tests/launch/child_job.hpp) of every command, `at_most` at a time (0: all at once);
+// the results in the commands' order.
+inline std::vector<ChildResult> run_child_jobs(const std::vector<std::string>& commands, int limit_seconds,
+                                               std::size_t at_most = 0) {
+  std::vector<ChildResult> results(commands.size());
+  const std::size_t workers = at_most == 0 ? commands.size() : std::min(at_most, commands.size());
+  std::atomic<std::size_t> next{0};
+  std::vector<std::function<void()>> tasks(workers, [&] {
+    for (std::size_t i = next++; i < commands.size(); i = next++)
+      results[i] = run_child_job(commands[i], limit_seconds);
+  });
+  all_at_once(tasks);
+  return results;
 }
 
 }  // namespace tessera::testing
