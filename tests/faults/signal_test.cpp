@@ -31,7 +31,7 @@ using testing::tiny_run;
 
 // How long mpirun gives the ranks after SIGTERM (Open MPI 4.1 signals them after this delay and
 // kills them after it once more, docs/LAUNCH.md): room for the tiny model's save many times over.
-constexpr int kSigkillDelaySeconds = 3;
+constexpr int kSigkillDelaySeconds = 2;
 
 class StopSignals : public ::testing::Test {
  protected:
