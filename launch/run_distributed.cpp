@@ -109,7 +109,8 @@ int run_distributed(int argc, char** argv, const DistributedBody& body) {
   } catch (const std::exception& error) {
     launcher_error = error.what();
   }
-  MpiSession session(argc, argv);
+  const bool alone = launcher_error.empty() && launcher.launcher == Launcher::kNone;
+  MpiSession session(argc, argv, alone ? MpiStart::kAlone : MpiStart::kLaunched);
   FailureAgreement failures;  // collective: every rank makes it here, before anything can fail
   // Declared outside the try block: when body throws, the communicators stay alive (a destructor
   // could wait on a collective whose peers wait for this rank) until the job has been aborted.

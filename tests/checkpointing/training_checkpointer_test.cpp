@@ -10,6 +10,9 @@
 //  * A truncated shard makes the resume fail with a message and a non-zero exit, changing nothing.
 //  * train_gpt itself: --checkpoint-dir/--save-every, then --resume on the same and on another rank
 //    count and stage log the losses of the run that never stopped.
+// The run that never stops is computed once for the suite. The jobs of one test that share no
+// directory (each kill, each save mode, each resume of train_gpt) run at once: they mostly wait on
+// MPI's start-up and on the kills, and each is checked exactly as before.
 // tessera-test-timeout: 600
 #include "tessera/checkpointing/training_checkpointer.hpp"
 
@@ -28,6 +31,7 @@
 #include "tessera/checkpointing/format/checksum.hpp"
 #include "tessera/text/data/token_file.hpp"
 #include "tests/launch/child_job.hpp"
+#include "tests/support/concurrent_runs.hpp"
 
 namespace fs = std::filesystem;
 
@@ -162,8 +166,42 @@ DriverLog read_log(const fs::path& path) {
   return log;
 }
 
+// Runs the driver on kRanks ranks with the given TESSERA_DRIVER_* settings.
+ChildResult driver(const std::map<std::string, std::string>& settings, const fs::path& out) {
+  std::string env = "-x OMP_NUM_THREADS=1 -x TESSERA_DRIVER_OUT=" + out.string();
+  for (const auto& [key, value] : settings) env += " -x TESSERA_DRIVER_" + key + "=" + value;
+  return run_child_job(mpirun_self(kRanks, "driver", "TrainingCheckpointerChild.Driver", env), kChildSeconds);
+}
+
+// A fresh directory under the system's temporary directory.
+fs::path make_temp_dir(const std::string& name) {
+  std::string pattern = (fs::temp_directory_path() / ("tessera_" + name + "_XXXXXX")).string();
+  return mkdtemp(pattern.data()) != nullptr ? fs::path(pattern) : fs::path();
+}
+
+// The run that never stops, with what its job printed.
+struct Reference {
+  ChildResult job;
+  DriverLog log;
+};
+
 class TrainingCheckpointerJob : public ::testing::Test {
  protected:
+  // The run that never stops, started once for the suite while the first test starts its own jobs.
+  static void SetUpTestSuite() {
+    reference_dir_ = make_temp_dir("driver_reference");
+    reference_ = std::async(std::launch::async, [] {
+                   Reference ref;
+                   ref.job = driver({}, reference_dir_ / "reference.log");
+                   ref.log = read_log(reference_dir_ / "reference.log");
+                   return ref;
+                 }).share();
+  }
+  static void TearDownTestSuite() {
+    if (reference_.valid()) reference_.wait();
+    if (!reference_dir_.empty()) fs::remove_all(reference_dir_);
+  }
+
   void SetUp() override {
     std::string pattern = (fs::temp_directory_path() / "tessera_driver_test_XXXXXX").string();
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
@@ -171,26 +209,16 @@ class TrainingCheckpointerJob : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(root_); }
 
-  // Runs the driver on kRanks ranks with the given TESSERA_DRIVER_* settings.
-  ChildResult driver(const std::map<std::string, std::string>& settings, const fs::path& out) {
-    std::string env = "-x OMP_NUM_THREADS=1 -x TESSERA_DRIVER_OUT=" + out.string();
-    for (const auto& [key, value] : settings) env += " -x TESSERA_DRIVER_" + key + "=" + value;
-    return run_child_job(mpirun_self(kRanks, "driver", "TrainingCheckpointerChild.Driver", env), kChildSeconds);
-  }
-
-  // The run that never stops (computed once per test).
-  const DriverLog& reference() {
-    if (!reference_) {
-      const ChildResult r = driver({}, root_ / "reference.log");
-      EXPECT_EQ(r.exit_code, 0) << r.output;
-      reference_ = read_log(root_ / "reference.log");
-      EXPECT_EQ(reference_->losses.size(), static_cast<std::size_t>(kSteps));
-    }
-    return *reference_;
+  // The run that never stops (computed once for the suite).
+  static const DriverLog& reference() {
+    const Reference& ref = reference_.get();
+    EXPECT_EQ(ref.job.exit_code, 0) << ref.job.output;
+    EXPECT_EQ(ref.log.losses.size(), static_cast<std::size_t>(kSteps));
+    return ref.log;
   }
 
   // A resumed run's log equals the reference from its resume step on.
-  void expect_matches_reference(const DriverLog& resumed, std::int64_t from, const std::string& what) {
+  static void expect_matches_reference(const DriverLog& resumed, std::int64_t from, const std::string& what) {
     const DriverLog& ref = reference();
     EXPECT_EQ(resumed.resumed, from) << what;
     for (std::int64_t s = from; s < kSteps; ++s) {
@@ -202,8 +230,12 @@ class TrainingCheckpointerJob : public ::testing::Test {
   }
 
   fs::path root_;
-  std::optional<DriverLog> reference_;
+  static fs::path reference_dir_;
+  static std::shared_future<Reference> reference_;
 };
+
+fs::path TrainingCheckpointerJob::reference_dir_;
+std::shared_future<Reference> TrainingCheckpointerJob::reference_;
 
 TEST_F(TrainingCheckpointerJob, KillDuringSaveLeavesLatestLoadable) {
   // Which rank dies matters only for determinism: once meta.h5 is agreed, rank 0 commits whether or
@@ -216,68 +248,76 @@ TEST_F(TrainingCheckpointerJob, KillDuringSaveLeavesLatestLoadable) {
     std::string keep_last = "0";
     std::string save_every = "2";
   };
-  const Kill kills[] = {
-      {SavePhase::kShardPartlyWritten, 1, 2, "sync"},   {SavePhase::kShardsWritten, 1, 2, "sync"},
-      {SavePhase::kMetaWritten, 0, 2, "sync"},          {SavePhase::kCommitted, 0, 2, "sync"},
-      {SavePhase::kLatestUpdated, 0, 4, "sync"},        {SavePhase::kShardPartlyWritten, 0, 2, "async"},
-      // --keep-last 1 keeps the newest healthy checkpoint before the newest too (its health is not
-      // confirmed yet): saving every step, step 4's retention deletes steps 1 and 2.
-      {SavePhase::kRetentionRenamed, 0, 4, "sync", "1", "1"}};
-  for (const Kill& k : kills) {
-    const std::string what = "SIGKILL of rank " + std::to_string(k.rank) + " at save phase " +
-                             std::to_string(static_cast<int>(k.phase)) + " of step 4 (" + k.mode + ")";
-    const fs::path dir = root_ / ("kill_" + std::to_string(&k - kills));
-    const auto start = std::chrono::steady_clock::now();
-    const ChildResult killed =
-        driver({{"DIR", dir.string()},
-                {"SAVE_EVERY", k.save_every},
-                {"MODE", k.mode},
-                {"KEEP_LAST", k.keep_last},
-                {"KILL", std::to_string(static_cast<int>(k.phase)) + ":4:" + std::to_string(k.rank)}},
-               dir.string() + ".killed.log");
-    EXPECT_NE(killed.exit_code, 0) << what << ": the job was not killed:\n" << killed.output;
-    // (mpirun reports the killed rank as exit status 137, which run_child_job also uses for a timeout.)
-    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(kChildSeconds / 2))
-        << what << ": the job hung instead of ending:\n"
-        << killed.output;
-    const auto latest = resolve_checkpoint(dir);
-    ASSERT_TRUE(latest.has_value()) << what;
-    for (const CommittedCheckpoint& c : list_checkpoints(dir)) {
-      EXPECT_TRUE(fs::exists(c.path / kMetaFileName)) << what << ": a half-deleted checkpoint " << c.path;
-    }
-    EXPECT_EQ(latest->filename(), step_dir_name(k.latest_after)) << what;
-    const ChildResult verify = run_child_job(tessera_ckpt() + " verify " + dir.string(), 60);
-    EXPECT_EQ(verify.exit_code, 0) << what << ": latest does not verify:\n" << verify.output;
+  const Kill kills[] = {{SavePhase::kShardPartlyWritten, 1, 2, "sync"},
+                        {SavePhase::kShardsWritten, 1, 2, "sync"},
+                        {SavePhase::kMetaWritten, 0, 2, "sync"},
+                        {SavePhase::kCommitted, 0, 2, "sync"},
+                        {SavePhase::kLatestUpdated, 0, 4, "sync"},
+                        {SavePhase::kShardPartlyWritten, 0, 2, "async"},
+                        // --keep-last 1 keeps the newest healthy checkpoint before the newest too (its health is not
+                        // confirmed yet): saving every step, step 4's retention deletes steps 1 and 2.
+                        {SavePhase::kRetentionRenamed, 0, 4, "sync", "1", "1"}};
+  std::vector<std::function<void()>> checks;
+  for (const Kill& k : kills)
+    checks.push_back([this, &k, &kills] {
+      const std::string what = "SIGKILL of rank " + std::to_string(k.rank) + " at save phase " +
+                               std::to_string(static_cast<int>(k.phase)) + " of step 4 (" + k.mode + ")";
+      const fs::path dir = root_ / ("kill_" + std::to_string(&k - kills));
+      const auto start = std::chrono::steady_clock::now();
+      const ChildResult killed =
+          driver({{"DIR", dir.string()},
+                  {"SAVE_EVERY", k.save_every},
+                  {"MODE", k.mode},
+                  {"KEEP_LAST", k.keep_last},
+                  {"KILL", std::to_string(static_cast<int>(k.phase)) + ":4:" + std::to_string(k.rank)}},
+                 dir.string() + ".killed.log");
+      EXPECT_NE(killed.exit_code, 0) << what << ": the job was not killed:\n" << killed.output;
+      // (mpirun reports the killed rank as exit status 137, which run_child_job also uses for a timeout.)
+      EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(kChildSeconds / 2))
+          << what << ": the job hung instead of ending:\n"
+          << killed.output;
+      const auto latest = resolve_checkpoint(dir);
+      ASSERT_TRUE(latest.has_value()) << what;
+      for (const CommittedCheckpoint& c : list_checkpoints(dir)) {
+        EXPECT_TRUE(fs::exists(c.path / kMetaFileName)) << what << ": a half-deleted checkpoint " << c.path;
+      }
+      EXPECT_EQ(latest->filename(), step_dir_name(k.latest_after)) << what;
+      const ChildResult verify = run_child_job(tessera_ckpt() + " verify " + dir.string(), 60);
+      EXPECT_EQ(verify.exit_code, 0) << what << ": latest does not verify:\n" << verify.output;
 
-    const ChildResult resumed =
-        driver({{"DIR", dir.string()}, {"SAVE_EVERY", "2"}, {"RESUME", "auto"}}, dir.string() + ".resumed.log");
-    ASSERT_EQ(resumed.exit_code, 0) << what << ":\n" << resumed.output;
-    expect_matches_reference(read_log(dir.string() + ".resumed.log"), k.latest_after, what);
-    for (const auto& entry : fs::directory_iterator(dir)) {
-      EXPECT_EQ(entry.path().extension(), "") << what << ": crash remains left behind: " << entry.path();
-      EXPECT_NE(entry.path().filename().string().rfind(kDeletedPrefix, 0), 0u)
-          << what << ": a checkpoint being deleted was left behind: " << entry.path();
-    }
-  }
+      const ChildResult resumed =
+          driver({{"DIR", dir.string()}, {"SAVE_EVERY", "2"}, {"RESUME", "auto"}}, dir.string() + ".resumed.log");
+      ASSERT_EQ(resumed.exit_code, 0) << what << ":\n" << resumed.output;
+      expect_matches_reference(read_log(dir.string() + ".resumed.log"), k.latest_after, what);
+      for (const auto& entry : fs::directory_iterator(dir)) {
+        EXPECT_EQ(entry.path().extension(), "") << what << ": crash remains left behind: " << entry.path();
+        EXPECT_NE(entry.path().filename().string().rfind(kDeletedPrefix, 0), 0u)
+            << what << ": a checkpoint being deleted was left behind: " << entry.path();
+      }
+    });
+  all_at_once(checks);
 }
 
 TEST_F(TrainingCheckpointerJob, StopSignalSavesAtTheStepBoundary) {
-  for (const char* mode : {"sync", "async"}) {
-    const std::string what = std::string("SIGTERM on rank 1 after step 3, ") + mode + " saves";
-    const fs::path dir = root_ / (std::string("term_") + mode);
-    const ChildResult stopped =
-        driver({{"DIR", dir.string()}, {"MODE", mode}, {"SIGTERM", "3:1"}}, dir.string() + ".stopped.log");
-    ASSERT_EQ(stopped.exit_code, 0) << what << ":\n" << stopped.output;
-    const DriverLog log = read_log(dir.string() + ".stopped.log");
-    EXPECT_EQ(log.stopped, 3) << what;
-    EXPECT_EQ(log.losses.size(), 3u) << what << ": trained past the signal";
-    EXPECT_EQ(resolve_checkpoint(dir)->filename(), step_dir_name(3)) << what;
+  std::vector<std::function<void()>> checks;
+  for (const std::string mode : {"sync", "async"})
+    checks.push_back([this, mode] {
+      const std::string what = std::string("SIGTERM on rank 1 after step 3, ") + mode + " saves";
+      const fs::path dir = root_ / (std::string("term_") + mode);
+      const ChildResult stopped =
+          driver({{"DIR", dir.string()}, {"MODE", mode}, {"SIGTERM", "3:1"}}, dir.string() + ".stopped.log");
+      ASSERT_EQ(stopped.exit_code, 0) << what << ":\n" << stopped.output;
+      const DriverLog log = read_log(dir.string() + ".stopped.log");
+      EXPECT_EQ(log.stopped, 3) << what;
+      EXPECT_EQ(log.losses.size(), 3u) << what << ": trained past the signal";
+      EXPECT_EQ(resolve_checkpoint(dir)->filename(), step_dir_name(3)) << what;
 
-    const ChildResult resumed =
-        driver({{"DIR", dir.string()}, {"MODE", mode}, {"RESUME", dir.string()}}, dir.string() + ".resumed.log");
-    ASSERT_EQ(resumed.exit_code, 0) << what << ":\n" << resumed.output;
-    expect_matches_reference(read_log(dir.string() + ".resumed.log"), 3, what);
-  }
+      const ChildResult resumed =
+          driver({{"DIR", dir.string()}, {"MODE", mode}, {"RESUME", dir.string()}}, dir.string() + ".resumed.log");
+      ASSERT_EQ(resumed.exit_code, 0) << what << ":\n" << resumed.output;
+      expect_matches_reference(read_log(dir.string() + ".resumed.log"), 3, what);
+    });
+  all_at_once(checks);
 }
 
 TEST_F(TrainingCheckpointerJob, AsyncSavesKeepExactlyTheLastK) {
@@ -340,9 +380,14 @@ TEST_F(TrainingCheckpointerJob, TrainGptResumesOnAnyRankCount) {
   ASSERT_EQ(full.exit_code, 0) << full.output;
   const auto expected = logged_losses(full.output);
   ASSERT_EQ(expected.size(), 4u) << full.output;
-  for (const std::string& resume : {"2 " + train_gpt + " --zero 3", "1 " + train_gpt + " --zero 1",
-                                    "2 " + train_gpt + " --zero 2 --param-dtype f32"}) {
-    const ChildResult resumed = run_child_job(mpirun + resume + " --resume " + ckpt + "/step_0000002", kChildSeconds);
+  const std::vector<std::string> resumes = {"2 " + train_gpt + " --zero 3", "1 " + train_gpt + " --zero 1",
+                                            "2 " + train_gpt + " --zero 2 --param-dtype f32"};
+  std::vector<std::string> commands;
+  for (const std::string& resume : resumes) commands.push_back(mpirun + resume + " --resume " + ckpt + "/step_0000002");
+  const std::vector<ChildResult> results = run_child_jobs(commands, kChildSeconds);  // they only read it
+  for (std::size_t i = 0; i < resumes.size(); ++i) {
+    const std::string& resume = resumes[i];
+    const ChildResult& resumed = results[i];
     ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
     EXPECT_NE(resumed.output.find("resumed from"), std::string::npos) << resumed.output;
     const auto losses = logged_losses(resumed.output);

@@ -2,11 +2,14 @@
 // negative numbers, betas outside [0, 1), validation with no batches, negative thread counts and
 // counts. Each message names the flag and the value and says what is expected. A resume with another
 // --seed than the checkpoint's warns and says what the seed still changes.
+// The refusals (and the run with validation off) share nothing and run at once, each checked as
+// before.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "tests/support/concurrent_runs.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
 
@@ -54,14 +57,19 @@ TEST(BadOptions, ImpossibleValuesAreRefusedWithTheFlagAndValue) {
     return args + (args.find("--eval-every") == std::string::npos ? " --eval-every 0" : "") +
            (args.find("--threads") == std::string::npos ? " --threads 1" : "");
   };
-  for (const Case& c : cases) {
-    const auto r = run_bounded(train_gpt + base + " --steps 1 " + with_defaults(c.args), 60);
+  std::vector<std::string> commands;
+  for (const Case& c : cases) commands.push_back(train_gpt + base + " --steps 1 " + with_defaults(c.args));
+  // Validation off: no batches is fine.
+  commands.push_back(train_gpt + base + " --steps 1 " + with_defaults("--eval-batches 0"));
+  const std::vector<testing::ProcessResult> results = testing::run_bounded_all(commands, 60);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const auto& r = results[i];
     EXPECT_EQ(r.exit_code, 1) << c.args << "\n" << r.output;
     EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\nexpected: " << c.message << "\n" << r.output;
     EXPECT_EQ(r.output.find("train_gpt: GPT"), std::string::npos) << c.args << " started training:\n" << r.output;
   }
-  // Validation off: no batches is fine.
-  const auto off = run_bounded(train_gpt + base + " --steps 1 " + with_defaults("--eval-batches 0"), 60);
+  const auto& off = results.back();
   EXPECT_EQ(off.exit_code, 0) << off.output;
 }
 

@@ -9,6 +9,7 @@
 
 #include "tessera/core/setting_error.hpp"
 #include "tessera/text/data/token_id_check.hpp"
+#include "tests/support/concurrent_runs.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
 
@@ -16,7 +17,6 @@ namespace tessera {
 namespace {
 
 using testing::random_tokens;
-using testing::run_bounded;
 using testing::ScratchDir;
 using testing::tiny_run;
 using testing::train_gpt_binary;
@@ -63,7 +63,16 @@ TEST(BadTokens, TrainGptRefusesDataOutsideTheVocabularyBeforeTraining) {
   tokens[12345] = 300;
   const std::string data = (dir / "tokens.bin").string();
   write_token_file(data, tokens);
-  const auto r = run_bounded(train_gpt + tiny_run(data) + " --steps 2");
+  // The validation file is checked too; a vocabulary that holds id 300 accepts the same file. (The
+  // three runs share nothing and start together.)
+  const std::string good = (dir / "good.bin").string();
+  write_token_file(good, random_tokens(20000, 40));
+  const std::vector<testing::ProcessResult> runs = testing::run_bounded_all({
+      train_gpt + tiny_run(data) + " --steps 2",
+      train_gpt + tiny_run(good) + " --val-data " + data + " --steps 1",
+      train_gpt + tiny_run(data, 320) + " --steps 1",
+  });
+  const auto &r = runs[0], &val = runs[1], &wide = runs[2];
   EXPECT_NE(r.exit_code, 0) << r.output;
   for (const std::string& part :
        std::vector<std::string>{"--vocab 64: " + data, "token id 300", "position 12345", "at least 301"}) {
@@ -71,13 +80,8 @@ TEST(BadTokens, TrainGptRefusesDataOutsideTheVocabularyBeforeTraining) {
   }
   EXPECT_EQ(r.output.find("step     1"), std::string::npos) << "it trained on bad ids:\n" << r.output;
 
-  // The validation file is checked too; a vocabulary that holds id 300 accepts the same file.
-  const std::string good = (dir / "good.bin").string();
-  write_token_file(good, random_tokens(20000, 40));
-  const auto val = run_bounded(train_gpt + tiny_run(good) + " --val-data " + data + " --steps 1");
   EXPECT_NE(val.exit_code, 0) << val.output;
   EXPECT_NE(val.output.find(data + " holds token id 300"), std::string::npos) << val.output;
-  const auto wide = run_bounded(train_gpt + tiny_run(data, 320) + " --steps 1");
   EXPECT_EQ(wide.exit_code, 0) << wide.output;
 }
 

@@ -6,10 +6,15 @@
 //  * `tessera_ckpt export` onto a full file system fails the same way and leaves no temporary file;
 //  * before training, a read-only checkpoint directory and one with less free space than a
 //    checkpoint needs are refused, naming the directory (and the bytes needed and free).
+// The runs of one test that share nothing (each save mode, each refused directory) run at once; each
+// is checked as before.
 #include <gtest/gtest.h>
+
+#include <memory>
 
 #include "checkpoint_fault_support.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tests/support/concurrent_runs.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -28,16 +33,26 @@ void expect_no_crash(const ChildResult& r, const std::string& what) {
 }
 
 TEST(CheckpointDiskFull, SaveOntoAFullFileSystemNamesTheCauseAndKeepsTheLastCheckpoint) {
-  for (const std::string& mode : {std::string(), std::string(" --async-checkpoint")}) {
-    const std::string what = "save onto a full tmpfs" + mode;
-    ScratchDir scratch("ckpt_disk_full");
+  const std::vector<std::string> modes = {std::string(), std::string(" --async-checkpoint")};
+  // One scratch directory per mode, each with its small tmpfs.
+  std::vector<std::unique_ptr<ScratchDir>> scratches;
+  std::vector<std::string> commands;
+  for (const std::string& mode : modes) {
+    scratches.push_back(std::make_unique<ScratchDir>("ckpt_disk_full"));
+    ScratchDir& scratch = *scratches.back();
     // One checkpoint of the tiny GPT takes about 430 KB: the first fits, the second does not.
     const std::string reason = scratch.mount_tmpfs("small", 600 * 1024);
     if (!reason.empty()) GTEST_SKIP() << reason;
     const std::string data = write_tokens(scratch.path());
-    const fs::path run = scratch / "small/run";
-    const ChildResult r =
-        run_child_job(tiny_train_gpt(data, 3) + " --checkpoint-dir " + run.string() + " --save-every 1" + mode, kLimit);
+    commands.push_back(tiny_train_gpt(data, 3) + " --checkpoint-dir " + (scratch / "small/run").string() +
+                       " --save-every 1" + mode);
+  }
+  const std::vector<ChildResult> results = run_child_jobs(commands, kLimit);
+  for (std::size_t i = 0; i < modes.size(); ++i) {
+    const std::string& mode = modes[i];
+    const ChildResult& r = results[i];
+    const std::string what = "save onto a full tmpfs" + mode;
+    const fs::path run = *scratches[i] / "small/run";
     EXPECT_EQ(r.exit_code, 1) << what << ":\n" << r.output;
     expect_no_crash(r, what);
     for (const std::string& part :
@@ -98,9 +113,14 @@ TEST(CheckpointStartupChecks, ReadOnlyAndTooSmallDirectoriesAreRefusedBeforeTrai
        {"the checkpoint directory " + (scratch / "small").string() + " has ",
         "free, but one checkpoint needs 336384 bytes"}},
   };
+  std::vector<std::string> commands;
   for (const Case& c : cases) {
-    const ChildResult r =
-        run_child_job(tiny_train_gpt(data, 2) + " --checkpoint-dir " + c.dir.string() + " --save-every 1", kLimit);
+    commands.push_back(tiny_train_gpt(data, 2) + " --checkpoint-dir " + c.dir.string() + " --save-every 1");
+  }
+  const std::vector<ChildResult> results = run_child_jobs(commands, kLimit);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const ChildResult& r = results[i];
     EXPECT_EQ(r.exit_code, 1) << c.dir << ":\n" << r.output;
     expect_no_crash(r, c.dir.string());
     for (const std::string& part : c.parts)

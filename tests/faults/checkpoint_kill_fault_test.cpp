@@ -7,7 +7,8 @@
 //    after) — the whole job, or rank 0.
 // The deterministic kill at each phase of a save, retention's included, is in
 // tests/checkpointing/training_checkpointer_test.cpp; this test kills from outside, as a node
-// failure or the OOM killer would.
+// failure or the OOM killer would. The five cases run at once, each with its own job, run directory
+// and watcher (a job mostly waits on MPI's start-up and its saves).
 // tessera-test-timeout: 400
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -25,6 +27,7 @@
 #include "checkpoint_fault_support.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
 #include "tessera/checkpointing/run_directory_lock.hpp"
+#include "tests/support/concurrent_runs.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -79,10 +82,10 @@ int mpi_rank_of(pid_t pid) {
 class BackgroundJob {
  public:
   BackgroundJob(const std::string& command, const fs::path& log) {
+    const std::string line = "exec " + command + " > " + log.string() + " 2>&1";  // before fork: threads run
     pid_ = ::fork();
     if (pid_ == 0) {
       ::setpgid(0, 0);
-      const std::string line = "exec " + command + " > " + log.string() + " 2>&1";
       ::execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
@@ -169,61 +172,65 @@ TEST(CheckpointKill, ResumeAutoContinuesFromTheLastWholeCheckpoint) {
       {"rank 0 during a save", true, 0},     {"whole job during retention", false, -1},
       {"rank 0 during retention", false, 0},
   };
-  for (const KillCase& c : cases) {
-    const fs::path run = scratch / ("run_" + std::to_string(&c - cases.data()));
-    std::int64_t seen = -1;  // the step being saved, or the step `latest` moved to, when killed
-    const std::string save = " --checkpoint-dir " + run.string() + " --save-every 1 --keep-last 2";
-    {
-      BackgroundJob job(mpirun + tiny_train_gpt(data, kSteps) + save, run.string() + ".killed.log");
-      const auto end = std::chrono::steady_clock::now() + kKillDeadline;
-      bool killed = false;
-      while (!killed && job.running() && std::chrono::steady_clock::now() < end) {
-        seen = c.during_save ? save_in_progress(run) : latest_step(run);
-        if (seen >= 4) {
-          if (c.rank < 0) {
-            job.kill_all();
-            killed = true;
+  // The cases share nothing but the token file: each runs on a thread of its own, all at once.
+  std::vector<std::function<void()>> checks;
+  for (const KillCase& c : cases)
+    checks.push_back([&, c, index = checks.size()] {
+      const fs::path run = scratch / ("run_" + std::to_string(index));
+      std::int64_t seen = -1;  // the step being saved, or the step `latest` moved to, when killed
+      const std::string save = " --checkpoint-dir " + run.string() + " --save-every 1 --keep-last 2";
+      {
+        BackgroundJob job(mpirun + tiny_train_gpt(data, kSteps) + save, run.string() + ".killed.log");
+        const auto end = std::chrono::steady_clock::now() + kKillDeadline;
+        bool killed = false;
+        while (!killed && job.running() && std::chrono::steady_clock::now() < end) {
+          seen = c.during_save ? save_in_progress(run) : latest_step(run);
+          if (seen >= 4) {
+            if (c.rank < 0) {
+              job.kill_all();
+              killed = true;
+            } else {
+              killed = job.kill_rank(c.rank);
+            }
           } else {
-            killed = job.kill_rank(c.rank);
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
           }
-        } else {
-          std::this_thread::sleep_for(std::chrono::microseconds(100));
         }
+        ASSERT_TRUE(killed) << c.name << ": the moment to kill never came; the job's output:\n"
+                            << run_child_job("cat " + run.string() + ".killed.log", 10).output;
+        EXPECT_TRUE(job.wait(std::chrono::seconds(60))) << c.name << ": the job hung after the kill";
+        EXPECT_NE(job.exit_status(), 0) << c.name << ": the job ended as if nothing happened";
       }
-      ASSERT_TRUE(killed) << c.name << ": the moment to kill never came; the job's output:\n"
-                          << run_child_job("cat " + run.string() + ".killed.log", 10).output;
-      EXPECT_TRUE(job.wait(std::chrono::seconds(60))) << c.name << ": the job hung after the kill";
-      EXPECT_NE(job.exit_status(), 0) << c.name << ": the job ended as if nothing happened";
-    }
-    const auto latest = resolve_checkpoint(run);
-    ASSERT_TRUE(latest.has_value()) << c.name << ": no checkpoint left";
-    const std::int64_t step = parse_step_dir_name(latest->filename().string()).value_or(-1);
-    // Killed while saving step `seen`: `latest` is the step before (or `seen` itself when the commit
-    // won the race). Killed after `latest` moved to `seen`: that checkpoint (or a newer one) stays.
-    EXPECT_GE(step, c.during_save ? seen - 1 : seen) << c.name << ": checkpoints committed before the kill were lost";
-    EXPECT_LE(step, c.during_save ? seen : seen + 1) << c.name;
-    for (const CommittedCheckpoint& cp : list_checkpoints(run)) {
-      EXPECT_TRUE(fs::exists(cp.path / kMetaFileName)) << c.name << ": half-deleted checkpoint " << cp.path;
-    }
+      const auto latest = resolve_checkpoint(run);
+      ASSERT_TRUE(latest.has_value()) << c.name << ": no checkpoint left";
+      const std::int64_t step = parse_step_dir_name(latest->filename().string()).value_or(-1);
+      // Killed while saving step `seen`: `latest` is the step before (or `seen` itself when the commit
+      // won the race). Killed after `latest` moved to `seen`: that checkpoint (or a newer one) stays.
+      EXPECT_GE(step, c.during_save ? seen - 1 : seen) << c.name << ": checkpoints committed before the kill were lost";
+      EXPECT_LE(step, c.during_save ? seen : seen + 1) << c.name;
+      for (const CommittedCheckpoint& cp : list_checkpoints(run)) {
+        EXPECT_TRUE(fs::exists(cp.path / kMetaFileName)) << c.name << ": half-deleted checkpoint " << cp.path;
+      }
 
-    std::printf("%s: killed at step %lld, latest is step %lld after the kill\n", c.name.c_str(),
-                static_cast<long long>(seen), static_cast<long long>(step));
-    const ChildResult resumed =
-        run_child_job(mpirun + tiny_train_gpt(data, kSteps) + save + " --resume auto", kChildSeconds);
-    ASSERT_EQ(resumed.exit_code, 0) << c.name << ":\n" << resumed.output;
-    EXPECT_TRUE(contains(resumed.output, "resumed from " + latest->string() + " at step " + std::to_string(step)))
-        << c.name << ":\n"
-        << resumed.output;
-    std::vector<int> expected;
-    for (int s = static_cast<int>(step) + 1; s <= kSteps; ++s) expected.push_back(s);
-    EXPECT_EQ(logged_steps(resumed.output), expected) << c.name << ":\n" << resumed.output;
-    EXPECT_EQ(latest_step(run), kSteps) << c.name;
-    for (const auto& entry : fs::directory_iterator(run)) {
-      const std::string name = entry.path().filename().string();
-      EXPECT_TRUE(name == kLatestName || name == kRunLockName || parse_step_dir_name(name).has_value())
-          << c.name << ": left behind: " << name;
-    }
-  }
+      std::printf("%s: killed at step %lld, latest is step %lld after the kill\n", c.name.c_str(),
+                  static_cast<long long>(seen), static_cast<long long>(step));
+      const ChildResult resumed =
+          run_child_job(mpirun + tiny_train_gpt(data, kSteps) + save + " --resume auto", kChildSeconds);
+      ASSERT_EQ(resumed.exit_code, 0) << c.name << ":\n" << resumed.output;
+      EXPECT_TRUE(contains(resumed.output, "resumed from " + latest->string() + " at step " + std::to_string(step)))
+          << c.name << ":\n"
+          << resumed.output;
+      std::vector<int> expected;
+      for (int s = static_cast<int>(step) + 1; s <= kSteps; ++s) expected.push_back(s);
+      EXPECT_EQ(logged_steps(resumed.output), expected) << c.name << ":\n" << resumed.output;
+      EXPECT_EQ(latest_step(run), kSteps) << c.name;
+      for (const auto& entry : fs::directory_iterator(run)) {
+        const std::string name = entry.path().filename().string();
+        EXPECT_TRUE(name == kLatestName || name == kRunLockName || parse_step_dir_name(name).has_value())
+            << c.name << ": left behind: " << name;
+      }
+    });
+  all_at_once(checks);
 }
 
 }  // namespace

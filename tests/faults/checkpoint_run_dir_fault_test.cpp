@@ -9,13 +9,17 @@
 //  * a run with a checkpoint directory saves its last step;
 //  * a checkpoint left half-deleted by a crash during retention (.deleted_step_*) is removed at the
 //    next start, and never counts as a checkpoint.
+// Runs that share no directory (the two divergences of a test, the two --save-every settings) run at
+// once; each is checked as before.
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <regex>
 
 #include "checkpoint_fault_support.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tests/support/concurrent_runs.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -107,13 +111,25 @@ void diverge_after_three_healthy_steps(const std::string& lr, const std::string&
 }
 
 TEST(CheckpointRunDir, RetentionKeepsTheLastHealthyCheckpointOfARunGoingNonFinite) {
-  diverge_after_three_healthy_steps("1e36", "2", {3, 7, 8}, "the loss is not finite");
-  diverge_after_three_healthy_steps("1e36", "0", {1, 2, 3, 4, 5, 6, 7, 8}, "the loss is not finite");
+  all_at_once(std::vector<std::function<void()>>{
+      [] {
+        diverge_after_three_healthy_steps("1e36", "2", {3, 7, 8}, "the loss is not finite");
+      },
+      [] {
+        diverge_after_three_healthy_steps("1e36", "0", {1, 2, 3, 4, 5, 6, 7, 8}, "the loss is not finite");
+      },
+  });
 }
 
 TEST(CheckpointRunDir, RetentionKeepsTheLastHealthyCheckpointOfARunWhoseLossExplodes) {
-  diverge_after_three_healthy_steps("1e6", "1", {3, 8}, "the loss ");
-  diverge_after_three_healthy_steps("1e6", "0", {1, 2, 3, 4, 5, 6, 7, 8}, "the loss ");
+  all_at_once(std::vector<std::function<void()>>{
+      [] {
+        diverge_after_three_healthy_steps("1e6", "1", {3, 8}, "the loss ");
+      },
+      [] {
+        diverge_after_three_healthy_steps("1e6", "0", {1, 2, 3, 4, 5, 6, 7, 8}, "the loss ");
+      },
+  });
 }
 
 // A run with a checkpoint directory ends saved, whatever --save-every says; the tools name the
@@ -121,18 +137,22 @@ TEST(CheckpointRunDir, RetentionKeepsTheLastHealthyCheckpointOfARunWhoseLossExpl
 TEST(CheckpointRunDir, TheLastStepIsSaved) {
   ScratchDir scratch("ckpt_final");
   const std::string data = write_tokens(scratch.path());
-  for (const auto& [save_every, expected] :
-       {std::pair{std::string(" --save-every 2"), std::vector<std::int64_t>{2, 4, 5}},
-        std::pair{std::string(""), std::vector<std::int64_t>{5}}}) {
-    const fs::path run = scratch / ("run" + std::to_string(expected.size()));
-    const ChildResult r = run_child_job(tiny_train_gpt(data, 5) + " --checkpoint-dir " + run.string() + save_every,
-                                        kLimit);
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_EQ(committed_steps(run), expected) << r.output;
-    EXPECT_EQ(fs::read_symlink(run / kLatestName), step_dir_name(5));
-    const std::string info = info_of(run);
-    EXPECT_TRUE(contains(info, "step           5 ")) << info;
+  const std::vector<std::pair<std::string, std::vector<std::int64_t>>> cases = {{" --save-every 2", {2, 4, 5}},
+                                                                                {"", {5}}};
+  std::vector<std::function<void()>> checks;
+  for (const auto& [save_every, expected] : cases) {
+    checks.push_back([&scratch, &data, &save_every = save_every, &expected = expected] {
+      const fs::path run = scratch / ("run" + std::to_string(expected.size()));
+      const ChildResult r =
+          run_child_job(tiny_train_gpt(data, 5) + " --checkpoint-dir " + run.string() + save_every, kLimit);
+      ASSERT_EQ(r.exit_code, 0) << r.output;
+      EXPECT_EQ(committed_steps(run), expected) << r.output;
+      EXPECT_EQ(fs::read_symlink(run / kLatestName), step_dir_name(5));
+      const std::string info = info_of(run);
+      EXPECT_TRUE(contains(info, "step           5 ")) << info;
+    });
   }
+  all_at_once(checks);
 }
 
 TEST(CheckpointRunDir, HalfDeletedCheckpointsAreRemovedAtTheNextStart) {

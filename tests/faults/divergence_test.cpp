@@ -6,6 +6,7 @@
 // - spikes --max-skipped-steps in a row with no checkpoint stop the run with the message; with a
 //   checkpoint in --checkpoint-dir the run reloads it, moves the data past the bad batches and
 //   finishes.
+// The two runs of each test share nothing and run at once; each is checked as before.
 // tessera-test-timeout: 400
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@
 
 #include "tessera/text/data/sample_loader.hpp"
 #include "tessera/training/batch_plan.hpp"
+#include "tests/support/concurrent_runs.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
 
@@ -22,7 +24,7 @@ namespace tessera {
 namespace {
 
 using testing::random_tokens;
-using testing::run_bounded;
+using testing::run_bounded_all;
 using testing::ScratchDir;
 using testing::tiny_run;
 using testing::train_gpt_binary;
@@ -69,7 +71,12 @@ TEST_F(Divergence, NonFiniteStepsStopTheRunWithAMessage) {
   ScratchDir dir("divergence");
   const std::string data = (dir / "tokens.bin").string();
   write_token_file(data, random_tokens(20000, 40));
-  const auto r = run_bounded(train_gpt_ + tiny_run(data) + " --steps 50 --lr 1e36 --max-skipped-steps 6");
+  const auto runs = run_bounded_all({
+      train_gpt_ + tiny_run(data) + " --steps 50 --lr 1e36 --max-skipped-steps 6",
+      // --max-skipped-steps 0 keeps the old behaviour: every step skipped, and the run ends normally.
+      train_gpt_ + tiny_run(data) + " --steps 12 --lr 1e36 --max-skipped-steps 0",
+  });
+  const auto& r = runs[0];
   EXPECT_EQ(r.exit_code, 4) << r.output;
   for (const char* part : {"skipped: the gradients are not finite", "(1 in a row, 1 in this run)",
                            "(4 in a row, 4 in this run)", "stopping at step 7: the last 6 steps were all skipped",
@@ -78,8 +85,7 @@ TEST_F(Divergence, NonFiniteStepsStopTheRunWithAMessage) {
   }
   EXPECT_EQ(r.output.find("step     8/50"), std::string::npos) << "it went on:\n" << r.output;
 
-  // --max-skipped-steps 0 keeps the old behaviour: every step skipped, and the run ends normally.
-  const auto never = run_bounded(train_gpt_ + tiny_run(data) + " --steps 12 --lr 1e36 --max-skipped-steps 0");
+  const auto& never = runs[1];
   EXPECT_EQ(never.exit_code, 0) << never.output;
   EXPECT_NE(never.output.find("(8 in a row, 8 in this run)"), std::string::npos) << never.output;
 }
@@ -88,9 +94,11 @@ TEST_F(Divergence, APlantedSpikeIsSkippedOnEveryRankAndTheRunGoesOn) {
   ScratchDir dir("spike");
   const std::string data = write_spiked_data(dir, {30});
   const std::string args = tiny_run(data) + " --steps 36 --global-batch 4 --spike-guard --spike-window 20";
-  const auto one = run_bounded(train_gpt_ + args + " --micro-batch 4");
+  const auto runs =
+      run_bounded_all({train_gpt_ + args + " --micro-batch 4",
+                       "mpirun --oversubscribe -np 2 " + train_gpt_ + args + " --micro-batch 2 --zero 1"});
+  const auto &one = runs[0], &two = runs[1];
   ASSERT_EQ(one.exit_code, 0) << one.output;
-  const auto two = run_bounded("mpirun --oversubscribe -np 2 " + train_gpt_ + args + " --micro-batch 2 --zero 1");
   ASSERT_EQ(two.exit_code, 0) << two.output;
   for (const auto* r : {&one, &two}) {
     EXPECT_NE(r->output.find("step    31 skipped: spike: loss"), std::string::npos) << r->output;
@@ -111,14 +119,15 @@ TEST_F(Divergence, SpikesInARowStopWithoutACheckpointAndReloadWithOne) {
   const std::string args = tiny_run(data) +
                            " --steps 40 --global-batch 4 --micro-batch 4 --spike-guard "
                            "--spike-window 20 --max-skipped-steps 3";
-  const auto alone = run_bounded(train_gpt_ + args);
+  const std::string run_dir = (dir / "run").string();
+  const auto runs =
+      run_bounded_all({train_gpt_ + args, train_gpt_ + args + " --checkpoint-dir " + run_dir + " --save-every 10"});
+  const auto &alone = runs[0], &reloaded = runs[1];
   EXPECT_EQ(alone.exit_code, 4) << alone.output;
   for (const char* part : {"stopping at step 33: the last 3 steps were all skipped", "no --checkpoint-dir"}) {
     EXPECT_NE(alone.output.find(part), std::string::npos) << "missing '" << part << "' in\n" << alone.output;
   }
 
-  const std::string run_dir = (dir / "run").string();
-  const auto reloaded = run_bounded(train_gpt_ + args + " --checkpoint-dir " + run_dir + " --save-every 10");
   EXPECT_EQ(reloaded.exit_code, 0) << reloaded.output;
   EXPECT_NE(reloaded.output.find("step    33: 3 steps in a row skipped; reloaded the checkpoint of step 30 and "
                                  "moved the data past the skipped batches (to sample 132)"),

@@ -2,7 +2,8 @@
 // in the middle of its steps: the files it leaves behind are stale, so the resumed job replaces them
 // (and says so) instead of reading them as state, continues from the last whole checkpoint, removes
 // its files at its clean exit, and logs the same losses as a resume of that checkpoint without
-// offload.
+// offload. The kill is timed by the run directory and the log (the step after the second save),
+// and the two resumes, which only read that checkpoint, run at once.
 // tessera-test-timeout: 240
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -16,6 +17,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <string>
@@ -24,6 +27,7 @@
 
 #include "tessera/core/random.hpp"
 #include "tessera/text/data/token_file.hpp"
+#include "tests/support/concurrent_runs.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
 
@@ -33,9 +37,6 @@ namespace {
 using CommandResult = testing::ProcessResult;
 
 namespace fs = std::filesystem;
-
-// Every command runs under a time bound: a hung program fails the test instead of hanging it.
-CommandResult run_command(const std::string& command) { return testing::run_bounded(command, 240); }
 
 // Starts `command` through the shell in its own process group (so mpirun and its ranks can be
 // killed together), output to `log`.
@@ -113,12 +114,18 @@ TEST(OffloadKill, KilledNvmeRunResumesAndReplacesItsStaleFiles) {
   const pid_t job = start_group(
       mpirun + train_gpt + model + nvme + " --steps 100000 --save-every 3 --checkpoint-dir " + run_dir.string(),
       scratch / "killed.log");
+  // Killed in the steps after the save of step 6: once step 7 is logged, the offload files have
+  // moved on from the checkpoint.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (latest_step(run_dir) < 6 && std::chrono::steady_clock::now() < deadline) {
+  const auto logged_step_7 = [&] {
+    std::ifstream log(scratch / "killed.log");
+    const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    return text.find("step     7/") != std::string::npos;
+  };
+  while (!(latest_step(run_dir) >= 6 && logged_step_7()) && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   const bool reached = latest_step(run_dir) >= 6;
-  std::this_thread::sleep_for(std::chrono::milliseconds(150));  // into the steps after the save
   // mpirun and every rank at once (the ranks are not in mpirun's process group): every process
   // whose command line runs train_gpt on this test's data ("[t]" keeps pkill's own shell out).
   const int killed = std::system(("pkill -9 -f '[t]rain_gpt --data " + data + "'").c_str());
@@ -138,8 +145,16 @@ TEST(OffloadKill, KilledNvmeRunResumesAndReplacesItsStaleFiles) {
 
   // Resume with offload: the stale files are replaced, never read, and removed at the clean exit.
   const long until = saved + 4;
-  const CommandResult resumed = run_command(mpirun + train_gpt + model + nvme + " --steps " + std::to_string(until) +
-                                            " --save-every 1000 --resume auto --checkpoint-dir " + run_dir.string());
+  const std::string step_dir =
+      (run_dir / ("step_" + std::string(7 - std::to_string(saved).size(), '0') + std::to_string(saved))).string();
+  const std::vector<CommandResult> resumes = testing::run_bounded_all(
+      {mpirun + train_gpt + model + nvme + " --steps " + std::to_string(until) +
+           " --save-every 1000 --resume auto --checkpoint-dir " + run_dir.string(),
+       // The same checkpoint resumed without offload.
+       mpirun + train_gpt + model + " --steps " + std::to_string(until) + " --resume " + step_dir},
+      240);  // each under a time bound: a hung program fails the test instead of hanging it
+  const CommandResult& resumed = resumes[0];
+  const CommandResult& plain = resumes[1];
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("at step " + std::to_string(saved)), std::string::npos) << resumed.output;
   for (int rank = 0; rank < 2; ++rank) {
@@ -151,10 +166,6 @@ TEST(OffloadKill, KilledNvmeRunResumesAndReplacesItsStaleFiles) {
   }
 
   // The same checkpoint resumed without offload gives the same losses.
-  const std::string step_dir =
-      (run_dir / ("step_" + std::string(7 - std::to_string(saved).size(), '0') + std::to_string(saved))).string();
-  const CommandResult plain =
-      run_command(mpirun + train_gpt + model + " --steps " + std::to_string(until) + " --resume " + step_dir);
   ASSERT_EQ(plain.exit_code, 0) << plain.output;
   const auto with_offload = losses_by_step(resumed.output);
   const auto without = losses_by_step(plain.output);

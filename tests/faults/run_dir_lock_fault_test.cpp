@@ -2,6 +2,8 @@
 // second job on it (fresh or --resume auto) refuses before touching anything, naming the holder's
 // host and PID; the first job's checkpoints are whole and it ends normally. A job killed with
 // SIGKILL leaves its lock behind; the next job takes it over, says so, and resumes.
+// Waits poll every 20 ms; the two refused jobs start together (the first names the holder), and the
+// checkpoints are verified a few at a time.
 // tessera-test-timeout: 240
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -14,6 +16,7 @@
 
 #include "checkpoint_fault_support.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
+#include "tests/support/concurrent_runs.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -22,6 +25,8 @@ namespace tessera::testing {
 namespace {
 
 constexpr int kLimit = 60;  // seconds per job
+constexpr auto kPoll = std::chrono::milliseconds(20);
+constexpr int kPolls = 1500;  // 30 s
 
 // Starts `command` in the background (bounded by kLimit), output into `log`.
 void start_background(const std::string& command, const fs::path& log) {
@@ -32,10 +37,10 @@ void start_background(const std::string& command, const fs::path& log) {
 
 // Waits (at most 30 s) until `dir` holds a committed checkpoint beyond `after`.
 bool wait_for_checkpoint(const fs::path& dir, std::int64_t after) {
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < kPolls; ++i) {
     const auto all = list_checkpoints(dir);
     if (!all.empty() && all.back().step > after) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(kPoll);
   }
   return false;
 }
@@ -54,7 +59,7 @@ pid_t holder_pid(const std::string& message) {
 }
 
 bool wait_until_gone(pid_t pid) {
-  for (int i = 0; i < 300 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < kPolls && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(kPoll);
   return ::kill(pid, 0) != 0;
 }
 
@@ -66,13 +71,14 @@ TEST(RunDirLock, ASecondJobRefusesWhileTheFirstTrains) {
   start_background(tiny_train_gpt(data, 1000000) + save, scratch / "first.log");
   ASSERT_TRUE(wait_for_checkpoint(run, 0)) << read_all(scratch / "first.log");
 
-  for (const std::string& extra : {std::string(" --resume auto"), std::string(" --overwrite")}) {
-    const ChildResult second = run_child_job(tiny_train_gpt(data, 5) + save + extra, kLimit);
+  const std::vector<ChildResult> refused = run_child_jobs(
+      {tiny_train_gpt(data, 5) + save + " --resume auto", tiny_train_gpt(data, 5) + save + " --overwrite"}, kLimit);
+  for (const ChildResult& second : refused) {
     EXPECT_EQ(second.exit_code, 1) << second.output;
     EXPECT_TRUE(contains(second.output, run.string() + " is in use by another job (host ")) << second.output;
     EXPECT_TRUE(logged_steps(second.output).empty()) << "trained anyway:\n" << second.output;
   }
-  const ChildResult second = run_child_job(tiny_train_gpt(data, 5) + save + " --resume auto", kLimit);
+  const ChildResult& second = refused.front();
   const pid_t first = holder_pid(second.output);
   ASSERT_GT(first, 0) << second.output;
   ASSERT_EQ(::kill(first, 0), 0) << "the named holder is not the running job: " << second.output;
@@ -82,14 +88,17 @@ TEST(RunDirLock, ASecondJobRefusesWhileTheFirstTrains) {
   ASSERT_TRUE(wait_until_gone(first));
   const std::string log = read_all(scratch / "first.log");
   EXPECT_TRUE(contains(log, "stop signal")) << log;
-  for (const CommittedCheckpoint& c : list_checkpoints(run)) {
-    const ChildResult verify = run_child_job(tessera_ckpt_bin() + " verify " + c.path.string(), kLimit);
-    EXPECT_EQ(verify.exit_code, 0) << c.path << ":\n" << verify.output;
+  const std::vector<CommittedCheckpoint> saved = list_checkpoints(run);
+  std::vector<std::string> verifies;
+  for (const CommittedCheckpoint& c : saved) verifies.push_back(tessera_ckpt_bin() + " verify " + c.path.string());
+  const std::vector<ChildResult> verified = run_child_jobs(verifies, kLimit, 4);
+  for (std::size_t i = 0; i < saved.size(); ++i) {
+    EXPECT_EQ(verified[i].exit_code, 0) << saved[i].path << ":\n" << verified[i].output;
   }
   // Released: the next job resumes without a word about the lock.
   const std::int64_t stopped_at = list_checkpoints(run).back().step;
-  const ChildResult next = run_child_job(tiny_train_gpt(data, static_cast<int>(stopped_at) + 2) + save +
-                                             " --resume auto", kLimit);
+  const ChildResult next =
+      run_child_job(tiny_train_gpt(data, static_cast<int>(stopped_at) + 2) + save + " --resume auto", kLimit);
   ASSERT_EQ(next.exit_code, 0) << next.output;
   EXPECT_FALSE(contains(next.output, "without releasing")) << next.output;
 }
@@ -106,7 +115,8 @@ TEST(RunDirLock, ALockLeftByAKilledJobIsTakenOver) {
   ASSERT_EQ(::kill(holder, SIGKILL), 0);
   ASSERT_TRUE(wait_until_gone(holder));
 
-  const std::int64_t latest = resolve_checkpoint(run) ? parse_step_dir_name(resolve_checkpoint(run)->filename()).value() : 0;
+  const std::int64_t latest =
+      resolve_checkpoint(run) ? parse_step_dir_name(resolve_checkpoint(run)->filename()).value() : 0;
   const ChildResult next =
       run_child_job(tiny_train_gpt(data, static_cast<int>(latest) + 2) + save + " --resume auto", kLimit);
   ASSERT_EQ(next.exit_code, 0) << next.output;

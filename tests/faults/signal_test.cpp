@@ -5,16 +5,21 @@
 // when the signal reaches a non-zero rank. A signal during the last step, or during the last
 // validation (after the last step's own check), saves the last step and stops before the summary
 // and the sample, so a requeued job resumes at the end.
+// The signalled jobs share nothing (each has its own run directory and log) and mostly wait (for
+// mpirun, for the line that says when to signal, for a save), so the suite starts all of them at
+// once; each test checks its own job's outcome, then resumes what it saved.
 // tessera-test-timeout: 400
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
+#include <future>
+#include <map>
 #include <regex>
 #include <string>
 
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
-#include "tests/support/train_gpt_test.hpp"
 
 namespace tessera {
 namespace {
@@ -24,16 +29,78 @@ using testing::run_bounded;
 using testing::set_flag;
 using testing::tiny_run;
 
-class StopSignals : public testing::TrainGptTest {
+// How long mpirun gives the ranks after SIGTERM (Open MPI 4.1 signals them after this delay and
+// kills them after it once more, docs/LAUNCH.md): room for the tiny model's save many times over.
+constexpr int kSigkillDelaySeconds = 2;
+
+class StopSignals : public ::testing::Test {
  protected:
-  StopSignals() : TrainGptTest("signals", 20000, 40) {}
-  // Starts `mpirun <mpirun_flags> -np 2 train_gpt <flags> <extra>` in the background, waits for
-  // `wait_for` in its log, sends `signal` to `target` ("mpirun", "rank": the first rank process
-  // found, or "rank1": the rank whose OMPI_COMM_WORLD_RANK is 1), and waits for the job. Returns the
-  // job's log followed by "job exit N".
-  std::string signalled_job(const std::string& signal, const std::string& target, const std::string& flags,
-                            const std::string& wait_for, const std::string& mpirun_flags = "") {
-    const std::string log = (dir_ / "job.log").string();
+  // Writes the token files and starts every scenario's job.
+  static void SetUpTestSuite() {
+    train_gpt_ = testing::train_gpt_binary();
+    if (train_gpt_.empty()) return;
+    dir_ = new testing::ScratchDir("signals");
+    data_ = (*dir_ / "tokens.bin").string();
+    write_token_file(data_, random_tokens(20000, 40));
+    // The same tokens with a validation file beside them (train_gpt reads <name>_val.bin as such).
+    std::filesystem::create_directories(*dir_ / "validated");
+    validated_data_ = (*dir_ / "validated" / "tokens.bin").string();
+    write_token_file(validated_data_, random_tokens(20000, 40));
+    write_token_file((*dir_ / "validated" / "tokens_val.bin").string(), random_tokens(5000, 40, 7));
+    jobs_ = new std::map<std::string, std::shared_future<std::string>>();
+    for (const auto& [name, job] : scenarios()) (*jobs_)[name] = std::async(std::launch::async, job).share();
+  }
+  static void TearDownTestSuite() {
+    if (jobs_ != nullptr) {
+      for (auto& [name, job] : *jobs_) job.wait();
+    }
+    delete jobs_;
+    delete dir_;
+  }
+  void SetUp() override {
+    if (train_gpt_.empty()) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
+  }
+
+  // The run directory of scenario `name`.
+  static std::filesystem::path run_dir(const std::string& name) { return *dir_ / name; }
+
+  // Scenario `name`'s job log followed by "job exit N", once it has ended.
+  static std::string outcome(const std::string& name) { return jobs_->at(name).get(); }
+
+  // Every scenario's job, by name.
+  static std::map<std::string, std::function<std::string()>> scenarios() {
+    const std::string save_to = "--checkpoint-dir ";
+    return {
+        {"TERM_rank",
+         [=] { return interrupted_job("TERM_rank", "TERM", "rank", save_to + run_dir("TERM_rank").string()); }},
+        {"USR1_rank",
+         [=] { return interrupted_job("USR1_rank", "USR1", "rank", save_to + run_dir("USR1_rank").string()); }},
+        {"USR1_mpirun",
+         [=] { return interrupted_job("USR1_mpirun", "USR1", "mpirun", save_to + run_dir("USR1_mpirun").string()); }},
+        {"TERM_mpirun",
+         [=] {
+           return interrupted_job("TERM_mpirun", "TERM", "mpirun", save_to + run_dir("TERM_mpirun").string(),
+                                  "--mca odls_base_sigkill_timeout " + std::to_string(kSigkillDelaySeconds));
+         }},
+        {"no_dir_rank", [] { return interrupted_job("no_dir_rank", "USR1", "rank", "--allow-no-checkpoint-dir"); }},
+        {"no_dir_rank1", [] { return interrupted_job("no_dir_rank1", "USR1", "rank1", "--allow-no-checkpoint-dir"); }},
+        {"last_step", [] { return signalled_in_the_last_step(); }},
+        {"last_validation_no_dir", [] { return signalled_in_last_validation("last_validation_no_dir", ""); }},
+        {"last_validation",
+         [=] {
+           return signalled_in_last_validation("last_validation", save_to + run_dir("last_validation").string());
+         }},
+    };
+  }
+
+  // Starts `mpirun <mpirun_flags> -np 2 train_gpt <flags>` in the background, its log in <name>.log,
+  // waits for `wait_for` in its log, sends `signal` to `target` ("mpirun", "rank": the first rank
+  // process found, or "rank1": the rank whose OMPI_COMM_WORLD_RANK is 1), and waits for the job.
+  // Returns the job's log followed by "job exit N".
+  static std::string signalled_job(const std::string& name, const std::string& signal, const std::string& target,
+                                   const std::string& flags, const std::string& wait_for,
+                                   const std::string& mpirun_flags = "") {
+    const std::string log = (*dir_ / (name + ".log")).string();
     const std::string job = "mpirun --oversubscribe " + mpirun_flags + " -np 2 " + train_gpt_ + flags;
     std::string pid = "$M";
     if (target == "rank") pid = "$(pgrep -P $M -f train_gpt | head -1)";
@@ -44,10 +111,10 @@ class StopSignals : public testing::TrainGptTest {
     }
     const std::string script = job + " > " + log +
                                " 2>&1 & M=$!; "
-                               "for i in $(seq 600); do grep -q \"" +
+                               "for i in $(seq 1200); do grep -q \"" +
                                wait_for + "\" " + log +
                                " && break; kill -0 $M || break; "
-                               "sleep 0.1; done; "
+                               "sleep 0.05; done; "
                                "kill -" +
                                signal + " " + pid + "; wait $M; echo job exit $? >> " + log;
     const auto r = run_bounded("bash -c '" + script + "'", 150);
@@ -63,20 +130,30 @@ class StopSignals : public testing::TrainGptTest {
   }
 
   // A run of a million steps (logging every 20th), signalled once step 20 is logged.
-  std::string interrupted_job(const std::string& signal, const std::string& target, const std::string& extra,
-                              const std::string& mpirun_flags = "") {
+  static std::string interrupted_job(const std::string& name, const std::string& signal, const std::string& target,
+                                     const std::string& extra, const std::string& mpirun_flags = "") {
     const std::string flags = set_flag(tiny_run(data_), "--log-every", "20");
-    return signalled_job(signal, target, flags + " --steps 1000000 " + extra, "step    20/", mpirun_flags);
+    return signalled_job(name, signal, target, flags + " --steps 1000000 " + extra, "step    20/", mpirun_flags);
+  }
+
+  // One step of a model large enough that it takes seconds; the signal goes to rank 1 once the run
+  // has started (the GEMM ceiling is measured just before the step).
+  static std::string signalled_in_the_last_step() {
+    const std::string flags = " --data " + data_ +
+                              " --layers 4 --dim 256 --heads 4 --seq-len 16 --vocab 64 "
+                              "--micro-batch 128 --sample-tokens 20 --eval-every 0 --log-every 1 --threads 1 "
+                              "--no-memory-check --steps 1 --checkpoint-dir " +
+                              run_dir("last_step").string();
+    return signalled_job("last_step", "USR1", "rank1", flags, "GEMM ceiling");
   }
 
   // A 3-step run whose validation (first, and after step 3) takes seconds, signalled on rank 1 once
   // step 3 is logged: while the last validation runs.
-  std::string signalled_in_last_validation(const std::string& extra) {
-    write_token_file((dir_ / "tokens_val.bin").string(), random_tokens(5000, 40, 7));
-    std::string flags = tiny_run(data_);
+  static std::string signalled_in_last_validation(const std::string& name, const std::string& extra) {
+    std::string flags = tiny_run(validated_data_);
     flags = set_flag(flags, "--eval-every", "3 --eval-batches 4000");
     flags = set_flag(flags, "--sample-tokens", "20");
-    return signalled_job("USR1", "rank1", flags + " --steps 3 " + extra, "step     3/3");
+    return signalled_job(name, "USR1", "rank1", flags + " --steps 3 " + extra, "step     3/3");
   }
 
   // True when the run printed its text sample ("sample:" with a tokenizer, "sample (token ids ..."
@@ -108,43 +185,57 @@ class StopSignals : public testing::TrainGptTest {
         << r.output;
   }
 
-  void expect_checkpoint_after(const std::string& signal, const std::string& target, const std::string& mpirun_flags,
+  // Scenario `name` sent `signal` to `target` of a long run with a checkpoint directory.
+  void expect_checkpoint_after(const std::string& name, const std::string& signal, const std::string& target,
                                const std::string& expected_exit) {
-    const std::filesystem::path run_dir = dir_ / (signal + "_" + target);
-    const std::string out = interrupted_job(signal, target, "--checkpoint-dir " + run_dir.string(), mpirun_flags);
+    const std::string out = outcome(name);
     EXPECT_NE(out.find(expected_exit), std::string::npos) << signal << " to " << target << ":\n" << out;
-    const long long step = saved_step(run_dir);
+    const long long step = saved_step(run_dir(name));
     ASSERT_GE(step, 20) << signal << " to " << target << " left no checkpoint:\n" << out;
     if (target == "rank") {
       EXPECT_NE(out.find("stop signal: saved step " + std::to_string(step)), std::string::npos) << out;
     }
-    expect_resumes(run_dir, step);
+    expect_resumes(run_dir(name), step);
   }
+
+  static std::string train_gpt_;       // the binary
+  static std::string data_;            // the token file
+  static std::string validated_data_;  // the same tokens, with a validation file
+  static testing::ScratchDir* dir_;
+  static std::map<std::string, std::shared_future<std::string>>* jobs_;  // every scenario's job, by name
 };
 
+std::string StopSignals::train_gpt_;
+std::string StopSignals::data_;
+std::string StopSignals::validated_data_;
+testing::ScratchDir* StopSignals::dir_ = nullptr;
+std::map<std::string, std::shared_future<std::string>>* StopSignals::jobs_ = nullptr;
+
 TEST_F(StopSignals, SigtermToOneRankSavesAndStopsEveryRank) {
-  expect_checkpoint_after("TERM", "rank", "", "job exit 0");
+  expect_checkpoint_after("TERM_rank", "TERM", "rank", "job exit 0");
 }
 
 TEST_F(StopSignals, Sigusr1ToOneRankSavesAndStopsEveryRank) {
-  expect_checkpoint_after("USR1", "rank", "", "job exit 0");
+  expect_checkpoint_after("USR1_rank", "USR1", "rank", "job exit 0");
 }
 
-TEST_F(StopSignals, Sigusr1ToMpirunIsForwardedAndSaves) { expect_checkpoint_after("USR1", "mpirun", "", "job exit 0"); }
+TEST_F(StopSignals, Sigusr1ToMpirunIsForwardedAndSaves) {
+  expect_checkpoint_after("USR1_mpirun", "USR1", "mpirun", "job exit 0");
+}
 
 TEST_F(StopSignals, SigtermToMpirunWithTheDocumentedDelaySaves) {
   // mpirun exits non-zero (it was terminated), but the ranks had the delay to save.
-  expect_checkpoint_after("TERM", "mpirun", "--mca odls_base_sigkill_timeout 10", "job exit");
+  expect_checkpoint_after("TERM_mpirun", "TERM", "mpirun", "job exit");
 }
 
 TEST_F(StopSignals, WithoutACheckpointDirectoryTheMessageSaysNothingWasSaved) {
-  const std::string out = interrupted_job("USR1", "rank", "--allow-no-checkpoint-dir");
+  const std::string out = outcome("no_dir_rank");
   EXPECT_NE(out.find("job exit 0"), std::string::npos) << out;
   EXPECT_NE(out.find("nothing was saved (no --checkpoint-dir)"), std::string::npos) << out;
 }
 
 TEST_F(StopSignals, OnANonZeroRankWithoutACheckpointDirectoryRankZeroSaysNothingWasSaved) {
-  const std::string out = interrupted_job("USR1", "rank1", "--allow-no-checkpoint-dir");
+  const std::string out = outcome("no_dir_rank1");
   EXPECT_NE(out.find("job exit 0"), std::string::npos) << out;
   const std::regex line(R"(stop signal: stopping after step ([0-9]+); nothing was saved \(no --checkpoint-dir\))");
   std::smatch m;
@@ -153,15 +244,8 @@ TEST_F(StopSignals, OnANonZeroRankWithoutACheckpointDirectoryRankZeroSaysNothing
 }
 
 TEST_F(StopSignals, DuringTheLastStepItIsSavedAndTheRunStops) {
-  // One step of a model large enough that it takes seconds; the signal goes to rank 1 once the run
-  // has started (the GEMM ceiling is measured just before the step).
-  const std::filesystem::path run_dir = dir_ / "last_step";
-  const std::string flags = " --data " + data_ +
-                            " --layers 4 --dim 256 --heads 4 --seq-len 16 --vocab 64 "
-                            "--micro-batch 128 --sample-tokens 20 --eval-every 0 --log-every 1 --threads 1 "
-                            "--no-memory-check --steps 1 --checkpoint-dir " +
-                            run_dir.string();
-  const std::string out = signalled_job("USR1", "rank1", flags, "GEMM ceiling");
+  const std::filesystem::path run_dir = StopSignals::run_dir("last_step");
+  const std::string out = outcome("last_step");
   EXPECT_NE(out.find("job exit 0"), std::string::npos) << out;
   EXPECT_NE(out.find("stop signal (after the last step): saved step 1 to " + run_dir.string() + ", stopping"),
             std::string::npos)
@@ -171,7 +255,7 @@ TEST_F(StopSignals, DuringTheLastStepItIsSavedAndTheRunStops) {
 }
 
 TEST_F(StopSignals, DuringTheLastValidationWithoutACheckpointDirectory) {
-  const std::string out = signalled_in_last_validation("");
+  const std::string out = outcome("last_validation_no_dir");
   EXPECT_NE(out.find("job exit 0"), std::string::npos) << out;
   EXPECT_NE(out.find("stop signal (after the last step): stopping after step 3; nothing was saved "
                      "(no --checkpoint-dir)"),
@@ -181,8 +265,8 @@ TEST_F(StopSignals, DuringTheLastValidationWithoutACheckpointDirectory) {
 }
 
 TEST_F(StopSignals, DuringTheLastValidationTheLastStepIsSavedAndResumesAtTheEnd) {
-  const std::filesystem::path run_dir = dir_ / "last_validation";
-  const std::string out = signalled_in_last_validation("--checkpoint-dir " + run_dir.string());
+  const std::filesystem::path run_dir = StopSignals::run_dir("last_validation");
+  const std::string out = outcome("last_validation");
   EXPECT_NE(out.find("job exit 0"), std::string::npos) << out;
   EXPECT_NE(out.find("stop signal (after the last step): saved step 3 to " + run_dir.string() + ", stopping"),
             std::string::npos)
@@ -190,8 +274,8 @@ TEST_F(StopSignals, DuringTheLastValidationTheLastStepIsSavedAndResumesAtTheEnd)
   EXPECT_FALSE(printed_a_sample(out)) << "it went on to the sample:\n" << out;
   EXPECT_EQ(saved_step(run_dir), 3) << out;
   // A requeued job with the same flags has nothing left to train.
-  const auto again =
-      run_bounded(train_gpt_ + tiny_run(data_) + " --steps 3 --checkpoint-dir " + run_dir.string() + " --resume auto");
+  const auto again = run_bounded(train_gpt_ + tiny_run(validated_data_) + " --steps 3 --checkpoint-dir " +
+                                 run_dir.string() + " --resume auto");
   EXPECT_EQ(again.exit_code, 0) << again.output;
   EXPECT_NE(again.output.find("at step 3"), std::string::npos) << again.output;
   EXPECT_EQ(again.output.find("  loss "), std::string::npos) << "it trained again:\n" << again.output;
