@@ -301,7 +301,7 @@ double time_attention(Device& device, const AttentionDims& s, bool backward) {
   auto buffer = [&](std::int64_t n) { return Tensor::zeros(device, {n}, DType::kF32, MemoryCategory::kWorkspace); };
   Tensor qkv = buffer(s.b * s.t * 3 * s.c), out = buffer(s.b * s.t * s.c), lse = buffer(s.b * s.nh * s.t);
   Tensor dout = buffer(s.b * s.t * s.c), dqkv = buffer(s.b * s.t * 3 * s.c), delta = buffer(s.b * s.nh * s.t);
-  const std::size_t bytes = k.attention_scratch_bytes(s.b, s.t, s.c, s.nh);
+  const std::size_t bytes = k.attention_scratch_bytes(s.b, s.t, s.c, s.nh, DType::kF32);
   const std::shared_ptr<Storage> scratch =
       bytes == 0 ? nullptr : Storage::allocate(device, bytes, MemoryCategory::kWorkspace);
   void* scratch_ptr = scratch ? scratch->data() : nullptr;

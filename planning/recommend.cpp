@@ -124,6 +124,10 @@ Recommendation recommend(const RecommendRequest& request) {
 
   Walk w;
   w.config = request.base;
+  // A GPU computes in bf16 (its tensor cores; half the activation bytes); on the CPU bf16 saves memory
+  // but not time, so the walk takes it there only when the memory needs it (below).
+  const bool gpu = !request.base.host_is_device;
+  if (gpu) w.config.precision.compute_dtype = DType::kBF16;
   w.config.precision.param_dtype = DType::kBF16;
   w.config.precision.reduce_dtype = DType::kBF16;
   w.config.grad_dtype = DType::kF32;
@@ -133,9 +137,12 @@ Recommendation recommend(const RecommendRequest& request) {
   w.config.offload.parameters = OffloadTarget::kNone;
   w.cap = cap;
   w.start();
-  w.steps.push_back({"bf16 parameters, bf16 gradient reduce",
-                     "start from bf16: stored parameters and gradient traffic take 2 bytes; master weights, optimizer "
-                     "state and gradient accumulation stay f32" +
+  w.steps.push_back({gpu ? "bf16 compute, bf16 parameters, bf16 gradient reduce"
+                         : "bf16 parameters, bf16 gradient reduce",
+                     std::string("start from bf16: ") +
+                         (gpu ? "activations, their gradients, compute copies, " : "") +
+                         "stored parameters and gradient traffic take 2 bytes; master weights, optimizer "
+                         "state and gradient accumulation stay f32" +
                          std::string(w.micro > 0 ? "; micro " + std::to_string(w.micro) + " fits" : ""),
                      w.first.needed()});
   // Cheap stages first: sharding optimizer state and gradients adds no communication.
@@ -145,6 +152,10 @@ Recommendation recommend(const RecommendRequest& request) {
            stage == ZeroStage::kStage1 ? "shard the optimizer state (no extra communication):"
                                        : "shard the gradients too (still no extra communication):",
            [stage](PlanConfig& c) { c.stage = stage; });
+  }
+  if (w.micro == 0 && w.config.precision.compute_dtype != DType::kBF16) {
+    w.take("bf16 compute", "activations and their gradients in 2 bytes (on the CPU it costs time: its GEMMs widen bf16):",
+           [](PlanConfig& c) { c.precision.compute_dtype = DType::kBF16; });
   }
   if (w.micro == 0) {
     w.take("activation checkpointing: blocks", "every block keeps only its input and recomputes in backward:",
