@@ -3,7 +3,7 @@
 # without a package registry).
 
 # The toolchain: a machine that builds from carried packages brings its own.
-toolchain_packages=(build-essential cmake pkg-config)
+toolchain_packages=(build-essential cmake ninja-build pkg-config)
 # The libraries the library and its programs build and run against.
 library_packages=(
   libopenmpi-dev openmpi-bin

@@ -4,6 +4,7 @@
 // encoding and decoding a sentence, either succeeds or refuses naming the file (or the tokenizer
 // built from it); no crash, and no allocation past 64 x the file's size + 1 MiB.
 // tessera-test-timeout: 60
+// tessera-test-executable: own (it replaces the global operator new: faults/fuzz_support.hpp)
 #include <gtest/gtest.h>
 
 #include "tessera/text/tokenizer/bpe_tokenizer.hpp"

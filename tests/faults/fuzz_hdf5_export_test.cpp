@@ -8,6 +8,7 @@
 // no allocation past 64 x the file's size + 1 MiB. Both name schemes (tessera, hf-gpt2). Byte
 // mutations too, each batch in a forked child (a crash inside HDF5's parser is reported, not fatal).
 // tessera-test-timeout: 60
+// tessera-test-executable: own (it replaces the global operator new: faults/fuzz_support.hpp)
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -5,6 +5,7 @@
 // model.safetensors); no crash, no model larger than the file can hold, and no allocation past
 // 64 x the mutated file's size + 1 MiB.
 // tessera-test-timeout: 60
+// tessera-test-executable: own (it replaces the global operator new: faults/fuzz_support.hpp)
 #include <gtest/gtest.h>
 
 #include <cstring>

@@ -4,6 +4,7 @@
 // and repeated. The reader and read_f32 of every tensor it lists either succeed — and then every dimension is
 // non-negative and the tensors lie inside the data, apart — or refuse naming the file; never crash, and never allocate
 // more than 64 x the file's size + 1 MiB. tessera-test-timeout: 60
+// tessera-test-executable: own (it replaces the global operator new: faults/fuzz_support.hpp)
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -8,7 +8,8 @@
 // reported, so a header that claims gigabytes fails the test instead of the machine.
 //
 // This header defines the replacement global operator new / delete that do the metering: include
-// it from exactly one file of a test executable (each tests/faults/fuzz_*_test.cpp is one).
+// it from exactly one file of a test executable — each tests/faults/fuzz_*_test.cpp is one, as its
+// "tessera-test-executable: own" line asks (tests/CMakeLists.txt).
 #pragma once
 
 #include <gtest/gtest.h>

@@ -5,6 +5,7 @@
 // vocabulary is one its tokenizer can have — or refuses naming the file; no crash, and no
 // allocation past 64 x the file's size + 1 MiB.
 // tessera-test-timeout: 60
+// tessera-test-executable: own (it replaces the global operator new: faults/fuzz_support.hpp)
 #include <gtest/gtest.h>
 
 #include <cstring>
