@@ -153,10 +153,6 @@ Recommendation recommend(const RecommendRequest& request) {
                                        : "shard the gradients too (still no extra communication):",
            [stage](PlanConfig& c) { c.stage = stage; });
   }
-  if (w.micro == 0 && w.config.precision.compute_dtype != DType::kBF16) {
-    w.take("bf16 compute", "activations and their gradients in 2 bytes (on the CPU it costs time: its GEMMs widen bf16):",
-           [](PlanConfig& c) { c.precision.compute_dtype = DType::kBF16; });
-  }
   if (w.micro == 0) {
     w.take("activation checkpointing: blocks", "every block keeps only its input and recomputes in backward:",
            [](PlanConfig& c) { c.recompute = RecomputePolicy::by_type("TransformerBlock"); });
@@ -180,6 +176,14 @@ Recommendation recommend(const RecommendRequest& request) {
            });
   }
 
+  // On the CPU bf16 compute halves the activations but slows the step (its GEMMs widen bf16 to f32):
+  // the last move, when nothing else was enough.
+  if (w.micro == 0 && w.config.precision.compute_dtype != DType::kBF16) {
+    w.take("bf16 compute",
+           "activations and their gradients in 2 bytes (on the CPU a slower step: its GEMMs widen bf16 to f32):",
+           [](PlanConfig& c) { c.precision.compute_dtype = DType::kBF16; });
+  }
+
   Recommendation r;
   if (w.micro == 0) {
     r.config = w.config;
@@ -187,9 +191,9 @@ Recommendation recommend(const RecommendRequest& request) {
     r.steps = w.steps;
     const MemoryCategory big = largest_category(w.first);
     r.failure = std::string(to != OffloadTarget::kNone
-                                ? "even with ZeRO-3, checkpointing and optimizer and parameter offload"
-                                : "even with ZeRO-3 and checkpointing (offload, the next step, does not run on this "
-                                  "target yet)") +
+                                ? "even with ZeRO-3, checkpointing, optimizer and parameter offload and bf16 compute"
+                                : "even with ZeRO-3, checkpointing and bf16 compute (offload, the next step, does not "
+                                  "run on this target yet)") +
                 ", " + need_vs_budget(w.first) + "; the largest part is " + memory_category_name(big) + " (" +
                 bytes(w.first.peak(big)) +
                 "): use more ranks, a device with more memory, a shorter sequence or a "

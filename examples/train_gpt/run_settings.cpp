@@ -58,8 +58,7 @@ std::size_t collective_probe_bytes(Module& model) {
 std::string compute_dtype_line(const MixedPrecision& precision, const std::string& flag, const Device& device) {
   std::string line = std::string("compute: ") + dtype_name(precision.compute_dtype) + " (--compute-dtype " + flag;
   if (flag == "auto") line += device.kind() == DeviceKind::kCuda ? ": bf16 on a GPU" : ": f32 off a GPU";
-  return line + "); parameters stored " + dtype_name(precision.param_dtype) +
-         ", master weights and optimizer state f32";
+  return line + "); params stored " + dtype_name(precision.param_dtype) + ", f32 master";
 }
 
 ShardingConfig sharding_config(const TrainOptions& o, const NodeLayout& nodes, const Device& device) {

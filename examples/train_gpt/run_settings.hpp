@@ -29,8 +29,8 @@ std::unique_ptr<Communicator> two_level_world(const std::string& collectives, Co
 std::size_t collective_probe_bytes(Module& model);
 
 // `nodes`: where the job's ranks run (--hybrid-group node groups by it).
-// "compute: bf16 (--compute-dtype auto: bf16 on a GPU); parameters stored bf16, master weights and
-// optimizer state f32": the start-up line that says what the layers run in and why.
+// "compute: bf16 (--compute-dtype auto: bf16 on a GPU); params stored bf16, f32 master": the start-up
+// line that says what the layers run in and why.
 std::string compute_dtype_line(const MixedPrecision& precision, const std::string& flag, const Device& device);
 
 // The engine's settings from the flags; --compute-dtype auto and --param-dtype auto are resolved for

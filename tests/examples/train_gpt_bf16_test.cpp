@@ -85,11 +85,11 @@ TEST_F(TrainBf16, StartUpLineAndRefusals) {
                                                   " --steps 1 --device cpu",
                                               60);
   ASSERT_EQ(automatic.exit_code, 0) << automatic.output;
-  EXPECT_NE(automatic.output.find("compute: f32 (--compute-dtype auto: f32 off a GPU); parameters stored f32"),
+  EXPECT_NE(automatic.output.find("compute: f32 (--compute-dtype auto: f32 off a GPU); params stored f32"),
             std::string::npos)
       << automatic.output;
   const ProcessResult bf16 = run_bounded(train_gpt_ + flags() + " --steps 1", 60);
-  EXPECT_NE(bf16.output.find("compute: bf16 (--compute-dtype bf16); parameters stored bf16"), std::string::npos)
+  EXPECT_NE(bf16.output.find("compute: bf16 (--compute-dtype bf16); params stored bf16"), std::string::npos)
       << bf16.output;
   const ProcessResult f16 = run_bounded(train_gpt_ + testing::set_flag(flags(), "--compute-dtype", "f16") + " --steps 1", 60);
   EXPECT_NE(f16.exit_code, 0);
