@@ -63,6 +63,7 @@ struct Options {
   std::string checkpointing_124m = "none";
   std::string checkpointing_1p5b = "blocks";
   std::string gemm_math = "bf16";
+  std::string compute_dtype = "bf16";
   std::int64_t gemm_size = 8192;
   double min_mib = 1;
   double max_mib = 256;
@@ -87,6 +88,8 @@ std::optional<Options> parse(int argc, char** argv, bool print) {
       ("checkpointing-1.5b", po::value(&o.checkpointing_1p5b)->default_value(o.checkpointing_1p5b),
        "activation checkpointing of 1.5b")
       ("gemm-math", po::value(&o.gemm_math)->default_value(o.gemm_math), "arithmetic of the f32 GEMMs: f32, tf32, bf16")
+      ("compute-dtype", po::value(&o.compute_dtype)->default_value(o.compute_dtype),
+       "what the training step computes in: bf16 (parameters stored bf16, f32 master) or f32")
       ("gemm-size", po::value(&o.gemm_size)->default_value(o.gemm_size), "M = N = K of the measured peak GEMM")
       ("min-mib", po::value(&o.min_mib)->default_value(o.min_mib), "smallest NCCL buffer (MiB of f32)")
       ("max-mib", po::value(&o.max_mib)->default_value(o.max_mib), "largest NCCL buffer (MiB of f32)")
@@ -105,6 +108,9 @@ std::optional<Options> parse(int argc, char** argv, bool print) {
   if (o.micro_124m < 1 || o.micro_1p5b < 1)
     throw std::invalid_argument("bench_gpu: --micro-124m/--micro-1.5b must be >= 1");
   if (o.gemm_size < 256) throw std::invalid_argument("bench_gpu: --gemm-size must be >= 256");
+  if (o.compute_dtype != "f32" && o.compute_dtype != "bf16") {
+    throw std::invalid_argument("bench_gpu: --compute-dtype '" + o.compute_dtype + "': use f32 or bf16");
+  }
   if (!(o.min_mib > 0 && o.max_mib >= o.min_mib))
     throw std::invalid_argument("bench_gpu: need 0 < --min-mib <= --max-mib");
   return o;
@@ -151,6 +157,8 @@ void bench_model(const ModelRun& run, const Options& o, Device& device, Communic
   apply_recompute(model, parse_recompute_policy(run.recompute));
   ShardingConfig sharding;
   sharding.stage = ZeroStage::kStage0;
+  sharding.precision.compute_dtype = parse_dtype(o.compute_dtype, "--compute-dtype");
+  sharding.precision.param_dtype = sharding.precision.compute_dtype;
   ShardedEngine engine(model, device, device_world, sharding, 1234);
   Trainer trainer(engine);
   std::vector<double> seconds;
@@ -198,8 +206,9 @@ void bench_training(const Options& o, const RankInfo& info, Device& device, Comm
         table_peak > 0 ? (std::to_string(static_cast<int>(table_peak)) + " TFLOP/s (table)").c_str()
                        : "unknown (not in the table)",
         static_cast<long long>(o.gemm_size), gemm_peak);
-    std::printf("# ZeRO 0, f32 parameters, AdamW; step = median over %d steps (after %d) of the slowest rank\n",
-                o.steps, o.warmup);
+    std::printf("# ZeRO 0, compute %s (parameters stored %s, f32 master), AdamW; step = median over %d steps (after "
+                "%d) of the slowest rank\n",
+                o.compute_dtype.c_str(), o.compute_dtype.c_str(), o.steps, o.warmup);
     std::printf("%-6s %11s %5s %-10s %9s %11s %8s %9s %9s %12s\n", "model", "params", "micro", "ckpt", "step_ms",
                 "tokens/s", "TFLOP/s", "MFU_peak", "MFU_gemm", "peak_mem");
   }
@@ -301,7 +310,7 @@ double time_attention(Device& device, const AttentionDims& s, bool backward) {
   auto buffer = [&](std::int64_t n) { return Tensor::zeros(device, {n}, DType::kF32, MemoryCategory::kWorkspace); };
   Tensor qkv = buffer(s.b * s.t * 3 * s.c), out = buffer(s.b * s.t * s.c), lse = buffer(s.b * s.nh * s.t);
   Tensor dout = buffer(s.b * s.t * s.c), dqkv = buffer(s.b * s.t * 3 * s.c), delta = buffer(s.b * s.nh * s.t);
-  const std::size_t bytes = k.attention_scratch_bytes(s.b, s.t, s.c, s.nh);
+  const std::size_t bytes = k.attention_scratch_bytes(s.b, s.t, s.c, s.nh, DType::kF32);
   const std::shared_ptr<Storage> scratch =
       bytes == 0 ? nullptr : Storage::allocate(device, bytes, MemoryCategory::kWorkspace);
   void* scratch_ptr = scratch ? scratch->data() : nullptr;

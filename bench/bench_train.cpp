@@ -12,8 +12,11 @@
 // second, so a ratio of one step to a ceiling measured minutes apart mostly measures that drift. The
 // "paired" column therefore also samples the ceiling's GEMM right before and after every timed step
 // and gives the median over the steps of the step's GFLOP/s over the faster of its two samples.
+// The sharded path runs in each compute dtype asked for (--compute-dtype f32 bf16): bf16 rows show
+// what bf16 compute costs on the CPU (its GEMMs widen bf16 panels to f32) and what it saves (peak
+// and activation bytes).
 // Usage: bench_train [--threads N] [--steps N] [--warmup N] [--config tiny|small|llama]...
-//                    [--trainer local|sharded|both] [--pick median|fastest]
+//                    [--trainer local|sharded|both] [--compute-dtype f32|bf16]... [--pick median|fastest]
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -66,6 +69,7 @@ struct Args {
   int threads = 2, steps = 5, warmup = 1;
   std::vector<std::string> configs{"tiny", "small", "llama"};
   std::string trainer = "both";
+  std::vector<std::string> compute_dtypes{"f32", "bf16"};  // of the sharded trainer (LocalTrainer: f32)
   std::string pick = "median";
 };
 
@@ -97,10 +101,12 @@ ProcessUsage process_usage_so_far() {
 
 struct RunResult {
   std::string config, trainer;
+  DType compute = DType::kF32;
   StepTiming shown;  // the step of median (or least) wall time
   double gflops = 0.0, tokens_per_second = 0.0;
   double paired_ratio = 0.0;  // median over the timed steps of GFLOP/s / the step's ceiling_gflops
   std::int64_t peak_bytes = 0;
+  std::int64_t activation_peak_bytes = 0;
 };
 
 // Parses the command line; returns false (after printing help) when there is nothing to run.
@@ -117,6 +123,8 @@ bool parse(int argc, char** argv, Args& a) {
       ("config", po::value(&a.configs)->multitoken(), "tiny, small and/or llama (default: all three)")
       ("trainer", po::value(&a.trainer)->default_value(a.trainer),
        "local (LocalTrainer), sharded (ShardedEngine ZeRO-0 + Trainer, as train_gpt) or both")
+      ("compute-dtype", po::value(&a.compute_dtypes)->multitoken(),
+       "the sharded trainer's compute dtypes, f32 and/or bf16 (default: both)")
       ("help,h", "print this help");
   // clang-format on
   po::variables_map vm;
@@ -135,6 +143,9 @@ bool parse(int argc, char** argv, Args& a) {
   }
   if (a.trainer != "local" && a.trainer != "sharded" && a.trainer != "both") {
     throw std::invalid_argument("--trainer " + a.trainer + ": choose local, sharded or both");
+  }
+  for (const std::string& d : a.compute_dtypes) {
+    if (d != "f32" && d != "bf16") throw std::invalid_argument("--compute-dtype " + d + ": choose f32 or bf16");
   }
   for (const std::string& c : a.configs) {
     bool known = false;
@@ -176,10 +187,13 @@ std::vector<StepTiming> time_steps(TimedDevice& device, const Args& args, Step&&
   return timings;
 }
 
-RunResult run(TimedDevice& device, const BenchConfig& bc, const std::string& trainer_kind, Communicator& world,
-              const Args& args, GemmCeilingProbe& ceiling_probe) {
+RunResult run(TimedDevice& device, const BenchConfig& bc, const std::string& trainer_kind, DType compute,
+              Communicator& world, const Args& args, GemmCeilingProbe& ceiling_probe) {
   device.memory().reset_peaks();
-  RunResult r{bc.name, trainer_kind, {}, 0.0, 0.0, 0.0, 0};
+  RunResult r;
+  r.config = bc.name;
+  r.trainer = trainer_kind;
+  r.compute = compute;
   Gpt model(bc.model);
   const std::vector<MicroBatch> batch{random_batch(device, bc.model, bc.batch, 7)};
   auto sample_ceiling = [&] { return ceiling_probe.measure(kCeilingSampleSeconds).gflops; };
@@ -192,6 +206,8 @@ RunResult run(TimedDevice& device, const BenchConfig& bc, const std::string& tra
   } else {
     ShardingConfig config;
     config.stage = ZeroStage::kStage0;
+    config.precision.compute_dtype = compute;
+    config.precision.param_dtype = compute;
     ShardedEngine engine(model, device, world, config, 1);
     Trainer trainer(engine);
     timings = time_steps(
@@ -208,7 +224,13 @@ RunResult run(TimedDevice& device, const BenchConfig& bc, const std::string& tra
   r.tokens_per_second = tokens / r.shown.seconds;
   r.gflops = flops_per_step / r.shown.seconds / 1e9;
   r.peak_bytes = device.memory().peak_total();
+  r.activation_peak_bytes = device.memory().peak(MemoryCategory::kActivations);
   return r;
+}
+
+// "local", "sharded f32", "sharded bf16".
+std::string trainer_label(const RunResult& r) {
+  return r.trainer == "local" ? r.trainer : r.trainer + " " + dtype_name(r.compute);
 }
 
 void print_breakdown(const std::vector<RunResult>& results, const std::string& pick) {
@@ -216,8 +238,8 @@ void print_breakdown(const std::vector<RunResult>& results, const std::string& p
       "\nper-phase breakdown of the %s step, ms (%% of the step); overhead = step - sum of kernels,\n"
       "of which alloc (allocate + free), fill (zero-fill) and copy are the framework's memory operations\n\n",
       pick.c_str());
-  std::printf("%-6s %-8s %8s %15s %15s %15s %15s %15s %15s | %8s %7s %7s %7s\n", "config", "trainer", "step", "gemm",
-              "attention", "elementwise", "loss", "optimizer", "overhead", "alloc", "fill", "copy", "other");
+  std::printf("%-6s %-13s %8s %15s %15s %15s %15s %15s %15s | %8s %7s %7s %7s\n", "config", "trainer", "step",
+              "gemm", "attention", "elementwise", "loss", "optimizer", "overhead", "alloc", "fill", "copy", "other");
   for (const RunResult& r : results) {
     const StepTiming& t = r.shown;
     const double step_ms = t.seconds * 1e3;
@@ -231,8 +253,8 @@ void print_breakdown(const std::vector<RunResult>& results, const std::string& p
     const double fill = t.memory.seconds_of(MemoryOp::kFill), copy = t.memory.seconds_of(MemoryOp::kCopy);
     const double optimizer =
         t.kernels.seconds_of(KernelGroup::kOptimizer) + t.kernels.seconds_of(KernelGroup::kConversion);
-    std::printf("%-6s %-8s %8.1f %15s %15s %15s %15s %15s %15s | %8.2f %7.2f %7.2f %7.2f\n", r.config.c_str(),
-                r.trainer.c_str(), step_ms, cell(t.kernels.seconds_of(KernelGroup::kGemm)).c_str(),
+    std::printf("%-6s %-13s %8.1f %15s %15s %15s %15s %15s %15s | %8.2f %7.2f %7.2f %7.2f\n", r.config.c_str(),
+                trainer_label(r).c_str(), step_ms, cell(t.kernels.seconds_of(KernelGroup::kGemm)).c_str(),
                 cell(t.kernels.seconds_of(KernelGroup::kAttention)).c_str(),
                 cell(t.kernels.seconds_of(KernelGroup::kElementwise)).c_str(),
                 cell(t.kernels.seconds_of(KernelGroup::kLoss)).c_str(), cell(optimizer).c_str(), cell(overhead).c_str(),
@@ -241,7 +263,7 @@ void print_breakdown(const std::vector<RunResult>& results, const std::string& p
   std::printf(
       "\ngemm: linear layers and the LM head (bias and fused epilogues included); elementwise: embedding,\n"
       "layernorm, GELU, residual adds; loss: cross-entropy and its sum; optimizer: gradient norm, clipping,\n"
-      "AdamW (and dtype conversion, none in f32)\n");
+      "AdamW (and dtype conversion: bf16 micro-batch gradients into the f32 accumulator, compute copies)\n");
 }
 
 int bench(DistributedContext& ctx, const Args& args) {
@@ -276,31 +298,38 @@ int bench(DistributedContext& ctx, const Args& args) {
   for (const BenchConfig& bc : kConfigs) {
     if (std::find(args.configs.begin(), args.configs.end(), bc.name) == args.configs.end()) continue;
     for (const std::string& trainer : trainers) {
-      results.push_back(run(device, bc, trainer, ctx.world(), args, ceiling_probe));
-      result_configs.push_back(&bc);
+      const std::vector<std::string> dtypes = trainer == "local" ? std::vector<std::string>{"f32"} : args.compute_dtypes;
+      for (const std::string& dtype : dtypes) {
+        results.push_back(run(device, bc, trainer, parse_dtype(dtype, "--compute-dtype"), ctx.world(), args,
+                              ceiling_probe));
+        result_configs.push_back(&bc);
+      }
     }
   }
   const GemmCeiling after = measure_ceiling();
   if (after.gflops > ceiling.gflops) ceiling = after;
 
-  std::printf("bench_train: %d threads, %d timed steps (%s shown) after %d warm-up, f32, OpenBLAS core %s\n",
+  std::printf("bench_train: %d threads, %d timed steps (%s shown) after %d warm-up, OpenBLAS core %s\n",
               args.threads, args.steps, args.pick.c_str(), args.warmup, blas_core_name().c_str());
   std::printf(
       "sgemm ceiling: %.1f GFLOP/s (the kernels' gemm %ldx%ldx%ld, best of 3 shapes, before and after the steps)\n",
       ceiling.gflops, static_cast<long>(ceiling.m), static_cast<long>(ceiling.n), static_cast<long>(ceiling.k));
-  std::printf("trainer local: LocalTrainer; sharded: ShardedEngine ZeRO-0 + Trainer on 1 rank (train_gpt's path)\n\n");
-  std::printf("%-6s %-8s %-52s %10s %10s %12s %12s %8s %8s %10s %10s %12s %8s %8s\n", "config", "trainer", "model",
-              "ms/step", "tokens/s", "train GF/s", "sgemm GF/s", "ratio", "paired", "peak MiB", "cache MiB",
-              "faults/step", "cpu ms", "sys ms");
+  std::printf(
+      "trainer local: LocalTrainer (f32); sharded f32|bf16: ShardedEngine ZeRO-0 + Trainer on 1 rank (train_gpt's "
+      "path) in that compute dtype\n\n");
+  std::printf("%-6s %-13s %-52s %10s %10s %12s %12s %8s %8s %10s %9s %10s %12s %8s %8s\n", "config", "trainer",
+              "model", "ms/step", "tokens/s", "train GF/s", "sgemm GF/s", "ratio", "paired", "peak MiB", "act MiB",
+              "cache MiB", "faults/step", "cpu ms", "sys ms");
   for (std::size_t i = 0; i < results.size(); ++i) {
     const RunResult& r = results[i];
     const BenchConfig& bc = *result_configs[i];
-    std::printf("%-6s %-8s %-52s %10.1f %10.0f %12.1f %12.1f %7.1f%% %7.1f%% %10.1f %10.1f %12lld %8.1f %8.1f\n",
-                bc.name.c_str(), r.trainer.c_str(), (bc.model.to_string() + " B=" + std::to_string(bc.batch)).c_str(),
-                r.shown.seconds * 1e3, r.tokens_per_second, r.gflops, ceiling.gflops, 100.0 * r.gflops / ceiling.gflops,
-                100.0 * r.paired_ratio, static_cast<double>(r.peak_bytes) / (1 << 20),
-                static_cast<double>(r.shown.cached_bytes) / (1 << 20), static_cast<long long>(r.shown.page_faults),
-                r.shown.cpu_seconds * 1e3, r.shown.system_seconds * 1e3);
+    std::printf(
+        "%-6s %-13s %-52s %10.1f %10.0f %12.1f %12.1f %7.1f%% %7.1f%% %10.1f %9.1f %10.1f %12lld %8.1f %8.1f\n",
+        bc.name.c_str(), trainer_label(r).c_str(), (bc.model.to_string() + " B=" + std::to_string(bc.batch)).c_str(),
+        r.shown.seconds * 1e3, r.tokens_per_second, r.gflops, ceiling.gflops, 100.0 * r.gflops / ceiling.gflops,
+        100.0 * r.paired_ratio, static_cast<double>(r.peak_bytes) / (1 << 20),
+        static_cast<double>(r.activation_peak_bytes) / (1 << 20), static_cast<double>(r.shown.cached_bytes) / (1 << 20),
+        static_cast<long long>(r.shown.page_faults), r.shown.cpu_seconds * 1e3, r.shown.system_seconds * 1e3);
   }
   std::printf(
       "\nratio: the shown step's GF/s over the sgemm ceiling above; paired: the median over the timed steps\n"
@@ -308,7 +337,8 @@ int bench(DistributedContext& ctx, const Args& args) {
       "after it (on a shared machine the cores' speed drifts between the ceiling runs and the steps)\n",
       kCeilingSampleSeconds * 1e3);
   std::printf(
-      "peak MiB: the trackers' simultaneous peak (Storage bytes); cache MiB: free blocks the device's\n"
+      "peak MiB: the trackers' simultaneous peak (Storage bytes); act MiB: of it, the peak of activations\n"
+      "(kept for backward, their gradients, logits); cache MiB: free blocks the device's\n"
       "allocator holds between steps; faults/step: page faults of the shown step (fresh pages mapped); cpu ms:\n"
       "its CPU time over all threads (user + system; less sensitive than ms/step to other load on the\n"
       "machine), sys ms: of it, the kernel's (page faults, mmap/munmap)\n");

@@ -41,7 +41,8 @@ struct Options {
 
 std::optional<Options> parse(int argc, char** argv) {
   Options o;
-  std::string model, params, param_dtype = "f32", reduce_dtype = "f32", grad_dtype = "f32", optimizer = "adamw";
+  std::string model, params, compute_dtype = "auto", param_dtype = "auto", reduce_dtype = "f32", grad_dtype = "f32",
+                             optimizer = "adamw";
   std::string checkpointing = "none", offload = "none", device_memory, host_memory, reserve = "0";
   std::optional<std::int64_t> layers, heads, dim, vocab, seq_len;
   int zero = 0;
@@ -58,7 +59,10 @@ std::optional<Options> parse(int argc, char** argv) {
   opt("params", po::value(&params),
       "a raw parameter count instead of an architecture (7B, 124M, 1.5e9): "
       "model state only");
-  opt("param-dtype", value_with_default(&param_dtype), "stored parameters: f32, bf16, f16");
+  opt("compute-dtype", value_with_default(&compute_dtype),
+      "what the layers compute in (compute copies, activations, their gradients): f32, bf16 or auto (bf16 for "
+      "--target gpu, f32 for cpu)");
+  opt("param-dtype", value_with_default(&param_dtype), "stored parameters: f32, bf16, f16 or auto (the compute dtype)");
   opt("reduce-dtype", value_with_default(&reduce_dtype), "gradient collectives: f32, bf16, f16");
   opt("grad-dtype", value_with_default(&grad_dtype),
       "gradient accumulation (the engine uses f32; bf16/f16 is the ZeRO paper's what-if)");
@@ -129,7 +133,11 @@ std::optional<Options> parse(int argc, char** argv) {
     if (auto v = get("seq-len")) g.max_seq_len = *v;
     if (arch && !model.empty()) c.model.name += " (modified)";
   }
-  c.precision.param_dtype = parse_dtype(param_dtype, "--param-dtype");
+  if (o.target != "gpu" && o.target != "cpu") throw std::invalid_argument("--target '" + o.target + "': use gpu or cpu");
+  c.precision.compute_dtype = compute_dtype == "auto" ? (o.target == "gpu" ? DType::kBF16 : DType::kF32)
+                                                      : parse_dtype(compute_dtype, "--compute-dtype");
+  c.precision.param_dtype =
+      param_dtype == "auto" ? c.precision.compute_dtype : parse_dtype(param_dtype, "--param-dtype");
   c.precision.reduce_dtype = parse_dtype(reduce_dtype, "--reduce-dtype");
   c.grad_dtype = parse_dtype(grad_dtype, "--grad-dtype");
   c.optimizer.kind = parse_optimizer_kind(optimizer);
@@ -273,6 +281,7 @@ const tessera::SettingNames& plan_setting_names() {
                                            {"sharding.prefetch_units", "--prefetch"},
                                            {"sharding.offload.parameters", "--offload params"},
                                            {"precision.param_dtype", "--param-dtype"},
+                                           {"precision.compute_dtype", "--compute-dtype"},
                                            {"precision.reduce_dtype", "--reduce-dtype"},
                                            {"optimizer.kind", "--optimizer"},
                                            {"optimizer.block_size", "--optimizer-block"},

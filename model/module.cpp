@@ -146,4 +146,8 @@ void check_input(bool ok, const std::string& module, const std::string& what, co
   }
 }
 
+std::string rows_of(DType dtype, std::int64_t last) {
+  return std::string(dtype_name(dtype)) + " (..., " + std::to_string(last) + ")";
+}
+
 }  // namespace tessera

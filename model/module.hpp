@@ -117,12 +117,22 @@ Tensor& require_grad(Parameter& p);
 
 namespace tessera {
 
-// A new f32 tensor for a forward output or an activation gradient (category kActivations).
-inline Tensor new_activation(Context& ctx, Shape shape) {
+// A new tensor for a forward output or an activation gradient (category kActivations), in the
+// module's compute dtype (its parameters' dtype, f32 or bf16: what the engine bound them as).
+inline Tensor new_activation(Context& ctx, Shape shape, DType dtype) {
+  return Tensor::empty(ctx.device, std::move(shape), dtype, MemoryCategory::kActivations);
+}
+
+// A new f32 tensor of statistics kept for backward (LayerNorm's mean and rstd, attention's and the
+// loss's log-sum-exp), category kActivations: f32 whatever the compute dtype.
+inline Tensor new_statistics(Context& ctx, Shape shape) {
   return Tensor::empty(ctx.device, std::move(shape), DType::kF32, MemoryCategory::kActivations);
 }
 
 // Throws std::invalid_argument "<module>: expected <what>, got <shape>" unless `ok`.
 void check_input(bool ok, const std::string& module, const std::string& what, const Tensor& x);
+
+// "bf16 (..., 384)": how check_input's `what` names a tensor of `dtype` whose last dimension is `last`.
+std::string rows_of(DType dtype, std::int64_t last);
 
 }  // namespace tessera

@@ -91,8 +91,9 @@ std::string PlanConfig::describe() const {
   std::string s = "ZeRO-" + std::to_string(zero_stage_number(stage)) + " on " + std::to_string(ranks) +
                   (ranks == 1 ? " rank" : " ranks");
   if (shard_ranks() != ranks) s += " (shard groups of " + std::to_string(shard_ranks()) + ")";
-  s += std::string(", param ") + dtype_name(precision.param_dtype) + ", reduce " + dtype_name(precision.reduce_dtype) +
-       ", grads " + dtype_name(grad_dtype) + ", " + optimizer_kind_name(optimizer.kind);
+  s += std::string(", compute ") + dtype_name(precision.compute_dtype) + ", param " + dtype_name(precision.param_dtype) +
+       ", reduce " + dtype_name(precision.reduce_dtype) + ", grads " + dtype_name(grad_dtype) + ", " +
+       optimizer_kind_name(optimizer.kind);
   s += ", micro " + std::to_string(micro_batch) + " x accumulation " + std::to_string(accumulation);
   if (model.gpt) s += " at seq_len " + std::to_string(tokens_per_sample());
   s += ", checkpointing " + recompute.to_string() + ", offload " + offload.to_string();
@@ -131,6 +132,7 @@ std::vector<PlanSetting> PlanConfig::training_settings() const {
   }
   out.push_back({"sharding.stage", std::to_string(zero_stage_number(stage))});
   if (hybrid_group > 0) out.push_back({"sharding.hybrid_group", std::to_string(hybrid_group)});
+  out.push_back({"precision.compute_dtype", dtype_name(precision.compute_dtype)});
   out.push_back({"precision.param_dtype", dtype_name(precision.param_dtype)});
   out.push_back({"precision.reduce_dtype", dtype_name(precision.reduce_dtype)});
   if (optimizer.kind != OptimizerKind::kAdamW) out.push_back({"optimizer.kind", optimizer_kind_name(optimizer.kind)});

@@ -31,7 +31,7 @@ struct PlanSetting {
 struct PlanConfig {
   ModelSpec model;
   std::int64_t seq_len = 0;  // tokens per sample; 0: the model's max_seq_len
-  MixedPrecision precision;  // param and reduce dtypes (activations are f32 on the CPU backend)
+  MixedPrecision precision;  // compute, param and reduce dtypes
   // Gradient accumulation dtype. The engine always accumulates in f32; bf16/f16 reproduce the
   // ZeRO paper's 2-byte gradients as arithmetic, for a model given by its parameter count only.
   DType grad_dtype = DType::kF32;
@@ -63,7 +63,7 @@ struct PlanConfig {
   std::int64_t tokens_per_sample() const;
   // Throws SettingError ("plan.ranks", "sharding.hybrid_group", ...) naming what to change.
   void validate() const;
-  // "ZeRO-3 on 8 ranks, param bf16, reduce bf16, grads f32, AdamW, micro 4 x accumulation 1,
+  // "ZeRO-3 on 8 ranks, compute bf16, param bf16, reduce bf16, grads f32, AdamW, micro 4 x accumulation 1,
   //  checkpointing blocks, offload none"
   std::string describe() const;
   // The engine's settings for this plan (NVMe offload included: on the meta device the engine's

@@ -36,7 +36,10 @@ std::string category_note(const MemoryPlan& plan, MemoryCategory c) {
              (k.offload.parameters != OffloadTarget::kNone ? " (offloaded)" : "");
     case MemoryCategory::kGradients:
       return std::string(dtype_name(k.grad_dtype)) +
-             (p.transient_full_grads ? " shard + full buffers of the units in backward" : " full buffer");
+             (p.transient_full_grads ? " shard + full buffers of the units in backward" : " full buffer") +
+             (p.transient_compute_grads
+                  ? std::string(" + ") + dtype_name(k.precision.compute_dtype) + " micro-batch gradients of the units in backward"
+                  : "");
     case MemoryCategory::kOptimizerState: {
       std::string s;
       for (const StateSpec& spec : optimizer_state_specs(k.optimizer)) s += (s.empty() ? "" : ", ") + spec.name;
@@ -45,13 +48,16 @@ std::string category_note(const MemoryPlan& plan, MemoryCategory c) {
              (k.offload.optimizer != OffloadTarget::kNone ? " (offloaded)" : "");
     }
     case MemoryCategory::kActivations:
-      return plan.has_step ? "kept for backward (" + k.recompute.to_string() + "), gradients, logits"
+      return plan.has_step ? std::string(dtype_name(k.precision.compute_dtype)) + ", kept for backward (" +
+                                 k.recompute.to_string() + "), gradients, logits; f32 statistics"
                            : "needs an architecture";
     case MemoryCategory::kCommBuffers: {
       if (!plan.has_step) return "needs an architecture";
       std::string s;
       if (p.gather_for_compute) s = "gathered units";
-      if (k.precision.param_dtype != DType::kF32) s += std::string(s.empty() ? "" : ", ") + "f32 compute copies";
+      if (k.precision.param_dtype != k.precision.compute_dtype) {
+        s += std::string(s.empty() ? "" : ", ") + dtype_name(k.precision.compute_dtype) + " compute copies";
+      }
       return s.empty() ? "none at this configuration" : s;
     }
     case MemoryCategory::kWorkspace: return plan.has_step ? "micro-batches, kernel scratch" : "needs an architecture";

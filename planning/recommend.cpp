@@ -124,6 +124,10 @@ Recommendation recommend(const RecommendRequest& request) {
 
   Walk w;
   w.config = request.base;
+  // A GPU computes in bf16 (its tensor cores; half the activation bytes); on the CPU bf16 saves memory
+  // but not time, so the walk takes it there only when the memory needs it (below).
+  const bool gpu = !request.base.host_is_device;
+  if (gpu) w.config.precision.compute_dtype = DType::kBF16;
   w.config.precision.param_dtype = DType::kBF16;
   w.config.precision.reduce_dtype = DType::kBF16;
   w.config.grad_dtype = DType::kF32;
@@ -133,9 +137,12 @@ Recommendation recommend(const RecommendRequest& request) {
   w.config.offload.parameters = OffloadTarget::kNone;
   w.cap = cap;
   w.start();
-  w.steps.push_back({"bf16 parameters, bf16 gradient reduce",
-                     "start from bf16: stored parameters and gradient traffic take 2 bytes; master weights, optimizer "
-                     "state and gradient accumulation stay f32" +
+  w.steps.push_back({gpu ? "bf16 compute, bf16 parameters, bf16 gradient reduce"
+                         : "bf16 parameters, bf16 gradient reduce",
+                     std::string("start from bf16: ") +
+                         (gpu ? "activations, their gradients, compute copies, " : "") +
+                         "stored parameters and gradient traffic take 2 bytes; master weights, optimizer "
+                         "state and gradient accumulation stay f32" +
                          std::string(w.micro > 0 ? "; micro " + std::to_string(w.micro) + " fits" : ""),
                      w.first.needed()});
   // Cheap stages first: sharding optimizer state and gradients adds no communication.
@@ -169,6 +176,14 @@ Recommendation recommend(const RecommendRequest& request) {
            });
   }
 
+  // On the CPU bf16 compute halves the activations but slows the step (its GEMMs widen bf16 to f32):
+  // the last move, when nothing else was enough.
+  if (w.micro == 0 && w.config.precision.compute_dtype != DType::kBF16) {
+    w.take("bf16 compute",
+           "activations and their gradients in 2 bytes (on the CPU a slower step: its GEMMs widen bf16 to f32):",
+           [](PlanConfig& c) { c.precision.compute_dtype = DType::kBF16; });
+  }
+
   Recommendation r;
   if (w.micro == 0) {
     r.config = w.config;
@@ -176,9 +191,9 @@ Recommendation recommend(const RecommendRequest& request) {
     r.steps = w.steps;
     const MemoryCategory big = largest_category(w.first);
     r.failure = std::string(to != OffloadTarget::kNone
-                                ? "even with ZeRO-3, checkpointing and optimizer and parameter offload"
-                                : "even with ZeRO-3 and checkpointing (offload, the next step, does not run on this "
-                                  "target yet)") +
+                                ? "even with ZeRO-3, checkpointing, optimizer and parameter offload and bf16 compute"
+                                : "even with ZeRO-3, checkpointing and bf16 compute (offload, the next step, does not "
+                                  "run on this target yet)") +
                 ", " + need_vs_budget(w.first) + "; the largest part is " + memory_category_name(big) + " (" +
                 bytes(w.first.peak(big)) +
                 "): use more ranks, a device with more memory, a shorter sequence or a "

@@ -1,13 +1,14 @@
 // recommend: the memory-tuning walk people follow by hand, automated over plan_memory — and only
 // towards what the engine runs. Starting from the configuration given:
-//   1. bf16 parameters and bf16 gradient reduce (master, optimizer state and accumulation stay
-//      f32).
+//   1. bf16 parameters and bf16 gradient reduce, and on a GPU bf16 compute (master, optimizer
+//      state and accumulation stay f32).
 //   2. If micro 1 does not fit: a higher ZeRO stage, 1 then 2 (optimizer state, then gradients
 //      sharded: no extra communication).
 //   3. Then activation checkpointing of every block.
 //   4. Then ZeRO-3 (parameters sharded, gathered per unit).
 //   5. Then — only to a tier that relieves the device and that the engine runs on the target
-//      (RecommendRequest::offload_to) — the optimizer state offloaded, then the parameter shard.
+//      (RecommendRequest::offload_to) — the optimizer state offloaded, then the parameter shard; and
+//      last, on the CPU, bf16 compute (half the activations, at the cost of widening in its GEMMs).
 //   6. When micro 1 fits but a target global batch needs accumulation, activation checkpointing is
 //      taken if it lets the micro-batch grow (fewer accumulation steps).
 //   7. Accumulation so that micro x ranks x accumulation hits the target global batch (the micro

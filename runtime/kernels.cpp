@@ -4,10 +4,10 @@
 namespace tessera {
 
 std::size_t Kernels::attention_scratch_bytes(std::int64_t /*b*/, std::int64_t /*t*/, std::int64_t /*c*/,
-                                             std::int64_t /*nh*/) const {
+                                             std::int64_t /*nh*/, DType /*dtype*/) const {
   return 0;  // the tiled kernels need none
 }
 
-std::string Kernels::attention_kernel() const { return "tiled online-softmax kernel (f32)"; }
+std::string Kernels::attention_kernel() const { return "tiled online-softmax kernel (f32 tiles)"; }
 
 }  // namespace tessera

@@ -3,8 +3,10 @@
 // ops are generated from one list, kernel_ops.hpp, as are every backend's declarations.
 //
 // Conventions (every backend):
-// - Pointers are device pointers of the Device the table belongs to; all floats are f32 unless the
-//   signature says otherwise. Shapes are row-major and given in the comment on each argument.
+// - Pointers are device pointers of the Device the table belongs to. The compute ops come in two
+//   overloads, float* (f32) and Bf16* (bf16) tensors, with f32 statistics either way; the others
+//   take f32 unless the signature says otherwise. Shapes are row-major and given in the comment on
+//   each argument.
 // - Kernels never allocate and never communicate; scratch is passed in by the caller (the sizes
 //   that depend on the table, as attention's, are asked of it).
 // - Backward kernels WRITE input gradients (dinp = ...) and ACCUMULATE parameter gradients
@@ -18,6 +20,7 @@
 #include <span>
 #include <string>
 
+#include "tessera/precision/bf16.hpp"
 #include "tessera/precision/dtype.hpp"
 #include "tessera/runtime/param_segment.hpp"
 
@@ -49,10 +52,12 @@ class Kernels {
 #define TESSERA_KERNEL_OP(name, group, params, args) virtual void name params const = 0;
 #include "tessera/runtime/kernel_ops.hpp"
 
-  // Bytes of device scratch attention_forward and attention_backward take at this shape (the larger
-  // of the two): 0 for the kernels that need none; a table with a fused library kernel (the CUDA
-  // table's cuDNN attention) its bf16 copies and the library's workspace.
-  virtual std::size_t attention_scratch_bytes(std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh) const;
+  // Bytes of device scratch attention_forward and attention_backward take at this shape on tensors of
+  // `dtype` (f32 or bf16; the larger of the two directions): 0 for the kernels that need none; a
+  // table with a fused library kernel (the CUDA table's cuDNN attention) the library's workspace,
+  // and for f32 tensors the bf16 copies the library reads and writes.
+  virtual std::size_t attention_scratch_bytes(std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh,
+                                              DType dtype) const;
   // The attention kernel this table runs, in words, for the program's start-up line.
   virtual std::string attention_kernel() const;
   // (Defined out of line, in kernels.cpp: an inline body would be compiled into every per-level CPU

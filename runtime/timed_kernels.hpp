@@ -53,8 +53,9 @@ class TimedKernels final : public Kernels {
 
 #define TESSERA_KERNEL_OP(name, group, params, args) void name params const override;
 #include "tessera/runtime/kernel_ops.hpp"
-  std::size_t attention_scratch_bytes(std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh) const override {
-    return inner_.attention_scratch_bytes(b, t, c, nh);
+  std::size_t attention_scratch_bytes(std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh,
+                                      DType dtype) const override {
+    return inner_.attention_scratch_bytes(b, t, c, nh, dtype);
   }
   std::string attention_kernel() const override { return inner_.attention_kernel(); }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "tessera/precision/bf16.hpp"
 #include "tessera/precision/convert.hpp"
 #include "tessera/runtime/cpu/cpu_kernels.hpp"
 #include "tessera/runtime/device.hpp"
@@ -49,7 +50,8 @@ FlatParamUnit::FlatParamUnit(std::string name, FlatLayout layout, const Placemen
   if (!p.gradients) {
     // none: the engine refuses backward
   } else if (p.grad_accumulator == Extent::kFull) {
-    prepare_grads();
+    grad_full_ = allocate(P, DType::kF32, MemoryCategory::kGradients);
+    if (!p.transient_compute_grads) bind_grads(grad_full_);
   } else {
     grad_shard_ = allocate(S, DType::kF32, MemoryCategory::kGradients);
   }
@@ -132,12 +134,12 @@ void FlatParamUnit::finish_gather() {
   if (!gather_in_flight_) throw std::logic_error("FlatParamUnit " + name_ + ": finish_gather without a gather");
   gather_in_flight_ = false;
   const Tensor& source = placement_.gather_for_compute ? gathered_ : stored_.tensor();
-  if (precision_.param_dtype == DType::kF32) {
+  const DType cd = precision_.compute_dtype;
+  if (precision_.param_dtype == cd) {
     compute_ = source;
   } else {
-    compute_ = allocate_overwritten(layout_.padded_numel(), DType::kF32, MemoryCategory::kCommBuffers);
-    device_.kernels().convert(source.data(), precision_.param_dtype, compute_.data(), DType::kF32,
-                              layout_.padded_numel());
+    compute_ = allocate_overwritten(layout_.padded_numel(), cd, MemoryCategory::kCommBuffers);
+    device_.kernels().convert(source.data(), precision_.param_dtype, compute_.data(), cd, layout_.padded_numel());
   }
   gathered_ = Tensor();
   uploaded_ = Tensor();
@@ -161,17 +163,65 @@ void FlatParamUnit::unbind_values() {
   ready_ = false;
 }
 
+void FlatParamUnit::bind_grads(const Tensor& buffer) {
+  for (const FlatEntry& e : layout_.entries()) e.parameter->grad = buffer.view(e.offset, e.parameter->shape);
+  grads_bound_ = true;
+}
+
+void FlatParamUnit::unbind_grads() {
+  for (const FlatEntry& e : layout_.entries()) e.parameter->grad = Tensor();
+  grads_bound_ = false;
+}
+
 void FlatParamUnit::prepare_grads() {
   if (grads_bound_) return;
+  if (placement_.transient_compute_grads) {
+    grad_compute_ = allocate(layout_.padded_numel(), precision_.compute_dtype, MemoryCategory::kGradients);
+    bind_grads(grad_compute_);
+    return;
+  }
   grad_full_ = allocate(layout_.padded_numel(), DType::kF32, MemoryCategory::kGradients);
-  for (const FlatEntry& e : layout_.entries()) e.parameter->grad = grad_full_.view(e.offset, e.parameter->shape);
-  grads_bound_ = true;
+  bind_grads(grad_full_);
+}
+
+void FlatParamUnit::accumulate_grads() {
+  if (!placement_.transient_compute_grads || !grad_compute_.defined()) return;
+  if (placement_.grad_accumulator != Extent::kFull) {
+    throw std::logic_error("FlatParamUnit " + name_ + ": gradients are accumulated unreduced only at stages 0-1");
+  }
+  device_.kernels().add_bf16(grad_full_.data_as<float>(), grad_full_.data_as<float>(), grad_compute_.data_as<Bf16>(),
+                             layout_.padded_numel(), nullptr);
+  unbind_grads();
+  grad_compute_ = Tensor();
+  sum_squares_kept_in_ = nullptr;
+  grad_offloaded_ = false;
 }
 
 Work FlatParamUnit::start_grad_reduce(Communicator& shard_comm) {
   prepare_grads();  // a unit no module touched this micro-step reduces zeros
   const std::int64_t P = layout_.padded_numel(), S = layout_.shard_numel();
   const DType wire = precision_.reduce_dtype;  // f32 gradients travel as this; the communicator converts
+  reduced_in_compute_ = false;
+  if (placement_.transient_compute_grads) {
+    if (placement_.grad_accumulator == Extent::kFull) {
+      accumulate_grads();  // into the f32 accumulator, reduced below as in f32
+    } else if (wire == precision_.compute_dtype) {
+      // The micro-batch's bf16 gradients go on the bf16 wire as they are, reduced in place into this
+      // rank's slice; finish_grad_reduce adds the slice into the f32 shard.
+      reduced_in_compute_ = true;
+      std::byte* base = static_cast<std::byte*>(grad_compute_.data());
+      return shard_comm.reduce_scatter(
+          ConstSpan(base, static_cast<std::size_t>(P)),
+          Span(base + static_cast<std::size_t>(layout_.shard_begin()) * dtype_size(wire), static_cast<std::size_t>(S)),
+          wire, ReduceOp::kAvg);
+    } else {
+      // Another wire: the gradients widened into a transient f32 buffer, reduced as in f32.
+      grad_full_ = allocate_overwritten(P, DType::kF32, MemoryCategory::kGradients);
+      device_.kernels().convert(grad_compute_.data(), precision_.compute_dtype, grad_full_.data(), DType::kF32, P);
+      unbind_grads();
+      grad_compute_ = Tensor();
+    }
+  }
   float* grads = grad_full_.data_as<float>();
   if (placement_.grad_collective == GradCollective::kAllReduce) {
     reduced_into_shard_ = false;
@@ -187,6 +237,10 @@ Work FlatParamUnit::start_grad_reduce(Communicator& shard_comm) {
 }
 
 void FlatParamUnit::finish_grad_reduce(Communicator* replicate_comm, double* sum_squares_out) {
+  if (reduced_in_compute_) {
+    finish_compute_grad_reduce(replicate_comm, sum_squares_out);
+    return;
+  }
   const FlatRange range = placement_.grad_collective == GradCollective::kAllReduce ? layout_.full() : layout_.shard();
   float* reduced = reduced_into_shard_ ? grad_shard_.data_as<float>() : grad_full_.data_as<float>() + range.begin;
   if (replicate_comm != nullptr) {
@@ -207,11 +261,28 @@ void FlatParamUnit::finish_grad_reduce(Communicator* replicate_comm, double* sum
     } else {
       device_.kernels().add(shard, shard, reduced, layout_.shard_numel());
     }
-    for (const FlatEntry& e : layout_.entries()) e.parameter->grad = Tensor();
+    if (grads_bound_) unbind_grads();
     grad_full_ = Tensor();
-    grads_bound_ = false;
   }
   reduced_into_shard_ = false;
+  grad_offloaded_ = false;
+}
+
+void FlatParamUnit::finish_compute_grad_reduce(Communicator* replicate_comm, double* sum_squares_out) {
+  // grad_compute_'s slice at shard_begin holds the reduced bf16 shard (stages 2-3).
+  const DType cd = precision_.compute_dtype;
+  const std::int64_t S = layout_.shard_numel();
+  auto* slice = grad_compute_.data_as<Bf16>() + layout_.shard_begin();
+  if (replicate_comm != nullptr) {
+    replicate_comm->all_reduce(Span(slice, static_cast<std::size_t>(S)), cd, ReduceOp::kAvg).wait();
+  }
+  float* shard = grad_shard_.data_as<float>();
+  device_.kernels().add_bf16(shard, shard, slice, S, sum_squares_out);
+  sum_squares_kept_in_ = sum_squares_out;
+  shard_is_zero_ = false;
+  unbind_grads();
+  grad_compute_ = Tensor();
+  reduced_in_compute_ = false;
   grad_offloaded_ = false;
 }
 
@@ -219,6 +290,10 @@ void FlatParamUnit::zero_grads() {
   sum_squares_kept_in_ = nullptr;
   grad_offload_.synchronize();  // a skipped step's copy still reading the gradients
   grad_offloaded_ = false;
+  if (grad_compute_.defined()) {  // a backward that did not finish: its micro-batch is dropped
+    unbind_grads();
+    grad_compute_ = Tensor();
+  }
   if (grad_full_.defined()) grad_full_.zero_();
   if (grad_shard_.defined()) grad_shard_.zero_();
   shard_is_zero_ = true;

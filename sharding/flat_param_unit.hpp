@@ -8,15 +8,22 @@
 // Buffers (P = padded_numel, S = shard_numel, "range" = the optimizer range, P or S):
 //   stored_      (P or S) param dtype   kParameters      the parameters as stored between steps
 //                                                        (placed: NVMe with parameter offload)
-//   compute_     (P) f32                                 what the Parameters view while the unit
-//                                                        runs: stored_ itself (f32, full), or a
-//                                                        transient copy (kCommBuffers)
+//   compute_     (P) compute dtype                       what the Parameters view while the unit
+//                                                        runs: stored_ or gathered_ itself (param
+//                                                        dtype = compute dtype), or a transient
+//                                                        converted copy (kCommBuffers)
 //   staged_      (S) param dtype        kCommBuffers     stage 3 with NVMe parameters: the shard
 //                                                        read from the file for its gather
 //   gathered_    (P) param dtype        kCommBuffers     stage 3, while a gather is in flight
 //   master_      (range) f32            kOptimizerState  stored_ (or a view) when master_is_params
 //   state_       (range / per) each     kOptimizerState  the rule's state tensors (placed)
-//   grad_full_   (P) f32                kGradients       where backward accumulates
+//   grad_full_   (P) f32                kGradients       where backward accumulates (f32 compute),
+//                                                        the f32 accumulator of stages 0-1, or
+//                                                        (stages 2-3) the widened micro-batch
+//                                                        gradients an f32/f16 wire reduces
+//   grad_compute_ (P) compute dtype     kGradients       a non-f32 compute dtype: where backward
+//                                                        writes one micro-batch's gradients
+//                                                        (transient; a bf16 wire reduces it in place)
 //   grad_shard_  (S) f32                kGradients       the accumulated reduced shard (stages 2-3)
 //   grad_host_   (range) f32 pinned     kGradients       update_on_host: the reduced gradients the
 //                                                        host updates from
@@ -28,7 +35,10 @@
 //                                                        its gather
 // Gradient collectives run on the f32 buffers in the reduce dtype (Communicator::all_reduce_f32,
 // reduce_scatter_f32: the communicator converts as it sends and receives, so no wire copy exists
-// here); the first reduction of a step at stages 2-3 lands straight in grad_shard_.
+// here); the first reduction of a step at stages 2-3 lands straight in grad_shard_. With bf16
+// micro-batch gradients and a bf16 wire, stages 2-3 reduce grad_compute_ itself (in place, no
+// narrowing pass) and add the reduced bf16 slice into grad_shard_ (Kernels::add_bf16); otherwise
+// the micro-batch gradients are widened into grad_full_ first.
 // Padding is zero and never updated. The optimizer step is one pass over the range (streamed in
 // blocks when some of it is in the NVMe store) that updates the master and state and writes the
 // updated parameters into the stored ones. With Placement::update_on_host the pass runs on the host
@@ -85,8 +95,12 @@ class FlatParamUnit {
   void release_params();
 
   // --- gradients
-  // Binds every Parameter's grad into the full f32 gradient buffer (allocated zeroed when transient).
+  // Binds every Parameter's grad into the buffer backward writes (allocated zeroed when transient):
+  // the full f32 gradient buffer, or with a non-f32 compute dtype grad_compute_.
   void prepare_grads();
+  // A micro-step whose gradients are not reduced yet (stages 0-1 before the step's last): adds the
+  // compute-dtype gradients into the f32 accumulator and frees them. Nothing to do in f32.
+  void accumulate_grads();
   // Starts this unit's gradient collective (all-reduce or reduce-scatter, averaging, in the reduce
   // dtype).
   Work start_grad_reduce(Communicator& shard_comm);
@@ -137,6 +151,10 @@ class FlatParamUnit {
   Tensor allocate_overwritten(std::int64_t numel, DType dtype, MemoryCategory category);
   void bind_values();
   void unbind_values();
+  void bind_grads(const Tensor& buffer);
+  void unbind_grads();
+  // finish_grad_reduce after a bf16 collective on grad_compute_ (stages 2-3, bf16 wire).
+  void finish_compute_grad_reduce(Communicator* replicate_comm, double* sum_squares_out);
   const PlacedTensor& placed_state(std::size_t k) const { return k == 0 ? master_ : state_[k - 1]; }
   PlacedTensor& placed_state(std::size_t k) { return k == 0 ? master_ : state_[k - 1]; }
   // This rank's optimizer range inside the stored parameters (what publishing writes).
@@ -164,7 +182,7 @@ class FlatParamUnit {
   std::vector<PlacedTensor> state_;
   AlignedBuffer staged_;
   Tensor compute_, gathered_;
-  Tensor grad_full_, grad_shard_;
+  Tensor grad_full_, grad_shard_, grad_compute_;
   Tensor grad_host_, params_host_, uploaded_;
   Event grad_offload_;           // the copy of the gradients to grad_host_
   Event upload_;                 // the copy of params_host_ to the device
@@ -173,6 +191,7 @@ class FlatParamUnit {
   bool ready_ = false, gather_in_flight_ = false, grads_bound_ = false;
   bool shard_is_zero_ = true;        // grad_shard_ holds zeros (constructed, or zero_grads since)
   bool reduced_into_shard_ = false;  // the collective in flight writes grad_shard_ itself
+  bool reduced_in_compute_ = false;  // the collective in flight reduces grad_compute_ in place (bf16 wire)
   bool published_by_step_ = false;
   // Where the last reduce wrote the sum of squares of the unchanged shard gradient (null: nowhere).
   double* sum_squares_kept_in_ = nullptr;

@@ -35,11 +35,13 @@ Placement make_placement(ZeroStage stage, const MixedPrecision& precision, const
         "nvme");
   }
   const bool f32_params = precision.param_dtype == DType::kF32;
+  const bool params_are_compute_copy = precision.param_dtype == precision.compute_dtype;
   Placement p;
   p.stored_params = st >= 3 ? Extent::kShard : Extent::kFull;
   p.params_memory = memory_of(offload.parameters);
   p.gather_for_compute = st >= 3;
-  p.transient_compute_copy = st >= 3 || !f32_params;
+  p.transient_compute_copy = st >= 3 || !params_are_compute_copy;
+  p.transient_compute_grads = precision.compute_dtype != DType::kF32;
   p.optimizer_memory = memory_of(offload.optimizer);
   // f32 parameters double as the master unless the optimizer range lives in another memory — but
   // state on NVMe streams past the parameters wherever they are, so they stay the master (no f32
@@ -63,6 +65,7 @@ std::string Placement::describe() const {
   if (gather_for_compute) s += ", gathered per unit";
   if (!gradients) return s + ", inference: no grads, no optimizer state";
   s += std::string(", grads ") + extent_name(grad_accumulator);
+  if (transient_compute_grads) s += " (+ transient micro-batch grads)";
   if (transient_full_grads) s += " + transient full";
   s += std::string(", optimizer ") + extent_name(optimizer_range) + where(optimizer_memory);
   if (master_is_params) s += ", master = params";

@@ -11,6 +11,12 @@
 //   2     | P              | S (+ P transient, backward) | S               | all-gather params
 //   3     | S (gathered P) | S (+ P transient, backward) | S               | cast master -> shard
 //
+// The compute copy (what the modules read) is in the compute dtype: the stored or gathered
+// parameters themselves when their dtype is the compute dtype, else a transient converted copy.
+// With a compute dtype other than f32, a micro-batch's gradients land in a transient buffer of
+// that dtype (P), which is added into the f32 accumulator (stages 0-1) or reduced and added into the
+// f32 shard (stages 2-3) once the unit's backward is done.
+//
 // The optimizer range holds the f32 master (a separate copy unless parameters are f32, when the
 // stored parameters are the master — with f32 parameters and optimizer state offloaded to host
 // memory the master is a host copy, as ZeRO-Offload keeps it; state on NVMe streams past the
@@ -49,8 +55,8 @@ struct Placement {
   MemoryKind params_memory = MemoryKind::kDevice;
   // The stored parameters are all-gathered into a transient full buffer before each use (stage 3).
   bool gather_for_compute = false;
-  // The f32 copy modules compute on exists only while the unit runs (stage 3, or a non-f32 param
-  // dtype); otherwise it is the stored parameter buffer itself.
+  // The copy modules compute on (compute dtype) exists only while the unit runs (stage 3, or a param
+  // dtype other than the compute dtype); otherwise it is the stored parameter buffer itself.
   bool transient_compute_copy = false;
   // f32 parameters double as the f32 master weights (no separate copy).
   bool master_is_params = true;
@@ -58,8 +64,11 @@ struct Placement {
   // parameters (stages 1-2); otherwise each rank casts its own master range into them.
   bool publish_by_all_gather = false;
 
-  // --- gradients (f32)
+  // --- gradients (f32 accumulator)
   Extent grad_accumulator = Extent::kFull;
+  // The modules write a micro-batch's gradients into a transient buffer in the compute dtype (not
+  // f32), accumulated into (or reduced into) the f32 accumulator after the unit's backward.
+  bool transient_compute_grads = false;
   // The full gradient buffer of a unit is allocated for its backward and freed once its reduction
   // has been accumulated into the shard (stages 2-3).
   bool transient_full_grads = false;

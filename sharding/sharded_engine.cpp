@@ -194,7 +194,11 @@ void ShardedEngine::after_backward(const UnitUse& use) {
     pending = users_[static_cast<std::size_t>(u)];
     FlatParamUnit& unit = *units_[static_cast<std::size_t>(u)];
     unit.release_params();
-    if (reduce_now) in_flight_.push(InFlightKind::kReduce, u, unit.start_grad_reduce(*groups_.shard));
+    if (reduce_now) {
+      in_flight_.push(InFlightKind::kReduce, u, unit.start_grad_reduce(*groups_.shard));
+    } else {
+      unit.accumulate_grads();  // a non-f32 micro-batch's gradients into the f32 accumulator
+    }
   }
   note_phase("backward " + use.module);
 }

@@ -271,6 +271,7 @@ void write_meta_file(const std::string& path, const CheckpointMeta& meta) {
     w.attribute(f, "", "zero_stage", static_cast<std::int64_t>(zero_stage_number(meta.stage)));
     w.attribute(f, "", "param_dtype", std::string(dtype_name(meta.precision.param_dtype)));
     w.attribute(f, "", "reduce_dtype", std::string(dtype_name(meta.precision.reduce_dtype)));
+    w.attribute(f, "", "compute_dtype", std::string(dtype_name(meta.precision.compute_dtype)));
     w.attribute(f, "", "optimizer", std::string(optimizer_kind_name(meta.optimizer.kind)));
     w.attribute(f, "", "adamw_beta1", static_cast<double>(meta.optimizer.adamw.beta1));
     w.attribute(f, "", "adamw_beta2", static_cast<double>(meta.optimizer.adamw.beta2));
@@ -370,6 +371,10 @@ CheckpointMeta read_meta_file(const std::string& path) {
       stored("param_dtype", [&] { return parse_dtype(r.text(f, "", "param_dtype", path), "param_dtype"); });
   meta.precision.reduce_dtype =
       stored("reduce_dtype", [&] { return parse_dtype(r.text(f, "", "reduce_dtype", path), "reduce_dtype"); });
+  if (detail::has_attribute(f, "compute_dtype")) {  // checkpoints from before bf16 compute computed in f32
+    meta.precision.compute_dtype =
+        stored("compute_dtype", [&] { return parse_dtype(r.text(f, "", "compute_dtype", path), "compute_dtype"); });
+  }
   const std::string optimizer = r.text(f, "", "optimizer", path);
   try {
     meta.optimizer.kind = parse_optimizer_kind(optimizer);

@@ -10,7 +10,8 @@
 //                      also in every shard file of the save), healthy (1, or 0 when the state came
 //                      after a step skipped as non-finite), step, tokens_seen,
 //                      samples_seen, data_seed, optimizer_steps, world_size, shard_ranks,
-//                      hybrid_group, zero_stage, param_dtype, reduce_dtype, optimizer ("adamw"),
+//                      hybrid_group, zero_stage, param_dtype, reduce_dtype, compute_dtype (absent
+//                      from checkpoints of f32-only builds: f32), optimizer ("adamw"),
 //                      adamw_beta1, adamw_beta2, adamw_eps, adamw_weight_decay, grad_clip, created
 //   /config/model, /config/run    one string attribute per RunConfig field
 //   /config            attribute effective: the program's effective configuration (text; only

@@ -22,6 +22,7 @@ const SettingNames& train_gpt_setting_names() {
                                   {"offload.queue_depth", "--offload-queue-depth"},
                                   {"offload.io", "--offload-io"},
                                   {"precision.param_dtype", "--param-dtype"},
+                                  {"precision.compute_dtype", "--compute-dtype"},
                                   {"precision.reduce_dtype", "--reduce-dtype"},
                                   {"model.vocab_size", "--vocab"},
                                   {"model.seq_len", "--seq-len"},

@@ -180,7 +180,8 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   check_token_ids(train_data, config.vocab_size);  // before any kernel could index past the tables
   if (val_data) check_token_ids(*val_data, config.vocab_size);
   const RecomputePolicy recompute = parse_recompute_policy(o.activation_checkpointing);
-  const ShardingConfig sharding = sharding_config(o, dist.rank_info().nodes);
+  const ShardingConfig sharding = sharding_config(o, dist.rank_info().nodes, *device);
+  if (root) std::printf("%s\n", compute_dtype_line(sharding.precision, o.compute_dtype, *device).c_str());
   if (!o.no_memory_check &&
       !memory_fits(plan_config_of(config, sharding, plan, recompute), *device, local_ranks, world)) {
     return 3;

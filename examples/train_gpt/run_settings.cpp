@@ -17,6 +17,7 @@
 #include "tessera/core/setting_error.hpp"
 #include "tessera/core/wrapped_line.hpp"
 #include "tessera/planning/preflight.hpp"
+#include "tessera/runtime/compute_dtype.hpp"
 #include "tessera/sharding/shard_groups.hpp"
 
 namespace tessera {
@@ -54,11 +55,20 @@ std::size_t collective_probe_bytes(Module& model) {
   return std::clamp<std::size_t>(bytes, std::size_t{1} << 20, std::size_t{64} << 20);
 }
 
-ShardingConfig sharding_config(const TrainOptions& o, const NodeLayout& nodes) {
+std::string compute_dtype_line(const MixedPrecision& precision, const std::string& flag, const Device& device) {
+  std::string line = std::string("compute: ") + dtype_name(precision.compute_dtype) + " (--compute-dtype " + flag;
+  if (flag == "auto") line += device.kind() == DeviceKind::kCuda ? ": bf16 on a GPU" : ": f32 off a GPU";
+  return line + "); params stored " + dtype_name(precision.param_dtype) + ", f32 master";
+}
+
+ShardingConfig sharding_config(const TrainOptions& o, const NodeLayout& nodes, const Device& device) {
   ShardingConfig c;
   c.nodes = nodes;
   c.stage = parse_zero_stage(o.zero);
-  c.precision.param_dtype = parse_dtype(o.param_dtype, "--param-dtype");
+  c.precision.compute_dtype = o.compute_dtype == "auto" ? default_compute_dtype(device)
+                                                        : parse_dtype(o.compute_dtype, "--compute-dtype");
+  c.precision.param_dtype =
+      o.param_dtype == "auto" ? c.precision.compute_dtype : parse_dtype(o.param_dtype, "--param-dtype");
   c.precision.reduce_dtype = parse_dtype(o.reduce_dtype, "--reduce-dtype");
   c.hybrid_group = hybrid_group_of(o.hybrid_group, nodes);
   c.prefetch_units = o.prefetch;
@@ -103,9 +113,8 @@ bool memory_fits(const PlanConfig& config, Device& device, int local_ranks, Comm
   options.offload_to = host ? OffloadTarget::kNvme : OffloadTarget::kNone;
   PlanConfig planned = config;
   const Kernels& kernels = device.kernels();  // the plan's attention scratch is this device's
-  planned.attention_scratch = [&kernels](std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh) {
-    return kernels.attention_scratch_bytes(b, t, c, nh);
-  };
+  planned.attention_scratch = [&kernels](std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh,
+                                          DType dtype) { return kernels.attention_scratch_bytes(b, t, c, nh, dtype); };
   const PreflightCheck check = preflight_memory_check(planned, device.memory_budget(), options);
   const std::vector<int> fits = all_gather_values(world, check.fits ? 1 : 0);
   const auto first_failing = std::find(fits.begin(), fits.end(), 0);

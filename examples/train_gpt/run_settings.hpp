@@ -10,6 +10,7 @@
 #include "tessera/model/recompute/recompute_policy.hpp"
 #include "tessera/planning/plan_config.hpp"
 #include "tessera/run/training_run.hpp"
+#include "tessera/precision/mixed_precision.hpp"
 #include "tessera/runtime/device.hpp"
 #include "tessera/sharding/sharding_config.hpp"
 #include "tessera/training/batch_plan.hpp"
@@ -28,7 +29,13 @@ std::unique_ptr<Communicator> two_level_world(const std::string& collectives, Co
 std::size_t collective_probe_bytes(Module& model);
 
 // `nodes`: where the job's ranks run (--hybrid-group node groups by it).
-ShardingConfig sharding_config(const TrainOptions& o, const NodeLayout& nodes);
+// "compute: bf16 (--compute-dtype auto: bf16 on a GPU); params stored bf16, f32 master": the start-up
+// line that says what the layers run in and why.
+std::string compute_dtype_line(const MixedPrecision& precision, const std::string& flag, const Device& device);
+
+// The engine's settings from the flags; --compute-dtype auto and --param-dtype auto are resolved for
+// `device` (default_compute_dtype).
+ShardingConfig sharding_config(const TrainOptions& o, const NodeLayout& nodes, const Device& device);
 CheckpointOptions checkpoint_options(const TrainOptions& o);
 // Everything of the loop but what depends on the model, the data and the device (run_config's model
 // fields, validation, progress style, MFU basis): steps, batch, schedule, checkpoints, divergence,

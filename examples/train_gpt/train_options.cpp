@@ -175,7 +175,12 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
        "any placement), two-level (inside each node, then across nodes: fewer bytes over the node links, "
        "another summation order) or auto (the faster of the two, timed at start: which one, and so the bits, "
        "may change from run to run); one node is always flat")
-      ("param-dtype", value_with_default(&o.param_dtype), "stored/gathered parameters: f32, bf16, f16")
+      ("compute-dtype", value_with_default(&o.compute_dtype),
+       "what the layers compute in: the parameters' compute copies, activations and their gradients, a "
+       "micro-batch's weight gradients: f32, bf16 (f32 master weights, optimizer state, gradient accumulation "
+       "and statistics either way) or auto (bf16 on a GPU, f32 on the CPU)")
+      ("param-dtype", value_with_default(&o.param_dtype),
+       "stored/gathered parameters: f32, bf16, f16 or auto (the compute dtype)")
       ("reduce-dtype", value_with_default(&o.reduce_dtype), "gradient collectives: f32, bf16, f16")
       ("prefetch", value_with_default(&o.prefetch), "ZeRO-3: parameter gathers issued ahead")
       ("offload-optimizer", value_with_default(&o.offload_optimizer),

@@ -41,7 +41,9 @@ struct TrainOptions {
   int zero = 0, prefetch = 1;
   std::string hybrid_group = "0";    // a number of ranks, or "node"
   std::string collectives = "flat";  // across nodes: flat, two-level or auto
-  std::string param_dtype = "f32", reduce_dtype = "f32";
+  std::string compute_dtype = "auto";  // auto (bf16 on a GPU, f32 on the CPU) | f32 | bf16
+  std::string param_dtype = "auto";    // auto (the compute dtype) | f32 | bf16 | f16
+  std::string reduce_dtype = "f32";
   std::string offload_optimizer = "none", offload_params = "none";  // none | cpu | nvme
   NvmeSettings nvme;                // --offload-path, --offload-block, --offload-buffers, ...
   std::string offload_io = "auto";  // auto | buffered

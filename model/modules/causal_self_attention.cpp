@@ -5,6 +5,7 @@
 
 #include "tessera/model/modules/linear.hpp"
 #include "tessera/model/modules/linear_recompute.hpp"
+#include "tessera/runtime/compute_dtype.hpp"
 #include "tessera/runtime/kernels.hpp"
 #include "tessera/runtime/storage.hpp"
 
@@ -52,8 +53,8 @@ namespace {
 // The scratch the device's attention kernels take at this shape (kernel scratch, freed after the
 // call); null when they need none.
 std::shared_ptr<Storage> attention_scratch(Context& ctx, std::int64_t b, std::int64_t t, std::int64_t c,
-                                           std::int64_t nh) {
-  const std::size_t bytes = ctx.device.kernels().attention_scratch_bytes(b, t, c, nh);
+                                           std::int64_t nh, DType dtype) {
+  const std::size_t bytes = ctx.device.kernels().attention_scratch_bytes(b, t, c, nh, dtype);
   return bytes == 0 ? nullptr : Storage::allocate(ctx.device, bytes, MemoryCategory::kWorkspace);
 }
 
@@ -68,24 +69,29 @@ void CausalSelfAttention::clear_own_saved() {
 }
 
 Tensor CausalSelfAttention::forward(Context& ctx, const Tensor& x) {
-  check_input(x.ndim() == 3 && x.dim(2) == channels_, "CausalSelfAttention",
-              "f32 (B, T, " + std::to_string(channels_) + ")", x);
+  check_input(x.ndim() == 3 && x.dim(2) == channels_ && is_compute_dtype(x.dtype()), "CausalSelfAttention",
+              "f32 or bf16 (B, T, " + std::to_string(channels_) + ")", x);
   const std::int64_t b = x.dim(0), t = x.dim(1);
+  const DType dtype = x.dtype();
   // kElementwise: the qkv layer keeps nothing (backward gets x again).
   Context qkv_ctx = ctx;
   if (recompute_ == RecomputeMode::kElementwise) qkv_ctx.training = false;
   Tensor qkv = qkv_->forward(qkv_ctx, x);
   if (rotary_) {
-    Tensor rotated = new_activation(ctx, {b, t, 3 * channels_});
-    ctx.device.kernels().rotary_qkv_forward(rotated.data_as<float>(), qkv.data_as<float>(), b, t, heads_, kv_heads_,
-                                            channels_ / heads_, theta_);
+    Tensor rotated = new_activation(ctx, {b, t, 3 * channels_}, dtype);
+    with_element_type(dtype, "CausalSelfAttention", [&]<typename T>() {
+      ctx.device.kernels().rotary_qkv_forward(rotated.data_as<T>(), qkv.data_as<T>(), b, t, heads_, kv_heads_,
+                                              channels_ / heads_, theta_);
+    });
     qkv = std::move(rotated);
   }
-  Tensor lse = new_activation(ctx, {b, heads_, t});
-  Tensor att = new_activation(ctx, {b, t, channels_});
-  const std::shared_ptr<Storage> scratch = attention_scratch(ctx, b, t, channels_, heads_);
-  ctx.device.kernels().attention_forward(att.data_as<float>(), lse.data_as<float>(), qkv.data_as<float>(), b, t,
-                                         channels_, heads_, data_of(scratch));
+  Tensor lse = new_statistics(ctx, {b, heads_, t});
+  Tensor att = new_activation(ctx, {b, t, channels_}, dtype);
+  const std::shared_ptr<Storage> scratch = attention_scratch(ctx, b, t, channels_, heads_, dtype);
+  with_element_type(dtype, "CausalSelfAttention", [&]<typename T>() {
+    ctx.device.kernels().attention_forward(att.data_as<T>(), lse.data_as<float>(), qkv.data_as<T>(), b, t, channels_,
+                                           heads_, data_of(scratch));
+  });
   if (ctx.training) {
     qkv_out_ = qkv;
     att_ = att;
@@ -115,19 +121,26 @@ Tensor CausalSelfAttention::backward_with_input(Context& ctx, const Tensor& dy, 
 
 Tensor CausalSelfAttention::attention_grad(Context& ctx, const Tensor& datt) {
   const std::int64_t b = qkv_out_.dim(0), t = qkv_out_.dim(1);
-  Tensor dqkv = new_activation(ctx, qkv_out_.shape());
+  const DType dtype = qkv_out_.dtype();
+  check_input(datt.dtype() == dtype, "CausalSelfAttention::backward",
+              std::string(dtype_name(dtype)) + " " + shape_string(att_.shape()), datt);
+  Tensor dqkv = new_activation(ctx, qkv_out_.shape(), dtype);
   {
     Tensor delta = Tensor::empty(ctx.device, {b, heads_, t}, DType::kF32, MemoryCategory::kWorkspace);
-    const std::shared_ptr<Storage> scratch = attention_scratch(ctx, b, t, channels_, heads_);
-    ctx.device.kernels().attention_backward(dqkv.data_as<float>(), delta.data_as<float>(), datt.data_as<float>(),
-                                            qkv_out_.data_as<float>(), att_.data_as<float>(), lse_.data_as<float>(), b,
-                                            t, channels_, heads_, data_of(scratch));
+    const std::shared_ptr<Storage> scratch = attention_scratch(ctx, b, t, channels_, heads_, dtype);
+    with_element_type(dtype, "CausalSelfAttention::backward", [&]<typename T>() {
+      ctx.device.kernels().attention_backward(dqkv.data_as<T>(), delta.data_as<float>(), datt.data_as<T>(),
+                                              qkv_out_.data_as<T>(), att_.data_as<T>(), lse_.data_as<float>(), b, t,
+                                              channels_, heads_, data_of(scratch));
+    });
   }
   clear_own_saved();
   if (!rotary_) return dqkv;
-  Tensor dproj = new_activation(ctx, {b, t, channels_ + 2 * kv_heads_ * (channels_ / heads_)});
-  ctx.device.kernels().rotary_qkv_backward(dproj.data_as<float>(), dqkv.data_as<float>(), b, t, heads_, kv_heads_,
-                                           channels_ / heads_, theta_);
+  Tensor dproj = new_activation(ctx, {b, t, channels_ + 2 * kv_heads_ * (channels_ / heads_)}, dtype);
+  with_element_type(dtype, "CausalSelfAttention::backward", [&]<typename T>() {
+    ctx.device.kernels().rotary_qkv_backward(dproj.data_as<T>(), dqkv.data_as<T>(), b, t, heads_, kv_heads_,
+                                             channels_ / heads_, theta_);
+  });
   return dproj;
 }
 

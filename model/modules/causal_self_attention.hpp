@@ -1,5 +1,6 @@
 // CausalSelfAttention: multi-head self-attention with a causal mask, GPT-2 layout.
-// x (B,T,C) f32 -> qkv = x W_qkv^T (B,T,3C) -> per-head softmax(q k^T / sqrt(C/NH)) v -> proj -> (B,T,C).
+// x (B,T,C) -> qkv = x W_qkv^T (B,T,3C) -> per-head softmax(q k^T / sqrt(C/NH)) v -> proj -> (B,T,C), in the
+// compute dtype (the layers' weights' dtype); the softmax statistics (B,NH,T) f32.
 // Children: "qkv" Linear(C, 3C), "proj" Linear(C, C) (its init std scaled for the residual path).
 // Kept for backward: qkv, the attention output (the proj layer's input, the same tensor) and the
 // (B,NH,T) log-sum-exp of each row of scores: the attention kernels are tiled and recompute the

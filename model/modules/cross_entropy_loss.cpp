@@ -5,21 +5,25 @@
 
 #include "tessera/model/module.hpp"
 #include "tessera/runtime/device.hpp"
+#include "tessera/runtime/compute_dtype.hpp"
 #include "tessera/runtime/kernels.hpp"
 #include "tessera/runtime/storage.hpp"
 
 namespace tessera {
 
 void CrossEntropyLoss::forward_sum(Context& ctx, const Tensor& logits, const Tensor& targets, double* device_sum) {
-  check_input(logits.ndim() == 3 && logits.dtype() == DType::kF32, "CrossEntropyLoss", "logits f32 (B, T, V)", logits);
+  check_input(logits.ndim() == 3 && is_compute_dtype(logits.dtype()), "CrossEntropyLoss", "logits f32 or bf16 (B, T, V)",
+              logits);
   check_input(targets.dtype() == DType::kI32 && targets.ndim() == 2 && targets.dim(0) == logits.dim(0) &&
                   targets.dim(1) == logits.dim(1),
               "CrossEntropyLoss", "targets i32 (B, T) matching logits " + shape_string(logits.shape()), targets);
   const std::int64_t rows = logits.dim(0) * logits.dim(1), vocab = logits.dim(2);
   Tensor losses = Tensor::empty(ctx.device, {rows}, DType::kF32, MemoryCategory::kWorkspace);
-  Tensor lse = new_activation(ctx, {rows});
-  ctx.device.kernels().cross_entropy_forward(losses.data_as<float>(), lse.data_as<float>(), logits.data_as<float>(),
-                                             targets.data_as<std::int32_t>(), rows, vocab);
+  Tensor lse = new_statistics(ctx, {rows});
+  with_element_type(logits.dtype(), "CrossEntropyLoss", [&]<typename T>() {
+    ctx.device.kernels().cross_entropy_forward(losses.data_as<float>(), lse.data_as<float>(), logits.data_as<T>(),
+                                               targets.data_as<std::int32_t>(), rows, vocab);
+  });
   ctx.device.kernels().sum(losses.data_as<float>(), rows, device_sum);  // summed in double on the device
   if (ctx.training) {
     logits_ = logits;
@@ -40,9 +44,11 @@ float CrossEntropyLoss::forward(Context& ctx, const Tensor& logits, const Tensor
 Tensor CrossEntropyLoss::backward(Context& ctx, float scale) {
   if (!logits_.defined()) throw std::logic_error("CrossEntropyLoss::backward without a training forward");
   const std::int64_t rows = logits_.dim(0) * logits_.dim(1), vocab = logits_.dim(2);
-  ctx.device.kernels().cross_entropy_backward(logits_.data_as<float>(), logits_.data_as<float>(), lse_.data_as<float>(),
-                                              targets_.data_as<std::int32_t>(), scale / static_cast<float>(rows), rows,
-                                              vocab);
+  with_element_type(logits_.dtype(), "CrossEntropyLoss::backward", [&]<typename T>() {
+    ctx.device.kernels().cross_entropy_backward(logits_.data_as<T>(), logits_.data_as<T>(), lse_.data_as<float>(),
+                                                targets_.data_as<std::int32_t>(), scale / static_cast<float>(rows),
+                                                rows, vocab);
+  });
   Tensor dlogits = logits_;
   logits_ = Tensor();
   targets_ = Tensor();

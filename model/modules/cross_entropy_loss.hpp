@@ -1,4 +1,5 @@
-// CrossEntropyLoss: fused softmax + cross-entropy over logits (B,T,V) f32 with targets (B,T) i32.
+// CrossEntropyLoss: fused softmax + cross-entropy over logits (B,T,V) f32 or bf16 with targets (B,T)
+// i32; the losses, the log-sum-exp per row and their sum are f32 (double for the sum) either way.
 // forward returns the mean loss over B*T positions (one copy to the host, which waits for the
 // device); forward_sum leaves the sum on the device, for a step that reads the losses of all its
 // micro-batches once at its end. backward turns the logits buffer into dlogits in place (no second

@@ -1,6 +1,7 @@
 // Embedding forward/backward through the device's embedding kernels.
 #include "tessera/model/modules/embedding.hpp"
 
+#include "tessera/runtime/compute_dtype.hpp"
 #include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
@@ -19,19 +20,27 @@ Tensor Embedding::forward(Context& ctx, const Tensor& tokens) {
   check_input(tokens.dtype() == DType::kI32 && tokens.ndim() == 2 && (wpe_ == nullptr || tokens.dim(1) <= max_seq_len_),
               "Embedding", wpe_ == nullptr ? "i32 (B, T)" : "i32 (B, T<=" + std::to_string(max_seq_len_) + ")", tokens);
   const std::int64_t b = tokens.dim(0), t = tokens.dim(1);
-  Tensor x = new_activation(ctx, {b, t, channels_});
-  ctx.device.kernels().embedding_forward(
-      x.data_as<float>(), tokens.data_as<std::int32_t>(), require_value(wte_).data_as<float>(),
-      wpe_ != nullptr ? require_value(*wpe_).data_as<float>() : nullptr, b, t, channels_, vocab_);
+  const DType dtype = require_value(wte_).dtype();
+  Tensor x = new_activation(ctx, {b, t, channels_}, dtype);
+  with_element_type(dtype, "Embedding", [&]<typename T>() {
+    ctx.device.kernels().embedding_forward(x.data_as<T>(), tokens.data_as<std::int32_t>(),
+                                           require_value(wte_).data_as<T>(),
+                                           wpe_ != nullptr ? require_value(*wpe_).data_as<T>() : nullptr, b, t,
+                                           channels_, vocab_);
+  });
   if (ctx.training) tokens_ = tokens;
   return x;
 }
 
 Tensor Embedding::backward(Context& ctx, Tensor dy) {
   check_input(tokens_.defined(), "Embedding::backward", "a preceding training forward", dy);
-  ctx.device.kernels().embedding_backward(
-      require_grad(wte_).data_as<float>(), wpe_ != nullptr ? require_grad(*wpe_).data_as<float>() : nullptr,
-      dy.data_as<float>(), tokens_.data_as<std::int32_t>(), tokens_.dim(0), tokens_.dim(1), channels_, vocab_);
+  check_input(dy.dtype() == require_grad(wte_).dtype(), "Embedding::backward",
+              std::string(dtype_name(require_grad(wte_).dtype())) + " (B, T, C)", dy);
+  with_element_type(dy.dtype(), "Embedding::backward", [&]<typename T>() {
+    ctx.device.kernels().embedding_backward(
+        require_grad(wte_).data_as<T>(), wpe_ != nullptr ? require_grad(*wpe_).data_as<T>() : nullptr, dy.data_as<T>(),
+        tokens_.data_as<std::int32_t>(), tokens_.dim(0), tokens_.dim(1), channels_, vocab_);
+  });
   tokens_ = Tensor();
   return Tensor();
 }

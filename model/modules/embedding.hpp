@@ -1,4 +1,5 @@
-// Embedding: token plus learned position embedding. tokens (B,T) i32 -> x (B,T,C) f32.
+// Embedding: token plus learned position embedding. tokens (B,T) i32 -> x (B,T,C) in the dtype of wte
+// (the compute dtype: f32 or bf16).
 // Parameters "wte" (V,C) and "wpe" (max_T,C); the LM head may tie its weight to wte. With max_seq_len
 // 0 there is no "wpe" (a model whose positions come from rotary attention, as Llama's) and any T goes.
 #pragma once

@@ -1,6 +1,8 @@
-// LayerNorm forward/backward through the device's layernorm kernels.
+// LayerNorm forward/backward through the device's layernorm kernels, in the dtype of its weight (mean
+// and rstd f32).
 #include "tessera/model/modules/layer_norm.hpp"
 
+#include "tessera/runtime/compute_dtype.hpp"
 #include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
@@ -17,16 +19,23 @@ void LayerNorm::clear_own_saved() {
   rstd_ = Tensor();
 }
 
+DType LayerNorm::checked_dtype(const Tensor& x, const char* what) const {
+  const DType dtype = require_value(weight_).dtype();
+  check_input(x.dtype() == dtype && x.ndim() >= 1 && x.dim(-1) == channels_, what, rows_of(dtype, channels_), x);
+  return dtype;
+}
+
 Tensor LayerNorm::forward(Context& ctx, const Tensor& x) {
-  check_input(x.dtype() == DType::kF32 && x.ndim() >= 1 && x.dim(-1) == channels_, "LayerNorm",
-              "f32 (..., " + std::to_string(channels_) + ")", x);
+  const DType dtype = checked_dtype(x, "LayerNorm");
   const std::int64_t rows = x.numel() / channels_;
-  Tensor y = new_activation(ctx, x.shape());
-  Tensor mean = new_activation(ctx, {rows});
-  Tensor rstd = new_activation(ctx, {rows});
-  ctx.device.kernels().layernorm_forward(y.data_as<float>(), mean.data_as<float>(), rstd.data_as<float>(),
-                                         x.data_as<float>(), require_value(weight_).data_as<float>(),
-                                         require_value(bias_).data_as<float>(), rows, channels_, eps_);
+  Tensor y = new_activation(ctx, x.shape(), dtype);
+  Tensor mean = new_statistics(ctx, {rows});
+  Tensor rstd = new_statistics(ctx, {rows});
+  with_element_type(dtype, "LayerNorm", [&]<typename T>() {
+    ctx.device.kernels().layernorm_forward(y.data_as<T>(), mean.data_as<float>(), rstd.data_as<float>(),
+                                           x.data_as<T>(), require_value(weight_).data_as<T>(),
+                                           require_value(bias_).data_as<T>(), rows, channels_, eps_);
+  });
   if (ctx.training) {
     input_ = x;
     mean_ = mean;
@@ -36,18 +45,19 @@ Tensor LayerNorm::forward(Context& ctx, const Tensor& x) {
 }
 
 LayerNorm::ResidualOutput LayerNorm::forward_residual(Context& ctx, const Tensor& a, const Tensor& b) {
-  check_input(a.dtype() == DType::kF32 && a.ndim() >= 1 && a.dim(-1) == channels_, "LayerNorm",
-              "f32 (..., " + std::to_string(channels_) + ")", a);
-  check_input(b.dtype() == DType::kF32 && b.shape() == a.shape(), "LayerNorm (residual)",
-              "f32 " + shape_string(a.shape()) + " as the residual stream", b);
+  const DType dtype = checked_dtype(a, "LayerNorm");
+  check_input(b.dtype() == dtype && b.shape() == a.shape(), "LayerNorm (residual)",
+              std::string(dtype_name(dtype)) + " " + shape_string(a.shape()) + " as the residual stream", b);
   const std::int64_t rows = a.numel() / channels_;
-  ResidualOutput y{new_activation(ctx, a.shape()), new_activation(ctx, a.shape())};
-  Tensor mean = new_activation(ctx, {rows});
-  Tensor rstd = new_activation(ctx, {rows});
-  ctx.device.kernels().residual_layernorm_forward(y.sum.data_as<float>(), y.out.data_as<float>(), mean.data_as<float>(),
-                                                  rstd.data_as<float>(), a.data_as<float>(), b.data_as<float>(),
-                                                  require_value(weight_).data_as<float>(),
-                                                  require_value(bias_).data_as<float>(), rows, channels_, eps_);
+  ResidualOutput y{new_activation(ctx, a.shape(), dtype), new_activation(ctx, a.shape(), dtype)};
+  Tensor mean = new_statistics(ctx, {rows});
+  Tensor rstd = new_statistics(ctx, {rows});
+  with_element_type(dtype, "LayerNorm", [&]<typename T>() {
+    ctx.device.kernels().residual_layernorm_forward(y.sum.data_as<T>(), y.out.data_as<T>(), mean.data_as<float>(),
+                                                    rstd.data_as<float>(), a.data_as<T>(), b.data_as<T>(),
+                                                    require_value(weight_).data_as<T>(),
+                                                    require_value(bias_).data_as<T>(), rows, channels_, eps_);
+  });
   if (ctx.training) {
     input_ = y.sum;
     mean_ = mean;
@@ -58,39 +68,52 @@ LayerNorm::ResidualOutput LayerNorm::forward_residual(Context& ctx, const Tensor
 
 Tensor LayerNorm::recompute_output(Context& ctx) {
   check_input(input_.defined(), "LayerNorm::recompute_output", "a preceding training forward", input_);
+  const DType dtype = input_.dtype();
   const std::int64_t rows = input_.numel() / channels_;
-  Tensor y = new_activation(ctx, input_.shape());
+  Tensor y = new_activation(ctx, input_.shape(), dtype);
   // The same kernel on the same input as forward; mean and rstd come out equal to the kept ones.
   Tensor mean = Tensor::empty(ctx.device, {rows}, DType::kF32, MemoryCategory::kWorkspace);
   Tensor rstd = Tensor::empty(ctx.device, {rows}, DType::kF32, MemoryCategory::kWorkspace);
-  ctx.device.kernels().layernorm_forward(y.data_as<float>(), mean.data_as<float>(), rstd.data_as<float>(),
-                                         input_.data_as<float>(), require_value(weight_).data_as<float>(),
-                                         require_value(bias_).data_as<float>(), rows, channels_, eps_);
+  with_element_type(dtype, "LayerNorm", [&]<typename T>() {
+    ctx.device.kernels().layernorm_forward(y.data_as<T>(), mean.data_as<float>(), rstd.data_as<float>(),
+                                           input_.data_as<T>(), require_value(weight_).data_as<T>(),
+                                           require_value(bias_).data_as<T>(), rows, channels_, eps_);
+  });
   return y;
 }
 
 Tensor LayerNorm::backward(Context& ctx, Tensor dy) {
   check_input(input_.defined(), "LayerNorm::backward", "a preceding training forward", dy);
+  const DType dtype = input_.dtype();
+  check_input(dy.dtype() == dtype && dy.shape() == input_.shape(), "LayerNorm::backward",
+              std::string(dtype_name(dtype)) + " " + shape_string(input_.shape()), dy);
   const std::int64_t rows = input_.numel() / channels_;
-  Tensor dx = new_activation(ctx, input_.shape());
-  ctx.device.kernels().layernorm_backward(dx.data_as<float>(), require_grad(weight_).data_as<float>(),
-                                          require_grad(bias_).data_as<float>(), dy.data_as<float>(),
-                                          input_.data_as<float>(), require_value(weight_).data_as<float>(),
-                                          mean_.data_as<float>(), rstd_.data_as<float>(), rows, channels_);
+  Tensor dx = new_activation(ctx, input_.shape(), dtype);
+  with_element_type(dtype, "LayerNorm::backward", [&]<typename T>() {
+    ctx.device.kernels().layernorm_backward(dx.data_as<T>(), require_grad(weight_).data_as<T>(),
+                                            require_grad(bias_).data_as<T>(), dy.data_as<T>(), input_.data_as<T>(),
+                                            require_value(weight_).data_as<T>(), mean_.data_as<float>(),
+                                            rstd_.data_as<float>(), rows, channels_);
+  });
   clear_own_saved();
   return dx;
 }
 
 Tensor LayerNorm::backward_residual(Context& ctx, const Tensor& dy, const Tensor& dresidual) {
   check_input(input_.defined(), "LayerNorm::backward", "a preceding training forward", dy);
-  check_input(dresidual.dtype() == DType::kF32 && dresidual.shape() == input_.shape(), "LayerNorm::backward",
-              "the residual gradient f32 " + shape_string(input_.shape()), dresidual);
+  const DType dtype = input_.dtype();
+  check_input(dresidual.dtype() == dtype && dresidual.shape() == input_.shape() && dy.dtype() == dtype,
+              "LayerNorm::backward",
+              std::string("the residual gradient ") + dtype_name(dtype) + " " + shape_string(input_.shape()),
+              dresidual);
   const std::int64_t rows = input_.numel() / channels_;
-  Tensor dx = new_activation(ctx, input_.shape());
-  ctx.device.kernels().residual_layernorm_backward(
-      dx.data_as<float>(), require_grad(weight_).data_as<float>(), require_grad(bias_).data_as<float>(),
-      dy.data_as<float>(), dresidual.data_as<float>(), input_.data_as<float>(), require_value(weight_).data_as<float>(),
-      mean_.data_as<float>(), rstd_.data_as<float>(), rows, channels_);
+  Tensor dx = new_activation(ctx, input_.shape(), dtype);
+  with_element_type(dtype, "LayerNorm::backward", [&]<typename T>() {
+    ctx.device.kernels().residual_layernorm_backward(
+        dx.data_as<T>(), require_grad(weight_).data_as<T>(), require_grad(bias_).data_as<T>(), dy.data_as<T>(),
+        dresidual.data_as<T>(), input_.data_as<T>(), require_value(weight_).data_as<T>(), mean_.data_as<float>(),
+        rstd_.data_as<float>(), rows, channels_);
+  });
   clear_own_saved();
   return dx;
 }

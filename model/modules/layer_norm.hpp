@@ -1,4 +1,5 @@
-// LayerNorm over the last dimension with learned scale and shift. x (..., C) f32 -> y (..., C) f32.
+// LayerNorm over the last dimension with learned scale and shift. x (..., C) -> y (..., C) in the
+// dtype of its weight (the compute dtype); mean and rstd (rows) f32.
 // forward_residual / backward_residual fuse the residual add in front of it (x = a + b) into the
 // same kernel: what a pre-LN transformer block does between its two branches.
 #pragma once
@@ -23,13 +24,16 @@ class LayerNorm final : public PreNorm {
   void clear_own_saved() override;
 
  private:
+  // The weight's dtype, checking that x is (..., C) of it (`what` names the caller in the message).
+  DType checked_dtype(const Tensor& x, const char* what) const;
+
   std::int64_t channels_;
   float eps_;
   Parameter& weight_;
   Parameter& bias_;
-  Tensor input_;  // (..., C)
-  Tensor mean_;   // (rows)
-  Tensor rstd_;   // (rows)
+  Tensor input_;  // (..., C) the compute dtype
+  Tensor mean_;   // (rows) f32
+  Tensor rstd_;   // (rows) f32
 };
 
 }  // namespace tessera

@@ -1,7 +1,8 @@
-// Linear forward/backward through the device's linear kernels.
+// Linear forward/backward through the device's linear kernels, in the dtype of its weight.
 #include "tessera/model/modules/linear.hpp"
 
 #include "tessera/model/modules/linear_recompute.hpp"
+#include "tessera/runtime/compute_dtype.hpp"
 #include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
@@ -14,28 +15,31 @@ Linear::Linear(std::int64_t in_features, std::int64_t out_features, bool bias, f
 }
 
 Tensor Linear::forward(Context& ctx, const Tensor& x) {
-  check_input(x.dtype() == DType::kF32 && x.ndim() >= 1 && x.dim(-1) == in_, "Linear",
-              "f32 (..., " + std::to_string(in_) + ")", x);
+  const Tensor& w = require_value(weight_);
+  check_input(x.dtype() == w.dtype() && x.ndim() >= 1 && x.dim(-1) == in_, "Linear", rows_of(w.dtype(), in_), x);
   Shape out_shape = x.shape();
   out_shape.back() = out_;
-  Tensor y = new_activation(ctx, out_shape);
+  Tensor y = new_activation(ctx, out_shape, w.dtype());
   const std::int64_t rows = x.numel() / in_;
-  ctx.device.kernels().linear_forward(y.data_as<float>(), x.data_as<float>(), require_value(weight_).data_as<float>(),
-                                      bias_ ? require_value(*bias_).data_as<float>() : nullptr, rows, in_, out_);
+  with_element_type(w.dtype(), "Linear", [&]<typename T>() {
+    ctx.device.kernels().linear_forward(y.data_as<T>(), x.data_as<T>(), w.data_as<T>(),
+                                        bias_ ? require_value(*bias_).data_as<T>() : nullptr, rows, in_, out_);
+  });
   if (ctx.training) input_ = x;
   return y;
 }
 
 Linear::GeluOutput Linear::forward_gelu(Context& ctx, const Tensor& x) {
-  check_input(x.dtype() == DType::kF32 && x.ndim() >= 1 && x.dim(-1) == in_, "Linear",
-              "f32 (..., " + std::to_string(in_) + ")", x);
+  const Tensor& w = require_value(weight_);
+  check_input(x.dtype() == w.dtype() && x.ndim() >= 1 && x.dim(-1) == in_, "Linear", rows_of(w.dtype(), in_), x);
   Shape out_shape = x.shape();
   out_shape.back() = out_;
-  GeluOutput y{new_activation(ctx, out_shape), new_activation(ctx, out_shape)};
+  GeluOutput y{new_activation(ctx, out_shape, w.dtype()), new_activation(ctx, out_shape, w.dtype())};
   const std::int64_t rows = x.numel() / in_;
-  ctx.device.kernels().linear_gelu_forward(y.out.data_as<float>(), y.pre.data_as<float>(), x.data_as<float>(),
-                                           require_value(weight_).data_as<float>(),
-                                           bias_ ? require_value(*bias_).data_as<float>() : nullptr, rows, in_, out_);
+  with_element_type(w.dtype(), "Linear", [&]<typename T>() {
+    ctx.device.kernels().linear_gelu_forward(y.out.data_as<T>(), y.pre.data_as<T>(), x.data_as<T>(), w.data_as<T>(),
+                                             bias_ ? require_value(*bias_).data_as<T>() : nullptr, rows, in_, out_);
+  });
   if (ctx.training) input_ = x;
   return y;
 }
@@ -49,12 +53,7 @@ Tensor Linear::backward_gelu(Context& ctx, const Tensor& dy, const Tensor& pre) 
 
 Tensor Linear::backward(Context& ctx, Tensor dy) {
   check_input(input_.defined(), "Linear::backward", "a preceding training forward", dy);
-  Tensor dx = new_activation(ctx, input_.shape());
-  const std::int64_t rows = input_.numel() / in_;
-  ctx.device.kernels().linear_backward(dx.data_as<float>(), require_grad(weight_).data_as<float>(),
-                                       bias_ ? require_grad(*bias_).data_as<float>() : nullptr, dy.data_as<float>(),
-                                       input_.data_as<float>(), require_value(weight_).data_as<float>(), rows, in_,
-                                       out_);
+  Tensor dx = linear_backward_with_input(ctx, *this, dy, input_);
   input_ = Tensor();
   return dx;
 }

@@ -1,4 +1,5 @@
-// Linear: y = x W^T + b over the last dimension. x (..., in) f32 -> y (..., out) f32.
+// Linear: y = x W^T + b over the last dimension. x (..., in) -> y (..., out), both in the dtype of the
+// weight (the compute dtype: f32 or bf16).
 // forward_gelu / backward_gelu run the layer with a GELU after it as one kernel each
 // (linear_gelu_forward / linear_gelu_backward): the MLP's fc, whose caller keeps the pre-activation.
 #pragma once

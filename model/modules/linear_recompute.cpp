@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "tessera/model/modules/linear.hpp"
+#include "tessera/runtime/compute_dtype.hpp"
 #include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
@@ -25,11 +26,26 @@ Linear& checked_linear(Module& linear, const Tensor& dy, const Tensor& x) {
                                 "; apply selective recomputation to unwrapped TransformerBlocks");
   }
   const std::int64_t in = layer->in_features(), out = layer->out_features();
-  check_input(x.dtype() == DType::kF32 && x.ndim() >= 1 && x.dim(-1) == in, "Linear (recomputed input)",
-              "f32 (..., " + std::to_string(in) + ")", x);
-  check_input(dy.dtype() == DType::kF32 && dy.numel() == x.numel() / in * out, "Linear::backward",
-              "dy f32 (..., " + std::to_string(out) + ") matching the input rows", dy);
+  const DType dtype = x.dtype();
+  check_input(is_compute_dtype(dtype) && x.ndim() >= 1 && x.dim(-1) == in, "Linear (recomputed input)",
+              rows_of(dtype, in), x);
+  check_input(dy.dtype() == dtype && dy.numel() == x.numel() / in * out, "Linear::backward",
+              "dy " + rows_of(dtype, out) + " matching the input rows", dy);
   return *layer;
+}
+
+// The layer's values and gradients must be in the dtype of its input (the compute dtype).
+void check_parameter_dtypes(Parameter& weight, Parameter* bias, DType dtype) {
+  for (Parameter* p : {&weight, bias}) {
+    if (p == nullptr) continue;
+    const Tensor& value = require_value(*p);
+    const Tensor& grad = require_grad(*p);
+    if (value.dtype() != dtype || grad.dtype() != dtype) {
+      throw std::invalid_argument("Linear::backward: parameter '" + p->name + "' is " + dtype_name(value.dtype()) +
+                                  " with a " + dtype_name(grad.dtype()) + " gradient, the input " + dtype_name(dtype) +
+                                  "; a layer computes in one dtype");
+    }
+  }
 }
 
 }  // namespace
@@ -39,11 +55,14 @@ Tensor linear_backward_with_input(Context& ctx, Module& linear, const Tensor& dy
   const std::int64_t in = layer.in_features(), out = layer.out_features();
   Parameter* weight = own_parameter(linear, "weight");
   Parameter* bias = own_parameter(linear, "bias");
-  Tensor dx = new_activation(ctx, x.shape());
+  check_parameter_dtypes(*weight, bias, x.dtype());
+  Tensor dx = new_activation(ctx, x.shape(), x.dtype());
   const std::int64_t rows = x.numel() / in;
-  ctx.device.kernels().linear_backward(dx.data_as<float>(), require_grad(*weight).data_as<float>(),
-                                       bias ? require_grad(*bias).data_as<float>() : nullptr, dy.data_as<float>(),
-                                       x.data_as<float>(), require_value(*weight).data_as<float>(), rows, in, out);
+  with_element_type(x.dtype(), "Linear::backward", [&]<typename T>() {
+    ctx.device.kernels().linear_backward(dx.data_as<T>(), require_grad(*weight).data_as<T>(),
+                                         bias ? require_grad(*bias).data_as<T>() : nullptr, dy.data_as<T>(),
+                                         x.data_as<T>(), require_value(*weight).data_as<T>(), rows, in, out);
+  });
   return dx;
 }
 
@@ -51,17 +70,20 @@ Tensor linear_gelu_backward_with_input(Context& ctx, Module& linear, const Tenso
                                        const Tensor& x) {
   const Linear& layer = checked_linear(linear, dy, x);
   const std::int64_t in = layer.in_features(), out = layer.out_features();
-  check_input(pre.dtype() == DType::kF32 && pre.numel() == dy.numel(), "Linear::backward (GELU)",
-              "the pre-activation f32 " + shape_string(dy.shape()), pre);
+  check_input(pre.dtype() == x.dtype() && pre.numel() == dy.numel(), "Linear::backward (GELU)",
+              std::string("the pre-activation ") + dtype_name(x.dtype()) + " " + shape_string(dy.shape()), pre);
   Parameter* weight = own_parameter(linear, "weight");
   Parameter* bias = own_parameter(linear, "bias");
-  Tensor dx = new_activation(ctx, x.shape());
+  check_parameter_dtypes(*weight, bias, x.dtype());
+  Tensor dx = new_activation(ctx, x.shape(), x.dtype());
   Tensor dpre = dy;  // the same storage: the kernel turns d gelu(pre) into d pre in place
   const std::int64_t rows = x.numel() / in;
-  ctx.device.kernels().linear_gelu_backward(dx.data_as<float>(), require_grad(*weight).data_as<float>(),
-                                            bias ? require_grad(*bias).data_as<float>() : nullptr,
-                                            dpre.data_as<float>(), pre.data_as<float>(), x.data_as<float>(),
-                                            require_value(*weight).data_as<float>(), rows, in, out);
+  with_element_type(x.dtype(), "Linear::backward", [&]<typename T>() {
+    ctx.device.kernels().linear_gelu_backward(dx.data_as<T>(), require_grad(*weight).data_as<T>(),
+                                              bias ? require_grad(*bias).data_as<T>() : nullptr, dpre.data_as<T>(),
+                                              pre.data_as<T>(), x.data_as<T>(), require_value(*weight).data_as<T>(),
+                                              rows, in, out);
+  });
   return dx;
 }
 

@@ -1,6 +1,7 @@
 // LmHead forward/backward through the linear kernels (no bias), gradient into its (tied or own) weight.
 #include "tessera/model/modules/lm_head.hpp"
 
+#include "tessera/runtime/compute_dtype.hpp"
 #include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
@@ -13,11 +14,14 @@ LmHead::LmHead(std::int64_t vocab_size, std::int64_t channels, float init_std)
 
 Tensor LmHead::forward(Context& ctx, const Tensor& x) {
   const std::int64_t vocab = weight_.shape[0], channels = weight_.shape[1];
-  check_input(x.ndim() == 3 && x.dim(2) == channels, "LmHead", "f32 (B, T, " + std::to_string(channels) + ")", x);
-  Tensor logits = new_activation(ctx, {x.dim(0), x.dim(1), vocab});
-  ctx.device.kernels().linear_forward(logits.data_as<float>(), x.data_as<float>(),
-                                      require_value(weight_).data_as<float>(), nullptr, x.dim(0) * x.dim(1), channels,
-                                      vocab);
+  const Tensor& w = require_value(weight_);
+  check_input(x.ndim() == 3 && x.dim(2) == channels && x.dtype() == w.dtype(), "LmHead",
+              std::string(dtype_name(w.dtype())) + " (B, T, " + std::to_string(channels) + ")", x);
+  Tensor logits = new_activation(ctx, {x.dim(0), x.dim(1), vocab}, w.dtype());
+  with_element_type(w.dtype(), "LmHead", [&]<typename T>() {
+    ctx.device.kernels().linear_forward(logits.data_as<T>(), x.data_as<T>(), w.data_as<T>(), nullptr,
+                                        x.dim(0) * x.dim(1), channels, vocab);
+  });
   if (ctx.training) input_ = x;
   return logits;
 }
@@ -25,10 +29,15 @@ Tensor LmHead::forward(Context& ctx, const Tensor& x) {
 Tensor LmHead::backward(Context& ctx, Tensor dlogits) {
   check_input(input_.defined(), "LmHead::backward", "a preceding training forward", dlogits);
   const std::int64_t vocab = weight_.shape[0], channels = weight_.shape[1];
-  Tensor dx = new_activation(ctx, input_.shape());
-  ctx.device.kernels().linear_backward(
-      dx.data_as<float>(), require_grad(weight_).data_as<float>(), nullptr, dlogits.data_as<float>(),
-      input_.data_as<float>(), require_value(weight_).data_as<float>(), input_.dim(0) * input_.dim(1), channels, vocab);
+  const DType dtype = input_.dtype();
+  check_input(dlogits.dtype() == dtype && require_grad(weight_).dtype() == dtype, "LmHead::backward",
+              std::string("logit gradients ") + dtype_name(dtype) + " as the input", dlogits);
+  Tensor dx = new_activation(ctx, input_.shape(), dtype);
+  with_element_type(dtype, "LmHead::backward", [&]<typename T>() {
+    ctx.device.kernels().linear_backward(dx.data_as<T>(), require_grad(weight_).data_as<T>(), nullptr,
+                                         dlogits.data_as<T>(), input_.data_as<T>(), require_value(weight_).data_as<T>(),
+                                         input_.dim(0) * input_.dim(1), channels, vocab);
+  });
   input_ = Tensor();
   return dx;
 }

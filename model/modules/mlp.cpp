@@ -7,6 +7,7 @@
 
 #include "tessera/model/modules/linear.hpp"
 #include "tessera/model/modules/linear_recompute.hpp"
+#include "tessera/runtime/compute_dtype.hpp"
 #include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
@@ -14,6 +15,15 @@ namespace {
 
 // The child in `slot` when it is a plain Linear (the fused GELU path), else null.
 Linear* plain_linear(ModuleSlot& slot) { return dynamic_cast<Linear*>(slot.module.get()); }
+
+// gelu(h) as a new activation of h's dtype.
+Tensor gelu(Context& ctx, const Tensor& h) {
+  Tensor g = new_activation(ctx, h.shape(), h.dtype());
+  with_element_type(h.dtype(), "MLP", [&]<typename T>() {
+    ctx.device.kernels().gelu_forward(g.data_as<T>(), h.data_as<T>(), h.numel());
+  });
+  return g;
+}
 
 }  // namespace
 
@@ -34,8 +44,7 @@ Tensor Mlp::forward(Context& ctx, const Tensor& x) {
     g = std::move(y.out);
   } else {
     h = fc_->forward(linear_ctx, x);
-    g = new_activation(ctx, h.shape());
-    ctx.device.kernels().gelu_forward(g.data_as<float>(), h.data_as<float>(), h.numel());
+    g = gelu(ctx, h);
   }
   if (ctx.training) pre_gelu_ = h;
   return proj_->forward(linear_ctx, g);
@@ -55,7 +64,10 @@ Tensor Mlp::backward(Context& ctx, Tensor dy) {
     return dx;
   }
   // dg is not needed after this: compute dh in place.
-  ctx.device.kernels().gelu_backward(dg.data_as<float>(), pre_gelu_.data_as<float>(), dg.data_as<float>(), dg.numel());
+  check_input(dg.dtype() == pre_gelu_.dtype(), "MLP::backward", dtype_name(pre_gelu_.dtype()), dg);
+  with_element_type(dg.dtype(), "MLP::backward", [&]<typename T>() {
+    ctx.device.kernels().gelu_backward(dg.data_as<T>(), pre_gelu_.data_as<T>(), dg.data_as<T>(), dg.numel());
+  });
   pre_gelu_ = Tensor();
   return fc_->backward(ctx, dg);
 }
@@ -63,8 +75,7 @@ Tensor Mlp::backward(Context& ctx, Tensor dy) {
 Tensor Mlp::backward_with_input(Context& ctx, const Tensor& dy, const Tensor& x) {
   if (recompute_ == RecomputeMode::kKeepAll) return backward(ctx, dy);
   check_input(pre_gelu_.defined(), "MLP::backward", "a preceding training forward", dy);
-  Tensor g = new_activation(ctx, pre_gelu_.shape());  // recomputed: the same GELU on the kept fc output
-  ctx.device.kernels().gelu_forward(g.data_as<float>(), pre_gelu_.data_as<float>(), g.numel());
+  Tensor g = gelu(ctx, pre_gelu_);  // recomputed: the same GELU on the kept fc output
   Tensor dg = linear_backward_with_input(ctx, *proj_, dy, g);
   g = Tensor();
   Tensor dx = linear_gelu_backward_with_input(ctx, *fc_, dg, pre_gelu_, x);  // dg becomes d pre in place

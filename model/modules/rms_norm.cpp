@@ -1,6 +1,7 @@
-// RmsNorm forward/backward through the device's rmsnorm kernels.
+// RmsNorm forward/backward through the device's rmsnorm kernels, in the dtype of its weight (rstd f32).
 #include "tessera/model/modules/rms_norm.hpp"
 
+#include "tessera/runtime/compute_dtype.hpp"
 #include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
@@ -14,13 +15,15 @@ void RmsNorm::clear_own_saved() {
 }
 
 Tensor RmsNorm::forward(Context& ctx, const Tensor& x) {
-  check_input(x.dtype() == DType::kF32 && x.ndim() >= 1 && x.dim(-1) == channels_, "RMSNorm",
-              "f32 (..., " + std::to_string(channels_) + ")", x);
+  const DType dtype = require_value(weight_).dtype();
+  check_input(x.dtype() == dtype && x.ndim() >= 1 && x.dim(-1) == channels_, "RMSNorm", rows_of(dtype, channels_), x);
   const std::int64_t rows = x.numel() / channels_;
-  Tensor y = new_activation(ctx, x.shape());
-  Tensor rstd = new_activation(ctx, {rows});
-  ctx.device.kernels().rmsnorm_forward(y.data_as<float>(), rstd.data_as<float>(), x.data_as<float>(),
-                                       require_value(weight_).data_as<float>(), rows, channels_, eps_);
+  Tensor y = new_activation(ctx, x.shape(), dtype);
+  Tensor rstd = new_statistics(ctx, {rows});
+  with_element_type(dtype, "RMSNorm", [&]<typename T>() {
+    ctx.device.kernels().rmsnorm_forward(y.data_as<T>(), rstd.data_as<float>(), x.data_as<T>(),
+                                         require_value(weight_).data_as<T>(), rows, channels_, eps_);
+  });
   if (ctx.training) {
     input_ = x;
     rstd_ = rstd;
@@ -30,40 +33,54 @@ Tensor RmsNorm::forward(Context& ctx, const Tensor& x) {
 
 Tensor RmsNorm::backward(Context& ctx, Tensor dy) {
   check_input(input_.defined(), "RMSNorm::backward", "a preceding training forward", dy);
+  const DType dtype = input_.dtype();
+  check_input(dy.dtype() == dtype && dy.shape() == input_.shape(), "RMSNorm::backward",
+              std::string(dtype_name(dtype)) + " " + shape_string(input_.shape()), dy);
   const std::int64_t rows = input_.numel() / channels_;
-  Tensor dx = new_activation(ctx, input_.shape());
-  ctx.device.kernels().rmsnorm_backward(
-      dx.data_as<float>(), require_grad(weight_).data_as<float>(), dy.data_as<float>(), input_.data_as<float>(),
-      require_value(weight_).data_as<float>(), rstd_.data_as<float>(), rows, channels_);
+  Tensor dx = new_activation(ctx, input_.shape(), dtype);
+  with_element_type(dtype, "RMSNorm::backward", [&]<typename T>() {
+    ctx.device.kernels().rmsnorm_backward(dx.data_as<T>(), require_grad(weight_).data_as<T>(), dy.data_as<T>(),
+                                          input_.data_as<T>(), require_value(weight_).data_as<T>(),
+                                          rstd_.data_as<float>(), rows, channels_);
+  });
   clear_own_saved();
   return dx;
 }
 
 PreNorm::ResidualOutput RmsNorm::forward_residual(Context& ctx, const Tensor& a, const Tensor& b) {
-  check_input(b.dtype() == DType::kF32 && b.shape() == a.shape(), "RMSNorm (residual)",
-              "f32 " + shape_string(a.shape()) + " as the residual stream", b);
-  Tensor sum = new_activation(ctx, a.shape());
-  ctx.device.kernels().add(sum.data_as<float>(), a.data_as<float>(), b.data_as<float>(), a.numel());
+  check_input(b.dtype() == a.dtype() && b.shape() == a.shape(), "RMSNorm (residual)",
+              std::string(dtype_name(a.dtype())) + " " + shape_string(a.shape()) + " as the residual stream", b);
+  Tensor sum = new_activation(ctx, a.shape(), a.dtype());
+  with_element_type(a.dtype(), "RMSNorm (residual)", [&]<typename T>() {
+    ctx.device.kernels().add(sum.data_as<T>(), a.data_as<T>(), b.data_as<T>(), a.numel());
+  });
   Tensor out = forward(ctx, sum);
   return {std::move(sum), std::move(out)};
 }
 
 Tensor RmsNorm::backward_residual(Context& ctx, const Tensor& dy, const Tensor& dresidual) {
-  check_input(input_.defined() && dresidual.dtype() == DType::kF32 && dresidual.shape() == input_.shape(),
-              "RMSNorm::backward", "the residual gradient f32 " + shape_string(input_.shape()), dresidual);
+  check_input(input_.defined() && dresidual.dtype() == input_.dtype() && dresidual.shape() == input_.shape(),
+              "RMSNorm::backward",
+              std::string("the residual gradient ") + dtype_name(input_.dtype()) + " " + shape_string(input_.shape()),
+              dresidual);
   Tensor dx = backward(ctx, dy);
-  ctx.device.kernels().add(dx.data_as<float>(), dx.data_as<float>(), dresidual.data_as<float>(), dx.numel());
+  with_element_type(dx.dtype(), "RMSNorm::backward", [&]<typename T>() {
+    ctx.device.kernels().add(dx.data_as<T>(), dx.data_as<T>(), dresidual.data_as<T>(), dx.numel());
+  });
   return dx;
 }
 
 Tensor RmsNorm::recompute_output(Context& ctx) {
   check_input(input_.defined(), "RMSNorm::recompute_output", "a preceding training forward", input_);
+  const DType dtype = input_.dtype();
   const std::int64_t rows = input_.numel() / channels_;
-  Tensor y = new_activation(ctx, input_.shape());
+  Tensor y = new_activation(ctx, input_.shape(), dtype);
   // The same kernel on the same input as forward; rstd comes out equal to the kept one.
   Tensor rstd = Tensor::empty(ctx.device, {rows}, DType::kF32, MemoryCategory::kWorkspace);
-  ctx.device.kernels().rmsnorm_forward(y.data_as<float>(), rstd.data_as<float>(), input_.data_as<float>(),
-                                       require_value(weight_).data_as<float>(), rows, channels_, eps_);
+  with_element_type(dtype, "RMSNorm", [&]<typename T>() {
+    ctx.device.kernels().rmsnorm_forward(y.data_as<T>(), rstd.data_as<float>(), input_.data_as<T>(),
+                                         require_value(weight_).data_as<T>(), rows, channels_, eps_);
+  });
   return y;
 }
 

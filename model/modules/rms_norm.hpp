@@ -1,5 +1,6 @@
 // RmsNorm: root-mean-square normalisation over the last dimension with a learned scale (Llama).
-// x (..., C) f32 -> y (..., C) = x / sqrt(mean(x^2) + eps) * weight. Parameter "weight" (C), ones.
+// x (..., C) -> y (..., C) = x / sqrt(mean(x^2) + eps) * weight, in the dtype of its weight (the compute
+// dtype). Parameter "weight" (C), ones.
 // Kept for backward: the input and the (rows) f32 reciprocal RMS. As a block's PreNorm, the residual add
 // and its gradient run as separate add kernels (the same bits as a fused kernel would give).
 #pragma once

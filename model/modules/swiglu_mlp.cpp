@@ -5,6 +5,7 @@
 
 #include "tessera/model/modules/linear.hpp"
 #include "tessera/model/modules/linear_recompute.hpp"
+#include "tessera/runtime/compute_dtype.hpp"
 #include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
@@ -24,23 +25,28 @@ SwiGluMlp::SwiGluMlp(std::int64_t channels, std::int64_t hidden, float init_std,
       down_(register_child("down", std::make_unique<Linear>(hidden, channels, false, proj_init_std))) {}
 
 Tensor SwiGluMlp::activation(Context& ctx, const Tensor& gate_up) const {
-  Tensor h = new_activation(ctx, with_last(gate_up.shape(), hidden_));
-  ctx.device.kernels().swiglu_forward(h.data_as<float>(), gate_up.data_as<float>(), gate_up.numel() / (2 * hidden_),
-                                      hidden_);
+  Tensor h = new_activation(ctx, with_last(gate_up.shape(), hidden_), gate_up.dtype());
+  with_element_type(gate_up.dtype(), "SwiGLU", [&]<typename T>() {
+    ctx.device.kernels().swiglu_forward(h.data_as<T>(), gate_up.data_as<T>(), gate_up.numel() / (2 * hidden_), hidden_);
+  });
   return h;
 }
 
 Tensor SwiGluMlp::activation_grad(Context& ctx, const Tensor& dh) {
-  Tensor dgate_up = new_activation(ctx, gate_up_out_.shape());
-  ctx.device.kernels().swiglu_backward(dgate_up.data_as<float>(), dh.data_as<float>(), gate_up_out_.data_as<float>(),
-                                       gate_up_out_.numel() / (2 * hidden_), hidden_);
+  const DType dtype = gate_up_out_.dtype();
+  check_input(dh.dtype() == dtype, "SwiGLU::backward", dtype_name(dtype), dh);
+  Tensor dgate_up = new_activation(ctx, gate_up_out_.shape(), dtype);
+  with_element_type(dtype, "SwiGLU::backward", [&]<typename T>() {
+    ctx.device.kernels().swiglu_backward(dgate_up.data_as<T>(), dh.data_as<T>(), gate_up_out_.data_as<T>(),
+                                         gate_up_out_.numel() / (2 * hidden_), hidden_);
+  });
   gate_up_out_ = Tensor();
   return dgate_up;
 }
 
 Tensor SwiGluMlp::forward(Context& ctx, const Tensor& x) {
-  check_input(x.dtype() == DType::kF32 && x.ndim() >= 1 && x.dim(-1) == channels_, "SwiGLU",
-              "f32 (..., " + std::to_string(channels_) + ")", x);
+  check_input(is_compute_dtype(x.dtype()) && x.ndim() >= 1 && x.dim(-1) == channels_, "SwiGLU",
+              rows_of(x.dtype(), channels_), x);
   // kElementwise: the Linear layers keep nothing; backward gets x again and recomputes the activation.
   Context linear_ctx = ctx;
   if (recompute_ == RecomputeMode::kElementwise) linear_ctx.training = false;

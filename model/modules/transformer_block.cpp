@@ -10,15 +10,25 @@
 #include "tessera/model/modules/mlp.hpp"
 #include "tessera/model/modules/rms_norm.hpp"
 #include "tessera/model/modules/swiglu_mlp.hpp"
+#include "tessera/runtime/compute_dtype.hpp"
 #include "tessera/runtime/kernels.hpp"
 
 namespace tessera {
 namespace {
 
+// out = a + b into `out` (which may alias a), all of one dtype.
+void add_into(Context& ctx, Tensor& out, const Tensor& a, const Tensor& b) {
+  check_input(b.dtype() == a.dtype() && b.shape() == a.shape(), "TransformerBlock (residual)",
+              std::string(dtype_name(a.dtype())) + " " + shape_string(a.shape()), b);
+  with_element_type(a.dtype(), "TransformerBlock", [&]<typename T>() {
+    ctx.device.kernels().add(out.data_as<T>(), a.data_as<T>(), b.data_as<T>(), a.numel());
+  });
+}
+
 // out = a + b, as a new activation.
 Tensor residual_add(Context& ctx, const Tensor& a, const Tensor& b) {
-  Tensor out = new_activation(ctx, a.shape());
-  ctx.device.kernels().add(out.data_as<float>(), a.data_as<float>(), b.data_as<float>(), a.numel());
+  Tensor out = new_activation(ctx, a.shape(), a.dtype());
+  add_into(ctx, out, a, b);
   return out;
 }
 
@@ -29,7 +39,7 @@ PreNorm* plain_norm(ModuleSlot& slot) { return dynamic_cast<PreNorm*>(slot.modul
 Tensor layer_norm_backward_residual(Context& ctx, ModuleSlot& slot, Tensor dy, const Tensor& dresidual) {
   if (PreNorm* ln = plain_norm(slot)) return ln->backward_residual(ctx, dy, dresidual);
   Tensor dx = slot->backward(ctx, std::move(dy));
-  ctx.device.kernels().add(dx.data_as<float>(), dx.data_as<float>(), dresidual.data_as<float>(), dresidual.numel());
+  add_into(ctx, dx, dx, dresidual);
   return dx;
 }
 

@@ -26,11 +26,15 @@
 // and dv, then per (pair, query block) for dq. Both forms make the same GEMM calls on the same
 // tiles and add each gradient's tile products in the same order (dk, dv over query blocks upward,
 // dq over key blocks upward), so the bits do not depend on the thread count or on which form ran.
+// bf16 tensors run the same f32 tiles on rows widened per task (see forward_task and pair_view).
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
+#include <vector>
 
+#include "tessera/precision/bf16.hpp"
 #include "tessera/runtime/attention_head.hpp"
 #include "tessera/runtime/cpu/level_kernels.hpp"
 #include "tessera/runtime/math/online_softmax_math.hpp"
@@ -263,13 +267,110 @@ void backward_query_block(const LevelKernels& kernels, const BackwardPair& a, st
   }
 }
 
+// bf16 tensors: each task widens the rows of its (batch, head) pair that it reads into f32 buffers
+// of its thread (row stride hs), runs the f32 tile code on them, and rounds the rows it owns into
+// the bf16 outputs; the lse and delta rows are f32 as for f32 tensors.
+struct PairBuffers {
+  std::vector<float> q, k, v, dout, out, dq, dk, dv;
+};
+
+PairBuffers& pair_buffers() {
+  thread_local PairBuffers buffers;
+  return buffers;
+}
+
+// dst (rows x hs) = the rows [r0, r0 + rows) of a (t,hs) operand of row stride ld, widened, at dst + r0 * hs.
+void widen_rows(std::vector<float>& dst, const Bf16* src, std::int64_t ld, std::int64_t r0, std::int64_t rows,
+                std::int64_t t, std::int64_t hs) {
+  dst.resize(static_cast<std::size_t>(t * hs));
+  for (std::int64_t r = r0; r < r0 + rows; ++r) {
+    const Bf16* in = src + r * ld;
+    float* out = dst.data() + r * hs;
+#pragma omp simd
+    for (std::int64_t d = 0; d < hs; ++d) out[d] = to_f32(in[d]);
+  }
+}
+
+// The rows [r0, r0 + rows) of src (row stride hs) rounded into dst (row stride ld).
+void narrow_rows(Bf16* dst, std::int64_t ld, const float* src, std::int64_t r0, std::int64_t rows, std::int64_t hs) {
+  for (std::int64_t r = r0; r < r0 + rows; ++r) {
+    const float* in = src + r * hs;
+    Bf16* out = dst + r * ld;
+#pragma omp simd
+    for (std::int64_t d = 0; d < hs; ++d) out[d] = from_f32<Bf16>(in[d]);
+  }
+}
+
+// The forward of query block [i0, i0 + rows) of one pair whose q, k, v start at q, q + c, q + 2c
+// (row stride ld = 3c) and whose output rows start at o (row stride c).
+void forward_task(const LevelKernels& kernels, float* o, float* lse, const float* q, std::int64_t i0,
+                  std::int64_t rows, std::int64_t /*t*/, std::int64_t hs, std::int64_t ld, std::int64_t c,
+                  float scale) {
+  forward_query_block(kernels, o, lse, q, q + c, q + 2 * c, i0, rows, hs, ld, c, scale);
+}
+
+void forward_task(const LevelKernels& kernels, Bf16* o, float* lse, const Bf16* q, std::int64_t i0, std::int64_t rows,
+                  std::int64_t t, std::int64_t hs, std::int64_t ld, std::int64_t c, float scale) {
+  PairBuffers& w = pair_buffers();
+  const std::int64_t keys = i0 + rows;
+  widen_rows(w.q, q, ld, i0, rows, t, hs);
+  widen_rows(w.k, q + c, ld, 0, keys, t, hs);
+  widen_rows(w.v, q + 2 * c, ld, 0, keys, t, hs);
+  w.out.resize(static_cast<std::size_t>(t * hs));
+  forward_query_block(kernels, w.out.data(), lse, w.q.data(), w.k.data(), w.v.data(), i0, rows, hs, hs, hs, scale);
+  narrow_rows(o, c, w.out.data(), i0, rows, hs);
+}
+
+// delta (pairs * t) = rowsum(dout * out) per head, in f32.
+template <typename T>
+void attention_delta(float* delta, const T* dout, const T* out, std::int64_t pairs, std::int64_t t, std::int64_t nh,
+                     std::int64_t hs, std::int64_t c) {
+#pragma omp parallel for schedule(static)
+  for (std::int64_t row = 0; row < pairs * t; ++row) {  // delta = rowsum(dout * out), per head
+    const std::int64_t pair = row / t, i = row % t;
+    const std::int64_t at = (pair / nh * t + i) * c + pair % nh * hs;
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (std::int64_t d = 0; d < hs; ++d) sum += to_f32(dout[at + d]) * to_f32(out[at + d]);
+    delta[row] = sum;
+  }
+}
+
+// A pair's backward operands as stored (f32), or widened into the thread's buffers (bf16) with
+// the bf16 gradients the buffers' rows are rounded into (dq, dk, dv, row stride ld).
+struct PairView {
+  BackwardPair a;
+  Bf16 *dq = nullptr, *dk = nullptr, *dv = nullptr;
+  std::int64_t ld = 0;
+};
+
+PairView pair_view(const BackwardPair& stored, std::int64_t, BackwardBuffers&) { return {stored}; }
+
+PairView pair_view(const Bf16* q, const Bf16* dout, const float* lse, const float* delta, Bf16* dq, std::int64_t t,
+                   std::int64_t hs, std::int64_t ld, std::int64_t c, float scale, BackwardBuffers& w) {
+  PairBuffers& p = pair_buffers();
+  widen_rows(p.q, q, ld, 0, t, t, hs);
+  widen_rows(p.k, q + c, ld, 0, t, t, hs);
+  widen_rows(p.v, q + 2 * c, ld, 0, t, t, hs);
+  widen_rows(p.dout, dout, c, 0, t, t, hs);
+  for (std::vector<float>* g : {&p.dq, &p.dk, &p.dv}) g->resize(static_cast<std::size_t>(t * hs));
+  w.loaded = nullptr;  // the buffers now hold another pair's rows
+  PairView view{BackwardPair{p.q.data(), p.k.data(), p.v.data(), p.dout.data(), lse, delta, p.dq.data(), p.dk.data(),
+                             p.dv.data(), hs, hs, hs, scale}};
+  view.dq = dq;
+  view.dk = dq + c;
+  view.dv = dq + 2 * c;
+  view.ld = ld;
+  return view;
+}
+
 }  // namespace
 
-void LevelKernels::attention_forward(float* out,        // (b,t,c)
-                                     float* lse,        // (b,nh,t)
-                                     const float* qkv,  // (b,t,3c)
-                                     std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh,
-                                     void* /*scratch*/) const {  // none needed
+namespace {
+
+template <typename T>
+void attention_forward_t(const LevelKernels& kernels, T* out, float* lse, const T* qkv, std::int64_t b, std::int64_t t,
+                         std::int64_t c, std::int64_t nh) {
   const std::int64_t hs = attention_head_size(c, nh, "CpuKernels::attention_forward");
   const std::int64_t ld = 3 * c;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
@@ -280,10 +381,93 @@ void LevelKernels::attention_forward(float* out,        // (b,t,c)
     const std::int64_t pair = task % pairs;
     const std::int64_t i0 = (query_blocks - 1 - task / pairs) * kQueryBlock;
     const std::int64_t bi = pair / nh, h = pair % nh;
-    const float* q = qkv + bi * t * ld + h * hs;
-    forward_query_block(*this, out + bi * t * c + h * hs, lse + pair * t, q, q + c, q + 2 * c, i0,
-                        std::min(kQueryBlock, t - i0), hs, ld, c, scale);
+    forward_task(kernels, out + bi * t * c + h * hs, lse + pair * t, qkv + bi * t * ld + h * hs, i0,
+                 std::min(kQueryBlock, t - i0), t, hs, ld, c, scale);
   }
+}
+
+template <typename T>
+void attention_backward_t(const LevelKernels& kernels, T* dqkv, float* delta, const T* dout, const T* qkv,
+                          const T* out, const float* lse, std::int64_t b, std::int64_t t, std::int64_t c,
+                          std::int64_t nh) {
+  const std::int64_t hs = attention_head_size(c, nh, "CpuKernels::attention_backward");
+  const std::int64_t ld = 3 * c;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  const std::int64_t pairs = b * nh;
+  // The pair's tensors: in place (f32), or widened into the thread's buffers (bf16).
+  auto pair_tensors = [&](std::int64_t pair, BackwardBuffers& w) {
+    const std::int64_t bi = pair / nh, h = pair % nh;
+    const std::int64_t qkv_at = bi * t * ld + h * hs, out_at = bi * t * c + h * hs;
+    T* dq = dqkv + qkv_at;
+    if constexpr (std::is_same_v<T, float>) {
+      return pair_view(BackwardPair{qkv + qkv_at, qkv + qkv_at + c, qkv + qkv_at + 2 * c, dout + out_at,
+                                    lse + pair * t, delta + pair * t, dq, dq + c, dq + 2 * c, hs, ld, c, scale},
+                       t, w);
+    } else {
+      return pair_view(qkv + qkv_at, dout + out_at, lse + pair * t, delta + pair * t, dq, t, hs, ld, c, scale, w);
+    }
+  };
+  // bf16: the rows [r0, r0 + rows) of dq (queries) or of dk and dv rounded into dqkv.
+  auto round_rows = [&](const PairView& view, bool queries, std::int64_t r0, std::int64_t rows) {
+    if constexpr (!std::is_same_v<T, float>) {
+      if (queries) {
+        narrow_rows(view.dq, view.ld, view.a.dq, r0, rows, hs);
+      } else {
+        narrow_rows(view.dk, view.ld, view.a.dk, r0, rows, hs);
+        narrow_rows(view.dv, view.ld, view.a.dv, r0, rows, hs);
+      }
+    }
+  };
+  attention_delta(delta, dout, out, pairs, t, nh, hs, c);
+  const std::int64_t threads = omp_get_max_threads();
+  const std::int64_t rounds = (pairs + threads - 1) / threads;
+  const double utilisation = pairs == 0 ? 1.0 : static_cast<double>(pairs) / static_cast<double>(rounds * threads);
+  const std::int64_t key_blocks = blocks(t, kKeyBlock), query_blocks = blocks(t, kQueryBlock);
+  if (utilisation >= kMinPairUtilisation) {
+#pragma omp parallel for schedule(dynamic, 1)
+    for (std::int64_t pair = 0; pair < pairs; ++pair) {
+      BackwardBuffers w;
+      const PairView view = pair_tensors(pair, w);
+      backward_pair(kernels, view.a, t, w);
+      round_rows(view, true, 0, t);
+      round_rows(view, false, 0, t);
+    }
+    return;
+  }
+#pragma omp parallel
+  {
+    BackwardBuffers w;
+    // dk, dv: key blocks with the most query blocks (the first ones) first.
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t task = 0; task < pairs * key_blocks; ++task) {
+      const PairView view = pair_tensors(task % pairs, w);
+      const std::int64_t j0 = task / pairs * kKeyBlock;
+      backward_key_block(kernels, view.a, t, j0, w);
+      round_rows(view, false, j0, std::min(kKeyBlock, t - j0));
+    }
+    // dq: query blocks with the most key blocks (the last ones) first.
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t task = 0; task < pairs * query_blocks; ++task) {
+      const PairView view = pair_tensors(task % pairs, w);
+      const std::int64_t i0 = (query_blocks - 1 - task / pairs) * kQueryBlock;
+      backward_query_block(kernels, view.a, t, i0, w);
+      round_rows(view, true, i0, std::min(kQueryBlock, t - i0));
+    }
+  }
+}
+
+}  // namespace
+
+void LevelKernels::attention_forward(float* out,        // (b,t,c)
+                                     float* lse,        // (b,nh,t)
+                                     const float* qkv,  // (b,t,3c)
+                                     std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh,
+                                     void* /*scratch*/) const {  // none needed
+  attention_forward_t(*this, out, lse, qkv, b, t, c, nh);
+}
+void LevelKernels::attention_forward(Bf16* out, float* lse, const Bf16* qkv, std::int64_t b, std::int64_t t,
+                                     std::int64_t c, std::int64_t nh, void* /*scratch*/) const {
+  attention_forward_t(*this, out, lse, qkv, b, t, c, nh);
 }
 
 void LevelKernels::attention_backward(float* dqkv,        // (b,t,3c) written
@@ -294,63 +478,12 @@ void LevelKernels::attention_backward(float* dqkv,        // (b,t,3c) written
                                       const float* lse,   // (b,nh,t)
                                       std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh,
                                       void* /*scratch*/) const {  // none needed
-  const std::int64_t hs = attention_head_size(c, nh, "CpuKernels::attention_backward");
-  const std::int64_t ld = 3 * c;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
-  const std::int64_t pairs = b * nh;
-  auto pair_tensors = [&](std::int64_t pair) {
-    const std::int64_t bi = pair / nh, h = pair % nh;
-    const std::int64_t qkv_at = bi * t * ld + h * hs, out_at = bi * t * c + h * hs;
-    float* dq = dqkv + qkv_at;
-    return BackwardPair{qkv + qkv_at,
-                        qkv + qkv_at + c,
-                        qkv + qkv_at + 2 * c,
-                        dout + out_at,
-                        lse + pair * t,
-                        delta + pair * t,
-                        dq,
-                        dq + c,
-                        dq + 2 * c,
-                        hs,
-                        ld,
-                        c,
-                        scale};
-  };
-#pragma omp parallel for schedule(static)
-  for (std::int64_t row = 0; row < pairs * t; ++row) {  // delta = rowsum(dout * out), per head
-    const std::int64_t pair = row / t, i = row % t;
-    const std::int64_t at = (pair / nh * t + i) * c + pair % nh * hs;
-    float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-    for (std::int64_t d = 0; d < hs; ++d) sum += dout[at + d] * out[at + d];
-    delta[row] = sum;
-  }
-  const std::int64_t threads = omp_get_max_threads();
-  const std::int64_t rounds = (pairs + threads - 1) / threads;
-  const double utilisation = pairs == 0 ? 1.0 : static_cast<double>(pairs) / static_cast<double>(rounds * threads);
-  const std::int64_t key_blocks = blocks(t, kKeyBlock), query_blocks = blocks(t, kQueryBlock);
-  if (utilisation >= kMinPairUtilisation) {
-#pragma omp parallel for schedule(dynamic, 1)
-    for (std::int64_t pair = 0; pair < pairs; ++pair) {
-      BackwardBuffers w;
-      backward_pair(*this, pair_tensors(pair), t, w);
-    }
-    return;
-  }
-#pragma omp parallel
-  {
-    BackwardBuffers w;
-    // dk, dv: key blocks with the most query blocks (the first ones) first.
-#pragma omp for schedule(dynamic, 1)
-    for (std::int64_t task = 0; task < pairs * key_blocks; ++task) {
-      backward_key_block(*this, pair_tensors(task % pairs), t, task / pairs * kKeyBlock, w);
-    }
-    // dq: query blocks with the most key blocks (the last ones) first.
-#pragma omp for schedule(dynamic, 1)
-    for (std::int64_t task = 0; task < pairs * query_blocks; ++task) {
-      backward_query_block(*this, pair_tensors(task % pairs), t, (query_blocks - 1 - task / pairs) * kQueryBlock, w);
-    }
-  }
+  attention_backward_t(*this, dqkv, delta, dout, qkv, out, lse, b, t, c, nh);
+}
+void LevelKernels::attention_backward(Bf16* dqkv, float* delta, const Bf16* dout, const Bf16* qkv, const Bf16* out,
+                                      const float* lse, std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh,
+                                      void* /*scratch*/) const {
+  attention_backward_t(*this, dqkv, delta, dout, qkv, out, lse, b, t, c, nh);
 }
 
 }  // namespace tessera::TESSERA_CPU_LEVEL_NS

@@ -7,13 +7,16 @@
 // in the block and the lanes added in order. No exponent overflows for any finite logits, and the
 // order of every addition depends on v only: the same bits at any thread count and row address.
 // It keeps logsumexp per row, so the backward recomputes softmax = exp(logit - lse) in one pass
-// that can overwrite the logits.
+// that can overwrite the logits. bf16 logits are widened as they are read (the same block steps on
+// the widened values); each dlogit is rounded to bf16 once (the target's after its -dloss).
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
+#include "tessera/precision/bf16.hpp"
 #include "tessera/runtime/cpu/kernel_errors.hpp"
 #include "tessera/runtime/cpu/level_kernels.hpp"
 #include "tessera/runtime/math/exp_math.hpp"
@@ -34,10 +37,11 @@ void check_targets(const std::int32_t* targets, std::int64_t n, std::int64_t v, 
 }
 
 // The largest of x (n >= 1). Max is exact, so the vector lanes' order does not matter.
-float block_max(const float* x, std::int64_t n) {
-  float m = x[0];
+template <typename T>
+float block_max(const T* x, std::int64_t n) {
+  float m = to_f32(x[0]);
 #pragma omp simd reduction(max : m)
-  for (std::int64_t j = 0; j < n; ++j) m = x[j] > m ? x[j] : m;
+  for (std::int64_t j = 0; j < n; ++j) m = to_f32(x[j]) > m ? to_f32(x[j]) : m;
   return m;
 }
 
@@ -45,16 +49,17 @@ float block_max(const float* x, std::int64_t n) {
 // lanes after the body's), the lanes added in order. While the block is summed from L1, the next
 // block is prefetched (block_max would otherwise wait for memory with the arithmetic units idle);
 // a prefetch past the end of the logits is harmless.
-float block_exp_sum(const float* x, std::int64_t n, float m) {
+template <typename T>
+float block_exp_sum(const T* x, std::int64_t n, float m) {
   float lanes[kLanes] = {};
-  const auto next = reinterpret_cast<std::uintptr_t>(x) + kBlock * sizeof(float);
+  const auto next = reinterpret_cast<std::uintptr_t>(x) + kBlock * sizeof(T);
   std::int64_t j = 0;
   for (; j + kLanes <= n; j += kLanes) {
-    __builtin_prefetch(reinterpret_cast<const void*>(next + static_cast<std::uintptr_t>(j) * sizeof(float)));
-    for (int l = 0; l < kLanes; ++l) lanes[l] += softmax_exp(x[j + l] - m);
+    __builtin_prefetch(reinterpret_cast<const void*>(next + static_cast<std::uintptr_t>(j) * sizeof(T)));
+    for (int l = 0; l < kLanes; ++l) lanes[l] += softmax_exp(to_f32(x[j + l]) - m);
   }
   float tail[kLanes] = {};
-  for (int l = 0; l < kLanes && j < n; ++j, ++l) tail[l] = softmax_exp(x[j] - m);
+  for (int l = 0; l < kLanes && j < n; ++j, ++l) tail[l] = softmax_exp(to_f32(x[j]) - m);
   for (int l = 0; l < kLanes; ++l) lanes[l] += tail[l];
   float sum = 0.0f;
   for (int l = 0; l < kLanes; ++l) sum += lanes[l];
@@ -63,7 +68,8 @@ float block_exp_sum(const float* x, std::int64_t n, float m) {
 
 // logsumexp of row (v >= 1) in one pass over memory. Blocks of -inf logits before the first finite
 // one add nothing (e^-inf = 0; x - m would be NaN there).
-float row_logsumexp(const float* row, std::int64_t v) {
+template <typename T>
+float row_logsumexp(const T* row, std::int64_t v) {
   float m = -std::numeric_limits<float>::infinity();
   double sum = 0.0;
   for (std::int64_t b = 0; b < v; b += kBlock) {
@@ -79,39 +85,66 @@ float row_logsumexp(const float* row, std::int64_t v) {
   return m + static_cast<float>(std::log(sum));
 }
 
-}  // namespace
-
-void LevelKernels::cross_entropy_forward(float* losses,                // (n)
-                                       float* lse,                   // (n)
-                                       const float* logits,          // (n,v)
-                                       const std::int32_t* targets,  // (n)
-                                       std::int64_t n, std::int64_t v) const {
+template <typename T>
+void cross_entropy_forward_t(float* losses,                // (n)
+                             float* lse,                   // (n)
+                             const T* logits,              // (n,v)
+                             const std::int32_t* targets,  // (n)
+                             std::int64_t n, std::int64_t v) {
   check_targets(targets, n, v, "CpuKernels::cross_entropy_forward");
   if (v < 1) return;
 #pragma omp parallel for schedule(static) if (n * v > (1 << 15))
   for (std::int64_t i = 0; i < n; ++i) {
-    const float* row = logits + i * v;
+    const T* row = logits + i * v;
     const float row_lse = row_logsumexp(row, v);
     lse[i] = row_lse;
-    losses[i] = row_lse - row[targets[i]];
+    losses[i] = row_lse - to_f32(row[targets[i]]);
   }
 }
 
-void LevelKernels::cross_entropy_backward(float* dlogits,               // (n,v) written; may alias logits
-                                        const float* logits,          // (n,v)
-                                        const float* lse,             // (n)
-                                        const std::int32_t* targets,  // (n)
-                                        float dloss, std::int64_t n, std::int64_t v) const {
+template <typename T>
+void cross_entropy_backward_t(T* dlogits,                   // (n,v) written; may alias logits
+                              const T* logits,              // (n,v)
+                              const float* lse,             // (n)
+                              const std::int32_t* targets,  // (n)
+                              float dloss, std::int64_t n, std::int64_t v) {
   check_targets(targets, n, v, "CpuKernels::cross_entropy_backward");
 #pragma omp parallel for schedule(static) if (n * v > (1 << 15))
   for (std::int64_t i = 0; i < n; ++i) {
-    const float* row = logits + i * v;
-    float* drow = dlogits + i * v;
+    const T* row = logits + i * v;
+    T* drow = dlogits + i * v;
     const float row_lse = lse[i];
+    float target_term = 0.0f;  // bf16: the target's softmax term, read before the row is overwritten
+    if constexpr (!std::is_same_v<T, float>) target_term = softmax_exp(to_f32(row[targets[i]]) - row_lse) * dloss;
 #pragma omp simd
-    for (std::int64_t j = 0; j < v; ++j) drow[j] = softmax_exp(row[j] - row_lse) * dloss;
-    drow[targets[i]] -= dloss;
+    for (std::int64_t j = 0; j < v; ++j) drow[j] = from_f32<T>(softmax_exp(to_f32(row[j]) - row_lse) * dloss);
+    if constexpr (std::is_same_v<T, float>) {
+      drow[targets[i]] -= dloss;
+    } else {
+      drow[targets[i]] = from_f32<T>(target_term - dloss);
+    }
   }
+}
+
+}  // namespace
+
+void LevelKernels::cross_entropy_forward(float* losses, float* lse, const float* logits, const std::int32_t* targets,
+                                         std::int64_t n, std::int64_t v) const {
+  cross_entropy_forward_t(losses, lse, logits, targets, n, v);
+}
+void LevelKernels::cross_entropy_forward(float* losses, float* lse, const Bf16* logits, const std::int32_t* targets,
+                                         std::int64_t n, std::int64_t v) const {
+  cross_entropy_forward_t(losses, lse, logits, targets, n, v);
+}
+void LevelKernels::cross_entropy_backward(float* dlogits, const float* logits, const float* lse,
+                                          const std::int32_t* targets, float dloss, std::int64_t n,
+                                          std::int64_t v) const {
+  cross_entropy_backward_t(dlogits, logits, lse, targets, dloss, n, v);
+}
+void LevelKernels::cross_entropy_backward(Bf16* dlogits, const Bf16* logits, const float* lse,
+                                          const std::int32_t* targets, float dloss, std::int64_t n,
+                                          std::int64_t v) const {
+  cross_entropy_backward_t(dlogits, logits, lse, targets, dloss, n, v);
 }
 
 }  // namespace tessera::TESSERA_CPU_LEVEL_NS

@@ -1,10 +1,12 @@
 // CPU element-wise kernels: GELU forward/backward (formula in runtime/math/gelu_math.hpp), add,
-// scale and dtype conversion. Each is one OpenMP-parallel, vectorised loop.
+// scale and dtype conversion. Each is one OpenMP-parallel, vectorised loop; the bf16 forms widen
+// each element as they load it and round each result once.
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
+#include "tessera/precision/bf16.hpp"
 #include "tessera/precision/float_codec.hpp"
 #include "tessera/runtime/cpu/kernel_errors.hpp"
 #include "tessera/runtime/cpu/level_kernels.hpp"
@@ -35,27 +37,38 @@ void convert_from(const void* src, void* dst, DType to, std::int64_t n) {
   }
 }
 
+template <typename T>
+void gelu_forward_t(T* out, const T* inp, std::int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n > kParallelMin)
+  for (std::int64_t i = 0; i < n; ++i) out[i] = from_f32<T>(gelu_value(to_f32(inp[i])));
+}
+
+template <typename T>
+void gelu_backward_t(T* dinp, const T* inp, const T* dout, std::int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n > kParallelMin)
+  for (std::int64_t i = 0; i < n; ++i) dinp[i] = from_f32<T>(gelu_derivative(to_f32(inp[i])) * to_f32(dout[i]));
+}
+
+template <typename T>
+void add_t(T* out, const T* a, const T* b, std::int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n > kParallelMin)
+  for (std::int64_t i = 0; i < n; ++i) out[i] = from_f32<T>(to_f32(a[i]) + to_f32(b[i]));
+}
+
 }  // namespace
 
-void LevelKernels::gelu_forward(float* out,        // (n)
-                              const float* inp,  // (n)
-                              std::int64_t n) const {
-#pragma omp parallel for simd schedule(static) if (n > kParallelMin)
-  for (std::int64_t i = 0; i < n; ++i) out[i] = gelu_value(inp[i]);
+void LevelKernels::gelu_forward(float* out, const float* inp, std::int64_t n) const { gelu_forward_t(out, inp, n); }
+void LevelKernels::gelu_forward(Bf16* out, const Bf16* inp, std::int64_t n) const { gelu_forward_t(out, inp, n); }
+
+void LevelKernels::gelu_backward(float* dinp, const float* inp, const float* dout, std::int64_t n) const {
+  gelu_backward_t(dinp, inp, dout, n);
+}
+void LevelKernels::gelu_backward(Bf16* dinp, const Bf16* inp, const Bf16* dout, std::int64_t n) const {
+  gelu_backward_t(dinp, inp, dout, n);
 }
 
-void LevelKernels::gelu_backward(float* dinp,        // (n) written; may alias dout
-                               const float* inp,   // (n)
-                               const float* dout,  // (n)
-                               std::int64_t n) const {
-#pragma omp parallel for simd schedule(static) if (n > kParallelMin)
-  for (std::int64_t i = 0; i < n; ++i) dinp[i] = gelu_derivative(inp[i]) * dout[i];
-}
-
-void LevelKernels::add(float* out, const float* a, const float* b, std::int64_t n) const {
-#pragma omp parallel for simd schedule(static) if (n > kParallelMin)
-  for (std::int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
-}
+void LevelKernels::add(float* out, const float* a, const float* b, std::int64_t n) const { add_t(out, a, b, n); }
+void LevelKernels::add(Bf16* out, const Bf16* a, const Bf16* b, std::int64_t n) const { add_t(out, a, b, n); }
 
 void LevelKernels::scale(float* x, float s, std::int64_t n) const {
 #pragma omp parallel for simd schedule(static) if (n > kParallelMin)

@@ -1,10 +1,13 @@
 // CPU token + position embedding. Forward copies rows in parallel over positions. Backward is a
 // scatter-add: it is parallelised over column blocks (never over tokens), and within a block rows are
-// added in (b,t) order, so repeated tokens accumulate in the same order for every thread count.
+// added in (b,t) order, so repeated tokens accumulate in the same order for every thread count. In
+// bf16 the rows of a token are summed in f32 first and added to its gradient row once.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "tessera/precision/bf16.hpp"
 #include "tessera/runtime/cpu/kernel_errors.hpp"
 #include "tessera/runtime/cpu/level_kernels.hpp"
 
@@ -27,52 +30,80 @@ void check_tokens(const std::int32_t* tokens, std::int64_t n, std::int64_t v, co
     }
   }
 }
-}  // namespace
-
-void LevelKernels::embedding_forward(float* out,                  // (b,t,c)
-                                     const std::int32_t* tokens,  // (b,t) i32 in [0, v)
-                                     const float* wte,            // (v,c)
-                                     const float* wpe,            // (maxT,c), maxT >= t; or null
-                                     std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
+template <typename T>
+void embedding_forward_t(T* out,                     // (b,t,c)
+                         const std::int32_t* tokens,  // (b,t) i32 in [0, v)
+                         const T* wte,                // (v,c)
+                         const T* wpe,                // (maxT,c), maxT >= t; or null
+                         std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) {
   const std::int64_t rows = b * t;
   check_tokens(tokens, rows, v, "CpuKernels::embedding_forward");
 #pragma omp parallel for schedule(static) if (rows * c > (1 << 15))
   for (std::int64_t r = 0; r < rows; ++r) {
-    const float* tok_row = wte + static_cast<std::int64_t>(tokens[r]) * c;
-    float* o = out + r * c;
+    const T* tok_row = wte + static_cast<std::int64_t>(tokens[r]) * c;
+    T* o = out + r * c;
     if (wpe == nullptr) {
       std::copy(tok_row, tok_row + c, o);
       continue;
     }
-    const float* pos_row = wpe + (r % t) * c;
+    const T* pos_row = wpe + (r % t) * c;
 #pragma omp simd
-    for (std::int64_t j = 0; j < c; ++j) o[j] = tok_row[j] + pos_row[j];
+    for (std::int64_t j = 0; j < c; ++j) o[j] = from_f32<T>(to_f32(tok_row[j]) + to_f32(pos_row[j]));
   }
 }
 
-void LevelKernels::embedding_backward(float* dwte,                 // (v,c) accumulated
-                                      float* dwpe,                 // (maxT,c) accumulated; or null
-                                      const float* dout,           // (b,t,c)
-                                      const std::int32_t* tokens,  // (b,t)
-                                      std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
+// dwpe[ti] (columns [j0, j0 + width)) += the sum over the batch of dout's rows at position ti, in
+// batch order, for every position.
+template <typename T>
+void position_grads_block(T* dwpe, const T* dout, std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t j0,
+                          std::int64_t width) {
+  for (std::int64_t ti = 0; ti < t; ++ti) {
+    float acc[kColumnBlock] = {};
+    for (std::int64_t bi = 0; bi < b; ++bi) {
+      const T* d = dout + (bi * t + ti) * c + j0;
+#pragma omp simd
+      for (std::int64_t j = 0; j < width; ++j) acc[j] += to_f32(d[j]);
+    }
+    T* dst = dwpe + ti * c + j0;
+#pragma omp simd
+    for (std::int64_t j = 0; j < width; ++j) dst[j] = from_f32<T>(to_f32(dst[j]) + acc[j]);
+  }
+}
+
+// The rows of a batch grouped by token, each group in (b,t) order (a stable counting sort): the rows
+// of token order[i] ... are order[starts[g] .. starts[g + 1]), tokens[order[starts[g]]] its token.
+struct TokenGroups {
+  std::vector<std::int32_t> order;
+  std::vector<std::int64_t> starts;
+};
+
+void group_rows_by_token(const std::int32_t* tokens, std::int64_t rows, std::int64_t v, TokenGroups& groups) {
+  std::vector<std::int64_t> first(static_cast<std::size_t>(v) + 1, 0);
+  for (std::int64_t r = 0; r < rows; ++r) ++first[static_cast<std::size_t>(tokens[r]) + 1];
+  for (std::int64_t k = 0; k < v; ++k) first[static_cast<std::size_t>(k) + 1] += first[static_cast<std::size_t>(k)];
+  groups.order.resize(static_cast<std::size_t>(rows));
+  groups.starts.clear();
+  std::vector<std::int64_t> next(first.begin(), first.end() - 1);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    groups.order[static_cast<std::size_t>(next[static_cast<std::size_t>(tokens[r])]++)] = static_cast<std::int32_t>(r);
+  }
+  for (std::int64_t k = 0; k < v; ++k) {
+    if (first[static_cast<std::size_t>(k) + 1] > first[static_cast<std::size_t>(k)]) {
+      groups.starts.push_back(first[static_cast<std::size_t>(k)]);
+    }
+  }
+  groups.starts.push_back(rows);
+}
+
+void embedding_backward_t(float* dwte, float* dwpe, const float* dout, const std::int32_t* tokens, std::int64_t b,
+                          std::int64_t t, std::int64_t c, std::int64_t v) {
   check_tokens(tokens, b * t, v, "CpuKernels::embedding_backward");
   const std::int64_t blocks = (c + kColumnBlock - 1) / kColumnBlock;
 #pragma omp parallel for schedule(static) if (b * t * c > (1 << 15))
   for (std::int64_t blk = 0; blk < blocks; ++blk) {
     const std::int64_t j0 = blk * kColumnBlock;
     const std::int64_t width = c - j0 < kColumnBlock ? c - j0 : kColumnBlock;
-    // Positions: dwpe[t] += sum over batch, batch rows summed in order.
-    for (std::int64_t ti = 0; ti < (dwpe != nullptr ? t : 0); ++ti) {
-      float acc[kColumnBlock] = {};
-      for (std::int64_t bi = 0; bi < b; ++bi) {
-        const float* d = dout + (bi * t + ti) * c + j0;
-#pragma omp simd
-        for (std::int64_t j = 0; j < width; ++j) acc[j] += d[j];
-      }
-      float* dst = dwpe + ti * c + j0;
-#pragma omp simd
-      for (std::int64_t j = 0; j < width; ++j) dst[j] += acc[j];
-    }
+    if (dwpe != nullptr) position_grads_block(dwpe, dout, b, t, c, j0, width);
     // Tokens: scatter-add in (b,t) order.
     for (std::int64_t r = 0; r < b * t; ++r) {
       const float* d = dout + r * c + j0;
@@ -82,5 +113,49 @@ void LevelKernels::embedding_backward(float* dwte,                 // (v,c) accu
     }
   }
 }
+
+// bf16: each token's rows are summed in f32 (in (b,t) order) and added to its row of dwte once, so a
+// frequent token's gradient is rounded once, not once per occurrence.
+void embedding_backward_t(Bf16* dwte, Bf16* dwpe, const Bf16* dout, const std::int32_t* tokens, std::int64_t b,
+                          std::int64_t t, std::int64_t c, std::int64_t v) {
+  check_tokens(tokens, b * t, v, "CpuKernels::embedding_backward");
+  thread_local TokenGroups groups;
+  group_rows_by_token(tokens, b * t, v, groups);
+  const std::int64_t blocks = (c + kColumnBlock - 1) / kColumnBlock;
+  const std::size_t group_count = groups.starts.size() - 1;
+#pragma omp parallel for schedule(static) if (b * t * c > (1 << 15))
+  for (std::int64_t blk = 0; blk < blocks; ++blk) {
+    const std::int64_t j0 = blk * kColumnBlock;
+    const std::int64_t width = c - j0 < kColumnBlock ? c - j0 : kColumnBlock;
+    if (dwpe != nullptr) position_grads_block(dwpe, dout, b, t, c, j0, width);
+    for (std::size_t g = 0; g < group_count; ++g) {
+      float acc[kColumnBlock] = {};
+      for (std::int64_t i = groups.starts[g]; i < groups.starts[g + 1]; ++i) {
+        const Bf16* d = dout + static_cast<std::int64_t>(groups.order[static_cast<std::size_t>(i)]) * c + j0;
+#pragma omp simd
+        for (std::int64_t j = 0; j < width; ++j) acc[j] += to_f32(d[j]);
+      }
+      const std::int32_t token = tokens[groups.order[static_cast<std::size_t>(groups.starts[g])]];
+      Bf16* dst = dwte + static_cast<std::int64_t>(token) * c + j0;
+#pragma omp simd
+      for (std::int64_t j = 0; j < width; ++j) dst[j] = from_f32<Bf16>(to_f32(dst[j]) + acc[j]);
+    }
+  }
+}
+
+}  // namespace
+
+#define TESSERA_CPU_EMBEDDING_OPS(T)                                                                             \
+  void LevelKernels::embedding_forward(T* out, const std::int32_t* tokens, const T* wte, const T* wpe,         \
+                                       std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const { \
+    embedding_forward_t(out, tokens, wte, wpe, b, t, c, v);                                                     \
+  }                                                                                                             \
+  void LevelKernels::embedding_backward(T* dwte, T* dwpe, const T* dout, const std::int32_t* tokens,           \
+                                        std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {  \
+    embedding_backward_t(dwte, dwpe, dout, tokens, b, t, c, v);                                                 \
+  }
+TESSERA_CPU_EMBEDDING_OPS(float)
+TESSERA_CPU_EMBEDDING_OPS(Bf16)
+#undef TESSERA_CPU_EMBEDDING_OPS
 
 }  // namespace tessera::TESSERA_CPU_LEVEL_NS

@@ -9,29 +9,37 @@
 
 namespace tessera::inline TESSERA_CPU_LEVEL_NS {
 
-void LevelKernels::layernorm_forward(float* out,           // (n,c)
-                                   float* mean,          // (n)
-                                   float* rstd,          // (n)
-                                   const float* inp,     // (n,c)
-                                   const float* weight,  // (c)
-                                   const float* bias,    // (c)
-                                   std::int64_t n, std::int64_t c, float eps) const {
+namespace {
+
+template <typename T>
+void layernorm_forward_t(T* out,           // (n,c)
+                         float* mean,      // (n)
+                         float* rstd,      // (n)
+                         const T* inp,     // (n,c)
+                         const T* weight,  // (c)
+                         const T* bias,    // (c)
+                         std::int64_t n, std::int64_t c, float eps) {
 #pragma omp parallel for schedule(static) if (n * c > (1 << 14))
   for (std::int64_t i = 0; i < n; ++i) {
     detail::layernorm_forward_row(out + i * c, mean + i, rstd + i, inp + i * c, weight, bias, c, eps);
   }
 }
 
-void LevelKernels::layernorm_backward(float* dinp,          // (n,c) written
-                                    float* dweight,       // (c) accumulated
-                                    float* dbias,         // (c) accumulated
-                                    const float* dout,    // (n,c)
-                                    const float* inp,     // (n,c)
-                                    const float* weight,  // (c)
-                                    const float* mean,    // (n)
-                                    const float* rstd,    // (n)
-                                    std::int64_t n, std::int64_t c) const {
-  LevelKernels::residual_layernorm_backward(dinp, dweight, dbias, dout, nullptr, inp, weight, mean, rstd, n, c);
-}
+}  // namespace
+
+#define TESSERA_CPU_LAYERNORM_OPS(T)                                                                               \
+  void LevelKernels::layernorm_forward(T* out, float* mean, float* rstd, const T* inp, const T* weight,            \
+                                       const T* bias, std::int64_t n, std::int64_t c, float eps) const {            \
+    layernorm_forward_t(out, mean, rstd, inp, weight, bias, n, c, eps);                                            \
+  }                                                                                                                \
+  void LevelKernels::layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp,               \
+                                        const T* weight, const float* mean, const float* rstd, std::int64_t n,     \
+                                        std::int64_t c) const {                                                    \
+    residual_layernorm_backward(dinp, dweight, dbias, dout, static_cast<const T*>(nullptr), inp, weight, mean,     \
+                                rstd, n, c);                                                                       \
+  }
+TESSERA_CPU_LAYERNORM_OPS(float)
+TESSERA_CPU_LAYERNORM_OPS(Bf16)
+#undef TESSERA_CPU_LAYERNORM_OPS
 
 }  // namespace tessera::TESSERA_CPU_LEVEL_NS

@@ -4,7 +4,10 @@
 // is in cache measured slower: every panel packs the weight again). Backward: the GELU derivative
 // and the bias gradient in one pass over dout (column blocks, each column summed in row order as
 // linear_backward's bias gradient, so the same bits on every thread count), then the two GEMMs of
-// linear_backward without their bias pass. The GELU formulas are gelu_math.hpp's.
+// linear_backward without their bias pass. The GELU formulas are gelu_math.hpp's. bf16: pre is
+// rounded to bf16 before the GELU reads it, and d pre before the bias sums read it, so the bits are
+// those of the separate ops, whose results are bf16 in memory.
+#include "tessera/precision/bf16.hpp"
 #include "tessera/runtime/cpu/level_kernels.hpp"
 #include "tessera/runtime/math/gelu_math.hpp"
 
@@ -15,7 +18,8 @@ constexpr std::int64_t kColumnBlock = 64;       // floats per column block (4 ca
 constexpr std::int64_t kParallelMin = 1 << 14;  // below this many elements one thread is faster
 
 // dout (n,oc) *= gelu'(pre) in place; dbias (oc) += column sums of the result, when not null.
-void gelu_backward_bias_grad(float* dbias, float* dout, const float* pre, std::int64_t n, std::int64_t oc) {
+template <typename T>
+void gelu_backward_bias_grad(T* dbias, T* dout, const T* pre, std::int64_t n, std::int64_t oc) {
   const std::int64_t blocks = (oc + kColumnBlock - 1) / kColumnBlock;
 #pragma omp parallel for schedule(static) if (n * oc > kParallelMin)
   for (std::int64_t blk = 0; blk < blocks; ++blk) {
@@ -23,45 +27,54 @@ void gelu_backward_bias_grad(float* dbias, float* dout, const float* pre, std::i
     const std::int64_t width = oc - j0 < kColumnBlock ? oc - j0 : kColumnBlock;
     float acc[kColumnBlock] = {};
     for (std::int64_t i = 0; i < n; ++i) {
-      float* d = dout + i * oc + j0;
-      const float* p = pre + i * oc + j0;
+      T* d = dout + i * oc + j0;
+      const T* p = pre + i * oc + j0;
 #pragma omp simd
       for (std::int64_t j = 0; j < width; ++j) {
-        const float v = gelu_derivative(p[j]) * d[j];
+        const T v = from_f32<T>(gelu_derivative(to_f32(p[j])) * to_f32(d[j]));
         d[j] = v;
-        acc[j] += v;
+        acc[j] += to_f32(v);
       }
     }
     if (dbias != nullptr) {
-      for (std::int64_t j = 0; j < width; ++j) dbias[j0 + j] += acc[j];
+      for (std::int64_t j = 0; j < width; ++j) dbias[j0 + j] = from_f32<T>(to_f32(dbias[j0 + j]) + acc[j]);
     }
   }
 }
 
-}  // namespace
-
-void LevelKernels::linear_gelu_forward(float* out,           // (n,oc) gelu(pre)
-                                     float* pre,           // (n,oc) inp @ weight^T + bias
-                                     const float* inp,     // (n,c)
-                                     const float* weight,  // (oc,c)
-                                     const float* bias,    // (oc) or null
-                                     std::int64_t n, std::int64_t c, std::int64_t oc) const {
-  linear_forward(pre, inp, weight, bias, n, c, oc);
+template <typename T>
+void linear_gelu_forward_t(const LevelKernels& kernels, T* out, T* pre, const T* inp, const T* weight, const T* bias,
+                           std::int64_t n, std::int64_t c, std::int64_t oc) {
+  kernels.linear_forward(pre, inp, weight, bias, n, c, oc);
   const std::int64_t count = n * oc;
 #pragma omp parallel for simd schedule(static) if (count > kParallelMin)
-  for (std::int64_t i = 0; i < count; ++i) out[i] = gelu_value(pre[i]);
+  for (std::int64_t i = 0; i < count; ++i) out[i] = from_f32<T>(gelu_value(to_f32(pre[i])));
 }
 
-void LevelKernels::linear_gelu_backward(float* dinp,          // (n,c) written, or null
-                                      float* dweight,       // (oc,c) accumulated
-                                      float* dbias,         // (oc) accumulated, or null
-                                      float* dout,          // (n,oc) d gelu(pre) in, d pre out
-                                      const float* pre,     // (n,oc)
-                                      const float* inp,     // (n,c)
-                                      const float* weight,  // (oc,c)
-                                      std::int64_t n, std::int64_t c, std::int64_t oc) const {
-  gelu_backward_bias_grad(dbias, dout, pre, n, oc);
-  linear_backward(dinp, dweight, nullptr, dout, inp, weight, n, c, oc);
-}
+}  // namespace
+
+#define TESSERA_CPU_LINEAR_GELU_OPS(T)                                                                          \
+  void LevelKernels::linear_gelu_forward(T* out,           /* (n,oc) gelu(pre) */                              \
+                                         T* pre,           /* (n,oc) inp @ weight^T + bias */                  \
+                                         const T* inp,     /* (n,c) */                                         \
+                                         const T* weight,  /* (oc,c) */                                        \
+                                         const T* bias,    /* (oc) or null */                                  \
+                                         std::int64_t n, std::int64_t c, std::int64_t oc) const {              \
+    linear_gelu_forward_t(*this, out, pre, inp, weight, bias, n, c, oc);                                       \
+  }                                                                                                            \
+  void LevelKernels::linear_gelu_backward(T* dinp,          /* (n,c) written, or null */                       \
+                                          T* dweight,       /* (oc,c) accumulated */                           \
+                                          T* dbias,         /* (oc) accumulated, or null */                    \
+                                          T* dout,          /* (n,oc) d gelu(pre) in, d pre out */             \
+                                          const T* pre,     /* (n,oc) */                                       \
+                                          const T* inp,     /* (n,c) */                                        \
+                                          const T* weight,  /* (oc,c) */                                       \
+                                          std::int64_t n, std::int64_t c, std::int64_t oc) const {             \
+    gelu_backward_bias_grad(dbias, dout, pre, n, oc);                                                          \
+    linear_backward(dinp, dweight, static_cast<T*>(nullptr), dout, inp, weight, n, c, oc);                     \
+  }
+TESSERA_CPU_LINEAR_GELU_OPS(float)
+TESSERA_CPU_LINEAR_GELU_OPS(Bf16)
+#undef TESSERA_CPU_LINEAR_GELU_OPS
 
 }  // namespace tessera::TESSERA_CPU_LEVEL_NS

@@ -9,10 +9,12 @@
 // and every alignment of x (shards of a flat buffer start anywhere), and add_sum_squares, which
 // adds its squares as it writes out, gives the bits of add() followed by sum_squares(). kLanes = 32
 // is four 512-bit vectors of doubles: enough independent additions to run at memory speed. The
-// chunk sums live in a fixed stack array (no allocation).
+// chunk sums live in a fixed stack array (no allocation). add_bf16 is add_sum_squares with its
+// second operand bf16, widened as it is read.
 #include <cstdint>
 #include <cstring>
 
+#include "tessera/precision/bf16.hpp"
 #include "tessera/runtime/cpu/level_kernels.hpp"
 
 namespace tessera::inline TESSERA_CPU_LEVEL_NS {
@@ -58,14 +60,17 @@ double chunk_sum_squares(const float* x, std::int64_t n) {
   return finish_lanes(lanes, x + body, n - body);
 }
 
-void add_range(float* out, const float* a, const float* b, std::int64_t n) {
+// out = a + b (b widened to f32 when bf16).
+template <typename B>
+void add_range(float* out, const float* a, const B* b, std::int64_t n) {
 #pragma omp simd
-  for (std::int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+  for (std::int64_t i = 0; i < n; ++i) out[i] = a[i] + to_f32(b[i]);
 }
 
 // out = a + b over one chunk, block by block while the block is in L1, and the chunk's sum of
 // squares of out in chunk_sum_squares' order.
-double chunk_add_sum_squares(float* out, const float* a, const float* b, std::int64_t n) {
+template <typename B>
+double chunk_add_sum_squares(float* out, const float* a, const B* b, std::int64_t n) {
   double lanes[kLanes] = {};
   const std::int64_t body = n / kLanes * kLanes;
   for (std::int64_t i = 0; i < body; i += kAddBlock) {
@@ -115,6 +120,20 @@ void LevelKernels::add_sum_squares(float* out,      // (n) written; may alias a 
   *sum_squares_out = n <= 0 ? 0.0 : sum_of_chunks(n, [out, a, b](std::int64_t begin, std::int64_t count) {
     return chunk_add_sum_squares(out + begin, a + begin, b + begin, count);
   });
+}
+
+void LevelKernels::add_bf16(float* out,      // (n) written; may alias a
+                            const float* a,  // (n)
+                            const Bf16* b,   // (n)
+                            std::int64_t n, double* sum_squares_out) const {
+  if (sum_squares_out != nullptr) {
+    *sum_squares_out = n <= 0 ? 0.0 : sum_of_chunks(n, [out, a, b](std::int64_t begin, std::int64_t count) {
+      return chunk_add_sum_squares(out + begin, a + begin, b + begin, count);
+    });
+    return;
+  }
+#pragma omp parallel for simd schedule(static) if (n > kParallelMin)
+  for (std::int64_t i = 0; i < n; ++i) out[i] = a[i] + to_f32(b[i]);
 }
 
 void LevelKernels::has_non_finite(const float* x, std::int64_t n, std::int32_t* out) const {

@@ -10,36 +10,41 @@ namespace tessera::inline TESSERA_CPU_LEVEL_NS {
 
 using detail::kLayerNormColumnBlock;
 
-void LevelKernels::residual_layernorm_forward(float* sum,           // (n,c) written: a + b
-                                            float* out,           // (n,c)
-                                            float* mean,          // (n)
-                                            float* rstd,          // (n)
-                                            const float* a,       // (n,c)
-                                            const float* b,       // (n,c)
-                                            const float* weight,  // (c)
-                                            const float* bias,    // (c)
-                                            std::int64_t n, std::int64_t c, float eps) const {
+namespace {
+
+template <typename T>
+void residual_layernorm_forward_t(T* sum,           // (n,c) written: a + b
+                                  T* out,           // (n,c)
+                                  float* mean,      // (n)
+                                  float* rstd,      // (n)
+                                  const T* a,       // (n,c)
+                                  const T* b,       // (n,c)
+                                  const T* weight,  // (c)
+                                  const T* bias,    // (c)
+                                  std::int64_t n, std::int64_t c, float eps) {
 #pragma omp parallel for schedule(static) if (n * c > (1 << 14))
   for (std::int64_t i = 0; i < n; ++i) {
-    float* s = sum + i * c;
-    const float* ai = a + i * c;
-    const float* bi = b + i * c;
+    T* s = sum + i * c;
+    const T* ai = a + i * c;
+    const T* bi = b + i * c;
 #pragma omp simd
-    for (std::int64_t j = 0; j < c; ++j) s[j] = ai[j] + bi[j];
+    for (std::int64_t j = 0; j < c; ++j) s[j] = from_f32<T>(to_f32(ai[j]) + to_f32(bi[j]));
+    // The rounded sum is what is normalised, as LayerNorm reads it after a separate add.
     detail::layernorm_forward_row(out + i * c, mean + i, rstd + i, s, weight, bias, c, eps);
   }
 }
 
-void LevelKernels::residual_layernorm_backward(float* dinp,             // (n,c) written
-                                             float* dweight,          // (c) accumulated
-                                             float* dbias,            // (c) accumulated
-                                             const float* dout,       // (n,c)
-                                             const float* dresidual,  // (n,c), or null: nothing added
-                                             const float* inp,        // (n,c)
-                                             const float* weight,     // (c)
-                                             const float* mean,       // (n)
-                                             const float* rstd,       // (n)
-                                             std::int64_t n, std::int64_t c) const {
+template <typename T>
+void residual_layernorm_backward_t(T* dinp,             // (n,c) written
+                                   T* dweight,          // (c) accumulated
+                                   T* dbias,            // (c) accumulated
+                                   const T* dout,       // (n,c)
+                                   const T* dresidual,  // (n,c), or null: nothing added
+                                   const T* inp,        // (n,c)
+                                   const T* weight,     // (c)
+                                   const float* mean,   // (n)
+                                   const float* rstd,   // (n)
+                                   std::int64_t n, std::int64_t c) {
   // Column sums first: dout is intact when dinp (which may alias it) is written.
   const std::int64_t blocks = (c + kLayerNormColumnBlock - 1) / kLayerNormColumnBlock;
 #pragma omp parallel for schedule(static) if (n * c > (1 << 14))
@@ -54,5 +59,22 @@ void LevelKernels::residual_layernorm_backward(float* dinp,             // (n,c)
                                    dresidual == nullptr ? nullptr : dresidual + i * c);
   }
 }
+
+}  // namespace
+
+#define TESSERA_CPU_RESIDUAL_LAYERNORM_OPS(T)                                                                      \
+  void LevelKernels::residual_layernorm_forward(T* sum, T* out, float* mean, float* rstd, const T* a, const T* b, \
+                                                const T* weight, const T* bias, std::int64_t n, std::int64_t c,    \
+                                                float eps) const {                                                 \
+    residual_layernorm_forward_t(sum, out, mean, rstd, a, b, weight, bias, n, c, eps);                             \
+  }                                                                                                                \
+  void LevelKernels::residual_layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* dresidual, \
+                                                 const T* inp, const T* weight, const float* mean,                 \
+                                                 const float* rstd, std::int64_t n, std::int64_t c) const {        \
+    residual_layernorm_backward_t(dinp, dweight, dbias, dout, dresidual, inp, weight, mean, rstd, n, c);           \
+  }
+TESSERA_CPU_RESIDUAL_LAYERNORM_OPS(float)
+TESSERA_CPU_RESIDUAL_LAYERNORM_OPS(Bf16)
+#undef TESSERA_CPU_RESIDUAL_LAYERNORM_OPS
 
 }  // namespace tessera::TESSERA_CPU_LEVEL_NS

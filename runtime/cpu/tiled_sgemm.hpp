@@ -17,6 +17,8 @@
 
 #include <cstdint>
 
+#include "tessera/precision/bf16.hpp"
+
 namespace tessera::inline TESSERA_CPU_LEVEL_NS::detail {
 
 inline constexpr std::int64_t kGemmTileRows = 512;
@@ -37,5 +39,14 @@ GemmTile gemm_tile(std::int64_t m, std::int64_t n);
 void tiled_sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                  const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
                  std::int64_t ldc);
+
+// The same product on bf16 matrices: the same output tiles, and per tile the inner dimension in
+// blocks of kGemmInnerBlock whose panels of op(a) and op(b) are widened to f32 on the thread (exact)
+// and multiplied by the same single-threaded sgemm into an f32 tile (beta * c widened first), which
+// is rounded to c once at the end. The bits depend on (m, n, k) only, as tiled_sgemm's.
+inline constexpr std::int64_t kGemmInnerBlock = 256;
+void tiled_gemm_bf16(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                     const Bf16* a, std::int64_t lda, const Bf16* b, std::int64_t ldb, float beta, Bf16* c,
+                     std::int64_t ldc);
 
 }  // namespace tessera::TESSERA_CPU_LEVEL_NS::detail

@@ -1,5 +1,5 @@
 // CUDA element-wise kernels: GELU forward/backward (formula in runtime/math/gelu_math.hpp, the
-// CPU's), add and scale. One grid-stride loop each, f32 arithmetic for every element type.
+// CPU's), add (also of a bf16 operand into f32) and scale. One grid-stride loop each, f32 arithmetic for every element type.
 #include "tessera/runtime/cuda/cuda_check.hpp"
 #include "tessera/runtime/cuda/cuda_launch.cuh"
 #include "tessera/runtime/cuda/cuda_ops.hpp"
@@ -23,6 +23,10 @@ __global__ void gelu_backward_kernel(T* dinp, const T* inp, const T* dout, std::
 template <typename T>
 __global__ void add_kernel(T* out, const T* a, const T* b, std::int64_t n) {
   for (std::int64_t i = grid_start(); i < n; i += grid_stride()) out[i] = from_f32<T>(to_f32(a[i]) + to_f32(b[i]));
+}
+
+__global__ void add_bf16_kernel(float* out, const float* a, const __nv_bfloat16* b, std::int64_t n) {
+  for (std::int64_t i = grid_start(); i < n; i += grid_stride()) out[i] = a[i] + to_f32(b[i]);
 }
 
 template <typename T>
@@ -51,6 +55,12 @@ void launch_add(T* out, const T* a, const T* b, std::int64_t n, cudaStream_t str
   if (n == 0) return;
   add_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(out, a, b, n);
   TESSERA_CUDA_CHECK_LAUNCH("add_kernel");
+}
+
+void launch_add_bf16(float* out, const float* a, const __nv_bfloat16* b, std::int64_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  add_bf16_kernel<<<grid_for(n), kThreads, 0, stream>>>(out, a, b, n);
+  TESSERA_CUDA_CHECK_LAUNCH("add_bf16_kernel");
 }
 
 template <typename T>

@@ -1,6 +1,6 @@
-// CudaKernels: each table entry makes the device current and calls the f32 instantiation of its
-// typed launcher (cuda_ops.hpp) on the kernels' stream, passing the workspace where the launcher
-// needs scratch.
+// CudaKernels: each table entry makes the device current and calls the instantiation of its typed
+// launcher (cuda_ops.hpp) for its element type (float, or __nv_bfloat16 for Bf16) on the kernels'
+// stream, passing the workspace where the launcher needs scratch.
 #include "tessera/runtime/cuda/cuda_kernels.hpp"
 
 #include <algorithm>
@@ -16,6 +16,13 @@
 #endif
 
 namespace tessera {
+namespace {
+
+// A Bf16 tensor as the CUDA kernels' element type (the same two bytes).
+__nv_bfloat16* nv(Bf16* p) { return reinterpret_cast<__nv_bfloat16*>(p); }
+const __nv_bfloat16* nv(const Bf16* p) { return reinterpret_cast<const __nv_bfloat16*>(p); }
+
+}  // namespace
 
 CudaKernels::CudaKernels(int device, cudaStream_t stream, GemmMath math)
     : device_(device), stream_(stream), math_(math), blas_(device, stream), token_check_(device) {
@@ -190,12 +197,12 @@ void require_scratch(const void* scratch, const char* op) {
 
 }  // namespace
 
-FusedAttention* CudaKernels::fused_attention(const AttentionShape& shape, std::string* why) const {
+FusedAttention* CudaKernels::fused_attention(const AttentionShape& shape, DType dtype, std::string* why) const {
   if (!fused_) {
     if (why != nullptr) *why = fused_absent_;
     return nullptr;
   }
-  if (math_ != GemmMath::kBf16) {
+  if (dtype == DType::kF32 && math_ != GemmMath::kBf16) {
     if (why != nullptr) *why = std::string("GEMM math ") + gemm_math_name(math_) + " (cuDNN's attention is bf16)";
     return nullptr;
   }
@@ -206,26 +213,30 @@ FusedAttention* CudaKernels::fused_attention(const AttentionShape& shape, std::s
   return fused_->supports(shape, why) ? fused_.get() : nullptr;
 }
 
-bool CudaKernels::fused_attention_at(const AttentionShape& shape, std::string* why) const {
+bool CudaKernels::fused_attention_at(const AttentionShape& shape, DType dtype, std::string* why) const {
   select_cuda_device(device_);
-  return fused_attention(shape, why) != nullptr;
+  return fused_attention(shape, dtype, why) != nullptr;
 }
 
 std::string CudaKernels::attention_kernel() const {
   if (fused_ && math_ == GemmMath::kBf16) {
     return fused_->name() + " fused attention (bf16 q, k, v; f32 softmax; the tiled kernel for a shape cuDNN refuses)";
   }
-  return std::string("tiled online-softmax kernel (f32; ") +
-         (fused_ ? "cuDNN's attention runs with --gemm-math bf16" : fused_absent_) + ")";
+  if (fused_) {
+    return fused_->name() + " fused attention for bf16 tensors; the tiled online-softmax kernel for f32 tensors "
+                            "(cuDNN's attention runs on them with --gemm-math bf16)";
+  }
+  return std::string("tiled online-softmax kernel (") + fused_absent_ + ")";
 }
 
-std::size_t CudaKernels::attention_scratch_bytes(std::int64_t b, std::int64_t t, std::int64_t c,
-                                                 std::int64_t nh) const {
+std::size_t CudaKernels::attention_scratch_bytes(std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh,
+                                                 DType dtype) const {
   const AttentionShape shape{b, t, c, nh};
   select_cuda_device(device_);
-  FusedAttention* fused = fused_attention(shape);
+  FusedAttention* fused = fused_attention(shape, dtype);
   if (fused == nullptr) return 0;
   const std::size_t workspace = std::max(fused->forward_workspace(shape), fused->backward_workspace(shape));
+  if (dtype == DType::kBF16) return workspace;  // the library reads and writes the tensors themselves
   return carve_attention_scratch(nullptr, shape, workspace).bytes;
 }
 
@@ -233,7 +244,7 @@ void CudaKernels::attention_forward(float* out, float* lse, const float* qkv, st
                                     std::int64_t c, std::int64_t nh, void* scratch) const {
   select_cuda_device(device_);
   const AttentionShape shape{b, t, c, nh};
-  if (FusedAttention* fused = fused_attention(shape)) {
+  if (FusedAttention* fused = fused_attention(shape, DType::kF32)) {
     require_scratch(scratch, "attention_forward");
     const AttentionScratch a = carve_attention_scratch(scratch, shape, fused->forward_workspace(shape));
     detail::launch_convert(qkv, DType::kF32, a.qkv, DType::kBF16, b * t * 3 * c, stream_);
@@ -249,7 +260,7 @@ void CudaKernels::attention_backward(float* dqkv, float* delta, const float* dou
                                      void* scratch) const {
   select_cuda_device(device_);
   const AttentionShape shape{b, t, c, nh};
-  if (FusedAttention* fused = fused_attention(shape)) {
+  if (FusedAttention* fused = fused_attention(shape, DType::kF32)) {
     require_scratch(scratch, "attention_backward");
     const AttentionScratch a = carve_attention_scratch(scratch, shape, fused->backward_workspace(shape));
     // out came from the forward's bf16 out, so its bf16 copy is that out again, bit for bit.
@@ -261,6 +272,31 @@ void CudaKernels::attention_backward(float* dqkv, float* delta, const float* dou
     return;
   }
   detail::launch_attention_backward(dqkv, delta, dout, qkv, out, lse, b, t, c, nh, stream_);
+}
+
+void CudaKernels::attention_forward(Bf16* out, float* lse, const Bf16* qkv, std::int64_t b, std::int64_t t,
+                                    std::int64_t c, std::int64_t nh, void* scratch) const {
+  select_cuda_device(device_);
+  const AttentionShape shape{b, t, c, nh};
+  if (FusedAttention* fused = fused_attention(shape, DType::kBF16)) {
+    if (fused->forward_workspace(shape) > 0) require_scratch(scratch, "attention_forward");
+    fused->forward(nv(out), lse, nv(qkv), shape, scratch);  // in place: no copies
+    return;
+  }
+  detail::launch_attention_forward(nv(out), lse, nv(qkv), b, t, c, nh, stream_);
+}
+
+void CudaKernels::attention_backward(Bf16* dqkv, float* delta, const Bf16* dout, const Bf16* qkv, const Bf16* out,
+                                     const float* lse, std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh,
+                                     void* scratch) const {
+  select_cuda_device(device_);
+  const AttentionShape shape{b, t, c, nh};
+  if (FusedAttention* fused = fused_attention(shape, DType::kBF16)) {
+    if (fused->backward_workspace(shape) > 0) require_scratch(scratch, "attention_backward");
+    fused->backward(nv(dqkv), nv(dout), nv(qkv), nv(out), lse, shape, scratch);
+    return;
+  }
+  detail::launch_attention_backward(nv(dqkv), delta, nv(dout), nv(qkv), nv(out), lse, b, t, c, nh, stream_);
 }
 
 void CudaKernels::gelu_forward(float* out, const float* inp, std::int64_t n) const {
@@ -323,6 +359,12 @@ void CudaKernels::add_sum_squares(float* out, const float* a, const float* b, st
   sum_squares(out, n, sum_squares_out);
 }
 
+void CudaKernels::add_bf16(float* out, const float* a, const Bf16* b, std::int64_t n, double* sum_squares_out) const {
+  select_cuda_device(device_);
+  detail::launch_add_bf16(out, a, nv(b), n, stream_);
+  if (sum_squares_out != nullptr) sum_squares(out, n, sum_squares_out);
+}
+
 void CudaKernels::has_non_finite(const float* x, std::int64_t n, std::int32_t* out) const {
   select_cuda_device(device_);
   detail::launch_has_non_finite(x, n, out, stream_);
@@ -357,6 +399,163 @@ void CudaKernels::convert(const void* src, DType from, void* dst, DType to, std:
                                 dtype_name(to) + "; convert only between f32, bf16 and f16");
   }
   detail::launch_convert(src, from, dst, to, n, stream_);
+}
+
+// ---- the bf16 overloads of the compute ops: the __nv_bfloat16 launchers, on the same stream ----------
+// (attention's is above: it runs cuDNN on the tensors in place whenever cuDNN takes the shape.)
+
+void CudaKernels::gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                       const Bf16* a, std::int64_t lda, const Bf16* b, std::int64_t ldb, float beta, Bf16* c,
+                       std::int64_t ldc) const {
+  select_cuda_device(device_);
+  detail::launch_gemm(blas_, math_, trans_a, trans_b, m, n, k, alpha, nv(a), lda, nv(b), ldb, beta, nv(c), ldc);
+}
+
+void CudaKernels::linear_forward(Bf16* out, const Bf16* inp, const Bf16* weight, const Bf16* bias, std::int64_t n,
+                                 std::int64_t c, std::int64_t oc) const {
+  select_cuda_device(device_);
+  detail::launch_linear_forward(blas_, math_, nv(out), nv(inp), nv(weight), nv(bias), n, c, oc);
+}
+
+void CudaKernels::linear_backward(Bf16* dinp, Bf16* dweight, Bf16* dbias, const Bf16* dout, const Bf16* inp,
+                                  const Bf16* weight, std::int64_t n, std::int64_t c, std::int64_t oc) const {
+  select_cuda_device(device_);
+  detail::launch_linear_backward(blas_, math_, nv(dinp), nv(dweight), nv(dbias), nv(dout), nv(inp), nv(weight), n, c,
+                                 oc);
+}
+
+void CudaKernels::linear_gelu_forward(Bf16* out, Bf16* pre, const Bf16* inp, const Bf16* weight, const Bf16* bias,
+                                      std::int64_t n, std::int64_t c, std::int64_t oc) const {
+  select_cuda_device(device_);
+  detail::launch_linear_forward(blas_, math_, nv(pre), nv(inp), nv(weight), nv(bias), n, c, oc);
+  detail::launch_gelu_forward(nv(out), nv(static_cast<const Bf16*>(pre)), n * oc, stream_);
+}
+
+void CudaKernels::linear_gelu_backward(Bf16* dinp, Bf16* dweight, Bf16* dbias, Bf16* dout, const Bf16* pre,
+                                       const Bf16* inp, const Bf16* weight, std::int64_t n, std::int64_t c,
+                                       std::int64_t oc) const {
+  select_cuda_device(device_);
+  detail::launch_gelu_backward(nv(dout), nv(pre), nv(static_cast<const Bf16*>(dout)), n * oc, stream_);
+  detail::launch_linear_backward(blas_, math_, nv(dinp), nv(dweight), nv(dbias), nv(static_cast<const Bf16*>(dout)),
+                                 nv(inp), nv(weight), n, c, oc);
+}
+
+void CudaKernels::embedding_forward(Bf16* out, const std::int32_t* tokens, const Bf16* wte, const Bf16* wpe,
+                                    std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
+  select_cuda_device(device_);
+  token_check_.check(tokens, b * t, v, stream_, "CudaKernels::embedding_forward");  // waits for the stream
+  detail::launch_embedding_forward(nv(out), tokens, nv(wte), nv(wpe), b, t, c, stream_);
+}
+
+void CudaKernels::embedding_backward(Bf16* dwte, Bf16* dwpe, const Bf16* dout, const std::int32_t* tokens,
+                                     std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
+  select_cuda_device(device_);
+  if (host_calls_ == nullptr) {
+    token_check_.check(tokens, b * t, v, stream_, "CudaKernels::embedding_backward");  // waits for the stream
+    detail::launch_embedding_backward(nv(dwte), nv(dwpe), nv(dout), tokens, b, t, c, stream_);
+    return;
+  }
+  const unsigned long long* refuse =
+      token_check_.check_on_stream(tokens, b * t, v, stream_, *host_calls_, "CudaKernels::embedding_backward");
+  detail::launch_embedding_backward(nv(dwte), nv(dwpe), nv(dout), tokens, b, t, c, stream_, refuse);
+}
+
+void CudaKernels::layernorm_forward(Bf16* out, float* mean, float* rstd, const Bf16* inp, const Bf16* weight,
+                                    const Bf16* bias, std::int64_t n, std::int64_t c, float eps) const {
+  select_cuda_device(device_);
+  detail::launch_layernorm_forward(nv(out), mean, rstd, nv(inp), nv(weight), nv(bias), n, c, eps, stream_);
+}
+
+void CudaKernels::layernorm_backward(Bf16* dinp, Bf16* dweight, Bf16* dbias, const Bf16* dout, const Bf16* inp,
+                                     const Bf16* weight, const float* mean, const float* rstd, std::int64_t n,
+                                     std::int64_t c) const {
+  select_cuda_device(device_);
+  const std::size_t floats = blas_.workspace_bytes() / sizeof(float);
+  detail::launch_layernorm_backward(nv(dinp), nv(dweight), nv(dbias), nv(dout), nv(inp), nv(weight), mean, rstd, n, c,
+                                    scratch<float>(floats, "layernorm_backward"), floats, stream_);
+}
+
+void CudaKernels::residual_layernorm_forward(Bf16* sum, Bf16* out, float* mean, float* rstd, const Bf16* a,
+                                             const Bf16* b, const Bf16* weight, const Bf16* bias, std::int64_t n,
+                                             std::int64_t c, float eps) const {
+  select_cuda_device(device_);
+  detail::launch_residual_layernorm_forward(nv(sum), nv(out), mean, rstd, nv(a), nv(b), nv(weight), nv(bias), n, c,
+                                            eps, stream_);
+}
+
+void CudaKernels::residual_layernorm_backward(Bf16* dinp, Bf16* dweight, Bf16* dbias, const Bf16* dout,
+                                              const Bf16* dresidual, const Bf16* inp, const Bf16* weight,
+                                              const float* mean, const float* rstd, std::int64_t n,
+                                              std::int64_t c) const {
+  select_cuda_device(device_);
+  const std::size_t floats = blas_.workspace_bytes() / sizeof(float);
+  detail::launch_residual_layernorm_backward(nv(dinp), nv(dweight), nv(dbias), nv(dout), nv(dresidual), nv(inp),
+                                             nv(weight), mean, rstd, n, c,
+                                             scratch<float>(floats, "residual_layernorm_backward"), floats, stream_);
+}
+
+void CudaKernels::rmsnorm_forward(Bf16* out, float* rstd, const Bf16* inp, const Bf16* weight, std::int64_t n,
+                                  std::int64_t c, float eps) const {
+  select_cuda_device(device_);
+  detail::launch_rmsnorm_forward(nv(out), rstd, nv(inp), nv(weight), n, c, eps, stream_);
+}
+
+void CudaKernels::rmsnorm_backward(Bf16* dinp, Bf16* dweight, const Bf16* dout, const Bf16* inp, const Bf16* weight,
+                                   const float* rstd, std::int64_t n, std::int64_t c) const {
+  select_cuda_device(device_);
+  const std::size_t floats = blas_.workspace_bytes() / sizeof(float);
+  detail::launch_rmsnorm_backward(nv(dinp), nv(dweight), nv(dout), nv(inp), nv(weight), rstd, n, c,
+                                  scratch<float>(floats, "rmsnorm_backward"), floats, stream_);
+}
+
+void CudaKernels::rotary_qkv_forward(Bf16* qkv, const Bf16* proj, std::int64_t b, std::int64_t t, std::int64_t nh,
+                                     std::int64_t nkv, std::int64_t hs, float theta) const {
+  select_cuda_device(device_);
+  detail::launch_rotary_qkv_forward(nv(qkv), nv(proj), b, t, nh, nkv, hs, theta, stream_);
+}
+
+void CudaKernels::rotary_qkv_backward(Bf16* dproj, const Bf16* dqkv, std::int64_t b, std::int64_t t, std::int64_t nh,
+                                      std::int64_t nkv, std::int64_t hs, float theta) const {
+  select_cuda_device(device_);
+  detail::launch_rotary_qkv_backward(nv(dproj), nv(dqkv), b, t, nh, nkv, hs, theta, stream_);
+}
+
+void CudaKernels::gelu_forward(Bf16* out, const Bf16* inp, std::int64_t n) const {
+  select_cuda_device(device_);
+  detail::launch_gelu_forward(nv(out), nv(inp), n, stream_);
+}
+
+void CudaKernels::gelu_backward(Bf16* dinp, const Bf16* inp, const Bf16* dout, std::int64_t n) const {
+  select_cuda_device(device_);
+  detail::launch_gelu_backward(nv(dinp), nv(inp), nv(dout), n, stream_);
+}
+
+void CudaKernels::swiglu_forward(Bf16* out, const Bf16* inp, std::int64_t n, std::int64_t f) const {
+  select_cuda_device(device_);
+  detail::launch_swiglu_forward(nv(out), nv(inp), n, f, stream_);
+}
+
+void CudaKernels::swiglu_backward(Bf16* dinp, const Bf16* dout, const Bf16* inp, std::int64_t n, std::int64_t f) const {
+  select_cuda_device(device_);
+  detail::launch_swiglu_backward(nv(dinp), nv(dout), nv(inp), n, f, stream_);
+}
+
+void CudaKernels::add(Bf16* out, const Bf16* a, const Bf16* b, std::int64_t n) const {
+  select_cuda_device(device_);
+  detail::launch_add(nv(out), nv(a), nv(b), n, stream_);
+}
+
+void CudaKernels::cross_entropy_forward(float* losses, float* lse, const Bf16* logits, const std::int32_t* targets,
+                                        std::int64_t n, std::int64_t v) const {
+  select_cuda_device(device_);
+  detail::launch_cross_entropy_forward(losses, lse, nv(logits), targets, n, v, stream_);
+}
+
+void CudaKernels::cross_entropy_backward(Bf16* dlogits, const Bf16* logits, const float* lse,
+                                         const std::int32_t* targets, float dloss, std::int64_t n,
+                                         std::int64_t v) const {
+  select_cuda_device(device_);
+  detail::launch_cross_entropy_backward(nv(dlogits), nv(logits), lse, targets, dloss, n, v, stream_);
 }
 
 }  // namespace tessera

@@ -6,11 +6,12 @@
 // GEMM (the same arithmetic as linear_forward then gelu_forward); its backward writes the GELU
 // derivative over dout in place. add_sum_squares is add then sum_squares, two kernels.
 //
-// Attention: with bf16 GEMM math (the tensor-core setting) and a build with cuDNN, attention runs
-// cuDNN's fused flash attention (cudnn/cudnn_attention.hpp) on bf16 copies of q, k, v, out and dout
-// made in the caller's scratch (attention_scratch_bytes), with f32 softmax statistics; with f32 or
-// tf32 math, without cuDNN, or for a shape cuDNN refuses, the tiled kernel (cuda_attention.cu) in f32.
-// One shape always takes one path, forward and backward.
+// Attention on bf16 tensors runs cuDNN's fused flash attention (cudnn/cudnn_attention.hpp) on the
+// tensors in place (the caller's scratch is the library's workspace), with f32 softmax statistics.
+// On f32 tensors, with bf16 GEMM math (the tensor-core setting), it runs on bf16 copies of q, k, v,
+// out and dout made in the caller's scratch (attention_scratch_bytes); with f32 or tf32 math the
+// tiled kernel (cuda_attention.cu) in f32. Without cuDNN, or for a shape cuDNN refuses, the tiled
+// kernel in the tensors' type. One shape and type always takes one path, forward and backward.
 //
 // Ownership: the CudaDevice owns one CudaKernels per device and the stream it is bound to (which
 // must outlive it). CudaKernels owns its cuBLAS and cuBLASLt handles, a fixed workspace (cuBLASLt's,
@@ -55,14 +56,16 @@ class CudaKernels final : public Kernels {
 #define TESSERA_KERNEL_OP(name, group, params, args) void name params const override;
 #include "tessera/runtime/kernel_ops.hpp"
 
-  std::size_t attention_scratch_bytes(std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh) const override;
+  std::size_t attention_scratch_bytes(std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh,
+                                      DType dtype) const override;
   std::string attention_kernel() const override;
-  // Whether attention at this shape runs cuDNN's fused kernel; when not, why.
-  bool fused_attention_at(const AttentionShape& shape, std::string* why = nullptr) const;
+  // Whether attention at this shape on `dtype` tensors runs cuDNN's fused kernel; when not, why.
+  bool fused_attention_at(const AttentionShape& shape, DType dtype, std::string* why = nullptr) const;
 
  private:
-  // The fused attention for `shape`, or null when the tiled kernel runs it (and why, into `why`).
-  FusedAttention* fused_attention(const AttentionShape& shape, std::string* why = nullptr) const;
+  // The fused attention for `shape` on `dtype` tensors, or null when the tiled kernel runs it (and
+  // why, into `why`).
+  FusedAttention* fused_attention(const AttentionShape& shape, DType dtype, std::string* why = nullptr) const;
 
   // The workspace as scratch of `count` elements of `what`; throws when it is too small.
   template <typename E>

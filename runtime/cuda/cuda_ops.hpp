@@ -1,7 +1,7 @@
 // The typed launchers behind CudaKernels: each op of the Kernels table as a function templated on
 // its element type T, instantiated for float and __nv_bfloat16 (f32 accumulation in both), that
-// queues its kernels on a stream and returns. CudaKernels calls the float versions; tests (and later
-// a bf16 compute path) call the bf16 ones directly. Plain C++ declarations: includable from .cpp.
+// queues its kernels on a stream and returns. CudaKernels' f32 overloads call the float versions,
+// its bf16 (Bf16*) overloads the __nv_bfloat16 ones. Plain C++ declarations: includable from .cpp.
 //
 // Shapes and semantics are those of runtime/kernels.hpp unless a comment says otherwise. Pointers
 // are device pointers; statistics kept for backward (mean, rstd, lse, losses) are f32 for every T.
@@ -138,6 +138,8 @@ template <typename T>
 void launch_add(T* out, const T* a, const T* b, std::int64_t n, cudaStream_t stream);
 template <typename T>
 void launch_scale(T* x, float s, std::int64_t n, cudaStream_t stream);
+// out (n) f32 = a (n) f32 + b (n) bf16 (out may alias a): a bf16 gradient into an f32 accumulator.
+void launch_add_bf16(float* out, const float* a, const __nv_bfloat16* b, std::int64_t n, cudaStream_t stream);
 
 // ---- SwiGLU (cuda_swiglu.cu) -----------------------------------------------------------------------
 template <typename T>

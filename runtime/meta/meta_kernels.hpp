@@ -20,7 +20,7 @@ void ignore_kernel_args(const Args&...) {}
 
 // Kernels::attention_scratch_bytes of the device a plan is for.
 using AttentionScratchSize =
-    std::function<std::size_t(std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh)>;
+    std::function<std::size_t(std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh, DType dtype)>;
 
 class MetaKernels final : public Kernels {
  public:
@@ -31,8 +31,9 @@ class MetaKernels final : public Kernels {
   void name params const override { detail::ignore_kernel_args args; }
 #include "tessera/runtime/kernel_ops.hpp"
 
-  std::size_t attention_scratch_bytes(std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh) const override {
-    return attention_scratch_ ? attention_scratch_(b, t, c, nh) : 0;
+  std::size_t attention_scratch_bytes(std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh,
+                                      DType dtype) const override {
+    return attention_scratch_ ? attention_scratch_(b, t, c, nh, dtype) : 0;
   }
 
  private:

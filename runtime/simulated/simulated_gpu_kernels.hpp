@@ -20,13 +20,16 @@ class SimulatedGpuKernels final : public Kernels {
   const CpuKernels& host_kernels() const { return cpu_; }
 
 #define TESSERA_SIMULATED_ARGS(...) __VA_ARGS__
-#define TESSERA_KERNEL_OP(name, group, params, args) \
-  void name params const override { call(&CpuKernels::name, #name, TESSERA_SIMULATED_ARGS args); }
+#define TESSERA_KERNEL_OP(name, group, params, args)                                                        \
+  void name params const override {                                                                        \
+    call(static_cast<void (CpuKernels::*) params const>(&CpuKernels::name), #name, TESSERA_SIMULATED_ARGS args); \
+  }
 #include "tessera/runtime/kernel_ops.hpp"
 #undef TESSERA_SIMULATED_ARGS
 
-  std::size_t attention_scratch_bytes(std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh) const override {
-    return cpu_.attention_scratch_bytes(b, t, c, nh);
+  std::size_t attention_scratch_bytes(std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh,
+                                      DType dtype) const override {
+    return cpu_.attention_scratch_bytes(b, t, c, nh, dtype);
   }
   std::string attention_kernel() const override { return cpu_.attention_kernel(); }
 

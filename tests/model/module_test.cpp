@@ -67,7 +67,7 @@ class Doubler final : public Module {
  public:
   std::string type_name() const override { return "Doubler"; }
   Tensor forward(Context& ctx, const Tensor& x) override {
-    Tensor y = new_activation(ctx, x.shape());
+    Tensor y = new_activation(ctx, x.shape(), x.dtype());
     ctx.device.kernels().add(y.data_as<float>(), x.data_as<float>(), x.data_as<float>(), x.numel());
     return y;
   }

@@ -17,7 +17,7 @@ using Shape4 = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t
 MemoryPlan plan_with_scratch(std::size_t bytes, std::set<Shape4>* asked = nullptr) {
   PlanConfig c = testing::plan_for("tiny", ZeroStage::kStage0, 1, 2);
   if (bytes > 0) {
-    c.attention_scratch = [=](std::int64_t b, std::int64_t t, std::int64_t ch, std::int64_t nh) {
+    c.attention_scratch = [=](std::int64_t b, std::int64_t t, std::int64_t ch, std::int64_t nh, DType) {
       if (asked != nullptr) asked->insert({b, t, ch, nh});
       return bytes;
     };

@@ -157,10 +157,15 @@ TEST_F(TesseraPlanProgram, ExitStatusTellsWhetherItFits) {
   const Result no = run("--model gpt2-124m --zero 0 --ranks 8 --micro-batch 4 --device-memory 2GB");
   EXPECT_EQ(no.exit_code, 2) << no.out << no.err;
   EXPECT_NE(no.out.find("fits: NO"), std::string::npos) << no.out;
-  const Result paper = run("--params 7B --ranks 8");
+  // f32 parameters double as the master: 4 + 4 + 8 bytes per parameter, the ZeRO paper's 16.
+  const Result paper = run("--params 7B --ranks 8 --param-dtype f32");
   EXPECT_EQ(paper.exit_code, 0) << paper.err;
   EXPECT_NE(paper.out.find("112.00 GB"), std::string::npos) << paper.out;
   EXPECT_NE(paper.out.find("14.00 GB"), std::string::npos) << "ZeRO-3 column: " << paper.out;
+  // The default for a GPU: bf16 parameters beside an f32 master, f32 gradients: 2 + 4 + 12.
+  const Result gpu = run("--params 7B --ranks 8");
+  EXPECT_NE(gpu.out.find("126.00 GB"), std::string::npos) << gpu.out;
+  EXPECT_NE(gpu.out.find("compute bf16, param bf16"), std::string::npos) << gpu.out;
 }
 
 TEST_F(TesseraPlanProgram, BadOptionsNameTheOption) {

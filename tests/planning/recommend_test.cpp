@@ -1,6 +1,6 @@
-// The recommendation walk, one test per branch: fits as is; a higher ZeRO stage first; then
-// activation checkpointing; then ZeRO-3; offload only where the engine runs it; parameter offload;
-// cannot fit even so (with the reason); checkpointing to grow the micro-batch; accumulation for a
+// The recommendation walk, one test per branch: fits as is (a GPU starts from bf16 compute); a higher
+// ZeRO stage first; then activation checkpointing; then ZeRO-3; offload only where the engine runs
+// it; parameter offload; on the CPU bf16 compute as the last move; cannot fit even so (with the reason); checkpointing to grow the micro-batch; accumulation for a
 // target global batch; and a 1.3B model on 8 ranks of 24 GB that needs no offload. Device sizes are set between the
 // planner's own figures for neighbouring branches, so each test lands in exactly one branch.
 #include "tessera/planning/recommend.hpp"
@@ -10,12 +10,13 @@
 namespace tessera {
 namespace {
 
-// The small GPT on 2 ranks at `stage`, in bf16 (where the flow starts), micro 1.
+// The small GPT on 2 ranks at `stage`, in bf16 (where the flow starts on a GPU), micro 1.
 PlanConfig base(ZeroStage stage) {
   PlanConfig c;
   c.model = model_preset("small");
   c.ranks = 2;
   c.stage = stage;
+  c.precision.compute_dtype = DType::kBF16;
   c.precision.param_dtype = DType::kBF16;
   c.precision.reduce_dtype = DType::kBF16;
   return c;
@@ -27,6 +28,7 @@ std::int64_t peak(PlanConfig c, const std::string& checkpointing, const std::str
   c.offload = parse_offload(offload);
   c.stage = stage;
   c.host_is_device = c.offload.uses_nvme();  // NVMe offload is what the CPU device runs
+  if (c.host_is_device) c.precision.compute_dtype = DType::kF32;  // the CPU's, until nothing else fits
   return plan_memory(c).needed();
 }
 
@@ -36,6 +38,7 @@ Recommendation run(ZeroStage stage, std::int64_t device_memory, std::int64_t max
   r.base = base(stage);
   r.base.device_memory = device_memory;
   r.base.host_is_device = offload_to == OffloadTarget::kNvme;  // the CPU device
+  if (r.base.host_is_device) r.base.precision.compute_dtype = DType::kF32;
   r.max_micro_batch = max_micro;
   r.target_global_batch = global;
   r.offload_to = offload_to;
@@ -52,9 +55,12 @@ bool has_step(const Recommendation& r, const std::string& decision_prefix) {
 TEST(Recommend, FitsAsIs) {
   const Recommendation r = run(ZeroStage::kStage0, 100'000'000'000);
   ASSERT_TRUE(r.fits) << r.describe();
+  EXPECT_EQ(r.config.precision.compute_dtype, DType::kBF16) << "a GPU computes in bf16";
   EXPECT_EQ(r.config.precision.param_dtype, DType::kBF16);
   EXPECT_EQ(r.config.precision.reduce_dtype, DType::kBF16);
   EXPECT_EQ(r.config.micro_batch, 8) << "the largest micro-batch tried";
+  const Recommendation cpu = run(ZeroStage::kStage0, 100'000'000'000, 8, std::nullopt, OffloadTarget::kNvme);
+  EXPECT_EQ(cpu.config.precision.compute_dtype, DType::kF32) << "the CPU keeps f32 when it fits:\n" << cpu.describe();
   EXPECT_EQ(r.config.recompute.kind, RecomputePolicyKind::kNone);
   EXPECT_FALSE(r.config.offload.any());
   EXPECT_FALSE(has_step(r, "activation checkpointing")) << r.describe();
@@ -149,8 +155,10 @@ TEST(Recommend, CannotFitEvenSoAndSaysWhy) {
   const std::int64_t floor = peak(c, "blocks", "optimizer:nvme,params:nvme", ZeroStage::kStage3);
   const Recommendation r = run(ZeroStage::kStage3, floor / 2, 8, std::nullopt, OffloadTarget::kNvme);
   EXPECT_FALSE(r.fits);
-  EXPECT_NE(r.failure.find("even with ZeRO-3, checkpointing and optimizer and parameter offload"), std::string::npos)
+  EXPECT_NE(r.failure.find("even with ZeRO-3, checkpointing, optimizer and parameter offload and bf16 compute"),
+            std::string::npos)
       << r.failure;
+  EXPECT_TRUE(has_step(r, "bf16 compute")) << "the CPU's last move:\n" << r.describe();
   EXPECT_NE(r.failure.find("the largest part is"), std::string::npos) << r.failure;
   EXPECT_NE(r.failure.find("more ranks"), std::string::npos) << r.failure;
   EXPECT_NE(r.describe().find("no configuration fits"), std::string::npos) << r.describe();

@@ -5,6 +5,7 @@
 //    of the list to the same op of its inner table, once, with every argument, and counts it in the
 //    op's group — a fused op such as add_sum_squares
 //    reaches the inner table as itself, not as the ops it fuses;
+//  * the compute ops come twice, as f32 and bf16 overloads, and each reaches its own overload;
 //  * the meta device's table does nothing for every op (no pointer is touched).
 #include <gtest/gtest.h>
 
@@ -65,7 +66,16 @@ T value_for(int i) {
   }
 }
 
-// Records each call: the op's name and its arguments as text.
+// True when an argument of the list is a Bf16 pointer: the op is the bf16 overload.
+template <typename... A>
+constexpr bool takes_bf16() {
+  return (std::is_same_v<std::remove_cv_t<std::remove_pointer_t<std::decay_t<A>>>, Bf16> || ...);
+}
+
+// An op as the tests tell its overloads apart: "gemm", "gemm bf16".
+std::string op_key(const char* name, bool bf16) { return std::string(name) + (bf16 ? " bf16" : ""); }
+
+// Records each call: the op (op_key) and its arguments as text.
 class RecordingKernels final : public Kernels {
  public:
 #define TESSERA_KERNEL_OP(name, group, params, args) \
@@ -76,9 +86,9 @@ class RecordingKernels final : public Kernels {
   mutable std::vector<std::string> arguments;  // of the last call
 
  private:
-  template <typename Tuple>
-  void record(const char* op, const Tuple& args) const {
-    ops.push_back(op);
+  template <typename... A>
+  void record(const char* op, const std::tuple<A...>& args) const {
+    ops.push_back(op_key(op, takes_bf16<A...>()));
     arguments.clear();
     std::apply([this](const auto&... a) { (arguments.push_back(text_of(std::decay_t<decltype(a)>(a))), ...); }, args);
   }
@@ -103,8 +113,14 @@ void call_with_zeros(const Kernels& table, void (Kernels::*op)(P...) const) {
   (table.*op)(std::decay_t<P>{}...);
 }
 
+// The key of the op `member` points to.
+template <typename... P>
+std::string key_of(const char* name, void (Kernels::*)(P...) const) {
+  return op_key(name, takes_bf16<P...>());
+}
+
 struct OpEntry {
-  const char* name;
+  std::string name;  // op_key: the name, and " bf16" for a bf16 overload
   const char* params;  // the entry's parameter list as written, "(float* out, const float* a, ...)"
   const char* args;    // its argument list, "(out, a, ...)"
   KernelGroup group;
@@ -114,13 +130,13 @@ struct OpEntry {
 
 const std::vector<OpEntry>& every_op() {
   static const std::vector<OpEntry> ops = {
-#define TESSERA_KERNEL_OP(name, group, params, args)                              \
-  {#name,                                                                         \
-   #params,                                                                       \
-   #args,                                                                         \
-   KernelGroup::group,                                                            \
-   [](const Kernels& k) { return call_with_distinct_values(k, &Kernels::name); }, \
-   [](const Kernels& k) { call_with_zeros(k, &Kernels::name); }},
+#define TESSERA_KERNEL_OP(name, group, params, args)                                                                 \
+  {key_of(#name, static_cast<void (Kernels::*) params const>(&Kernels::name)),                                       \
+   #params,                                                                                                          \
+   #args,                                                                                                            \
+   KernelGroup::group,                                                                                               \
+   [](const Kernels& k) { return call_with_distinct_values(k, static_cast<void (Kernels::*) params const>(&Kernels::name)); }, \
+   [](const Kernels& k) { call_with_zeros(k, static_cast<void (Kernels::*) params const>(&Kernels::name)); }},
 #include "tessera/runtime/kernel_ops.hpp"
   };
   return ops;
@@ -129,13 +145,22 @@ const std::vector<OpEntry>& every_op() {
 TEST(KernelOps, TheListHoldsEveryOpOnce) {
   std::vector<std::string> names;
   for (const OpEntry& op : every_op()) names.push_back(op.name);
-  EXPECT_GE(names.size(), 26u);
+  EXPECT_GE(names.size(), 48u);
   std::vector<std::string> sorted = names;
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end()) << "an op is listed twice";
-  for (const char* op : {"gemm", "attention_backward", "add_sum_squares", "adamw8bit_update", "convert"}) {
+  for (const char* op : {"gemm", "gemm bf16", "attention_backward", "attention_backward bf16", "add_sum_squares",
+                         "add_bf16 bf16", "adamw8bit_update", "convert"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), op), names.end()) << op;
   }
+  // Every compute op has both overloads; the optimizer's and the reductions' are f32 only (add_bf16,
+  // which adds a bf16 gradient into f32, is one op).
+  for (const std::string& name : names) {
+    if (name.size() > 5 && name.substr(name.size() - 5) == " bf16" && name != "add_bf16 bf16") {
+      EXPECT_NE(std::find(names.begin(), names.end(), name.substr(0, name.size() - 5)), names.end()) << name;
+    }
+  }
+  EXPECT_EQ(std::find(names.begin(), names.end(), "adamw_update bf16"), names.end());
 }
 
 // The names of a parameter list's parameters, in order: "(float* out, std::int64_t n)" -> out, n.

@@ -75,7 +75,7 @@ inline RunResult reference_run(int steps, std::int64_t global) {
 }
 
 // Forwards every call to an inner communicator and records the dtype of each reduce collective (the
-// wire dtype of the _f32 ones).
+// wire dtype of the _f32 ones), and separately those of the collectives on buffers of that dtype.
 class RecordingCommunicator final : public Communicator {
  public:
   explicit RecordingCommunicator(std::unique_ptr<Communicator> inner) : inner_(std::move(inner)) {}
@@ -85,11 +85,15 @@ class RecordingCommunicator final : public Communicator {
   CommBackend backend() const override { return inner_->backend(); }
   MemorySpace memory_space() const override { return inner_->memory_space(); }
   Work all_reduce(Span buf, DType dtype, ReduceOp op) override {
-    if (buf.count > 1) reduce_dtypes.push_back(dtype);
+    if (buf.count > 1) {
+      reduce_dtypes.push_back(dtype);
+      plain_reduce_dtypes.push_back(dtype);
+    }
     return inner_->all_reduce(buf, dtype, op);
   }
   Work reduce_scatter(ConstSpan in, Span out, DType dtype, ReduceOp op) override {
     reduce_dtypes.push_back(dtype);
+    plain_reduce_dtypes.push_back(dtype);
     return inner_->reduce_scatter(in, out, dtype, op);
   }
   Work all_reduce_f32(Span buf, DType wire, ReduceOp op) override {
@@ -111,6 +115,8 @@ class RecordingCommunicator final : public Communicator {
   CollectiveCheck collective_check() const override { return inner_->collective_check(); }
 
   std::vector<DType> reduce_dtypes;  // gradient collectives seen (scalars excluded), as they travel
+  // Those of them on buffers already in their wire dtype (all_reduce, reduce_scatter; not the _f32 ones).
+  std::vector<DType> plain_reduce_dtypes;
 
  private:
   std::unique_ptr<Communicator> inner_;

@@ -1,5 +1,6 @@
-// train_gpt --device cuda, as a user runs it: the start-up line names the GPU, the GEMM math and the
-// attention kernel (cuDNN's where the build has it); the loss falls over 30 steps; a run stopped at
+// train_gpt --device cuda, as a user runs it: the start-up line names the GPU, the GEMM math, the
+// compute dtype (bf16 by default on a GPU) and the attention kernel (cuDNN's where the build has it);
+// the loss falls over 30 steps; a run stopped at
 // step 10 (a run of 10 steps) and resumed from its checkpoint to step 20 logs the same losses and
 // gradient norms, bit for bit, as one run of 20 steps (deterministic kernels, cuDNN's backward
 // included). Skips without a GPU.
@@ -50,6 +51,9 @@ TEST_F(TrainGptCuda, TrainsAndSaysWhatRunsIt) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("device: cuda:"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("GEMMs bf16 tensor cores"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("compute: bf16 (--compute-dtype auto: bf16 on a GPU); params stored bf16"),
+            std::string::npos)
+      << r.output;
 #if TESSERA_HAVE_CUDNN
   EXPECT_NE(r.output.find("attention: cuDNN"), std::string::npos) << r.output;
 #else

@@ -26,7 +26,7 @@ class UserMlp final : public Module {
   Tensor forward(Context& ctx, const Tensor& x) override {
     ++forwards;
     Tensor h = children()[0]->forward(ctx, x);
-    Tensor g = new_activation(ctx, h.shape());
+    Tensor g = new_activation(ctx, h.shape(), h.dtype());
     ctx.device.kernels().gelu_forward(g.data_as<float>(), h.data_as<float>(), h.numel());
     if (ctx.training) pre_ = h;
     return children()[1]->forward(ctx, g);

@@ -136,7 +136,7 @@ TEST(CudaGpt, Bf16MathTwentyStepsWithinOnePercentOfTheCpu) {
   CudaDevice gpu(0, GemmMath::kBf16);
   const GptConfig c = small_gpt();
   std::string why;
-  const bool fused = gpu.cuda_kernels().fused_attention_at({kBatch, c.max_seq_len, c.channels, c.heads}, &why);
+  const bool fused = gpu.cuda_kernels().fused_attention_at({kBatch, c.max_seq_len, c.channels, c.heads}, DType::kF32, &why);
 #if TESSERA_HAVE_CUDNN
   EXPECT_TRUE(fused) << "cuDNN attention expected with bf16 math: " << why;
 #endif

@@ -44,7 +44,7 @@ Outputs run(const CudaKernels& kernels, const AttentionShape& s, const std::vect
             const std::vector<float>& dout) {
   DeviceBuffer<float> g_qkv(qkv), g_dout(dout), g_out(s.b * s.t * s.c), g_lse(s.b * s.nh * s.t);
   DeviceBuffer<float> g_dqkv(qkv.size()), g_delta(s.b * s.nh * s.t);
-  const std::size_t bytes = kernels.attention_scratch_bytes(s.b, s.t, s.c, s.nh);
+  const std::size_t bytes = kernels.attention_scratch_bytes(s.b, s.t, s.c, s.nh, DType::kF32);
   DeviceBuffer<char> scratch(std::max<std::size_t>(bytes, 1));
   void* scratch_ptr = bytes == 0 ? nullptr : scratch.get();
   kernels.attention_forward(g_out.get(), g_lse.get(), g_qkv.get(), s.b, s.t, s.c, s.nh, scratch_ptr);
@@ -71,8 +71,8 @@ std::string describe(const AttentionShape& s) {
 
 void check_against_cpu(const CudaKernels& gpu, const CpuKernels& cpu, const AttentionShape& s, std::uint32_t seed) {
   std::string why;
-  ASSERT_TRUE(gpu.fused_attention_at(s, &why)) << describe(s) << ": " << why;
-  EXPECT_GT(gpu.attention_scratch_bytes(s.b, s.t, s.c, s.nh), 0u);
+  ASSERT_TRUE(gpu.fused_attention_at(s, DType::kF32, &why)) << describe(s) << ": " << why;
+  EXPECT_GT(gpu.attention_scratch_bytes(s.b, s.t, s.c, s.nh, DType::kF32), 0u);
   const auto qkv = test::round_to_bf16(random_floats(s.b * s.t * 3 * s.c, seed, -2.0f, 2.0f));
   const auto dout = test::round_to_bf16(random_floats(s.b * s.t * s.c, seed + 1));
   const Outputs expected = run(cpu, s, qkv, dout);
@@ -113,9 +113,9 @@ TEST_F(CudnnAttentionTest, CallWithoutScratchIsRefused) {
 void check_tiled_fallback(const CudaKernels& gpu, const CpuKernels& cpu, const AttentionShape& s,
                           const std::string& refusal) {
   std::string why;
-  EXPECT_FALSE(gpu.fused_attention_at(s, &why)) << describe(s);
+  EXPECT_FALSE(gpu.fused_attention_at(s, DType::kF32, &why)) << describe(s);
   EXPECT_NE(why.find(refusal), std::string::npos) << why;
-  EXPECT_EQ(gpu.attention_scratch_bytes(s.b, s.t, s.c, s.nh), 0u);
+  EXPECT_EQ(gpu.attention_scratch_bytes(s.b, s.t, s.c, s.nh, DType::kF32), 0u);
   const auto qkv = random_floats(s.b * s.t * 3 * s.c, 9, -2.0f, 2.0f);
   const auto dout = random_floats(s.b * s.t * s.c, 10);
   const Outputs expected = run(cpu, s, qkv, dout);
@@ -136,7 +136,7 @@ TEST_F(CudnnAttentionTest, SinglePositionRunsTheTiledKernel) {
 TEST_F(CudnnAttentionTest, F32MathRunsTheTiledKernel) {
   gpu_->set_gemm_math(GemmMath::kF32);
   std::string why;
-  EXPECT_FALSE(gpu_->fused_attention_at({2, 16, 64, 2}, &why));
+  EXPECT_FALSE(gpu_->fused_attention_at({2, 16, 64, 2}, DType::kF32, &why));
   EXPECT_NE(why.find("GEMM math f32"), std::string::npos) << why;
   EXPECT_NE(gpu_->attention_kernel().find("tiled"), std::string::npos) << gpu_->attention_kernel();
   gpu_->set_gemm_math(GemmMath::kBf16);

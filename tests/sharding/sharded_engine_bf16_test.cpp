@@ -1,0 +1,196 @@
+// ShardedEngine with bf16 compute (MixedPrecision::compute_dtype): stages 0-3 bit-identical to each
+// other as in f32 (every stage at accumulation 1, with block checkpointing too; stages with the same
+// reduction schedule with accumulation), N ranks bit-identical to one process running the same rows
+// as N micro-batches (the f32 wire sums the same bf16 gradients in the same order), within bf16's
+// reach of the f32 run, and the gradients of a bf16 wire sent as they are (a bf16 reduce-scatter of
+// the micro-batch's bf16 gradients, no f32 copy narrowed on the way).
+// tessera-test-ranks: 2 4
+// tessera-test-timeout: 300
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "sharding_test_support.hpp"
+#include "tessera/model/recompute/recompute_policy.hpp"
+#include "tessera/sharding/full_parameters.hpp"
+#include "tessera/training/trainer.hpp"
+
+namespace tessera::testing {
+namespace {
+
+constexpr int kSteps = 4;
+constexpr std::int64_t kGlobal = 8;
+
+MixedPrecision bf16_compute(DType wire = DType::kF32) {
+  MixedPrecision p;
+  p.compute_dtype = DType::kBF16;
+  p.param_dtype = DType::kBF16;
+  p.reduce_dtype = wire;
+  return p;
+}
+
+struct Bf16Run {
+  RunResult result;
+  std::vector<DType> reduce_dtypes;        // every gradient collective's wire
+  std::vector<DType> plain_reduce_dtypes;  // those of collectives on buffers already in the wire dtype
+};
+
+struct RunSpec {
+  ZeroStage stage = ZeroStage::kStage0;
+  std::int64_t accumulation = 1;
+  MixedPrecision precision = bf16_compute();
+  bool checkpoint_blocks = false;
+  bool one_process = false;  // every rank runs the whole global batch alone, as `ranks` micro-batches
+  float clip = kClip;
+};
+
+Bf16Run run(const RunSpec& spec) {
+  auto device = make_cpu_device();
+  RecordingCommunicator world(
+      std::make_unique<MpiCommunicator>(spec.one_process ? MPI_COMM_SELF : MPI_COMM_WORLD));
+  Gpt model(tiny_gpt());
+  if (spec.checkpoint_blocks) apply_recompute(model, RecomputePolicy::by_type("TransformerBlock"));
+  ShardingConfig config;
+  config.stage = spec.stage;
+  config.precision = spec.precision;
+  config.optimizer.adamw = test_adamw();
+  config.grad_clip = spec.clip;
+  Bf16Run out;
+  {
+    ShardedEngine engine(model, *device, world, config, kSeed);
+    Trainer trainer(engine);
+    const std::int64_t ranks = world_size();
+    const std::int64_t accumulation = spec.one_process ? ranks * spec.accumulation : spec.accumulation;
+    const std::int64_t micro = kGlobal / ranks / spec.accumulation;
+    const std::int64_t rank = spec.one_process ? 0 : world.rank();
+    for (int s = 0; s < kSteps; ++s) {
+      std::vector<MicroBatch> batches;
+      for (std::int64_t a = 0; a < accumulation; ++a) {
+        // One process: micro-batch a holds the rows rank a % ranks of accumulation step a / ranks reads.
+        const std::int64_t step_a = spec.one_process ? a / ranks : a, r = spec.one_process ? a % ranks : rank;
+        batches.push_back(global_rows(*device, tiny_gpt(), s, step_a * micro * ranks + r * micro, micro));
+      }
+      const StepResult r = trainer.train_step(batches, kLr);
+      out.result.losses.push_back(r.loss);
+      out.result.norms.push_back(r.grad_norm);
+    }
+    const auto full = gather_full_parameters(engine);
+    for (const NamedParameter& np : model.named_parameters()) out.result.params.push_back(full.at(np.name));
+  }
+  out.reduce_dtypes = world.reduce_dtypes;
+  out.plain_reduce_dtypes = world.plain_reduce_dtypes;
+  return out;
+}
+
+void expect_identical(const RunResult& actual, const RunResult& expected, const std::string& what,
+                      bool losses_too = true) {
+  ASSERT_EQ(actual.losses.size(), expected.losses.size()) << what;
+  for (std::size_t s = 0; s < expected.losses.size() && losses_too; ++s) {
+    EXPECT_EQ(actual.losses[s], expected.losses[s]) << what << ": loss at step " << s << ", rank " << world_rank();
+    EXPECT_EQ(actual.norms[s], expected.norms[s]) << what << ": norm at step " << s << ", rank " << world_rank();
+  }
+  for (std::size_t p = 0; p < expected.params.size(); ++p) {
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < expected.params[p].size(); ++i) differing += actual.params[p][i] != expected.params[p][i];
+    EXPECT_EQ(differing, 0u) << what << ": parameter " << p << " has differing elements, rank " << world_rank();
+  }
+}
+
+TEST(ShardedEngineBf16, EveryStageIsBitIdenticalToStage0) {
+  for (DType wire : {DType::kF32, DType::kBF16}) {
+    RunSpec spec;
+    spec.precision = bf16_compute(wire);
+    const Bf16Run stage0 = run(spec);
+    for (ZeroStage stage : {ZeroStage::kStage1, ZeroStage::kStage2, ZeroStage::kStage3}) {
+      spec.stage = stage;
+      expect_identical(run(spec).result, stage0.result,
+                       std::string(dtype_name(wire)) + " wire, stage " + std::to_string(zero_stage_number(stage)));
+    }
+  }
+}
+
+TEST(ShardedEngineBf16, BlockCheckpointingChangesNoBit) {
+  RunSpec spec;
+  const Bf16Run plain = run(spec);
+  spec.checkpoint_blocks = true;
+  for (ZeroStage stage : {ZeroStage::kStage0, ZeroStage::kStage3}) {
+    spec.stage = stage;
+    expect_identical(run(spec).result, plain.result,
+                     "checkpointed blocks at stage " + std::to_string(zero_stage_number(stage)));
+  }
+}
+
+// Stages 0-1 add each micro-batch's bf16 gradients into an f32 accumulator and reduce once; stages
+// 2-3 reduce every micro-batch and add the reduced shard: within each pair the same sums.
+TEST(ShardedEngineBf16, WithAccumulationStagesOfOneScheduleAgree) {
+  RunSpec spec;
+  spec.accumulation = 2;
+  const Bf16Run stage0 = run(spec);
+  spec.stage = ZeroStage::kStage1;
+  expect_identical(run(spec).result, stage0.result, "accumulation 2, stage 1 vs 0");
+  spec.stage = ZeroStage::kStage2;
+  const Bf16Run stage2 = run(spec);
+  spec.stage = ZeroStage::kStage3;
+  expect_identical(run(spec).result, stage2.result, "accumulation 2, stage 3 vs 2");
+  for (std::size_t s = 0; s < stage0.result.losses.size(); ++s) {
+    EXPECT_NEAR(stage2.result.losses[s], stage0.result.losses[s], 1e-5 * stage0.result.losses[s]) << "step " << s;
+  }
+}
+
+// With powers-of-two rank counts, a rank's micro-batch gradients are one process's scaled by a power
+// of two, exactly, and the f32 wire sums them in the same order: the parameters come out the same
+// bits (the gradient norm, summed shard by shard, may differ in its last bits: no clipping here).
+TEST(ShardedEngineBf16, RanksMatchOneProcessRunningTheirRowsAsMicroBatches) {
+  RunSpec spec;
+  spec.clip = 0.0f;
+  spec.one_process = true;
+  const Bf16Run one = run(spec);
+  spec.one_process = false;
+  for (ZeroStage stage : {ZeroStage::kStage0, ZeroStage::kStage3}) {
+    spec.stage = stage;
+    const Bf16Run ranks = run(spec);
+    expect_identical(ranks.result, one.result, "stage " + std::to_string(zero_stage_number(stage)) + " vs one process",
+                     false);
+    for (std::size_t s = 0; s < one.result.losses.size(); ++s) {
+      EXPECT_NEAR(ranks.result.losses[s], one.result.losses[s], 1e-6 * one.result.losses[s]) << "step " << s;
+    }
+  }
+}
+
+TEST(ShardedEngineBf16, StaysWithinBf16OfTheF32Run) {
+  RunSpec f32;
+  f32.precision = MixedPrecision{};
+  const Bf16Run reference = run(f32);
+  const Bf16Run bf16 = run(RunSpec{});
+  for (std::size_t s = 0; s < reference.result.losses.size(); ++s) {
+    EXPECT_NEAR(bf16.result.losses[s], reference.result.losses[s], 1e-2 * reference.result.losses[s]) << "step " << s;
+  }
+  double diff2 = 0.0, norm2 = 0.0;
+  for (std::size_t p = 0; p < reference.result.params.size(); ++p) {
+    for (std::size_t i = 0; i < reference.result.params[p].size(); ++i) {
+      const double d = static_cast<double>(bf16.result.params[p][i]) - reference.result.params[p][i];
+      diff2 += d * d;
+      norm2 += static_cast<double>(reference.result.params[p][i]) * reference.result.params[p][i];
+    }
+  }
+  EXPECT_LE(std::sqrt(diff2 / norm2), 2e-2) << "relative L2 distance of the final parameters, rank " << world_rank();
+  EXPECT_GT(diff2, 0.0) << "bf16 compute changed nothing: is it running in f32?";
+}
+
+// A bf16 wire at stages 2-3 reduces the micro-batch's bf16 gradients themselves; at stages 0-1 the
+// f32 accumulator travels as bf16 (the communicator narrows it as it sends).
+TEST(ShardedEngineBf16, Bf16WireSendsTheBf16GradientsAsTheyAre) {
+  RunSpec spec;
+  spec.precision = bf16_compute(DType::kBF16);
+  spec.stage = ZeroStage::kStage2;
+  const Bf16Run stage2 = run(spec);
+  ASSERT_FALSE(stage2.plain_reduce_dtypes.empty()) << "no reduce-scatter of bf16 buffers at stage 2";
+  for (DType d : stage2.plain_reduce_dtypes) EXPECT_EQ(d, DType::kBF16);
+  for (DType d : stage2.reduce_dtypes) EXPECT_EQ(d, DType::kBF16) << "every gradient collective on the bf16 wire";
+  spec.precision = bf16_compute(DType::kF32);
+  const Bf16Run f32_wire = run(spec);
+  EXPECT_TRUE(f32_wire.plain_reduce_dtypes.empty()) << "an f32 wire reduces the widened gradients (_f32 collectives)";
+}
+
+}  // namespace
+}  // namespace tessera::testing
