@@ -43,6 +43,7 @@ function(tessera_layer name)
   list(REMOVE_ITEM sources ${arg_PER_LEVEL})
   set(target tessera_${name})
   add_library(${target} OBJECT ${sources})
+  set_target_properties(${target} PROPERTIES UNITY_BUILD ${TESSERA_UNITY_BUILD} UNITY_BUILD_BATCH_SIZE 16)
 
   # The include root: tessera/<layer> -> <source>/<layer>. Its folder name holds no layer name, so a
   # __FILE__ seen through it still reads ".../tessera/runtime/..." from the first layer folder on.

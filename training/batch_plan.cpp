@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "tessera/core/or_list.hpp"
+
 namespace tessera {
 namespace {
 
@@ -31,16 +33,6 @@ std::string nearest_multiples(std::int64_t value, std::int64_t step, const Batch
   return below > 0 ? str(below) + " or " + above : above;
 }
 
-// "a", "a or b", "a, b or c".
-std::string join_or(const std::vector<std::string>& items) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += i + 1 == items.size() ? " or " : ", ";
-    out += items[i];
-  }
-  return out;
-}
-
 // The largest divisor of n (>= 1) that is <= cap, found in O(sqrt n).
 std::int64_t largest_divisor_at_most(std::int64_t n, std::int64_t cap) {
   std::int64_t best = 1;
@@ -66,7 +58,7 @@ void check_consistent(std::int64_t global, std::int64_t micro, std::int64_t accu
   }
   throw std::invalid_argument("global " + str(global) + " != micro " + str(micro) + " x ranks " + str(ranks) +
                               " x accumulation " + str(accumulation) + " = " + str(product) + "; change one: " +
-                              join_or(fixes) + " (or leave one of the three options out to have it derived)");
+                              or_list(fixes) + " (or leave one of the three options out to have it derived)");
 }
 
 // global / step where step = the product of the two given factors (`factors` spells them out);
@@ -91,7 +83,7 @@ std::string nearest_token_counts(std::int64_t global, std::int64_t step, std::in
     if (!derived.empty()) item += " (" + std::string(derived) + " " + str(k) + ")";
     items.push_back(item);
   }
-  return join_or(items);
+  return or_list(items);
 }
 
 // The token path's arithmetic: `global` sequences (from global_tokens) must split into the given
@@ -120,7 +112,7 @@ void check_tokens_fit(const BatchRequest& r, std::int64_t global) {
       fixes.push_back(names.micro + " " + str(global / (ranks * *r.accumulation)));
     }
     throw std::invalid_argument(head + " != " + factors + " = " + str(step) + " sequences = " + step_tokens +
-                                " tokens; change one: " + join_or(fixes) +
+                                " tokens; change one: " + or_list(fixes) +
                                 " (or leave one of the three options out to have it derived)");
   }
   if (global % step == 0) return;

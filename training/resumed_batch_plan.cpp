@@ -4,17 +4,18 @@
 #include <stdexcept>
 #include <vector>
 
+#include "tessera/core/or_list.hpp"
+
 namespace tessera {
 namespace {
 
-std::string str(std::int64_t v) { return std::to_string(v); }
 
 std::string decomposition(std::int64_t micro, std::int64_t ranks, std::int64_t accumulation) {
-  return "micro " + str(micro) + " x ranks " + str(ranks) + " x accumulation " + str(accumulation);
+  return "micro " + std::to_string(micro) + " x ranks " + std::to_string(ranks) + " x accumulation " + std::to_string(accumulation);
 }
 
 std::string saved_text(const SavedBatch& s) {
-  return str(s.global) + " (" + decomposition(s.micro, s.ranks, s.accumulation) + ")";
+  return std::to_string(s.global) + " (" + decomposition(s.micro, s.ranks, s.accumulation) + ")";
 }
 
 // "ranks 2 -> 4, micro 8 -> 4": the factors that differ from the checkpoint's; "" when none.
@@ -25,22 +26,13 @@ std::string changed_factors(const SavedBatch& s, const BatchPlan& p) {
     if (!out.empty()) out += ", ";
     out += what;
     out += ' ';
-    out += str(before);
+    out += std::to_string(before);
     out += " -> ";
-    out += str(now);
+    out += std::to_string(now);
   };
   add("ranks", s.ranks, p.ranks);
   add("micro", s.micro, p.micro);
   add("accumulation", s.accumulation, p.accumulation);
-  return out;
-}
-
-std::string join_or(const std::vector<std::string>& items) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += i + 1 == items.size() ? " or " : ", ";
-    out += items[i];
-  }
   return out;
 }
 
@@ -62,26 +54,26 @@ std::string choices(const SavedBatch& saved, std::int64_t micro, int ranks, cons
     std::vector<std::string> micros;
     for (const std::int64_t d : {below, above == below ? 0 : above}) {
       if (d == 0) continue;
-      micros.push_back(names.micro + " " + str(d) + " (accumulation " + str(per_rank / d) + ")");
+      micros.push_back(names.micro + " " + std::to_string(d) + " (accumulation " + std::to_string(per_rank / d) + ")");
     }
-    out = "keep " + str(global) + " with " + join_or(micros) + ", or change it with ";
+    out = "keep " + std::to_string(global) + " with " + or_list(micros) + ", or change it with ";
   } else {
-    out = "no micro-batch keeps " + str(global) + " at " + str(ranks) + " ranks (it is not a multiple of " +
-          str(ranks) + "): change it with ";
+    out = "no micro-batch keeps " + std::to_string(global) + " at " + std::to_string(ranks) + " ranks (it is not a multiple of " +
+          std::to_string(ranks) + "): change it with ";
   }
   // Global batches that divide: the multiples of ranks around it (micro-batch and accumulation
   // derived), and with the micro-batch kept, the multiples of micro x ranks around it.
   std::vector<std::string> globals;
   const std::int64_t low = (global - 1) / ranks * ranks, high = (global / ranks + 1) * ranks;
-  if (low > 0) globals.push_back(str(low));
-  globals.push_back(str(high));
-  out += names.global + " " + join_or(globals);
+  if (low > 0) globals.push_back(std::to_string(low));
+  globals.push_back(std::to_string(high));
+  out += names.global + " " + or_list(globals);
   const std::int64_t step = micro * ranks;
   std::vector<std::string> kept_micro;
   for (const std::int64_t g : {(global - 1) / step * step, (global / step + 1) * step}) {
-    if (g > 0) kept_micro.push_back(str(g));
+    if (g > 0) kept_micro.push_back(std::to_string(g));
   }
-  if (!kept_micro.empty()) out += " (or " + join_or(kept_micro) + " with " + names.micro + " " + str(micro) + ")";
+  if (!kept_micro.empty()) out += " (or " + or_list(kept_micro) + " with " + names.micro + " " + std::to_string(micro) + ")";
   return out;
 }
 
@@ -103,10 +95,10 @@ ResumedBatch plan_resumed_batch(const BatchRequest& request, const SavedBatch& s
     out.global_changed = out.plan.global != saved.global;
     const std::string now = decomposition(out.plan.micro, out.plan.ranks, out.plan.accumulation);
     if (out.global_changed) {
-      const std::string why = explicit_global ? (request.global ? names.global + " " + str(*request.global)
-                                                                : names.global_tokens + " " + str(*request.global_tokens))
+      const std::string why = explicit_global ? (request.global ? names.global + " " + std::to_string(*request.global)
+                                                                : names.global_tokens + " " + std::to_string(*request.global_tokens))
                                               : names.change + " allow";
-      out.line = "resume: global batch changed from " + saved_text(saved) + " to " + str(out.plan.global) + " (" +
+      out.line = "resume: global batch changed from " + saved_text(saved) + " to " + std::to_string(out.plan.global) + " (" +
                  now + ") by " + why;
       return out;
     }
@@ -122,16 +114,16 @@ ResumedBatch plan_resumed_batch(const BatchRequest& request, const SavedBatch& s
       // With the micro-batch alone the arithmetic is said here: the planner's own suggestion (another
       // accumulation) would change the global batch.
       const std::string why = keep.accumulation ? std::string(e.what())
-                                                : "it is not divisible by micro " + str(micro) + " x ranks " +
-                                                      str(ranks) + " = " + str(micro * ranks);
+                                                : "it is not divisible by micro " + std::to_string(micro) + " x ranks " +
+                                                      std::to_string(ranks) + " = " + std::to_string(micro * ranks);
       throw std::invalid_argument("resume: the checkpoint's global batch " + saved_text(saved) +
-                                  " is kept by default, but at " + str(ranks) + " ranks " + why + "; " +
+                                  " is kept by default, but at " + std::to_string(ranks) + " ranks " + why + "; " +
                                   choices(saved, micro, ranks, names) + "; a new global batch needs " + names.global +
                                   " or " + names.change + " allow");
     }
   }
   const std::string diff = changed_factors(saved, out.plan);
-  out.line = "resume: global batch " + str(out.plan.global) + " kept at " + str(out.plan.ranks) + " ranks: " +
+  out.line = "resume: global batch " + std::to_string(out.plan.global) + " kept at " + std::to_string(out.plan.ranks) + " ranks: " +
              (diff.empty() ? "as saved" : diff) + " (" +
              decomposition(out.plan.micro, out.plan.ranks, out.plan.accumulation) + ")";
   return out;

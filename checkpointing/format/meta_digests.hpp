@@ -9,6 +9,8 @@
 
 #include <hdf5.h>
 
+#include "tessera/core/hex64.hpp"
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -53,8 +55,8 @@ class MetaDigests {
   bool checking_ = false;
 };
 
-// "0123456789abcdef"; and back (false when `text` is not 16 hex digits).
-std::string hex64(std::uint64_t value);
-bool parse_hex64(const std::string& text, std::uint64_t& value);
+// Digests and save ids as text: core/hex64.hpp's.
+using ::tessera::hex64;
+using ::tessera::parse_hex64;
 
 }  // namespace tessera::detail

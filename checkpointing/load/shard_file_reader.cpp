@@ -11,6 +11,7 @@
 #include <optional>
 #include <span>
 
+#include "tessera/core/hex64.hpp"
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
 #include "tessera/checkpointing/format/checksum.hpp"
 #include "tessera/checkpointing/format/meta_digests.hpp"
@@ -29,11 +30,6 @@ using detail::H5Id;
 // the CPU's cache.
 constexpr std::int64_t kRunBytes = std::int64_t{8} << 20;
 
-std::string hex(std::uint64_t v) {
-  char text[24];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
-  return text;
-}
 
 // Reads elements [lo, hi) of a 1-D dataset into out, as `type` elements.
 void read_run(hid_t dset, hid_t file_space, hid_t type, std::int64_t lo, std::int64_t hi, void* out,
@@ -51,8 +47,8 @@ CheckpointError mismatch(const std::string& where, ChunkChecksum checksum, std::
   const std::int64_t clo = c * chunk, chi = std::min(length, clo + chunk);
   return CheckpointError(CheckpointErrorKind::kCorruptData,
                          where + " is corrupted: chunk " + std::to_string(c) + " (elements " + std::to_string(clo) +
-                             ".." + std::to_string(chi - 1) + ") has " + chunk_checksum_name(checksum) + " " + hex(got) +
-                             " but " + hex(stored) +
+                             ".." + std::to_string(chi - 1) + ") has " + chunk_checksum_name(checksum) + " " + hex64(got) +
+                             " but " + hex64(stored) +
                              " was stored; resume from an earlier checkpoint");
 }
 

@@ -17,7 +17,6 @@
 namespace tessera::detail {
 namespace {
 
-constexpr std::size_t kPage = 4096;
 
 // What rank 0 tells the others: the object's name (empty when it could not make one) and its size.
 struct Offer {
@@ -80,7 +79,7 @@ std::unique_ptr<NodeSharedMemory> NodeSharedMemory::create(MPI_Comm comm, int ra
   TESSERA_MPI_CHECK(MPI_Allreduce(&asked, &least, 1, MPI_UINT64_T, MPI_MIN, comm));
   if (least == 0 || !all_on_one_node(comm, rank, size)) return nullptr;
   Offer offer;
-  offer.bytes_per_rank = (bytes_per_rank + kPage - 1) / kPage * kPage;
+  offer.bytes_per_rank = (bytes_per_rank + kSharedMemoryPage - 1) / kSharedMemoryPage * kSharedMemoryPage;
   std::byte* base = nullptr;
   if (rank == 0) base = create_object(offer.bytes_per_rank * static_cast<std::size_t>(size), offer);
   TESSERA_MPI_CHECK(MPI_Bcast(&offer, sizeof offer, MPI_BYTE, 0, comm));

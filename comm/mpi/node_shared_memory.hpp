@@ -13,6 +13,9 @@
 
 namespace tessera::detail {
 
+// The page the block's parts and each call's data in a slot are aligned to.
+inline constexpr std::size_t kSharedMemoryPage = 4096;
+
 class NodeSharedMemory {
  public:
   // Collective over `comm` (rank `rank` of `size`). Returns null on every rank when any rank asks

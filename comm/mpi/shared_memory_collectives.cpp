@@ -18,7 +18,6 @@ namespace {
 
 constexpr std::size_t kHeaderBytes = 4096;  // the slots start on a page
 constexpr std::size_t kLine = 64;
-constexpr std::size_t kPage = 4096;  // a call's data starts on a page of its slot
 
 // count elements of encoding.buffer at src into encoding.wire at dst (narrowed when it converts).
 void to_wire(const std::byte* src, std::byte* dst, std::size_t count, Encoding encoding) {
@@ -90,7 +89,7 @@ std::byte* SharedMemoryCollectives::claim(const CollectiveCall& call, std::size_
   const std::size_t parity = call.sequence % 2;
   std::size_t offset = next_offset_[parity];
   if (offset + bytes > slot_bytes_) offset = 0;
-  next_offset_[parity] = (offset + bytes + kPage - 1) / kPage * kPage;
+  next_offset_[parity] = (offset + bytes + kSharedMemoryPage - 1) / kSharedMemoryPage * kSharedMemoryPage;
   header(rank_).offsets[parity] = offset;  // published by arrive()
   return slot(rank_, call.sequence) + offset;
 }

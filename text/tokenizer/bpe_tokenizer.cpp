@@ -10,7 +10,6 @@ namespace tessera {
 namespace {
 
 constexpr std::size_t kMaxCachedPieces = 1 << 20;  // the cache is dropped when it grows past this
-constexpr char kUnknownChar = '?';
 
 std::string pair_key(const std::string& left, const std::string& right) { return left + ' ' + right; }
 
@@ -125,7 +124,7 @@ std::string BpeTokenizer::decode(std::span<const std::int32_t> tokens) const {
     if (id >= 0 && id < vocab_size()) {
       text += token_bytes_[static_cast<std::size_t>(id)];
     } else {
-      text.push_back(kUnknownChar);
+      text.push_back(kUnknownTokenChar);
     }
   }
   return text;

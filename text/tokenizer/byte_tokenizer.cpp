@@ -5,7 +5,6 @@ namespace tessera {
 namespace {
 
 constexpr std::string_view kEndOfTextText = "\n\n";
-constexpr char kUnknownChar = '?';
 
 void append_token(std::int32_t token, std::string& out) {
   if (token >= 0 && token < 256) {
@@ -13,7 +12,7 @@ void append_token(std::int32_t token, std::string& out) {
   } else if (token == ByteTokenizer::kEndOfText) {
     out.append(kEndOfTextText);
   } else {
-    out.push_back(kUnknownChar);
+    out.push_back(kUnknownTokenChar);
   }
 }
 

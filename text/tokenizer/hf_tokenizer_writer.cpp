@@ -10,18 +10,18 @@
 namespace tessera {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;  // keys written in insertion order
 
 // GPT-2's ByteLevel settings, as the `tokenizers` library writes them for GPT-2.
-Json byte_level(bool add_prefix_space, bool trim_offsets) {
+OrderedJson byte_level(bool add_prefix_space, bool trim_offsets) {
   return {{"type", "ByteLevel"},
           {"add_prefix_space", add_prefix_space},
           {"trim_offsets", trim_offsets},
           {"use_regex", true}};
 }
 
-Json tokenizer_json(const BpeVocabulary& vocabulary, std::int32_t end_of_text) {
-  Json vocab = Json::object();
+OrderedJson tokenizer_json(const BpeVocabulary& vocabulary, std::int32_t end_of_text) {
+  OrderedJson vocab = OrderedJson::object();
   for (std::size_t id = 0; id < vocabulary.tokens.size(); ++id) vocab[vocabulary.tokens[id]] = id;
   // "left right" strings, which every version of the library reads; pairs where a token holds a
   // space (never in a byte-level vocabulary, where a space is 'Ġ').
@@ -29,11 +29,11 @@ Json tokenizer_json(const BpeVocabulary& vocabulary, std::int32_t end_of_text) {
   for (const auto& [left, right] : vocabulary.merges) {
     spaces = spaces || left.find(' ') != std::string::npos || right.find(' ') != std::string::npos;
   }
-  Json merges = Json::array();
+  OrderedJson merges = OrderedJson::array();
   for (const auto& [left, right] : vocabulary.merges) {
-    merges.push_back(spaces ? Json::array({left, right}) : Json(left + " " + right));
+    merges.push_back(spaces ? OrderedJson::array({left, right}) : OrderedJson(left + " " + right));
   }
-  Json model = {{"type", "BPE"},
+  OrderedJson model = {{"type", "BPE"},
                 {"dropout", nullptr},
                 {"unk_token", nullptr},
                 {"continuing_subword_prefix", ""},
@@ -42,12 +42,12 @@ Json tokenizer_json(const BpeVocabulary& vocabulary, std::int32_t end_of_text) {
                 {"byte_fallback", false},
                 {"vocab", std::move(vocab)},
                 {"merges", std::move(merges)}};
-  const Json added = {{"id", end_of_text}, {"content", kEndOfTextToken}, {"single_word", false}, {"lstrip", false},
+  const OrderedJson added = {{"id", end_of_text}, {"content", kEndOfTextToken}, {"single_word", false}, {"lstrip", false},
                       {"rstrip", false},   {"normalized", true},         {"special", true}};
   return {{"version", "1.0"},
           {"truncation", nullptr},
           {"padding", nullptr},
-          {"added_tokens", Json::array({added})},
+          {"added_tokens", OrderedJson::array({added})},
           {"normalizer", nullptr},
           {"pre_tokenizer", byte_level(false, true)},
           {"post_processor", byte_level(true, false)},
@@ -55,8 +55,8 @@ Json tokenizer_json(const BpeVocabulary& vocabulary, std::int32_t end_of_text) {
           {"model", std::move(model)}};
 }
 
-Json tokenizer_config_json(std::int32_t end_of_text) {
-  const Json added = {{"content", kEndOfTextToken}, {"lstrip", false}, {"normalized", true}, {"rstrip", false},
+OrderedJson tokenizer_config_json(std::int32_t end_of_text) {
+  const OrderedJson added = {{"content", kEndOfTextToken}, {"lstrip", false}, {"normalized", true}, {"rstrip", false},
                       {"single_word", false},       {"special", true}};
   return {{"tokenizer_class", "PreTrainedTokenizerFast"},
           {"bos_token", kEndOfTextToken},

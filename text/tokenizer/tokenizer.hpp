@@ -12,6 +12,9 @@
 
 namespace tessera {
 
+// What decode writes for an id outside the vocabulary.
+inline constexpr char kUnknownTokenChar = '?';
+
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;

@@ -1,5 +1,6 @@
 // tokenizer_difference: kind, token count and vocabulary hash compared.
 #include "tessera/text/tokenizer/tokenizer_match.hpp"
+#include "tessera/core/hex64.hpp"
 
 #include <cstdio>
 
@@ -10,11 +11,6 @@ std::string kind_and_size(const TokenizerSpec& spec) {
   return std::string(tokenizer_kind_name(spec.kind)) + " with " + std::to_string(spec.vocab_size) + " tokens";
 }
 
-std::string hex(std::uint64_t value) {
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
-  return text;
-}
 
 }  // namespace
 
@@ -23,8 +19,8 @@ std::optional<std::string> tokenizer_difference(const TokenizerSpec& model, cons
     return kind_and_size(model) + " vs " + kind_and_size(data);
   }
   if (model.files_hash != 0 && data.files_hash != 0 && model.files_hash != data.files_hash) {
-    return kind_and_size(model) + " both, but their vocabulary files differ (hash " + hex(model.files_hash) +
-           " vs " + hex(data.files_hash) + ")";
+    return kind_and_size(model) + " both, but their vocabulary files differ (hash " + hex64(model.files_hash) +
+           " vs " + hex64(data.files_hash) + ")";
   }
   return std::nullopt;
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "tessera/core/hex64.hpp"
 #include "tessera/text/tokenizer/bpe_tokenizer.hpp"
 #include "tessera/text/tokenizer/bpe_vocabulary.hpp"
 #include "tessera/text/tokenizer/byte_tokenizer.hpp"
@@ -12,11 +13,6 @@
 namespace tessera {
 namespace {
 
-std::string hex(std::uint64_t value) {
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
-  return text;
-}
 
 // What a spec's files are called in messages.
 std::string files_of(const TokenizerSpec& spec) {
@@ -74,8 +70,8 @@ TokenizerSpec apply_tokenizer_flag(const TokenizerSpec& recorded, const std::str
   const TokenizerKind kind = recorded.kind == TokenizerKind::kBytes ? TokenizerKind::kBpe : recorded.kind;
   TokenizerSpec spec = bpe_tokenizer_spec(value, kind);
   if (recorded.kind == spec.kind && recorded.files_hash != 0 && recorded.files_hash != spec.files_hash) {
-    throw std::runtime_error("--tokenizer " + value + ": these " + files_of(spec) + " (hash " + hex(spec.files_hash) +
-                             ") are not the ones the data was made with (hash " + hex(recorded.files_hash) +
+    throw std::runtime_error("--tokenizer " + value + ": these " + files_of(spec) + " (hash " + hex64(spec.files_hash) +
+                             ") are not the ones the data was made with (hash " + hex64(recorded.files_hash) +
                              "); pass " +
                              (spec.kind == TokenizerKind::kHf ? "the tokenizer.json the data was made with"
                                                               : "the directory tessera_prepare wrote them to"));
@@ -90,7 +86,7 @@ std::unique_ptr<Tokenizer> load_tokenizer(const TokenizerSpec& spec) {
     const std::uint64_t now = files_hash(spec);
     if (now != spec.files_hash) {
       throw std::runtime_error(spec.dir + ": " + files_of(spec) + " changed since the data was tokenized (hash " +
-                               hex(now) + ", recorded " + hex(spec.files_hash) +
+                               hex64(now) + ", recorded " + hex64(spec.files_hash) +
                                "); re-run tessera_prepare, or pass the original files with --tokenizer DIR");
     }
   }
