@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 namespace tessera::testing {
 namespace {
 
-constexpr int kSaveAt = 2;
+constexpr int kCorruptionSaveAt = 2;
 
 struct CorruptionCase {
   std::string name;
@@ -62,12 +62,6 @@ void flip_chunk_byte(const fs::path& file, const std::string& dataset, hsize_t c
   io.write(&byte, 1);
 }
 
-std::string tessera_ckpt() {
-  const char* dir = std::getenv("TESSERA_BIN_DIR");
-  const fs::path bin = dir != nullptr ? fs::path(dir) : fs::path(self_executable()).parent_path() / "../../examples";
-  return (bin / "tessera_ckpt").string();
-}
-
 std::string state_fingerprint(ShardedEngine& engine) {
   std::string out;
   for (int kind = 0; kind < 3; ++kind) {
@@ -84,10 +78,10 @@ TEST(CheckpointCorruption, EachCaseNamesTheProblemAndChangesNothing) {
   const fs::path good = dir.path() / "good";
   {
     TrainedEngine run(world, RunSetup(ZeroStage::kStage2));
-    run.train(0, kSaveAt);
+    run.train(0, kCorruptionSaveAt);
     SaveOptions options;
     options.chunk_elements = 64;
-    save_checkpoint(*run.engine, world, good, run.progress(kSaveAt), tiny_run_config(), options);
+    save_checkpoint(*run.engine, world, good, run.progress(kCorruptionSaveAt), tiny_run_config(), options);
   }
   const std::string shard0 = shard_file_name(0), shard1 = shard_file_name(1);
   std::vector<CorruptionCase> cases = {
@@ -146,10 +140,10 @@ TEST(CheckpointCorruption, EachCaseNamesTheProblemAndChangesNothing) {
   victim.train(0, 1);
   std::string before = state_fingerprint(*victim.engine);
   for (const CorruptionCase& c : cases) {
-    const fs::path ckpt = dir.path() / ("case_" + std::to_string(&c - cases.data())) / step_dir_name(kSaveAt);
+    const fs::path ckpt = dir.path() / ("case_" + std::to_string(&c - cases.data())) / step_dir_name(kCorruptionSaveAt);
     if (world.rank() == 0) {
       fs::create_directories(ckpt.parent_path());
-      fs::copy(good / step_dir_name(kSaveAt), ckpt, fs::copy_options::recursive);
+      fs::copy(good / step_dir_name(kCorruptionSaveAt), ckpt, fs::copy_options::recursive);
       c.corrupt(ckpt);
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -191,11 +185,11 @@ TEST(CheckpointCorruption, EachCaseNamesTheProblemAndChangesNothing) {
       }
       EXPECT_FALSE(fs::exists(dir.path() / "never" / step_dir_name(1)));
       // A load that completes makes it whole: the victim then holds exactly the good checkpoint.
-      load_checkpoint(*victim.engine, world, good / step_dir_name(kSaveAt), tiny_run_config());
+      load_checkpoint(*victim.engine, world, good / step_dir_name(kCorruptionSaveAt), tiny_run_config());
       TrainedEngine fresh(world, RunSetup(ZeroStage::kStage2), /*seed=*/999);
-      load_checkpoint(*fresh.engine, world, good / step_dir_name(kSaveAt), tiny_run_config());
+      load_checkpoint(*fresh.engine, world, good / step_dir_name(kCorruptionSaveAt), tiny_run_config());
       EXPECT_EQ(state_fingerprint(*victim.engine), state_fingerprint(*fresh.engine));
-      EXPECT_EQ(victim.train(kSaveAt, kSaveAt + 1), fresh.train(kSaveAt, kSaveAt + 1));
+      EXPECT_EQ(victim.train(kCorruptionSaveAt, kCorruptionSaveAt + 1), fresh.train(kCorruptionSaveAt, kCorruptionSaveAt + 1));
       before = state_fingerprint(*victim.engine);  // the state the remaining cases must leave alone
     }
     if (world.rank() == 0 && !c.tool_command.empty()) {
@@ -205,8 +199,8 @@ TEST(CheckpointCorruption, EachCaseNamesTheProblemAndChangesNothing) {
     }
   }
   // The good checkpoint still loads after all that.
-  load_checkpoint(*victim.engine, world, good / step_dir_name(kSaveAt), tiny_run_config());
-  EXPECT_EQ(victim.engine->optimizer_steps(), kSaveAt);
+  load_checkpoint(*victim.engine, world, good / step_dir_name(kCorruptionSaveAt), tiny_run_config());
+  EXPECT_EQ(victim.engine->optimizer_steps(), kCorruptionSaveAt);
 }
 
 TEST(CheckpointCorruption, ParameterShapesOfAnotherModelAreNamed) {

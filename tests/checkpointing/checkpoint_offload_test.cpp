@@ -14,8 +14,8 @@
 namespace tessera::testing {
 namespace {
 
-constexpr int kSaveAt = 2;
-constexpr int kSteps = 4;
+constexpr int kOffloadSaveAt = 2;
+constexpr int kOffloadSteps = 4;
 
 OffloadConfig nvme_offload(const std::filesystem::path& dir, bool params) {
   OffloadConfig o;
@@ -36,7 +36,7 @@ TEST(CheckpointOffload, SavesFromAndResumesIntoOffloadFiles) {
     RunSetup plain(stage, 0, bf16);
     RunSetup offloaded = plain;
     offloaded.offload = nvme_offload(files.path(), params);
-    const std::vector<float> reference = TrainedEngine(world, plain).train(0, kSteps);
+    const std::vector<float> reference = TrainedEngine(world, plain).train(0, kOffloadSteps);
 
     struct Case {
       const RunSetup& saves;
@@ -47,14 +47,14 @@ TEST(CheckpointOffload, SavesFromAndResumesIntoOffloadFiles) {
       SharedTempDir dir;
       {
         TrainedEngine first(world, c.saves);
-        const std::vector<float> losses = first.train(0, kSaveAt);
-        EXPECT_EQ(losses, std::vector<float>(reference.begin(), reference.begin() + kSaveAt)) << what;
-        save_checkpoint(*first.engine, world, dir.path(), first.progress(kSaveAt), tiny_run_config());
+        const std::vector<float> losses = first.train(0, kOffloadSaveAt);
+        EXPECT_EQ(losses, std::vector<float>(reference.begin(), reference.begin() + kOffloadSaveAt)) << what;
+        save_checkpoint(*first.engine, world, dir.path(), first.progress(kOffloadSaveAt), tiny_run_config());
       }
       TrainedEngine resumed(world, c.resumes, /*seed=*/77);
-      load_checkpoint(*resumed.engine, world, dir.path() / step_dir_name(kSaveAt), tiny_run_config());
-      const std::vector<float> losses = resumed.train(kSaveAt, kSteps);
-      EXPECT_EQ(losses, std::vector<float>(reference.begin() + kSaveAt, reference.end())) << what;
+      load_checkpoint(*resumed.engine, world, dir.path() / step_dir_name(kOffloadSaveAt), tiny_run_config());
+      const std::vector<float> losses = resumed.train(kOffloadSaveAt, kOffloadSteps);
+      EXPECT_EQ(losses, std::vector<float>(reference.begin() + kOffloadSaveAt, reference.end())) << what;
     }
   }
 }

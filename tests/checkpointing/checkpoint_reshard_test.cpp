@@ -15,8 +15,8 @@
 namespace tessera::testing {
 namespace {
 
-constexpr int kSaveAt = 3;
-constexpr int kSteps = 6;
+constexpr int kReshardSaveAt = 3;
+constexpr int kReshardSteps = 6;
 constexpr std::int64_t kChunk = 4;
 
 struct Case {
@@ -34,24 +34,24 @@ void expect_reshard_continues(const Case& c) {
   // The run that never stops, and the saved run, at the old rank count.
   if (auto comm = first_ranks(c.from_ranks)) {
     TrainedEngine reference(*comm, c.from);
-    reference_losses = reference.train(0, kSteps);
+    reference_losses = reference.train(0, kReshardSteps);
     reference_params = gather_state(*reference.engine, 0);
     TrainedEngine first(*comm, c.from);
-    first.train(0, kSaveAt);
+    first.train(0, kReshardSaveAt);
     SaveOptions options;
     options.chunk_elements = kChunk;  // small chunks, so reads of a shard's part are visibly partial
-    save_checkpoint(*first.engine, *comm, dir.path(), first.progress(kSaveAt), tiny_run_config(), options);
+    save_checkpoint(*first.engine, *comm, dir.path(), first.progress(kReshardSaveAt), tiny_run_config(), options);
   }
   // Every rank learns rank 0's reference.
-  reference_losses.resize(kSteps);
-  MPI_Bcast(reference_losses.data(), kSteps, MPI_FLOAT, 0, MPI_COMM_WORLD);
+  reference_losses.resize(kReshardSteps);
+  MPI_Bcast(reference_losses.data(), kReshardSteps, MPI_FLOAT, 0, MPI_COMM_WORLD);
 
   // Resume at the new rank count.
   if (auto comm = first_ranks(c.to_ranks)) {
     TrainedEngine resumed(*comm, c.to, /*seed=*/999);
     const LoadResult loaded =
-        load_checkpoint(*resumed.engine, *comm, dir.path() / step_dir_name(kSaveAt), tiny_run_config());
-    EXPECT_EQ(loaded.progress.step, kSaveAt) << what;
+        load_checkpoint(*resumed.engine, *comm, dir.path() / step_dir_name(kReshardSaveAt), tiny_run_config());
+    EXPECT_EQ(loaded.progress.step, kReshardSaveAt) << what;
     EXPECT_EQ(loaded.meta.world_size, c.from_ranks) << what;
     // Ranks that existed before get their RNG words back, new ranks none.
     if (comm->rank() < c.from_ranks) {
@@ -60,10 +60,10 @@ void expect_reshard_continues(const Case& c) {
       EXPECT_TRUE(loaded.progress.rng_state.empty()) << what << ", rank " << comm->rank();
     }
     // Right after loading: the full parameters are the saved ones (compared on the next steps' losses).
-    const std::vector<float> losses = resumed.train(kSaveAt, kSteps);
-    for (int s = kSaveAt; s < kSteps; ++s) {
+    const std::vector<float> losses = resumed.train(kReshardSaveAt, kReshardSteps);
+    for (int s = kReshardSaveAt; s < kReshardSteps; ++s) {
       const float expected = reference_losses[static_cast<std::size_t>(s)];
-      EXPECT_NEAR(losses[s - kSaveAt], expected, 1e-6 * std::abs(expected))
+      EXPECT_NEAR(losses[s - kReshardSaveAt], expected, 1e-6 * std::abs(expected))
           << what << ": loss at step " << s << ", rank " << comm->rank();
     }
     // Each rank read its share: its optimizer range plus at most a partial chunk at both ends of

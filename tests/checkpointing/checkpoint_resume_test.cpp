@@ -14,8 +14,8 @@
 namespace tessera::testing {
 namespace {
 
-constexpr int kSaveAt = 3;
-constexpr int kSteps = 6;
+constexpr int kResumeSaveAt = 3;
+constexpr int kResumeSteps = 6;
 
 void expect_bit_identical_resume(const RunSetup& setup, const std::filesystem::path& dir) {
   MpiCommunicator world(MPI_COMM_WORLD);
@@ -23,38 +23,38 @@ void expect_bit_identical_resume(const RunSetup& setup, const std::filesystem::p
 
   // The run that never stops.
   TrainedEngine reference(world, setup);
-  const std::vector<float> reference_losses = reference.train(0, kSteps);
+  const std::vector<float> reference_losses = reference.train(0, kResumeSteps);
   const auto reference_params = gather_state(*reference.engine, 0);
   const auto reference_m = gather_state(*reference.engine, 1);
   const auto reference_v = gather_state(*reference.engine, 2);
   const auto reference_scaler =
       reference.engine->loss_scaler() ? reference.engine->loss_scaler()->state() : DynamicLossScaler::State{};
 
-  // Train to kSaveAt, save, throw the engine away.
+  // Train to kResumeSaveAt, save, throw the engine away.
   {
     TrainedEngine first(world, setup);
-    first.train(0, kSaveAt);
-    const SaveResult saved = save_checkpoint(*first.engine, world, dir, first.progress(kSaveAt), tiny_run_config());
-    EXPECT_EQ(saved.path, dir / step_dir_name(kSaveAt));
+    first.train(0, kResumeSaveAt);
+    const SaveResult saved = save_checkpoint(*first.engine, world, dir, first.progress(kResumeSaveAt), tiny_run_config());
+    EXPECT_EQ(saved.path, dir / step_dir_name(kResumeSaveAt));
   }
   // A new engine from another seed: everything it continues with must come from the checkpoint.
   TrainedEngine resumed(world, setup, /*seed=*/999);
   const auto target = resolve_checkpoint(dir);
   ASSERT_TRUE(target.has_value()) << what << ": no checkpoint under " << dir;
   const LoadResult loaded = load_checkpoint(*resumed.engine, world, *target, tiny_run_config());
-  EXPECT_EQ(loaded.progress.step, kSaveAt) << what;
-  EXPECT_EQ(loaded.progress.samples_seen, kSaveAt * kCkptGlobal) << what;
+  EXPECT_EQ(loaded.progress.step, kResumeSaveAt) << what;
+  EXPECT_EQ(loaded.progress.samples_seen, kResumeSaveAt * kCkptGlobal) << what;
   EXPECT_EQ(loaded.progress.data_seed, kSeed) << what;
-  const std::vector<std::uint64_t> rng{0x1000u + static_cast<std::uint64_t>(world.rank()), kSaveAt};
+  const std::vector<std::uint64_t> rng{0x1000u + static_cast<std::uint64_t>(world.rank()), kResumeSaveAt};
   EXPECT_EQ(loaded.progress.rng_state, rng) << what << ", rank " << world.rank();
   EXPECT_EQ(loaded.meta.world_size, world.size());
   EXPECT_EQ(loaded.meta.stage, setup.stage);
   EXPECT_EQ(loaded.meta.config.model().at("layers"), "2");
-  EXPECT_EQ(resumed.engine->optimizer_steps(), reference.engine->optimizer_steps() - (kSteps - kSaveAt)) << what;
+  EXPECT_EQ(resumed.engine->optimizer_steps(), reference.engine->optimizer_steps() - (kResumeSteps - kResumeSaveAt)) << what;
 
-  const std::vector<float> losses = resumed.train(kSaveAt, kSteps);
-  for (int s = kSaveAt; s < kSteps; ++s) {
-    EXPECT_EQ(losses[s - kSaveAt], reference_losses[s]) << what << ": loss at step " << s << ", rank " << world.rank();
+  const std::vector<float> losses = resumed.train(kResumeSaveAt, kResumeSteps);
+  for (int s = kResumeSaveAt; s < kResumeSteps; ++s) {
+    EXPECT_EQ(losses[s - kResumeSaveAt], reference_losses[s]) << what << ": loss at step " << s << ", rank " << world.rank();
   }
   EXPECT_EQ(compare_states(gather_state(*resumed.engine, 0), reference_params), "") << what << ": parameters";
   EXPECT_EQ(compare_states(gather_state(*resumed.engine, 1), reference_m), "") << what << ": Adam m";
@@ -96,8 +96,8 @@ TEST(CheckpointResume, HybridGroupsContinueBitIdentically) {
   expect_bit_identical_resume(RunSetup(ZeroStage::kStage3, 2), dir.path());
   // Only the first replica group wrote shards: 2 shard files.
   if (world_rank() == 0) {
-    EXPECT_TRUE(std::filesystem::exists(dir.path() / step_dir_name(kSaveAt) / shard_file_name(1)));
-    EXPECT_FALSE(std::filesystem::exists(dir.path() / step_dir_name(kSaveAt) / shard_file_name(2)));
+    EXPECT_TRUE(std::filesystem::exists(dir.path() / step_dir_name(kResumeSaveAt) / shard_file_name(1)));
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / step_dir_name(kResumeSaveAt) / shard_file_name(2)));
   }
 }
 

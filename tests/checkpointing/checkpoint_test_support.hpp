@@ -22,6 +22,7 @@
 #include "tessera/comm/device_communicator.hpp"
 #include "tessera/sharding/full_parameters.hpp"
 #include "tessera/training/trainer.hpp"
+#include "tests/launch/child_job.hpp"
 #include "tests/sharding/sharding_test_support.hpp"
 
 namespace tessera::testing {
@@ -255,6 +256,14 @@ inline double relative_l2(const std::map<std::string, std::vector<float>>& actua
     }
   }
   return std::sqrt(d2 / n2);
+}
+
+// The tessera_ckpt program: TESSERA_BIN_DIR's (ctest sets it), else beside the test's build tree.
+inline std::string tessera_ckpt() {
+  const char* dir = std::getenv("TESSERA_BIN_DIR");
+  const std::filesystem::path bin =
+      dir != nullptr ? std::filesystem::path(dir) : std::filesystem::path(self_executable()).parent_path() / "../../examples";
+  return (bin / "tessera_ckpt").string();
 }
 
 }  // namespace tessera::testing

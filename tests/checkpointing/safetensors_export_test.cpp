@@ -34,12 +34,6 @@ using nlohmann::json;
 
 constexpr std::int64_t kRealVocab = 11;  // tiny_gpt's 13 rows: 11 tokens and 2 padding rows
 
-std::string tessera_ckpt() {
-  const char* dir = std::getenv("TESSERA_BIN_DIR");
-  const fs::path bin = dir != nullptr ? fs::path(dir) : fs::path(self_executable()).parent_path() / "../../examples";
-  return (bin / "tessera_ckpt").string();
-}
-
 // The Hugging Face name, and the (out, in) -> (in, out) transpose, spelled out for tiny_gpt's 2 blocks.
 struct Expected {
   std::string tessera;

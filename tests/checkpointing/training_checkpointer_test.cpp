@@ -39,7 +39,7 @@ namespace tessera::testing {
 namespace {
 
 constexpr int kRanks = 2;
-constexpr int kSteps = 6;
+constexpr int kDriverSteps = 6;
 constexpr int kChildSeconds = 120;
 
 // ---- the driver (runs in the child jobs) ----------------------------------------------------------
@@ -66,7 +66,7 @@ std::string bits(float f) {
 // "rng WORDS", "param NAME XXH64". Returns the exit code.
 int run_driver() {
   MpiCommunicator world(MPI_COMM_WORLD);
-  const int steps = std::stoi(env_or("TESSERA_DRIVER_STEPS", std::to_string(kSteps)));
+  const int steps = std::stoi(env_or("TESSERA_DRIVER_STEPS", std::to_string(kDriverSteps)));
   CheckpointOptions options;
   options.dir = env_or("TESSERA_DRIVER_DIR", "");
   options.save_every = std::stoll(env_or("TESSERA_DRIVER_SAVE_EVERY", "0"));
@@ -127,12 +127,6 @@ TEST(TrainingCheckpointerChild, Driver) {
   if (!is_child("driver")) GTEST_SKIP() << "runs as a child job";
   const int code = run_driver();
   EXPECT_EQ(code, 0) << "driver failed on rank " << world_rank();
-}
-
-std::string tessera_ckpt() {
-  const char* dir = std::getenv("TESSERA_BIN_DIR");
-  const fs::path bin = dir != nullptr ? fs::path(dir) : fs::path(self_executable()).parent_path() / "../../examples";
-  return (bin / "tessera_ckpt").string();
 }
 
 // ---- the parent tests ----------------------------------------------------------------------------
@@ -213,7 +207,7 @@ class TrainingCheckpointerJob : public ::testing::Test {
   static const DriverLog& reference() {
     const Reference& ref = reference_.get();
     EXPECT_EQ(ref.job.exit_code, 0) << ref.job.output;
-    EXPECT_EQ(ref.log.losses.size(), static_cast<std::size_t>(kSteps));
+    EXPECT_EQ(ref.log.losses.size(), static_cast<std::size_t>(kDriverSteps));
     return ref.log;
   }
 
@@ -221,7 +215,7 @@ class TrainingCheckpointerJob : public ::testing::Test {
   static void expect_matches_reference(const DriverLog& resumed, std::int64_t from, const std::string& what) {
     const DriverLog& ref = reference();
     EXPECT_EQ(resumed.resumed, from) << what;
-    for (std::int64_t s = from; s < kSteps; ++s) {
+    for (std::int64_t s = from; s < kDriverSteps; ++s) {
       EXPECT_EQ(resumed.losses.count(s) ? resumed.losses.at(s) : "missing", ref.losses.at(s))
           << what << ": loss bits at step " << s;
     }

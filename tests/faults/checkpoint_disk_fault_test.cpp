@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 namespace tessera::testing {
 namespace {
 
-constexpr int kLimit = 120;  // seconds per child process
+constexpr int kDiskLimit = 120;  // seconds per child process
 
 // What a clean failure never prints: HDF5's own error stack, a crash.
 void expect_no_crash(const ChildResult& r, const std::string& what) {
@@ -47,7 +47,7 @@ TEST(CheckpointDiskFull, SaveOntoAFullFileSystemNamesTheCauseAndKeepsTheLastChec
     commands.push_back(tiny_train_gpt(data, 3) + " --checkpoint-dir " + (scratch / "small/run").string() +
                        " --save-every 1" + mode);
   }
-  const std::vector<ChildResult> results = run_child_jobs(commands, kLimit);
+  const std::vector<ChildResult> results = run_child_jobs(commands, kDiskLimit);
   for (std::size_t i = 0; i < modes.size(); ++i) {
     const std::string& mode = modes[i];
     const ChildResult& r = results[i];
@@ -67,7 +67,7 @@ TEST(CheckpointDiskFull, SaveOntoAFullFileSystemNamesTheCauseAndKeepsTheLastChec
     EXPECT_EQ(fs::read_symlink(run / kLatestName), step_dir_name(1)) << what;
     EXPECT_FALSE(fs::exists(run / "step_0000002.tmp")) << what;
     EXPECT_FALSE(fs::exists(run / "step_0000003.tmp")) << what;
-    const ChildResult verify = run_child_job(tessera_ckpt_bin() + " verify " + run.string(), kLimit);
+    const ChildResult verify = run_child_job(tessera_ckpt_bin() + " verify " + run.string(), kDiskLimit);
     EXPECT_EQ(verify.exit_code, 0) << what << ":\n" << verify.output;
     EXPECT_TRUE(contains(verify.output, "step 1")) << what << ":\n" << verify.output;
   }
@@ -80,10 +80,10 @@ TEST(CheckpointDiskFull, ExportOntoAFullFileSystemLeavesNothingBehind) {
   const std::string data = write_tokens(scratch.path());
   const fs::path run = scratch / "run";
   const ChildResult trained =
-      run_child_job(tiny_train_gpt(data, 2) + " --checkpoint-dir " + run.string() + " --save-every 2", kLimit);
+      run_child_job(tiny_train_gpt(data, 2) + " --checkpoint-dir " + run.string() + " --save-every 2", kDiskLimit);
   ASSERT_EQ(trained.exit_code, 0) << trained.output;
   const fs::path out = scratch / "small/weights.h5";
-  const ChildResult r = run_child_job(tessera_ckpt_bin() + " export " + run.string() + " " + out.string(), kLimit);
+  const ChildResult r = run_child_job(tessera_ckpt_bin() + " export " + run.string() + " " + out.string(), kDiskLimit);
   EXPECT_EQ(r.exit_code, 1) << r.output;
   expect_no_crash(r, "export onto a full tmpfs");
   EXPECT_TRUE(contains(r.output, "No space left on device: writing " + out.string() + ".tmp needs about ")) << r.output;
@@ -91,7 +91,7 @@ TEST(CheckpointDiskFull, ExportOntoAFullFileSystemLeavesNothingBehind) {
   EXPECT_FALSE(fs::exists(out));
   // With room, the same export works.
   const ChildResult ok =
-      run_child_job(tessera_ckpt_bin() + " export " + run.string() + " " + (scratch / "weights.h5").string(), kLimit);
+      run_child_job(tessera_ckpt_bin() + " export " + run.string() + " " + (scratch / "weights.h5").string(), kDiskLimit);
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
 }
 
@@ -117,7 +117,7 @@ TEST(CheckpointStartupChecks, ReadOnlyAndTooSmallDirectoriesAreRefusedBeforeTrai
   for (const Case& c : cases) {
     commands.push_back(tiny_train_gpt(data, 2) + " --checkpoint-dir " + c.dir.string() + " --save-every 1");
   }
-  const std::vector<ChildResult> results = run_child_jobs(commands, kLimit);
+  const std::vector<ChildResult> results = run_child_jobs(commands, kDiskLimit);
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
     const ChildResult& r = results[i];

@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 namespace tessera::testing {
 namespace {
 
-constexpr int kLimit = 120;  // seconds per child process
+constexpr int kRunDirLimit = 120;  // seconds per child process
 
 std::vector<std::int64_t> committed_steps(const fs::path& dir) {
   std::vector<std::int64_t> steps;
@@ -40,11 +40,11 @@ TEST(CheckpointRunDir, FreshRunRefusesADirectoryWithCheckpoints) {
   const std::string data = write_tokens(scratch.path());
   const fs::path run = scratch / "run";
   const std::string save = " --checkpoint-dir " + run.string() + " --save-every 2";
-  const ChildResult first = run_child_job(tiny_train_gpt(data, 4) + save, kLimit);
+  const ChildResult first = run_child_job(tiny_train_gpt(data, 4) + save, kRunDirLimit);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   ASSERT_EQ(committed_steps(run), (std::vector<std::int64_t>{2, 4}));
 
-  const ChildResult again = run_child_job(tiny_train_gpt(data, 4) + save, kLimit);
+  const ChildResult again = run_child_job(tiny_train_gpt(data, 4) + save, kRunDirLimit);
   EXPECT_EQ(again.exit_code, 1) << again.output;
   for (const std::string& part : {"--checkpoint-dir " + run.string() + ": holds 2 checkpoint(s) of an earlier run",
                                   std::string("(step_0000002 to step_0000004)"), std::string("--resume auto"),
@@ -55,13 +55,13 @@ TEST(CheckpointRunDir, FreshRunRefusesADirectoryWithCheckpoints) {
   EXPECT_EQ(committed_steps(run), (std::vector<std::int64_t>{2, 4}));
   EXPECT_EQ(fs::read_symlink(run / kLatestName), step_dir_name(4));
 
-  const ChildResult resumed = run_child_job(tiny_train_gpt(data, 6) + save + " --resume auto", kLimit);
+  const ChildResult resumed = run_child_job(tiny_train_gpt(data, 6) + save + " --resume auto", kRunDirLimit);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_TRUE(contains(resumed.output, "at step 4")) << resumed.output;
   EXPECT_EQ(logged_steps(resumed.output), (std::vector<int>{5, 6})) << resumed.output;
 
   const ChildResult over = run_child_job(
-      tiny_train_gpt(data, 2) + " --checkpoint-dir " + run.string() + " --save-every 1 --overwrite", kLimit);
+      tiny_train_gpt(data, 2) + " --checkpoint-dir " + run.string() + " --save-every 1 --overwrite", kRunDirLimit);
   ASSERT_EQ(over.exit_code, 0) << over.output;
   EXPECT_EQ(logged_steps(over.output), (std::vector<int>{1, 2})) << over.output;
   EXPECT_EQ(committed_steps(run), (std::vector<std::int64_t>{1, 2})) << "the earlier run's checkpoints are still there";
@@ -76,7 +76,7 @@ double logged_loss(const std::string& output, int step) {
 }
 
 std::string info_of(const fs::path& checkpoint) {
-  return run_child_job(tessera_ckpt_bin() + " info " + checkpoint.string(), kLimit).output;
+  return run_child_job(tessera_ckpt_bin() + " info " + checkpoint.string(), kRunDirLimit).output;
 }
 
 // Three healthy steps saved, then the run continues with a learning rate that wrecks the weights
@@ -89,10 +89,10 @@ void diverge_after_three_healthy_steps(const std::string& lr, const std::string&
   const std::string data = write_tokens(scratch.path());
   const fs::path run = scratch / "run";
   const std::string save = " --checkpoint-dir " + run.string() + " --save-every 1 --keep-last " + keep_last;
-  const ChildResult healthy = run_child_job(tiny_train_gpt(data, 3) + save, kLimit);
+  const ChildResult healthy = run_child_job(tiny_train_gpt(data, 3) + save, kRunDirLimit);
   ASSERT_EQ(healthy.exit_code, 0) << healthy.output;
   const ChildResult r =
-      run_child_job(tiny_train_gpt(data, 8) + save + " --resume auto --lr " + lr + " --warmup 0", kLimit);
+      run_child_job(tiny_train_gpt(data, 8) + save + " --resume auto --lr " + lr + " --warmup 0", kRunDirLimit);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const double step4 = logged_loss(r.output, 4), step5 = logged_loss(r.output, 5);
   EXPECT_GT(step4, 0.0) << r.output;
@@ -106,7 +106,7 @@ void diverge_after_three_healthy_steps(const std::string& lr, const std::string&
     const std::string info4 = info_of(run / step_dir_name(4));
     EXPECT_TRUE(contains(info4, "healthy        no (the loss of step 5, right after it: " + step5_reason)) << info4;
   }
-  const ChildResult verify = run_child_job(tessera_ckpt_bin() + " verify " + (run / step_dir_name(3)).string(), kLimit);
+  const ChildResult verify = run_child_job(tessera_ckpt_bin() + " verify " + (run / step_dir_name(3)).string(), kRunDirLimit);
   EXPECT_EQ(verify.exit_code, 0) << verify.output;
 }
 
@@ -144,7 +144,7 @@ TEST(CheckpointRunDir, TheLastStepIsSaved) {
     checks.push_back([&scratch, &data, &save_every = save_every, &expected = expected] {
       const fs::path run = scratch / ("run" + std::to_string(expected.size()));
       const ChildResult r =
-          run_child_job(tiny_train_gpt(data, 5) + " --checkpoint-dir " + run.string() + save_every, kLimit);
+          run_child_job(tiny_train_gpt(data, 5) + " --checkpoint-dir " + run.string() + save_every, kRunDirLimit);
       ASSERT_EQ(r.exit_code, 0) << r.output;
       EXPECT_EQ(committed_steps(run), expected) << r.output;
       EXPECT_EQ(fs::read_symlink(run / kLatestName), step_dir_name(5));
@@ -160,13 +160,13 @@ TEST(CheckpointRunDir, HalfDeletedCheckpointsAreRemovedAtTheNextStart) {
   const std::string data = write_tokens(scratch.path());
   const fs::path run = scratch / "run";
   const std::string save = " --checkpoint-dir " + run.string() + " --save-every 1 --keep-last 2";
-  ASSERT_EQ(run_child_job(tiny_train_gpt(data, 3) + save, kLimit).exit_code, 0);
+  ASSERT_EQ(run_child_job(tiny_train_gpt(data, 3) + save, kRunDirLimit).exit_code, 0);
   // What a crash part-way through deleting step 1 leaves: the renamed directory, half emptied.
   const fs::path trash = run / (std::string(kDeletedPrefix) + step_dir_name(1));
   fs::create_directories(trash);
   std::ofstream(trash / "shard_00000.h5") << "half";
   ASSERT_EQ(committed_steps(run), (std::vector<std::int64_t>{2, 3})) << "a .deleted_ directory counted as a checkpoint";
-  const ChildResult resumed = run_child_job(tiny_train_gpt(data, 4) + save + " --resume auto", kLimit);
+  const ChildResult resumed = run_child_job(tiny_train_gpt(data, 4) + save + " --resume auto", kRunDirLimit);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_TRUE(contains(resumed.output, "at step 3")) << resumed.output;
   EXPECT_FALSE(fs::exists(trash)) << "the half-deleted checkpoint was left";

@@ -24,14 +24,14 @@ namespace fs = std::filesystem;
 namespace tessera::testing {
 namespace {
 
-constexpr int kLimit = 60;  // seconds per job
+constexpr int kLockLimit = 60;  // seconds per job
 constexpr auto kPoll = std::chrono::milliseconds(20);
 constexpr int kPolls = 1500;  // 30 s
 
-// Starts `command` in the background (bounded by kLimit), output into `log`.
+// Starts `command` in the background (bounded by kLockLimit), output into `log`.
 void start_background(const std::string& command, const fs::path& log) {
   const std::string line =
-      "timeout -s KILL " + std::to_string(kLimit) + " " + command + " > " + log.string() + " 2>&1 &";
+      "timeout -s KILL " + std::to_string(kLockLimit) + " " + command + " > " + log.string() + " 2>&1 &";
   ASSERT_EQ(std::system(line.c_str()), 0);
 }
 
@@ -72,7 +72,7 @@ TEST(RunDirLock, ASecondJobRefusesWhileTheFirstTrains) {
   ASSERT_TRUE(wait_for_checkpoint(run, 0)) << read_all(scratch / "first.log");
 
   const std::vector<ChildResult> refused = run_child_jobs(
-      {tiny_train_gpt(data, 5) + save + " --resume auto", tiny_train_gpt(data, 5) + save + " --overwrite"}, kLimit);
+      {tiny_train_gpt(data, 5) + save + " --resume auto", tiny_train_gpt(data, 5) + save + " --overwrite"}, kLockLimit);
   for (const ChildResult& second : refused) {
     EXPECT_EQ(second.exit_code, 1) << second.output;
     EXPECT_TRUE(contains(second.output, run.string() + " is in use by another job (host ")) << second.output;
@@ -91,14 +91,14 @@ TEST(RunDirLock, ASecondJobRefusesWhileTheFirstTrains) {
   const std::vector<CommittedCheckpoint> saved = list_checkpoints(run);
   std::vector<std::string> verifies;
   for (const CommittedCheckpoint& c : saved) verifies.push_back(tessera_ckpt_bin() + " verify " + c.path.string());
-  const std::vector<ChildResult> verified = run_child_jobs(verifies, kLimit, 4);
+  const std::vector<ChildResult> verified = run_child_jobs(verifies, kLockLimit, 4);
   for (std::size_t i = 0; i < saved.size(); ++i) {
     EXPECT_EQ(verified[i].exit_code, 0) << saved[i].path << ":\n" << verified[i].output;
   }
   // Released: the next job resumes without a word about the lock.
   const std::int64_t stopped_at = list_checkpoints(run).back().step;
   const ChildResult next =
-      run_child_job(tiny_train_gpt(data, static_cast<int>(stopped_at) + 2) + save + " --resume auto", kLimit);
+      run_child_job(tiny_train_gpt(data, static_cast<int>(stopped_at) + 2) + save + " --resume auto", kLockLimit);
   ASSERT_EQ(next.exit_code, 0) << next.output;
   EXPECT_FALSE(contains(next.output, "without releasing")) << next.output;
 }
@@ -110,7 +110,7 @@ TEST(RunDirLock, ALockLeftByAKilledJobIsTakenOver) {
   const std::string save = " --checkpoint-dir " + run.string() + " --save-every 20";
   start_background(tiny_train_gpt(data, 1000000) + save, scratch / "killed.log");
   ASSERT_TRUE(wait_for_checkpoint(run, 0)) << read_all(scratch / "killed.log");
-  const pid_t holder = holder_pid(run_child_job(tiny_train_gpt(data, 5) + save + " --resume auto", kLimit).output);
+  const pid_t holder = holder_pid(run_child_job(tiny_train_gpt(data, 5) + save + " --resume auto", kLockLimit).output);
   ASSERT_GT(holder, 0);
   ASSERT_EQ(::kill(holder, SIGKILL), 0);
   ASSERT_TRUE(wait_until_gone(holder));
@@ -118,7 +118,7 @@ TEST(RunDirLock, ALockLeftByAKilledJobIsTakenOver) {
   const std::int64_t latest =
       resolve_checkpoint(run) ? parse_step_dir_name(resolve_checkpoint(run)->filename()).value() : 0;
   const ChildResult next =
-      run_child_job(tiny_train_gpt(data, static_cast<int>(latest) + 2) + save + " --resume auto", kLimit);
+      run_child_job(tiny_train_gpt(data, static_cast<int>(latest) + 2) + save + " --resume auto", kLockLimit);
   ASSERT_EQ(next.exit_code, 0) << next.output;
   EXPECT_TRUE(contains(next.output, "ended without releasing it; this job takes it over")) << next.output;
   EXPECT_TRUE(contains(next.output, "PID") || contains(next.output, std::to_string(holder))) << next.output;

@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 namespace tessera::testing {
 namespace {
 
-constexpr int kLimit = 60;
+constexpr int kToolLimit = 60;
 
 std::string program(const std::string& name) { return bin_dir() + "/" + name; }
 
@@ -60,7 +60,7 @@ const ChildResult& expect_refused(const Refusal& r, const ChildResult& result) {
 std::vector<ChildResult> run_refused_all(const std::vector<Refusal>& refusals) {
   std::vector<std::string> commands;
   for (const Refusal& r : refusals) commands.push_back(r.command);
-  const std::vector<ChildResult> results = run_child_jobs(commands, kLimit);
+  const std::vector<ChildResult> results = run_child_jobs(commands, kToolLimit);
   for (std::size_t i = 0; i < refusals.size(); ++i) expect_refused(refusals[i], results[i]);
   return results;
 }
@@ -73,7 +73,7 @@ class ToolInput : public ::testing::Test {
     data_ = (*scratch_ / "bytes.bin").string();
     write_token_file(data_, random_tokens(20000, 40), TokenFileFormat::kLlmc, bytes_tokenizer_spec());
     run_ = *scratch_ / "run";
-    trained_ = new ChildResult(run_child_job(tiny(data_, 2) + " --checkpoint-dir " + run_.string(), kLimit));
+    trained_ = new ChildResult(run_child_job(tiny(data_, 2) + " --checkpoint-dir " + run_.string(), kToolLimit));
   }
   static void TearDownTestSuite() {
     delete trained_;
@@ -145,7 +145,7 @@ TEST_F(ToolInput, EveryProgramPrintsItsVersion) {
                                           "tessera_plan", "tessera_prepare", "tessera_env"};
   std::vector<std::string> commands;
   for (const std::string& name : names) commands.push_back(program(name) + " --version");
-  const std::vector<ChildResult> results = run_child_jobs(commands, kLimit);
+  const std::vector<ChildResult> results = run_child_jobs(commands, kToolLimit);
   for (std::size_t i = 0; i < names.size(); ++i) {
     const std::string& name = names[i];
     const ChildResult& result = results[i];
@@ -160,7 +160,7 @@ TEST_F(ToolInput, TheEnvironmentReportIsPrintedAndRecordedInCheckpoints) {
   const std::vector<ChildResult> results =
       run_child_jobs({program("tessera_env"), "env TESSERA_CPU_KERNELS=portable " + program("tessera_env"),
                       tiny(data_, 1) + " --env", program("tessera_ckpt") + " info " + run_.string()},
-                     kLimit);
+                     kToolLimit);
   const ChildResult &env = results[0], &forced = results[1], &same = results[2], &info = results[3];
   ASSERT_EQ(env.exit_code, 0) << env.output;
   for (const char* part :
@@ -205,7 +205,7 @@ TEST_F(ToolInput, InferenceToolsCheckWhatTheyAreAsked) {
   std::vector<std::string> commands;
   for (const Refusal& r : refusals) commands.push_back(r.command);
   commands.push_back(long_prompt_command);
-  const std::vector<ChildResult> results = run_child_jobs(commands, kLimit);
+  const std::vector<ChildResult> results = run_child_jobs(commands, kToolLimit);
   for (std::size_t i = 0; i < refusals.size(); ++i) expect_refused(refusals[i], results[i]);
   const ChildResult& long_prompt = results.back();
   EXPECT_EQ(long_prompt.exit_code, 0) << long_prompt.output;
@@ -228,15 +228,15 @@ TEST_F(ToolInput, DataOfAnotherTokenizerIsRefused) {
 }
 
 TEST_F(ToolInput, NumbersParseStrictly) {
-  const ChildResult plan = run_child_job(program("tessera_plan") + " --params 1e30", kLimit);
+  const ChildResult plan = run_child_job(program("tessera_plan") + " --params 1e30", kToolLimit);
   expect_refused({program("tessera_plan") + " --params 1e30", "--params: '1e30' is too large"}, plan);
   // A stray directory named like a checkpoint is skipped with a warning, never a stoll message.
   const fs::path run = copy_of_run("run_stray_step");
   fs::create_directories(run / "step_99999999999999999999");
-  const ChildResult info = run_child_job(program("tessera_ckpt") + " info " + run.string(), kLimit);
+  const ChildResult info = run_child_job(program("tessera_ckpt") + " info " + run.string(), kToolLimit);
   EXPECT_EQ(info.exit_code, 0) << info.output;
   const ChildResult resumed =
-      run_child_job(tiny(data_, 3) + " --checkpoint-dir " + run.string() + " --resume auto --keep-last 2", kLimit);
+      run_child_job(tiny(data_, 3) + " --checkpoint-dir " + run.string() + " --resume auto --keep-last 2", kToolLimit);
   EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_TRUE(contains(resumed.output, "step_99999999999999999999: not a checkpoint")) << resumed.output;
   EXPECT_TRUE(contains(resumed.output, "at step 2")) << resumed.output;
@@ -264,7 +264,7 @@ TEST_F(ToolInput, ConfigInputIsBounded) {
   for (const Refusal& r : refusals) {
     tasks.push_back([&r] {
       const auto start = std::chrono::steady_clock::now();
-      ChildResult result = run_child_job(r.command, kLimit);
+      ChildResult result = run_child_job(r.command, kToolLimit);
       return TimedResult{std::move(result), std::chrono::steady_clock::now() - start};
     });
   }

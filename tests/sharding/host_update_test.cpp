@@ -22,7 +22,7 @@ struct DiscreteRun {
   bool update_on_host = false;
 };
 
-DiscreteRun run(ZeroStage stage, OffloadTarget optimizer) {
+DiscreteRun run_discrete(ZeroStage stage, OffloadTarget optimizer) {
   SimulatedGpuDevice device;
   MpiCommunicator host_world(MPI_COMM_WORLD);
   const std::unique_ptr<Communicator> world = make_device_world(device, host_world, CommOptions{});
@@ -50,8 +50,8 @@ DiscreteRun run(ZeroStage stage, OffloadTarget optimizer) {
 TEST(HostUpdate, CopiesTheOptimizerRangeEachWayOncePerStepAndMatchesTheDeviceBitForBit) {
   for (ZeroStage stage : {ZeroStage::kStage1, ZeroStage::kStage2, ZeroStage::kStage3}) {
     const std::string where = "ZeRO-" + std::to_string(zero_stage_number(stage));
-    const DiscreteRun resident = run(stage, OffloadTarget::kNone);
-    const DiscreteRun offloaded = run(stage, OffloadTarget::kCpu);
+    const DiscreteRun resident = run_discrete(stage, OffloadTarget::kNone);
+    const DiscreteRun offloaded = run_discrete(stage, OffloadTarget::kCpu);
     EXPECT_FALSE(resident.update_on_host) << where;
     EXPECT_EQ(resident.stats.bytes_to_host, 0) << where;
     ASSERT_TRUE(offloaded.update_on_host) << where;

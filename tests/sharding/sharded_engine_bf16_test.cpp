@@ -82,20 +82,6 @@ Bf16Run run(const RunSpec& spec) {
   return out;
 }
 
-void expect_identical(const RunResult& actual, const RunResult& expected, const std::string& what,
-                      bool losses_too = true) {
-  ASSERT_EQ(actual.losses.size(), expected.losses.size()) << what;
-  for (std::size_t s = 0; s < expected.losses.size() && losses_too; ++s) {
-    EXPECT_EQ(actual.losses[s], expected.losses[s]) << what << ": loss at step " << s << ", rank " << world_rank();
-    EXPECT_EQ(actual.norms[s], expected.norms[s]) << what << ": norm at step " << s << ", rank " << world_rank();
-  }
-  for (std::size_t p = 0; p < expected.params.size(); ++p) {
-    std::size_t differing = 0;
-    for (std::size_t i = 0; i < expected.params[p].size(); ++i) differing += actual.params[p][i] != expected.params[p][i];
-    EXPECT_EQ(differing, 0u) << what << ": parameter " << p << " has differing elements, rank " << world_rank();
-  }
-}
-
 TEST(ShardedEngineBf16, EveryStageIsBitIdenticalToStage0) {
   for (DType wire : {DType::kF32, DType::kBF16}) {
     RunSpec spec;

@@ -16,8 +16,8 @@
 namespace tessera::testing {
 namespace {
 
-constexpr int kSteps = 5;
-constexpr std::int64_t kGlobal = 8;
+constexpr int kEquivalenceSteps = 5;
+constexpr std::int64_t kEquivalenceGlobal = 8;
 
 struct ShardedRun {
   RunResult result;
@@ -40,8 +40,8 @@ ShardedRun sharded_run(ZeroStage stage, std::int64_t accumulation, MixedPrecisio
   {
     ShardedEngine engine(model, *device, world, config, kSeed);
     Trainer trainer(engine);
-    const std::int64_t n = world.size(), micro = kGlobal / n / accumulation;
-    for (int s = 0; s < kSteps; ++s) {
+    const std::int64_t n = world.size(), micro = kEquivalenceGlobal / n / accumulation;
+    for (int s = 0; s < kEquivalenceSteps; ++s) {
       std::vector<MicroBatch> batches;
       for (std::int64_t a = 0; a < accumulation; ++a) {
         // Global row layout: accumulation step a, then rank, then row (first_sample_index's order).
@@ -83,21 +83,8 @@ void expect_close(const RunResult& actual, const RunResult& expected, double rel
       << what << ": relative L2 error of the final parameters, rank " << world_rank();
 }
 
-void expect_identical(const RunResult& actual, const RunResult& expected, const std::string& what) {
-  for (std::size_t s = 0; s < expected.losses.size(); ++s) {
-    EXPECT_EQ(actual.losses[s], expected.losses[s]) << what << ": loss at step " << s;
-    EXPECT_EQ(actual.norms[s], expected.norms[s]) << what << ": norm at step " << s;
-  }
-  for (std::size_t p = 0; p < expected.params.size(); ++p) {
-    std::size_t differing = 0;
-    for (std::size_t i = 0; i < expected.params[p].size(); ++i)
-      differing += actual.params[p][i] != expected.params[p][i];
-    EXPECT_EQ(differing, 0u) << what << ": parameter " << p << " has differing elements, rank " << world_rank();
-  }
-}
-
 TEST(ShardedEngine, EveryStageMatchesOneProcessAndStagesAreBitIdentical) {
-  const RunResult reference = reference_run(kSteps, kGlobal);
+  const RunResult reference = reference_run(kEquivalenceSteps, kEquivalenceGlobal);
   const ShardedRun stage0 = sharded_run(ZeroStage::kStage0, 1);
   EXPECT_TRUE(stage0.padded) << "the tiny GPT should need padding at " << world_size() << " ranks";
   expect_close(stage0.result, reference, 1e-6, "stage 0 vs one process");
@@ -112,16 +99,16 @@ TEST(ShardedEngine, EveryStageMatchesOneProcessAndStagesAreBitIdentical) {
 }
 
 TEST(ShardedEngine, AccumulationMatchesOneLargeBatch) {
-  const RunResult reference = reference_run(kSteps, kGlobal);
+  const RunResult reference = reference_run(kEquivalenceSteps, kEquivalenceGlobal);
   for (ZeroStage stage : {ZeroStage::kStage0, ZeroStage::kStage1, ZeroStage::kStage2, ZeroStage::kStage3}) {
-    const ShardedRun run = sharded_run(stage, 2);  // micro kGlobal / ranks / 2
+    const ShardedRun run = sharded_run(stage, 2);  // micro kEquivalenceGlobal / ranks / 2
     expect_close(run.result, reference, 1e-6,
                  "stage " + std::to_string(zero_stage_number(stage)) + " with accumulation 2");
   }
 }
 
 TEST(ShardedEngine, Bf16ReduceSendsBf16AndStaysCloseToF32) {
-  const RunResult reference = reference_run(kSteps, kGlobal);
+  const RunResult reference = reference_run(kEquivalenceSteps, kEquivalenceGlobal);
   MixedPrecision bf16_reduce;
   bf16_reduce.reduce_dtype = DType::kBF16;
   for (ZeroStage stage : {ZeroStage::kStage0, ZeroStage::kStage2, ZeroStage::kStage3}) {
@@ -157,7 +144,7 @@ TEST(ShardedEngine, HalfPrecisionReduceStagesAreBitIdenticalToStage0) {
 
 TEST(ShardedEngine, HybridGroupsMatchOneProcess) {
   if (world_size() != 4) GTEST_SKIP() << "hybrid 2 x 2 needs 4 ranks";
-  const RunResult reference = reference_run(kSteps, kGlobal);
+  const RunResult reference = reference_run(kEquivalenceSteps, kEquivalenceGlobal);
   for (ZeroStage stage : {ZeroStage::kStage1, ZeroStage::kStage3}) {
     const ShardedRun run = sharded_run(stage, 1, {}, 2);
     expect_close(run.result, reference, 1e-6, "hybrid 2x2 stage " + std::to_string(zero_stage_number(stage)));

@@ -2,9 +2,11 @@
 // a single-process reference run, and a Communicator decorator that records what it is asked to send.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "tessera/comm/mpi/mpi_communicator.hpp"
@@ -72,6 +74,23 @@ inline RunResult reference_run(int steps, std::int64_t global) {
   }
   for (Parameter* p : model.parameters()) out.params.push_back(p->value.to_host_f32());
   return out;
+}
+
+// EXPECTs the same losses and gradient norms (unless !losses_too) and the same parameters, bit for
+// bit, naming `what`, the step or parameter, and the rank.
+inline void expect_identical(const RunResult& actual, const RunResult& expected, const std::string& what,
+                             bool losses_too = true) {
+  ASSERT_EQ(actual.losses.size(), expected.losses.size()) << what;
+  for (std::size_t s = 0; s < expected.losses.size() && losses_too; ++s) {
+    EXPECT_EQ(actual.losses[s], expected.losses[s]) << what << ": loss at step " << s << ", rank " << world_rank();
+    EXPECT_EQ(actual.norms[s], expected.norms[s]) << what << ": norm at step " << s << ", rank " << world_rank();
+  }
+  ASSERT_EQ(actual.params.size(), expected.params.size()) << what;
+  for (std::size_t p = 0; p < expected.params.size(); ++p) {
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < expected.params[p].size(); ++i) differing += actual.params[p][i] != expected.params[p][i];
+    EXPECT_EQ(differing, 0u) << what << ": parameter " << p << " has differing elements, rank " << world_rank();
+  }
 }
 
 // Forwards every call to an inner communicator and records the dtype of each reduce collective (the

@@ -18,7 +18,7 @@ namespace tessera {
 namespace {
 
 // The refusal of open_model_source(path) ("" when it opens).
-std::string refusal(const std::filesystem::path& path) {
+std::string source_refusal(const std::filesystem::path& path) {
   try {
     open_model_source(path);
   } catch (const CheckpointError& e) {
@@ -53,9 +53,9 @@ TEST(ModelSource, ShardedSafetensorsOpenThroughTheirIndex) {
 
 TEST(ModelSource, MissingPathAndEmptyDirectoryAreRefusedNamingThePath) {
   testing::ScratchDir dir("model_source");
-  const std::string missing = refusal(dir / "nowhere");
+  const std::string missing = source_refusal(dir / "nowhere");
   EXPECT_NE(missing.find("nowhere does not exist"), std::string::npos) << missing;
-  const std::string empty = refusal(dir.path());
+  const std::string empty = source_refusal(dir.path());
   EXPECT_NE(empty.find(dir.path().string()), std::string::npos) << empty;
   EXPECT_NE(empty.find("model directory with model.safetensors"), std::string::npos) << empty;
 }

@@ -17,7 +17,7 @@ namespace {
 constexpr const char* kFile = "dir/model.safetensors";
 
 // The message of the refusal of `header` over `data_bytes` bytes of data ("" when accepted).
-std::string refusal(const std::string& header, std::uint64_t data_bytes = 1000) {
+std::string header_refusal(const std::string& header, std::uint64_t data_bytes = 1000) {
   try {
     parse_safetensors_header(header, data_bytes, kFile);
   } catch (const CheckpointError& e) {
@@ -27,7 +27,7 @@ std::string refusal(const std::string& header, std::uint64_t data_bytes = 1000) 
 }
 
 void expect_refused(const std::string& header, const std::vector<std::string>& words) {
-  const std::string text = refusal(header);
+  const std::string text = header_refusal(header);
   ASSERT_FALSE(text.empty()) << header << ": accepted";
   EXPECT_NE(text.find(kFile), std::string::npos) << text;
   for (const std::string& w : words) EXPECT_NE(text.find(w), std::string::npos) << "'" << w << "' in: " << text;
@@ -84,7 +84,7 @@ TEST(SafetensorsHeader, WrongJsonTypesNameTheField) {
   expect_refused(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16,32]}})", {"'w'", "data_offsets"});
   expect_refused(R"({"w":{"dtype":"F32","shape":[4]}})", {"'w'", "data_offsets is missing"});
   expect_refused(R"({"__metadata__":{"step":12}})", {"__metadata__", "'step'"});
-  EXPECT_NE(refusal(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":["0","16"]}})").find("data_offsets[0]"),
+  EXPECT_NE(header_refusal(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":["0","16"]}})").find("data_offsets[0]"),
             std::string::npos);
 }
 

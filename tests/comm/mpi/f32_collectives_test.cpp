@@ -58,7 +58,7 @@ DTypeBuffer narrowed(const DTypeBuffer& f32, DType wire) {
   return out;
 }
 
-std::string label(const char* what, DType wire, ReduceOp op, std::size_t count,
+std::string wire_label(const char* what, DType wire, ReduceOp op, std::size_t count,
                   const testing::MpiTransport& transport) {
   return std::string(what) + "(wire " + dtype_name(wire) + ", " + reduce_op_name(op) + ", count " +
          std::to_string(count) + ", " + transport.name + ")";
@@ -83,7 +83,7 @@ TEST_P(MpiF32Collectives, AllReduceEqualsTheCollectiveInTheWireDType) {
         comm_.all_reduce(Span(reference.data(), count), wire, op).wait();
         comm_.all_reduce_f32(Span(buf.data(), count), wire, op).wait();
         const std::string error =
-            compare_exact(buf, widened(reference), label("all_reduce_f32", wire, op, count, GetParam()));
+            compare_exact(buf, widened(reference), wire_label("all_reduce_f32", wire, op, count, GetParam()));
         EXPECT_TRUE(error.empty()) << error;
       }
     }
@@ -104,7 +104,7 @@ TEST_P(MpiF32Collectives, ReduceScatterEqualsTheCollectiveInTheWireDType) {
         comm_.reduce_scatter(ConstSpan(wire_in.data(), total), Span(reference.data(), count), wire, op).wait();
         comm_.reduce_scatter_f32(ConstSpan(in.data(), total), Span(out.data(), count), wire, op).wait();
         const std::string error =
-            compare_exact(out, widened(reference), label("reduce_scatter_f32", wire, op, count, GetParam()));
+            compare_exact(out, widened(reference), wire_label("reduce_scatter_f32", wire, op, count, GetParam()));
         EXPECT_TRUE(error.empty()) << error;
       }
     }
@@ -123,7 +123,7 @@ TEST_P(MpiF32Collectives, ReduceScatterInPlace) {
     DTypeBuffer out(DType::kF32, count);
     std::memcpy(out.data(), buf.at(offset), count * sizeof(float));
     const std::string error = compare_exact(
-        out, widened(reference), label("in-place reduce_scatter_f32", wire, ReduceOp::kAvg, count, GetParam()));
+        out, widened(reference), wire_label("in-place reduce_scatter_f32", wire, ReduceOp::kAvg, count, GetParam()));
     EXPECT_TRUE(error.empty()) << error;
   }
 }

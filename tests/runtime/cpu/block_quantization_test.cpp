@@ -7,6 +7,7 @@
 // path unless the build is TESSERA_NATIVE=ON on a CPU with AVX-512 VBMI; the avx512 level's
 // lookups are checked through 8-bit AdamW, bit for bit against the avx2 level's element loops
 // (tests/runtime/cpu/kernel_level_test.cpp).
+// tessera-test-unity: off (a CPU kernel level's internals: its detail namespace meets tessera's)
 #include "tessera/runtime/cpu/block_quantization.hpp"
 
 #include <gtest/gtest.h>

@@ -19,6 +19,7 @@
 namespace tessera {
 namespace {
 
+using test::kGradTol;
 using test::AttnShape;
 using test::expect_bit_equal;
 using test::expect_close;
@@ -26,7 +27,6 @@ using test::finite_difference;
 using test::random_floats;
 using test::to_double;
 
-constexpr double kGradTol = 1e-3;  // f32 backward vs double finite differences, relative to max |grad|
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 struct AttnReference {

@@ -18,14 +18,14 @@
 namespace tessera {
 namespace {
 
+using test::kForwardTol;
+using test::kGradTol;
 using test::expect_bit_equal;
 using test::expect_close;
 using test::finite_difference;
 using test::random_floats;
 using test::to_double;
 
-constexpr double kForwardTol = 1e-5;  // relative to max |reference|
-constexpr double kGradTol = 1e-3;     // f32 backward vs double finite differences, relative to max |grad|
 
 void ce_reference(const std::vector<double>& logits, const std::vector<std::int32_t>& targets, std::int64_t n,
                   std::int64_t v, std::vector<double>* losses, std::vector<double>* lse) {

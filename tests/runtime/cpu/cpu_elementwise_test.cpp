@@ -21,12 +21,12 @@
 namespace tessera {
 namespace {
 
+using test::kGradTol;
 using test::expect_close;
 using test::finite_difference;
 using test::random_floats;
 using test::to_double;
 
-constexpr double kGradTol = 1e-3;  // f32 backward vs double finite differences, relative to max |grad|
 
 double gelu_reference(double x) {
   const double u = std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x);

@@ -9,14 +9,14 @@
 namespace tessera {
 namespace {
 
+using test::kForwardTol;
+using test::kGradTol;
 using test::expect_bit_equal;
 using test::expect_close;
 using test::finite_difference;
 using test::random_floats;
 using test::to_double;
 
-constexpr double kForwardTol = 1e-5;  // relative to max |reference|
-constexpr double kGradTol = 1e-3;     // f32 backward vs double finite differences, relative to max |grad|
 
 struct EmbShape {
   std::int64_t b = 2, t = 5, c = 6, v = 7, max_t = 8;

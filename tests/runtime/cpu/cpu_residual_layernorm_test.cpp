@@ -15,21 +15,21 @@ namespace {
 using test::expect_bit_equal;
 using test::random_floats;
 
-constexpr float kEps = 1e-5f;
+constexpr float kResidualEps = 1e-5f;
 
-struct Shape {
+struct ResidualShape {
   std::int64_t n, c;
 };
 
 // Channels not a multiple of the vector width or of the 64-column block; the last is large enough
 // for the OpenMP loops to run in parallel.
-const Shape kShapes[] = {{5, 19}, {17, 130}, {256, 96}};
+const ResidualShape kResidualShapes[] = {{5, 19}, {17, 130}, {256, 96}};
 
-std::string where(const Shape& s) { return "n=" + std::to_string(s.n) + " c=" + std::to_string(s.c); }
+std::string where(const ResidualShape& s) { return "n=" + std::to_string(s.n) + " c=" + std::to_string(s.c); }
 
 TEST(CpuResidualLayerNorm, ForwardIsAddThenLayerNorm) {
   CpuKernels k;
-  for (const Shape& s : kShapes) {
+  for (const ResidualShape& s : kResidualShapes) {
     const auto a = random_floats(s.n * s.c, 1, -2.0f, 3.0f);
     const auto b = random_floats(s.n * s.c, 2);
     const auto w = random_floats(s.c, 3, 0.5f, 1.5f);
@@ -37,10 +37,10 @@ TEST(CpuResidualLayerNorm, ForwardIsAddThenLayerNorm) {
     std::vector<float> sum(s.n * s.c), out(s.n * s.c), mean(s.n), rstd(s.n);
     std::vector<float> sum_ref(s.n * s.c), out_ref(s.n * s.c), mean_ref(s.n), rstd_ref(s.n);
     k.residual_layernorm_forward(sum.data(), out.data(), mean.data(), rstd.data(), a.data(), b.data(), w.data(),
-                                 bias.data(), s.n, s.c, kEps);
+                                 bias.data(), s.n, s.c, kResidualEps);
     k.add(sum_ref.data(), a.data(), b.data(), s.n * s.c);
     k.layernorm_forward(out_ref.data(), mean_ref.data(), rstd_ref.data(), sum_ref.data(), w.data(), bias.data(), s.n,
-                        s.c, kEps);
+                        s.c, kResidualEps);
     expect_bit_equal(sum, sum_ref, "residual sum, " + where(s));
     expect_bit_equal(out, out_ref, "LayerNorm output, " + where(s));
     expect_bit_equal(mean, mean_ref, "mean, " + where(s));
@@ -50,14 +50,14 @@ TEST(CpuResidualLayerNorm, ForwardIsAddThenLayerNorm) {
 
 TEST(CpuResidualLayerNorm, BackwardIsLayerNormBackwardThenAddAndAccumulates) {
   CpuKernels k;
-  for (const Shape& s : kShapes) {
+  for (const ResidualShape& s : kResidualShapes) {
     const auto inp = random_floats(s.n * s.c, 11, -2.0f, 3.0f);
     const auto w = random_floats(s.c, 12, 0.5f, 1.5f);
     const auto bias = random_floats(s.c, 13);
     const auto dout = random_floats(s.n * s.c, 14);
     const auto dres = random_floats(s.n * s.c, 15);
     std::vector<float> out(s.n * s.c), mean(s.n), rstd(s.n);
-    k.layernorm_forward(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), bias.data(), s.n, s.c, kEps);
+    k.layernorm_forward(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), bias.data(), s.n, s.c, kResidualEps);
     std::vector<float> dinp(s.n * s.c), dw(s.c, 0.25f), db(s.c, -0.5f);
     std::vector<float> dinp_ref(s.n * s.c), dw_ref = dw, db_ref = db;
     for (int call = 0; call < 2; ++call) {
@@ -81,13 +81,13 @@ TEST(CpuResidualLayerNorm, BackwardIsLayerNormBackwardThenAddAndAccumulates) {
 
 TEST(CpuResidualLayerNorm, ParameterGradsAreBitIdenticalOnOneAndTwoThreads) {
   CpuKernels k;
-  const Shape s{1024, 200};
+  const ResidualShape s{1024, 200};
   const auto inp = random_floats(s.n * s.c, 21);
   const auto w = random_floats(s.c, 22, 0.5f, 1.5f);
   const auto dout = random_floats(s.n * s.c, 23);
   const auto dres = random_floats(s.n * s.c, 24);
   std::vector<float> mean(s.n), rstd(s.n), out(s.n * s.c);
-  k.layernorm_forward(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), w.data(), s.n, s.c, kEps);
+  k.layernorm_forward(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), w.data(), s.n, s.c, kResidualEps);
   auto run = [&](int threads) {
     std::vector<float> dinp(s.n * s.c), dw(s.c, 0.0f), db(s.c, 0.0f);
     test::with_threads(threads, [&] {

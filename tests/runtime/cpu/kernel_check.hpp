@@ -16,6 +16,11 @@
 
 namespace tessera::test {
 
+// The tolerances of the CPU kernels against their double references, relative to max |reference|:
+// forward outputs, and backward against double finite differences.
+inline constexpr double kForwardTol = 1e-5;
+inline constexpr double kGradTol = 1e-3;
+
 inline std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> dist(lo, hi);

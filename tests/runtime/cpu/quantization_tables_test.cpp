@@ -3,6 +3,7 @@
 // (each top-16-bit prefix with its extreme and middle low bits, every threshold and map value with
 // their neighbours, the specials); the tables fit the 1024 cells of a three-level lookup; the value
 // and threshold byte planes reassemble the maps' floats, the signed one indexed by the stored i8.
+// tessera-test-unity: off (a CPU kernel level's internals: its detail namespace meets tessera's)
 #include "tessera/runtime/cpu/quantization_tables.hpp"
 
 #include <gtest/gtest.h>

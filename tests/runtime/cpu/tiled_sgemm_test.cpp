@@ -1,6 +1,7 @@
 // tiled_sgemm: the tiles follow the shape alone (512 x 512, halved down to 64 while a product would
 // have fewer than 4), and the tiled product equals a double-precision reference within the f32
 // tolerance in every transpose combination, on shapes that leave partial tiles.
+// tessera-test-unity: off (a CPU kernel level's internals: its detail namespace meets tessera's)
 #include "tessera/runtime/cpu/tiled_sgemm.hpp"
 
 #include <gtest/gtest.h>

@@ -22,7 +22,7 @@ using test::random_tokens;
 
 class CudaCrossEntropy : public test::CudaKernelTest {};
 
-std::string describe(std::int64_t n, std::int64_t v) {
+std::string describe_logits(std::int64_t n, std::int64_t v) {
   return "(n=" + std::to_string(n) + ",v=" + std::to_string(v) + ")";
 }
 
@@ -38,7 +38,7 @@ TEST_F(CudaCrossEntropy, ForwardAndBackwardMatchCpu) {
     DeviceBuffer<float> g_logits(logits), g_losses(n), g_lse(n), g_dlogits(n * v);
     DeviceBuffer<std::int32_t> g_targets(targets);
     gpu_->cross_entropy_forward(g_losses.get(), g_lse.get(), g_logits.get(), g_targets.get(), n, v);
-    const std::string label = "cross_entropy f32 " + describe(n, v);
+    const std::string label = "cross_entropy f32 " + describe_logits(n, v);
     expect_close(g_losses.download(), losses, kF32Tolerance, label + " forward losses");
     expect_close(g_lse.download(), lse, kF32Tolerance, label + " forward lse");
     gpu_->cross_entropy_backward(g_dlogits.get(), g_logits.get(), g_lse.get(), g_targets.get(), dloss, n, v);
@@ -61,7 +61,7 @@ TEST_F(CudaCrossEntropy, Bf16MatchesCpuOnRoundedInputs) {
   detail::launch_cross_entropy_forward(g_losses.get(), g_lse.get(), g_logits.get(), g_targets.get(), n, v, stream_);
   detail::launch_cross_entropy_backward(g_dlogits.get(), g_logits.get(), g_lse.get(), g_targets.get(), 1.0f, n, v,
                                         stream_);
-  const std::string label = "cross_entropy bf16 " + describe(n, v);
+  const std::string label = "cross_entropy bf16 " + describe_logits(n, v);
   expect_close(g_losses.download(), losses, kBf16Tolerance, label + " forward losses");
   expect_close(g_lse.download(), lse, kBf16Tolerance, label + " forward lse");
   expect_close(test::from_bf16(g_dlogits.download()), dlogits, kBf16Tolerance, label + " backward dlogits");

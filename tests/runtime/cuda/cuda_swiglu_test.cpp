@@ -21,7 +21,7 @@ using test::random_floats;
 
 class CudaSwiglu : public test::CudaKernelTest {};
 
-std::string describe(std::int64_t n, std::int64_t f) {
+std::string describe_rows(std::int64_t n, std::int64_t f) {
   return "(n=" + std::to_string(n) + ",f=" + std::to_string(f) + ")";
 }
 
@@ -35,7 +35,7 @@ TEST_F(CudaSwiglu, ForwardAndBackwardMatchCpu) {
     DeviceBuffer<float> g_inp(inp), g_dout(dout), g_out(n * f), g_dinp(std::vector<float>(n * 2 * f, NAN));
     gpu_->swiglu_forward(g_out.get(), g_inp.get(), n, f);
     gpu_->swiglu_backward(g_dinp.get(), g_dout.get(), g_inp.get(), n, f);
-    const std::string label = "swiglu f32 " + describe(n, f);
+    const std::string label = "swiglu f32 " + describe_rows(n, f);
     expect_close(g_out.download(), out, kF32Tolerance, label + " forward out");
     expect_close(g_dinp.download(), dinp, kF32Tolerance, label + " backward dinp");
   }
@@ -55,7 +55,7 @@ TEST_F(CudaSwiglu, GatesBeyondTheClampedRangeMatchCpu) {
   DeviceBuffer<float> g_inp(inp), g_dout(dout), g_out(n * f), g_dinp(n * 2 * f);
   gpu_->swiglu_forward(g_out.get(), g_inp.get(), n, f);
   gpu_->swiglu_backward(g_dinp.get(), g_dout.get(), g_inp.get(), n, f);
-  const std::string label = "swiglu f32 " + describe(n, f) + " gates in [-200, 200]";
+  const std::string label = "swiglu f32 " + describe_rows(n, f) + " gates in [-200, 200]";
   expect_close(g_out.download(), out, kF32Tolerance, label + " forward out");
   expect_close(g_dinp.download(), dinp, kF32Tolerance, label + " backward dinp");
 }
@@ -70,7 +70,7 @@ TEST_F(CudaSwiglu, Bf16MatchesCpuOnRoundedInputs) {
   DeviceBuffer<__nv_bfloat16> g_inp(test::to_bf16(inp)), g_dout(test::to_bf16(dout)), g_out(n * f), g_dinp(n * 2 * f);
   detail::launch_swiglu_forward(g_out.get(), g_inp.get(), n, f, stream_);
   detail::launch_swiglu_backward(g_dinp.get(), g_dout.get(), g_inp.get(), n, f, stream_);
-  const std::string label = "swiglu bf16 " + describe(n, f);
+  const std::string label = "swiglu bf16 " + describe_rows(n, f);
   expect_close(test::from_bf16(g_out.download()), out, kBf16Tolerance, label + " forward out");
   expect_close(test::from_bf16(g_dinp.download()), dinp, kBf16Tolerance, label + " backward dinp");
 }

@@ -16,7 +16,7 @@
 namespace tessera {
 namespace {
 
-std::vector<std::string> pieces(const std::string& text) {
+std::vector<std::string> gpt2_pieces(const std::string& text) {
   std::vector<std::string> out;
   for (const std::string_view p : gpt2_pretokenize(text)) out.emplace_back(p);
   return out;
@@ -25,38 +25,38 @@ std::vector<std::string> pieces(const std::string& text) {
 using Pieces = std::vector<std::string>;
 
 TEST(Gpt2Pretokenizer, WordsTakeTheSpaceBeforeThem) {
-  EXPECT_EQ(pieces("Hello world"), (Pieces{"Hello", " world"}));
-  EXPECT_EQ(pieces(""), Pieces{});
+  EXPECT_EQ(gpt2_pieces("Hello world"), (Pieces{"Hello", " world"}));
+  EXPECT_EQ(gpt2_pieces(""), Pieces{});
 }
 
 TEST(Gpt2Pretokenizer, Contractions) {
-  EXPECT_EQ(pieces("I'm don't we're they've I'll he'd it's"),
+  EXPECT_EQ(gpt2_pieces("I'm don't we're they've I'll he'd it's"),
             (Pieces{"I", "'m", " don", "'t", " we", "'re", " they", "'ve", " I", "'ll", " he", "'d", " it", "'s"}));
   // Case-sensitive, as GPT-2's pattern: 'S is not a contraction, the apostrophe is a symbol.
-  EXPECT_EQ(pieces("IT'S"), (Pieces{"IT", "'", "S"}));
+  EXPECT_EQ(gpt2_pieces("IT'S"), (Pieces{"IT", "'", "S"}));
 }
 
 TEST(Gpt2Pretokenizer, DigitsAndPunctuation) {
-  EXPECT_EQ(pieces("price: 1234 dollars!!"), (Pieces{"price", ":", " 1234", " dollars", "!!"}));
-  EXPECT_EQ(pieces("a1b"), (Pieces{"a", "1", "b"}));
-  EXPECT_EQ(pieces("x ... (y)"), (Pieces{"x", " ...", " (", "y", ")"}));
+  EXPECT_EQ(gpt2_pieces("price: 1234 dollars!!"), (Pieces{"price", ":", " 1234", " dollars", "!!"}));
+  EXPECT_EQ(gpt2_pieces("a1b"), (Pieces{"a", "1", "b"}));
+  EXPECT_EQ(gpt2_pieces("x ... (y)"), (Pieces{"x", " ...", " (", "y", ")"}));
 }
 
 TEST(Gpt2Pretokenizer, WhitespaceRuns) {
-  EXPECT_EQ(pieces("a   b"), (Pieces{"a", "  ", " b"}));        // the last space goes with the word
-  EXPECT_EQ(pieces("a\n\nb"), (Pieces{"a", "\n", "\n", "b"}));  // '\n' is no ' ': it cannot join b
-  EXPECT_EQ(pieces("a \n b"), (Pieces{"a", " \n", " b"}));
-  EXPECT_EQ(pieces("end  \n"), (Pieces{"end", "  \n"}));  // trailing whitespace is one piece
-  EXPECT_EQ(pieces(" "), (Pieces{" "}));
+  EXPECT_EQ(gpt2_pieces("a   b"), (Pieces{"a", "  ", " b"}));        // the last space goes with the word
+  EXPECT_EQ(gpt2_pieces("a\n\nb"), (Pieces{"a", "\n", "\n", "b"}));  // '\n' is no ' ': it cannot join b
+  EXPECT_EQ(gpt2_pieces("a \n b"), (Pieces{"a", " \n", " b"}));
+  EXPECT_EQ(gpt2_pieces("end  \n"), (Pieces{"end", "  \n"}));  // trailing whitespace is one piece
+  EXPECT_EQ(gpt2_pieces(" "), (Pieces{" "}));
 }
 
 TEST(Gpt2Pretokenizer, UnicodeLettersAndNumbers) {
   // é, ö: letters; 日本語: letters (Lo); ٣٤: Arabic-Indic digits (Nd); ½: a number (No).
-  EXPECT_EQ(pieces("h\xc3\xa9llo w\xc3\xb6rld \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e"),
+  EXPECT_EQ(gpt2_pieces("h\xc3\xa9llo w\xc3\xb6rld \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e"),
             (Pieces{"h\xc3\xa9llo", " w\xc3\xb6rld", " \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e"}));
-  EXPECT_EQ(pieces("a\xd9\xa3\xd9\xa4 \xc2\xbd"), (Pieces{"a", "\xd9\xa3\xd9\xa4", " \xc2\xbd"}));
+  EXPECT_EQ(gpt2_pieces("a\xd9\xa3\xd9\xa4 \xc2\xbd"), (Pieces{"a", "\xd9\xa3\xd9\xa4", " \xc2\xbd"}));
   // U+00A0 (no-break space) is whitespace; U+2014 (em dash) a symbol.
-  EXPECT_EQ(pieces("a\xc2\xa0\xe2\x80\x94"), (Pieces{"a", "\xc2\xa0", "\xe2\x80\x94"}));
+  EXPECT_EQ(gpt2_pieces("a\xc2\xa0\xe2\x80\x94"), (Pieces{"a", "\xc2\xa0", "\xe2\x80\x94"}));
 }
 
 TEST(Gpt2Pretokenizer, CharacterClassesFromUnicodeData) {
@@ -71,10 +71,10 @@ TEST(Gpt2Pretokenizer, CharacterClassesFromUnicodeData) {
 }
 
 TEST(Gpt2Pretokenizer, InvalidUtf8BytesAreSymbols) {
-  EXPECT_EQ(pieces("\xff\xfe"
+  EXPECT_EQ(gpt2_pieces("\xff\xfe"
                    "ab \xc3"),
             (Pieces{"\xff\xfe", "ab", " \xc3"}));
-  EXPECT_EQ(pieces("x\xe6\x97"), (Pieces{"x", "\xe6\x97"}));  // a character cut short
+  EXPECT_EQ(gpt2_pieces("x\xe6\x97"), (Pieces{"x", "\xe6\x97"}));  // a character cut short
 }
 
 TEST(Gpt2Pretokenizer, PiecesOfArbitraryBytesConcatenateToTheInput) {

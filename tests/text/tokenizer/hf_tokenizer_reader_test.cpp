@@ -33,7 +33,7 @@ using Json = nlohmann::json;
 //   4: "12 3"      -> 260 "123"
 //   5: "' s"       -> 261 "'s"
 // 262 "Ġcat" (no merge makes it), then added_tokens 263 "<|endoftext|>", 264 "<|begin_of_text|>"
-const std::vector<std::pair<std::string, std::string>> kMerges = {{"\xc4\xa0", "t"}, {"h", "e"},  {"\xc4\xa0t", "he"},
+const std::vector<std::pair<std::string, std::string>> kReaderMerges = {{"\xc4\xa0", "t"}, {"h", "e"},  {"\xc4\xa0t", "he"},
                                                                   {"1", "2"},        {"12", "3"}, {"'", "s"}};
 const std::string kSpaceCat = std::string("\xc4\xa0") + "cat";  // " cat" as token text
 const std::string kLlama3Pattern =
@@ -53,7 +53,7 @@ Json gpt2_style() {
   Json vocab = Json::object();
   for (int b = 0; b < 256; ++b) vocab[bytes_to_token_text(std::string(1, static_cast<char>(b)))] = b;
   Json merges = Json::array();
-  for (const auto& [left, right] : kMerges) {
+  for (const auto& [left, right] : kReaderMerges) {
     vocab[left + right] = 256 + merges.size();
     merges.push_back(left + " " + right);
   }
@@ -91,7 +91,7 @@ Json llama3_style() {
   json["post_processor"] = {{"type", "TemplateProcessing"}};
   json["model"]["ignore_merges"] = true;
   Json pairs = Json::array();
-  for (const auto& [left, right] : kMerges) pairs.push_back({left, right});
+  for (const auto& [left, right] : kReaderMerges) pairs.push_back({left, right});
   json["model"]["merges"] = pairs;
   json["added_tokens"] = {added(263, "<|begin_of_text|>", false), added(264, "<|end_of_text|>", false)};
   return json;
@@ -140,7 +140,7 @@ TEST_F(HfTokenizerReaderTest, ReadsGptTwoStyle) {
   ASSERT_EQ(hf.vocabulary.size(), 265);
   EXPECT_EQ(hf.vocabulary.tokens[262], kSpaceCat);
   EXPECT_EQ(hf.vocabulary.tokens[264], "<|begin_of_text|>");
-  EXPECT_EQ(hf.vocabulary.merges, kMerges);
+  EXPECT_EQ(hf.vocabulary.merges, kReaderMerges);
   EXPECT_EQ(hf.encoding.pretokenizer, Pretokenizer::kGpt2);
   EXPECT_EQ(hf.encoding.whole_pieces, WholePieces::kMerge);
   EXPECT_EQ(hf.encoding.end_of_text, "<|endoftext|>");
@@ -166,7 +166,7 @@ TEST_F(HfTokenizerReaderTest, EncodesLlamaThreeStyleToKnownIds) {
   const HfTokenizer hf = read_hf_tokenizer(write(llama3_style()));
   EXPECT_EQ(hf.encoding.pretokenizer, Pretokenizer::kLlama3);
   EXPECT_EQ(hf.encoding.whole_pieces, WholePieces::kVocabularyFirst);
-  EXPECT_EQ(hf.vocabulary.merges, kMerges);  // pairs read as strings are
+  EXPECT_EQ(hf.vocabulary.merges, kReaderMerges);  // pairs read as strings are
   const BpeTokenizer t = load(llama3_style());
   EXPECT_EQ(t.end_of_text(), 264);                                    // <|end_of_text|>: no <|endoftext|>
   EXPECT_EQ(t.encode("the cat's"), (Ids{'t', 257, 262, 261}));        // ignore_merges: " cat" is a token

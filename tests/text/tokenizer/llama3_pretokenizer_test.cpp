@@ -18,44 +18,44 @@ namespace {
 
 using Pieces = std::vector<std::string>;
 
-Pieces pieces(const std::string& text) {
+Pieces llama3_pieces(const std::string& text) {
   Pieces out;
   for (const std::string_view p : llama3_pretokenize(text)) out.emplace_back(p);
   return out;
 }
 
 TEST(Llama3Pretokenizer, WordsTakeOneCharacterBeforeThem) {
-  EXPECT_EQ(pieces("Hello world"), (Pieces{"Hello", " world"}));
-  EXPECT_EQ(pieces("(word) x\ty"), (Pieces{"(word", ")", " x", "\ty"}));
+  EXPECT_EQ(llama3_pieces("Hello world"), (Pieces{"Hello", " world"}));
+  EXPECT_EQ(llama3_pieces("(word) x\ty"), (Pieces{"(word", ")", " x", "\ty"}));
   const std::string uber = std::string(" \xc3\xbc") + "ber";  // " über"
-  EXPECT_EQ(pieces("caf\xc3\xa9" + uber), (Pieces{"caf\xc3\xa9", uber}));
-  EXPECT_EQ(pieces(""), Pieces{});
+  EXPECT_EQ(llama3_pieces("caf\xc3\xa9" + uber), (Pieces{"caf\xc3\xa9", uber}));
+  EXPECT_EQ(llama3_pieces(""), Pieces{});
 }
 
 TEST(Llama3Pretokenizer, ContractionsInAnyCase) {
-  EXPECT_EQ(pieces("I'M don't WE'RE it'S"), (Pieces{"I", "'M", " don", "'t", " WE", "'RE", " it", "'S"}));
-  EXPECT_EQ(pieces("'x"), (Pieces{"'x"}));  // not a contraction: the apostrophe joins the word
-  EXPECT_EQ(pieces("x'\xc5\xbft"), (Pieces{"x", "'\xc5\xbf", "t"}));  // 'ſ: ſ case-folds to s
+  EXPECT_EQ(llama3_pieces("I'M don't WE'RE it'S"), (Pieces{"I", "'M", " don", "'t", " WE", "'RE", " it", "'S"}));
+  EXPECT_EQ(llama3_pieces("'x"), (Pieces{"'x"}));  // not a contraction: the apostrophe joins the word
+  EXPECT_EQ(llama3_pieces("x'\xc5\xbft"), (Pieces{"x", "'\xc5\xbf", "t"}));  // 'ſ: ſ case-folds to s
 }
 
 TEST(Llama3Pretokenizer, NumbersInRunsOfThree) {
-  EXPECT_EQ(pieces("12345"), (Pieces{"123", "45"}));
-  EXPECT_EQ(pieces(" 42"), (Pieces{" ", "42"}));  // no space before a number
-  EXPECT_EQ(pieces("\xd9\xa3\xd9\xa4\xd9\xa5\xd9\xa6"), (Pieces{"\xd9\xa3\xd9\xa4\xd9\xa5", "\xd9\xa6"}));  // ٣٤٥٦
-  EXPECT_EQ(pieces("x1"), (Pieces{"x", "1"}));
+  EXPECT_EQ(llama3_pieces("12345"), (Pieces{"123", "45"}));
+  EXPECT_EQ(llama3_pieces(" 42"), (Pieces{" ", "42"}));  // no space before a number
+  EXPECT_EQ(llama3_pieces("\xd9\xa3\xd9\xa4\xd9\xa5\xd9\xa6"), (Pieces{"\xd9\xa3\xd9\xa4\xd9\xa5", "\xd9\xa6"}));  // ٣٤٥٦
+  EXPECT_EQ(llama3_pieces("x1"), (Pieces{"x", "1"}));
 }
 
 TEST(Llama3Pretokenizer, SymbolsTakeTheNewlinesAfterThem) {
-  EXPECT_EQ(pieces("hi!!\n\nthere"), (Pieces{"hi", "!!\n\n", "there"}));
-  EXPECT_EQ(pieces("a ..."), (Pieces{"a", " ..."}));
+  EXPECT_EQ(llama3_pieces("hi!!\n\nthere"), (Pieces{"hi", "!!\n\n", "there"}));
+  EXPECT_EQ(llama3_pieces("a ..."), (Pieces{"a", " ..."}));
 }
 
 TEST(Llama3Pretokenizer, WhitespaceEndsAfterItsLastNewline) {
-  EXPECT_EQ(pieces("a  \n\n  b"), (Pieces{"a", "  \n\n", " ", " b"}));
-  EXPECT_EQ(pieces("a\r\nb"), (Pieces{"a", "\r\n", "b"}));
-  EXPECT_EQ(pieces("a   b"), (Pieces{"a", "  ", " b"}));
-  EXPECT_EQ(pieces("end   "), (Pieces{"end", "   "}));
-  EXPECT_EQ(pieces("a \n"), (Pieces{"a", " \n"}));
+  EXPECT_EQ(llama3_pieces("a  \n\n  b"), (Pieces{"a", "  \n\n", " ", " b"}));
+  EXPECT_EQ(llama3_pieces("a\r\nb"), (Pieces{"a", "\r\n", "b"}));
+  EXPECT_EQ(llama3_pieces("a   b"), (Pieces{"a", "  ", " b"}));
+  EXPECT_EQ(llama3_pieces("end   "), (Pieces{"end", "   "}));
+  EXPECT_EQ(llama3_pieces("a \n"), (Pieces{"a", " \n"}));
 }
 
 TEST(Llama3Pretokenizer, AnyBytesCutIntoPiecesThatConcatenateToThem) {
