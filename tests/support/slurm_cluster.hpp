@@ -277,7 +277,8 @@ class SlurmCluster {
         << "AccountingStorageType=accounting_storage/none\nJobCompType=jobcomp/none\nSwitchType=switch/none\n"
         << "MpiDefault=none\nSelectType=select/cons_tres\nSelectTypeParameters=CR_Core\n"
         // The main scheduling pass, which starts a requeued job once it is eligible: every second (the
-        // controller's loop), not every 60 s; a submitted batch job at the next one, not after 3 s.
+        // controller's loop), not every 60 s; a submitted batch job at the next pass, not 3 s after the
+        // last. Slurm reads both at its first pass, 3 s after it starts: the first job waits for that.
         << "SchedulerType=sched/builtin\nSchedulerParameters=sched_interval=1,batch_sched_delay=0\n"
         << "SlurmdParameters=config_overrides\nReturnToService=2\nKillWait=10\nMinJobAge=600\n"
         // Jobs are not requeued unless they ask for it (#SBATCH --requeue), as on many clusters.
