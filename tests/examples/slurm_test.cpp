@@ -7,7 +7,8 @@
 //    sends before the time limit) reaches every rank through the script: they save a checkpoint at
 //    the next step and stop, and the script requeues the job (the cluster has JobRequeue=0: only
 //    the script's #SBATCH --requeue allows it);
-//  * the requeued job resumes from that checkpoint at the saved step and trains to the end.
+//  * the requeued job resumes from that checkpoint at the saved step and trains to the end (the
+//    end its --config file gives when it starts: the test sets it 20 steps past the saved one).
 // Skips, with the daemons' log lines, where a one-node Slurm cannot start (not root, packages
 // missing, a container that forbids it).
 // tessera-test-timeout: 400
@@ -33,9 +34,10 @@ using testing::ScratchDir;
 using testing::SlurmCluster;
 using testing::train_gpt_binary;
 
-// Steps of about 4 ms (2 ranks of 32 x 32 tokens) on this tiny model: the signal, sent at step
-// 200, reaches the ranks well before the end even on a loaded machine.
-constexpr int kSteps = 3000;
+// The first run's steps: it only has to be still training when the signal, sent after step 20,
+// reaches the ranks (steps of about 4 ms: 2 ranks of 32 x 32 tokens), and it never gets near them:
+// the requeued run trains kStepsAfterResume past the saved step (tests/support/slurm_requeue_flow.hpp).
+constexpr int kSteps = 100000;
 
 class SlurmExample : public ::testing::Test {
  protected:

@@ -51,7 +51,7 @@ class NodeLoss : public ::testing::Test {
     const std::string line =
         cluster_.mpirun("n1:2,n2:2", 4,
                         "--map-by slot -x TESSERA_COLLECTIVE_TIMEOUT=" + std::to_string(kWatchdogSeconds)) +
-        flags("--steps 1000000 --save-every 40 --keep-last 2");
+        flags("--steps 1000000 --save-every 10 --keep-last 2");
     std::future<ProcessResult> run =
         std::async(std::launch::async, [&] { return cluster_.launch(dir_.path().string(), line, 200); });
     const auto give_up = Clock::now() + std::chrono::seconds(90);

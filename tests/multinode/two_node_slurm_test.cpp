@@ -3,7 +3,7 @@
 // names), `sbatch -N 2 --ntasks-per-node=2`: srun --mpi=pmix starts 4 ranks on n1 and n2 that find
 // each other and train with one hybrid group per node; SIGUSR1 to the batch shell makes every rank
 // save and stop and the script requeue the job; the requeued job resumes on both nodes and trains to
-// the end (tests/support/slurm_requeue_flow.hpp).
+// the end (20 steps past the saved one, from its --config file: tests/support/slurm_requeue_flow.hpp).
 // Skips, saying why, where network namespaces or Slurm are not available.
 // tessera-test-timeout: 400
 #include <gtest/gtest.h>
@@ -26,7 +26,8 @@ using testing::ScratchDir;
 using testing::SlurmCluster;
 using testing::train_gpt_binary;
 
-constexpr int kSteps = 3000;
+// The first run's steps: it only has to be still training when the signal, sent after step 20, comes.
+constexpr int kSteps = 100000;
 
 class TwoNodeSlurm : public ::testing::Test {
  protected:
@@ -57,6 +58,7 @@ TEST_F(TwoNodeSlurm, FourRanksOnTwoNodesTrainSaveOnUsr1RequeueAndResume) {
                   "nodes: 2; n1: ranks 0, 1; n2: ranks 2, 3",
                   "hybrid groups of 2",
                   "(requeued 0 times)"};
+  job.environment = NodeCluster::kYieldWhenIdleEnv;
   testing::check_save_requeue_resume(slurm_, job);
 }
 

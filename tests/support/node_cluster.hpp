@@ -28,6 +28,12 @@ class NodeCluster {
   // The nodes' network, as Open MPI's interface filters take it.
   static constexpr const char* kNetwork = "10.251.0.0/24";
 
+  // The nodes share this machine's cores: 4 ranks on 2 nodes of 2 slots may run on 2 cores, where a
+  // rank that waits in a collective spinning holds a core from the rank it waits for. Open MPI yields
+  // when idle on a node it knows to be oversubscribed; it cannot tell these are. mpirun() says so
+  // with --mca; ranks started another way (srun) take this environment.
+  static constexpr const char* kYieldWhenIdleEnv = "OMPI_MCA_mpi_yield_when_idle=1";
+
   explicit NodeCluster(std::filesystem::path root) : root_(std::move(root)) {}
   ~NodeCluster() {
     if (up_) run_bounded(script_ + " down " + root_.string(), 60);
@@ -76,7 +82,7 @@ class NodeCluster {
     return "mpirun --oversubscribe --host " + hosts + " -np " + std::to_string(ranks) +
            " --mca plm rsh --mca plm_rsh_agent '" + script_ + " agent " + root_.string() +
            "' --mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include " + kNetwork + " --mca btl_tcp_if_include " +
-           kNetwork + keepalive() + " " + extra + " ";
+           kNetwork + keepalive() + teardown() + shared_cores() + " " + extra + " ";
   }
 
   // `command` (a shell line) on n1 in `cwd`, bounded in time: how the tests launch jobs.
@@ -121,6 +127,12 @@ class NodeCluster {
   static std::string keepalive() {
     return " --mca oob_tcp_keepalive_time 2 --mca oob_tcp_keepalive_intvl 1 --mca oob_tcp_keepalive_probes 3";
   }
+  // When a rank fails, mpirun ends the job's other processes with SIGCONT, SIGTERM, SIGKILL, sleeping
+  // odls_base_sigkill_timeout (1 s) before each of the last two -- also when they have already
+  // exited on their own, as every rank does after an error they agree on. 0: the signals at once.
+  static std::string teardown() { return " --mca odls_base_sigkill_timeout 0"; }
+  // kYieldWhenIdleEnv as mpirun takes it.
+  static std::string shared_cores() { return " --mca mpi_yield_when_idle 1"; }
 
   std::filesystem::path root_;
   std::string script_;

@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <string>
 #include <thread>
@@ -143,7 +144,15 @@ class SlurmCluster {
   std::string conf() const { return (root_ / "slurm.conf").string(); }
 
  private:
-  static bool alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0; }
+  // A daemon that has ended but is not reaped yet (its parent is init, which reaps when it gets to
+  // it) is a zombie: ended.
+  static bool alive(pid_t pid) {
+    if (pid <= 0 || ::kill(pid, 0) != 0) return false;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const std::size_t after_name = text.rfind(')');
+    return after_name == std::string::npos || after_name + 2 >= text.size() || text[after_name + 2] != 'Z';
+  }
   static bool none_alive(const std::vector<pid_t>& pids) {
     for (const pid_t pid : pids) {
       if (alive(pid)) return false;
@@ -252,8 +261,9 @@ class SlurmCluster {
         << "SlurmctldPort=" << controller_port << "\n"
         << "SlurmdPort=" << node_port
         << "\n"
-        // cred_expire: also how long a requeued job waits before it may start again (default 120 s).
-        << "AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=" << munge_socket << ",cred_expire=10\n"
+        // cred_expire: also how long a requeued job waits before it may start again (cred_expire + 1 s;
+        // default 120 s). 5 is the least Slurm takes.
+        << "AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=" << munge_socket << ",cred_expire=5\n"
         << "SlurmUser=root\nSlurmdUser=root\n"
         // %n: each node's slurmd its own spool, temporary directory, pid file and log.
         << "StateSaveLocation=" << dir << "/state\nSlurmdSpoolDir=" << dir
@@ -266,8 +276,10 @@ class SlurmCluster {
         << "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\n"
         << "AccountingStorageType=accounting_storage/none\nJobCompType=jobcomp/none\nSwitchType=switch/none\n"
         << "MpiDefault=none\nSelectType=select/cons_tres\nSelectTypeParameters=CR_Core\n"
-        // The main scheduling pass, which starts a requeued job once it is eligible: every 2 s, not 60.
-        << "SchedulerType=sched/builtin\nSchedulerParameters=sched_interval=2\n"
+        // The main scheduling pass, which starts a requeued job once it is eligible: every second (the
+        // controller's loop), not every 60 s; a submitted batch job at the next pass, not 3 s after the
+        // last. Slurm reads both at its first pass, 3 s after it starts: the first job waits for that.
+        << "SchedulerType=sched/builtin\nSchedulerParameters=sched_interval=1,batch_sched_delay=0\n"
         << "SlurmdParameters=config_overrides\nReturnToService=2\nKillWait=10\nMinJobAge=600\n"
         // Jobs are not requeued unless they ask for it (#SBATCH --requeue), as on many clusters.
         << "JobRequeue=0\n";
