@@ -119,8 +119,9 @@ void embedding_backward_t(float* dwte, float* dwpe, const float* dout, const std
 void embedding_backward_t(Bf16* dwte, Bf16* dwpe, const Bf16* dout, const std::int32_t* tokens, std::int64_t b,
                           std::int64_t t, std::int64_t c, std::int64_t v) {
   check_tokens(tokens, b * t, v, "CpuKernels::embedding_backward");
-  thread_local TokenGroups groups;
-  group_rows_by_token(tokens, b * t, v, groups);
+  thread_local TokenGroups calling_thread_groups;
+  const TokenGroups& groups = calling_thread_groups;  // this thread's, read by every thread of the team below
+  group_rows_by_token(tokens, b * t, v, calling_thread_groups);
   const std::int64_t blocks = (c + kColumnBlock - 1) / kColumnBlock;
   const std::size_t group_count = groups.starts.size() - 1;
 #pragma omp parallel for schedule(static) if (b * t * c > (1 << 15))

@@ -73,6 +73,7 @@ void expect_rounded_once(const Pair& p, const std::string& what) {
 
 class CpuBf16Kernels : public ::testing::Test {
  protected:
+  void embedding_case(std::int64_t c);  // forward and backward at width c
   CpuKernels k_;
 };
 
@@ -171,7 +172,13 @@ TEST_F(CpuBf16Kernels, RotaryHeadsAndTheirGroupedGradients) {
 }
 
 TEST_F(CpuBf16Kernels, EmbeddingForwardAndBackward) {
-  const std::int64_t b = 3, t = 7, c = 70, v = 11;
+  for (const std::int64_t c : {70, 2000}) {  // one thread, then a team of threads (b * t * c past 2^15)
+    embedding_case(c);
+  }
+}
+
+void CpuBf16Kernels::embedding_case(std::int64_t c) {
+  const std::int64_t b = 3, t = 7, v = 11;
   std::vector<std::int32_t> tokens(b * t);
   for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<std::int32_t>((i * 5) % v);
   Pair wte = random_pair(v * c, 20), wpe = random_pair(t * c, 21), out = zeros(b * t * c);
@@ -188,7 +195,7 @@ TEST_F(CpuBf16Kernels, EmbeddingForwardAndBackward) {
 // 256 occurrences of one token, each adding 0.01: a sum rounded to bf16 after every row would stop
 // growing near 2 (where bf16's step, 1/64, exceeds twice 0.01); summed in f32 and rounded once it is 2.56.
 TEST_F(CpuBf16Kernels, ARepeatedTokensGradientIsSummedBeforeItIsRounded) {
-  const std::int64_t b = 4, t = 64, c = 3, v = 2;
+  const std::int64_t b = 4, t = 64, c = 200, v = 2;  // b * t * c past 2^15: a team of threads
   const std::vector<std::int32_t> tokens(b * t, 1);
   std::vector<Bf16> dout(b * t * c, from_f32<Bf16>(0.01f)), dwte(v * c, from_f32<Bf16>(0.0f));
   k_.embedding_backward(dwte.data(), nullptr, dout.data(), tokens.data(), b, t, c, v);
@@ -304,7 +311,7 @@ TEST_F(CpuBf16Kernels, AddBf16AccumulatesIntoF32WithTheNormsPass) {
 TEST_F(CpuBf16Kernels, ResultsDoNotDependOnTheThreadCount) {
   const std::int64_t m = 300, n = 200, k = 300, b = 1, t = 256, nh = 4, c = 64;
   Pair a = random_pair(m * k, 42), bm = random_pair(k * n, 43), qkv = random_pair(b * t * 3 * c, 44);
-  Pair dout = random_pair(b * t * c, 45);
+  Pair dout = random_pair(b * t * c, 45), rows = random_pair(t * 256, 46);
   std::vector<float> lse(b * nh * t), delta(b * nh * t);
   std::vector<std::vector<float>> runs;
   for (int threads : {1, 2}) {
@@ -314,12 +321,17 @@ TEST_F(CpuBf16Kernels, ResultsDoNotDependOnTheThreadCount) {
       k_.attention_forward(out.data(), lse.data(), qkv.bp(), b, t, c, nh, nullptr);
       k_.attention_backward(dqkv.data(), delta.data(), dout.bp(), qkv.bp(), out.data(), lse.data(), b, t, c, nh,
                             nullptr);
+      std::vector<std::int32_t> tokens(t);  // 256 rows of 256 channels: past the kernel's one-thread size
+      for (std::int64_t i = 0; i < t; ++i) tokens[i] = static_cast<std::int32_t>((i * 7) % 50);
+      std::vector<Bf16> dwte(50 * 256, from_f32<Bf16>(0.0f));
+      k_.embedding_backward(dwte.data(), nullptr, rows.bp(), tokens.data(), 1, t, 256, 50);
       std::vector<float> all = widened(cm);
       for (Bf16 x : dqkv) all.push_back(to_f32(x));
+      for (Bf16 x : dwte) all.push_back(to_f32(x));
       runs.push_back(all);
     });
   }
-  expect_bit_equal(runs[1], runs[0], "bf16 gemm and attention at 2 threads vs 1");
+  expect_bit_equal(runs[1], runs[0], "bf16 gemm, attention and embedding backward at 2 threads vs 1");
 }
 
 }  // namespace
