@@ -2,6 +2,12 @@
 // (TensorBoard, tokenizers, transformers): made on first use under the path in an environment
 // variable ctest sets, with the packages pip installs, and kept for later runs. A partial venv
 // never takes the cached name, so an interrupted install is redone.
+//
+// Making one is most of such a test's time on a fresh build directory, so it does no more than the
+// tests need: the venv gets no pip of its own when the host's pip can install into it (pip --python,
+// pip 22.3 and later; else ensurepip bootstraps one), pip installs wheels only and compiles no
+// bytecode ahead (Python compiles, once, the modules a test imports; transformers alone is thousands
+// of files), and the packages are those asked for with their dependencies, at their latest versions.
 #pragma once
 
 #include <cstdlib>
@@ -19,6 +25,19 @@ struct VenvRequest {
   int install_seconds = 480;
 };
 
+// The pip command that installs into the venv whose python is `python`: the host's (python3 -m pip
+// --python) when it can, else the venv's own after ensurepip; "" with the reason in `why`.
+inline std::string venv_pip(const std::string& python, std::string* why) {
+  const std::string host_pip = "python3 -m pip --python " + python;
+  if (run_bounded(host_pip + " --version", 60).exit_code == 0) return host_pip;
+  const auto bootstrapped = run_bounded(python + " -m ensurepip --default-pip", 120);
+  if (bootstrapped.exit_code != 0) {
+    *why = "python3 has no pip and ensurepip failed (python3-venv is missing?): " + bootstrapped.output;
+    return "";
+  }
+  return python + " -m pip";
+}
+
 // The venv's python, or "" with the reason in `why` (the variable unset, python3-venv missing,
 // PyPI unreachable): the caller skips, saying why.
 inline std::string venv_python(const VenvRequest& request, std::string* why) {
@@ -32,18 +51,26 @@ inline std::string venv_python(const VenvRequest& request, std::string* why) {
   if (run_bounded(python + " -c '" + request.import_check + "'", 120).exit_code == 0) return python;
   const std::string partial = venv + ".partial";
   fs::remove_all(partial);
-  const auto made = run_bounded("python3 -m venv " + partial, 120);
+  const auto made = run_bounded("python3 -m venv --without-pip " + partial, 120);
   if (made.exit_code != 0) {
     fs::remove_all(partial);
     *why = "python3 -m venv failed (python3-venv is missing?): " + made.output;
     return "";
   }
-  const auto installed = run_bounded(
-      partial + "/bin/pip install --disable-pip-version-check --retries 1 --timeout 20 -q " + request.pip_install,
-      request.install_seconds);
+  const std::string pip = venv_pip(partial + "/bin/python", why);
+  if (pip.empty()) {
+    fs::remove_all(partial);
+    return "";
+  }
+  const auto installed = run_bounded(pip +
+                                         " install --disable-pip-version-check --retries 1 --timeout 20 -q "
+                                         "--only-binary :all: --no-compile " +
+                                         request.pip_install,
+                                     request.install_seconds);
   if (installed.exit_code != 0) {
     fs::remove_all(partial);
-    *why = "pip install " + request.pip_install + " failed (PyPI unreachable?): " + installed.output.substr(0, 2000);
+    *why = "pip install " + request.pip_install + " failed (PyPI unreachable, or a package without a wheel here?): " +
+           installed.output.substr(0, 2000);
     return "";
   }
   fs::remove_all(venv);
