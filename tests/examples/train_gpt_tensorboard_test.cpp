@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -29,9 +30,19 @@ using testing::run_bounded;
 using testing::set_flag;
 using testing::tiny_run;
 
-// The venv's python with tensorboard installed, made on first use; "" with the reason in `why`.
-std::string tensorboard_python(std::string* why) {
-  return testing::venv_python({"TESSERA_TENSORBOARD_VENV", "import tensorboard", "tensorboard"}, why);
+struct Venv {
+  std::string python;  // "" when there is none
+  std::string why;     // why not
+};
+
+// The venv's python with tensorboard installed, made on first use (most of a first run's time: it is
+// made while train_gpt runs).
+std::future<Venv> tensorboard_venv() {
+  return std::async(std::launch::async, [] {
+    Venv venv;
+    venv.python = testing::venv_python({"TESSERA_TENSORBOARD_VENV", "import tensorboard", "tensorboard"}, &venv.why);
+    return venv;
+  });
 }
 
 // Every scalar TensorBoard's EventAccumulator reads from `logdir` ({tag: [[step, value], ...]}),
@@ -67,6 +78,7 @@ std::vector<Json> records(const std::string& path) {
 }
 
 TEST_F(TrainGptTensorBoard, TensorBoardReadsEveryStepOnceAcrossAResume) {
+  std::future<Venv> venv = tensorboard_venv();
   const std::string tb = (dir_ / "tb").string(), metrics = (dir_ / "run.jsonl").string();
   const std::string flags =
       run() + " --tensorboard " + tb + " --metrics " + metrics + " --checkpoint-dir " + (dir_ / "ckpt").string();
@@ -78,8 +90,7 @@ TEST_F(TrainGptTensorBoard, TensorBoardReadsEveryStepOnceAcrossAResume) {
       run_bounded(flags + " --steps 8 --save-every 4 --resume " + (dir_ / "ckpt" / "step_0000004").string(), 60);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
 
-  std::string why;
-  const std::string python = tensorboard_python(&why);
+  const auto [python, why] = venv.get();
   if (python.empty()) GTEST_SKIP() << why;
   const std::string script = (dir_ / "read_events.py").string();
   std::ofstream(script) << kReader;
