@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -29,45 +30,62 @@ class TrainGpuOffload : public testing::TrainGptTest {
            " --device sim-gpu --layers 2 --dim 32 --heads 4 --seq-len 16 --vocab 64 --global-batch 4"
            " --micro-batch 2 --sample-tokens 0 --eval-every 0 --log-every 1 --threads 1 --no-memory-check";
   }
-
-  std::vector<std::string> run(int ranks, const std::string& name, const std::string& extra) {
-    return run_losses(ranks, name, flags() + " " + extra);
-  }
 };
 
 TEST_F(TrainGpuOffload, OffloadedRunsMatchTheDeviceRunBitForBit) {
-  const std::string nvme = (dir_ / "nvme").string();
-  std::filesystem::create_directories(nvme);
+  // The runs are independent (each its own metrics file and NVMe directory): they run at once.
+  std::vector<Launch> runs;
   for (int ranks : {1, 2}) {
     const std::string r = std::to_string(ranks);
-    const std::vector<std::string> device = run(ranks, "device" + r, "--steps 4 --zero 1");
-    ASSERT_EQ(device.size(), 4u);
-    EXPECT_EQ(run(ranks, "z1cpu" + r, "--steps 4 --zero 1 --offload-optimizer cpu"), device) << ranks << " ranks";
-    EXPECT_EQ(run(ranks, "z2cpu" + r, "--steps 4 --zero 2 --offload-optimizer cpu"), device) << ranks << " ranks";
-    EXPECT_EQ(run(ranks, "z3cpu" + r, "--steps 4 --zero 3 --offload-optimizer cpu --offload-params cpu"), device)
-        << ranks << " ranks";
-    EXPECT_EQ(run(ranks, "z3nvme" + r,
-                  "--steps 4 --zero 3 --offload-optimizer nvme --offload-params nvme --offload-path " + nvme),
-              device)
-        << ranks << " ranks";
+    const std::string nvme = (dir_ / ("nvme" + r)).string();
+    std::filesystem::create_directories(nvme);
+    runs.push_back({ranks, "device" + r, flags() + " --steps 4 --zero 1"});
+    runs.push_back({ranks, "z1cpu" + r, flags() + " --steps 4 --zero 1 --offload-optimizer cpu"});
+    runs.push_back({ranks, "z2cpu" + r, flags() + " --steps 4 --zero 2 --offload-optimizer cpu"});
+    runs.push_back({ranks, "z3cpu" + r, flags() + " --steps 4 --zero 3 --offload-optimizer cpu --offload-params cpu"});
+    runs.push_back({ranks, "z3nvme" + r,
+                    flags() + " --steps 4 --zero 3 --offload-optimizer nvme --offload-params nvme --offload-path " +
+                        nvme});
   }
   // bf16 parameters, 8-bit AdamW: against the device run of the same settings.
-  const std::vector<std::string> bf16 = run(2, "bf16", "--steps 3 --zero 2 --param-dtype bf16");
-  EXPECT_EQ(run(2, "bf16cpu", "--steps 3 --zero 2 --param-dtype bf16 --offload-optimizer cpu"), bf16);
-  EXPECT_EQ(run(2, "bf16z3", "--steps 3 --zero 3 --param-dtype bf16 --offload-optimizer cpu --offload-params cpu"),
-            bf16);
-  const std::vector<std::string> eight = run(2, "8bit", "--steps 3 --zero 1 --optimizer adamw8bit");
-  EXPECT_EQ(run(2, "8bitcpu", "--steps 3 --zero 1 --optimizer adamw8bit --offload-optimizer cpu"), eight);
+  runs.push_back({2, "bf16", flags() + " --steps 3 --zero 2 --param-dtype bf16"});
+  runs.push_back({2, "bf16cpu", flags() + " --steps 3 --zero 2 --param-dtype bf16 --offload-optimizer cpu"});
+  runs.push_back({2, "bf16z3",
+                  flags() + " --steps 3 --zero 3 --param-dtype bf16 --offload-optimizer cpu --offload-params cpu"});
+  runs.push_back({2, "8bit", flags() + " --steps 3 --zero 1 --optimizer adamw8bit"});
+  runs.push_back({2, "8bitcpu", flags() + " --steps 3 --zero 1 --optimizer adamw8bit --offload-optimizer cpu"});
+  const std::vector<std::vector<std::string>> losses = run_losses_concurrently(runs);
+  const auto of = [&](const std::string& name) {
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      if (runs[i].name == name) return losses[i];
+    }
+    throw std::invalid_argument("no run named " + name);
+  };
+
+  for (int ranks : {1, 2}) {
+    const std::string r = std::to_string(ranks);
+    const std::vector<std::string> device = of("device" + r);
+    ASSERT_EQ(device.size(), 4u);
+    for (const char* offloaded : {"z1cpu", "z2cpu", "z3cpu", "z3nvme"}) {
+      EXPECT_EQ(of(offloaded + r), device) << offloaded << ", " << ranks << " ranks";
+    }
+  }
+  EXPECT_EQ(of("bf16cpu"), of("bf16"));
+  EXPECT_EQ(of("bf16z3"), of("bf16"));
+  EXPECT_EQ(of("8bitcpu"), of("8bit"));
 }
 
 TEST_F(TrainGpuOffload, ResumesWithoutOffloadOnAnotherRankCountBitForBit) {
-  const std::vector<std::string> straight = run(2, "straight", "--steps 6 --zero 2");
-  ASSERT_EQ(straight.size(), 6u);
+  // The uninterrupted run and the first part (saved at step 3) at once; then the resumed part.
   const std::string ckpt = (dir_ / "ckpt").string();
-  const std::vector<std::string> first =
-      run(2, "first",
-          "--steps 3 --zero 3 --offload-optimizer cpu --offload-params cpu --save-every 3 --checkpoint-dir " + ckpt);
-  ASSERT_EQ(first, std::vector<std::string>(straight.begin(), straight.begin() + 3));
+  const std::vector<std::vector<std::string>> losses = run_losses_concurrently(
+      {{2, "straight", flags() + " --steps 6 --zero 2"},
+       {2, "first",
+        flags() +
+            " --steps 3 --zero 3 --offload-optimizer cpu --offload-params cpu --save-every 3 --checkpoint-dir " + ckpt}});
+  const std::vector<std::string>& straight = losses[0];
+  ASSERT_EQ(straight.size(), 6u);
+  ASSERT_EQ(losses[1], std::vector<std::string>(straight.begin(), straight.begin() + 3));
   const ProcessResult resumed =
       launch(1, "resumed", flags() + " --steps 6 --zero 1 --checkpoint-dir " + ckpt + " --resume auto");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
@@ -79,7 +97,8 @@ TEST_F(TrainGpuOffload, ResumesWithoutOffloadOnAnotherRankCountBitForBit) {
 }
 
 TEST_F(TrainGpuOffload, ParameterOffloadWithoutTheOptimizersIsRefused) {
-  const ProcessResult r = launch(1, "refused", flags() + " --steps 1 --zero 3 --offload-params cpu");
+  const ProcessResult r = testing::run_bounded(testing::mpirun_expecting_failure(1) + train_gpt_ + flags() +
+                                              " --steps 1 --zero 3 --offload-params cpu");
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("needs the optimizer offloaded too"), std::string::npos) << r.output;
 }

@@ -34,30 +34,43 @@ class TrainLlama : public testing::TrainGptTest {
            " --no-memory-check";
   }
 
-  std::vector<std::string> run(int ranks, const std::string& name, const std::string& extra) {
-    return run_losses(ranks, name, llama_flags() + " " + extra);
+  // A run of the tiny Llama with `extra` flags, for launch_concurrently and run_losses_concurrently.
+  Launch llama(int ranks, const std::string& name, const std::string& extra) const {
+    return {ranks, name, llama_flags() + " " + extra};
   }
 };
 
 TEST_F(TrainLlama, ZeroStagesAndCheckpointingMatchOneProcessBitForBit) {
-  const std::vector<std::string> one = run(1, "one", "--steps 5");
+  // Independent runs, each with its own metrics file: they run at once.
+  const std::vector<std::vector<std::string>> losses = run_losses_concurrently({
+      llama(1, "one", "--steps 5"),
+      llama(2, "zero0", "--steps 5 --zero 0"),
+      llama(2, "zero1", "--steps 5 --zero 1"),
+      llama(2, "zero2", "--steps 5 --zero 2"),
+      llama(2, "zero3", "--steps 5 --zero 3"),
+      llama(2, "blocks", "--steps 5 --zero 3 --activation-checkpointing blocks"),
+      llama(2, "every2", "--steps 5 --zero 2 --activation-checkpointing every:2"),
+      llama(2, "selective", "--steps 5 --zero 3 --activation-checkpointing selective"),
+      llama(2, "offload", "--steps 5 --zero 3 --offload-optimizer cpu --offload-params cpu"),
+  });
+  const std::vector<std::string>& one = losses[0];
   ASSERT_EQ(one.size(), 5u);
-  for (int zero = 0; zero <= 3; ++zero) {
-    EXPECT_EQ(run(2, "zero" + std::to_string(zero), "--steps 5 --zero " + std::to_string(zero)), one)
-        << "ZeRO-" << zero << " at 2 ranks";
-  }
-  EXPECT_EQ(run(2, "blocks", "--steps 5 --zero 3 --activation-checkpointing blocks"), one);
-  EXPECT_EQ(run(2, "every2", "--steps 5 --zero 2 --activation-checkpointing every:2"), one);
-  EXPECT_EQ(run(2, "selective", "--steps 5 --zero 3 --activation-checkpointing selective"), one);
-  EXPECT_EQ(run(2, "offload", "--steps 5 --zero 3 --offload-optimizer cpu --offload-params cpu"), one);
+  for (int zero = 0; zero <= 3; ++zero) EXPECT_EQ(losses[1 + zero], one) << "ZeRO-" << zero << " at 2 ranks";
+  EXPECT_EQ(losses[5], one) << "blocks";
+  EXPECT_EQ(losses[6], one) << "every:2";
+  EXPECT_EQ(losses[7], one) << "selective";
+  EXPECT_EQ(losses[8], one) << "offload";
 }
 
 TEST_F(TrainLlama, ResumesOnAnotherRankCountAndStageBitForBit) {
-  const std::vector<std::string> straight = run(2, "straight", "--steps 8 --zero 3");
-  ASSERT_EQ(straight.size(), 8u);
+  // The uninterrupted run and the first part (saved at step 4) at once; then the resumed part.
   const std::string ckpt = (dir_ / "ckpt").string();
-  const std::vector<std::string> first = run(2, "first", "--steps 4 --zero 3 --save-every 4 --checkpoint-dir " + ckpt);
-  ASSERT_EQ(first, std::vector<std::string>(straight.begin(), straight.begin() + 4));
+  const std::vector<std::vector<std::string>> losses = run_losses_concurrently(
+      {llama(2, "straight", "--steps 8 --zero 3"),
+       llama(2, "first", "--steps 4 --zero 3 --save-every 4 --checkpoint-dir " + ckpt)});
+  const std::vector<std::string>& straight = losses[0];
+  ASSERT_EQ(straight.size(), 8u);
+  ASSERT_EQ(losses[1], std::vector<std::string>(straight.begin(), straight.begin() + 4));
   const std::string metrics = (dir_ / "resumed.jsonl").string();
   const ProcessResult resumed =
       run_bounded(std::string(kMpirun) + "1 " + train_gpt_ + llama_flags() + " --steps 8 --zero 1 --checkpoint-dir " +
@@ -77,26 +90,30 @@ TEST_F(TrainLlama, LossFallsOnTheDefaultCorpusAsTheGptsDoes) {
   const std::string bin_dir = std::filesystem::path(train_gpt_).parent_path().string();
   const ProcessResult prepared = run_bounded(bin_dir + "/tessera_prepare --out " + corpus, 120);
   ASSERT_EQ(prepared.exit_code, 0) << prepared.output;
-  auto final_loss = [&](const std::string& model, const std::string& name, const std::string& extra = "") {
-    const std::string metrics = (dir_ / (name + ".jsonl")).string();
-    const ProcessResult r =
-        run_bounded(std::string(kMpirun) + "2 " + train_gpt_ + " --data " + corpus + " --model " + model +
-                        " --layers 2 --dim 64 --heads 4 --seq-len 64 --steps 60 --global-batch 8"
-                        " --micro-batch 4 --warmup 10 --sample-tokens 0 --eval-every 0 "
-                        "--log-every 1 --threads 1 --metrics " +
-                        metrics + extra,
-                    150);
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    const std::vector<std::string> losses = losses_of(metrics);
-    EXPECT_EQ(losses.size(), 60u) << r.output;
+  // The three runs (GPT, Llama, Llama with 8-bit AdamW) at once; each: (first loss, mean of the last
+  // 10 steps' losses).
+  const auto run = [&](const std::string& model, const std::string& name, const std::string& extra = "") {
+    return Launch{2, name,
+                  " --data " + corpus + " --model " + model +
+                      " --layers 2 --dim 64 --heads 4 --seq-len 64 --steps 60 --global-batch 8"
+                      " --micro-batch 4 --warmup 10 --sample-tokens 0 --eval-every 0 --log-every 1 --threads 1" +
+                      extra};
+  };
+  const std::vector<Launch> runs = {run("gpt2", "gpt"), run("llama", "llama"),
+                                    run("llama", "llama8bit", " --zero 2 --optimizer adamw8bit")};
+  const std::vector<ProcessResult> results = launch_concurrently(runs, 150);
+  const auto final_loss = [&](std::size_t i) {
+    EXPECT_EQ(results[i].exit_code, 0) << results[i].output;
+    const std::vector<std::string> losses = losses_of(metrics_path(runs[i].name));
+    EXPECT_EQ(losses.size(), 60u) << results[i].output;
     double tail = 0;  // the mean of the last 10 steps' losses
-    for (std::size_t i = losses.size() >= 10 ? losses.size() - 10 : 0; i < losses.size(); ++i)
-      tail += std::stod(losses[i]) / 10;
+    for (std::size_t k = losses.size() >= 10 ? losses.size() - 10 : 0; k < losses.size(); ++k)
+      tail += std::stod(losses[k]) / 10;
     return std::pair{losses.empty() ? 0.0 : std::stod(losses.front()), tail};
   };
-  const auto [gpt_first, gpt_last] = final_loss("gpt2", "gpt");
-  const auto [llama_first, llama_last] = final_loss("llama", "llama");
-  const auto [eight_bit_first, eight_bit_last] = final_loss("llama", "llama8bit", " --zero 2 --optimizer adamw8bit");
+  const auto [gpt_first, gpt_last] = final_loss(0);
+  const auto [llama_first, llama_last] = final_loss(1);
+  const auto [eight_bit_first, eight_bit_last] = final_loss(2);
   // Both start at ln(V) (a byte corpus: 257 tokens padded to 320) and fall well below it within 60 steps.
   EXPECT_NEAR(llama_first, std::log(320.0), 0.2);
   EXPECT_LT(llama_last, llama_first - 2.0) << "Llama: " << llama_first << " -> " << llama_last;
@@ -123,11 +140,14 @@ TEST_F(TrainLlama, TrainsOnUint32TokenFiles) {
 }
 
 TEST_F(TrainLlama, RefusesFlagsThatDoNotFitTheModel) {
-  const ProcessResult gqa =
-      run_bounded(train_gpt_ + testing::set_flag(llama_flags(), "--kv-heads", "3") + " --steps 1", 60);
+  const std::vector<ProcessResult> refused = testing::run_concurrently(
+      {train_gpt_ + testing::set_flag(llama_flags(), "--kv-heads", "3") + " --steps 1",
+       train_gpt_ + " --data " + data_ + " --steps 1 --kv-heads 2"},
+      60);
+  const ProcessResult& gqa = refused[0];
   EXPECT_NE(gqa.exit_code, 0);
   EXPECT_NE(gqa.output.find("--kv-heads 3: does not divide the 4 query heads"), std::string::npos) << gqa.output;
-  const ProcessResult gpt = run_bounded(train_gpt_ + " --data " + data_ + " --steps 1 --kv-heads 2", 60);
+  const ProcessResult& gpt = refused[1];
   EXPECT_NE(gpt.exit_code, 0);
   EXPECT_NE(gpt.output.find("--kv-heads applies to --model llama"), std::string::npos) << gpt.output;
 }
