@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <string>
 
+#include "tests/support/concurrent_runs.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
 
@@ -39,7 +40,11 @@ class ProgramPaths : public ::testing::Test {
   }
   // `command` run by the shell in `dir` (run_bounded runs one program under timeout: here, sh).
   static testing::ProcessResult in_dir(const std::filesystem::path& dir, const std::string& command) {
-    return run_bounded("sh -c '" + ("cd " + dir.string() + " && " + command) + "'", 120);
+    return run_bounded(in_dir_command(dir, command), 120);
+  }
+  // The command line of in_dir.
+  static std::string in_dir_command(const std::filesystem::path& dir, const std::string& command) {
+    return "sh -c '" + ("cd " + dir.string() + " && " + command) + "'";
   }
 
   ScratchDir dir_{"program_paths"};
@@ -63,14 +68,18 @@ TEST_F(ProgramPaths, RecommendedCommandRunsAsPrinted) {
   const std::filesystem::path elsewhere = dir_ / "elsewhere";
   std::filesystem::create_directory(elsewhere);
   ASSERT_EQ(command.find('\''), std::string::npos) << "the test runs it inside single quotes: " << command;
-  const auto trained =
-      in_dir(elsewhere, command + " --steps 2 --sample-tokens 0 --eval-every 0 --log-every 1 --progress plain");
+  // The printed command trains; without the data file, the command is printed with how to make it
+  // (independent runs: at once).
+  const std::vector<testing::ProcessResult> runs = testing::run_concurrently(
+      {in_dir_command(elsewhere,
+                      command + " --steps 2 --sample-tokens 0 --eval-every 0 --log-every 1 --progress plain"),
+       in_dir_command(dir_.path(), bin_ + "/tessera_plan --layers 2 --dim 64 --heads 2 --seq-len 32 --vocab 512 "
+                                          "--device-memory 4GB --recommend")});
+  const testing::ProcessResult& trained = runs[0];
   ASSERT_EQ(trained.exit_code, 0) << command << "\n" << trained.output;
   EXPECT_NE(trained.output.find(" 2/2  loss "), std::string::npos) << trained.output;
 
-  // Without the data file, the command is printed with how to make it.
-  const auto missing = in_scratch(bin_ + "/tessera_plan --layers 2 --dim 64 --heads 2 --seq-len 32 --vocab 512 "
-                                         "--device-memory 4GB --recommend");
+  const testing::ProcessResult& missing = runs[1];
   EXPECT_NE(missing.output.find("command: " + bin_ + "/train_gpt --data " + (dir_ / "data/corpus.bin").string() +
                                 " --layers"),
             std::string::npos)
@@ -87,13 +96,17 @@ TEST_F(ProgramPaths, TrainGptWithoutTheDefaultCorpusSaysHowToMakeIt) {
                                "with: " +
                                bin_ + "/tessera_prepare --out " + (dir_ / "data/corpus.bin").string() +
                                ", or pass --data PATH";
-  const auto alone = in_scratch(bin_ + "/train_gpt --steps 2");
+  // Alone and as a job of 2 ranks, at once (neither writes anything).
+  const std::vector<testing::ProcessResult> runs = testing::run_concurrently(
+      {in_dir_command(dir_.path(), bin_ + "/train_gpt --steps 2"),
+       in_dir_command(dir_.path(), testing::mpirun_expecting_failure(2) + bin_ + "/train_gpt --steps 2")});
+  const testing::ProcessResult& alone = runs[0];
   EXPECT_NE(alone.exit_code, 0) << alone.output;
   EXPECT_EQ(count_of(alone.output, expected), 1u) << expected << "\n" << alone.output;
   EXPECT_EQ(alone.output.find("MPI_ABORT"), std::string::npos) << alone.output;
   EXPECT_EQ(alone.output.find("cannot open token file"), std::string::npos) << alone.output;
 
-  const auto job = in_scratch("mpirun --oversubscribe -np 2 " + bin_ + "/train_gpt --steps 2");
+  const testing::ProcessResult& job = runs[1];
   EXPECT_NE(job.exit_code, 0) << job.output;
   EXPECT_EQ(count_of(job.output, "no token file at"), 1u) << job.output;
   EXPECT_EQ(job.output.find("MPI_ABORT"), std::string::npos) << job.output;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/concurrent_runs.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
 #include "tests/support/train_gpt_test.hpp"
@@ -42,8 +43,12 @@ TEST_F(CheckpointFlags, RefusedBeforeAnyDataIsRead) {
   };
   // A data file that does not exist: the flags are refused before it would be opened.
   const std::string missing = (dir_ / "missing.bin").string();
-  for (const Case& c : cases) {
-    const auto r = run_bounded(train_gpt_ + tiny_run(missing) + " " + c.args, 60);
+  std::vector<std::string> commands;  // independent runs: at once
+  for (const Case& c : cases) commands.push_back(train_gpt_ + tiny_run(missing) + " " + c.args);
+  const std::vector<testing::ProcessResult> results = testing::run_concurrently(commands, 60);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const testing::ProcessResult& r = results[i];
     EXPECT_EQ(r.exit_code, 1) << c.args << "\n" << r.output;
     for (const std::string& part : c.parts) {
       EXPECT_NE(r.output.find(part), std::string::npos) << c.args << ": expected \"" << part << "\" in\n" << r.output;
@@ -53,10 +58,13 @@ TEST_F(CheckpointFlags, RefusedBeforeAnyDataIsRead) {
 }
 
 TEST_F(CheckpointFlags, AThousandStepsOrTheFlagRun) {
-  const auto thousand = run_bounded(train_gpt_ + quiet(1000) + " --steps 1000", 120);
+  const std::vector<testing::ProcessResult> runs = testing::run_concurrently(
+      {train_gpt_ + quiet(1000) + " --steps 1000", train_gpt_ + quiet(1001) + " --steps 1001 --allow-no-checkpoint-dir"},
+      120);
+  const testing::ProcessResult& thousand = runs[0];
   EXPECT_EQ(thousand.exit_code, 0) << thousand.output;
   EXPECT_NE(thousand.output.find("step  1000/1000  loss"), std::string::npos) << thousand.output;
-  const auto allowed = run_bounded(train_gpt_ + quiet(1001) + " --steps 1001 --allow-no-checkpoint-dir", 120);
+  const testing::ProcessResult& allowed = runs[1];
   EXPECT_EQ(allowed.exit_code, 0) << allowed.output;
   EXPECT_NE(allowed.output.find("step  1001/1001  loss"), std::string::npos) << allowed.output;
 }

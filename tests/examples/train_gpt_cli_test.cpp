@@ -19,6 +19,7 @@
 #include "tessera/core/random.hpp"
 #include "tessera/core/wrapped_line.hpp"
 #include "tessera/text/data/token_file.hpp"
+#include "tests/support/concurrent_runs.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
 
@@ -81,21 +82,30 @@ TEST_F(TrainGptCli, RejectsBadInputWithAMessage) {
       {"--data /nonexistent/tokens.bin", "/nonexistent/tokens.bin"},
       {"--activation-checkpointing sometimes", "--activation-checkpointing"},
   };
+  std::vector<std::string> commands;  // independent runs: at once
   for (const Case& c : cases) {
     const std::string shape = c.args.empty() ? "--dim 30 --heads 4" : "--dim 32 --heads 2";
-    const CommandResult r = run_command(train_gpt_ + tiny(shape) + " --steps 1 " + c.args);
+    commands.push_back(train_gpt_ + tiny(shape) + " --steps 1 " + c.args);
+  }
+  const std::vector<CommandResult> results = testing::run_concurrently(commands, 240);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const CommandResult& r = results[i];
     EXPECT_NE(r.exit_code, 0) << c.args;
     EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\nexpected: " << c.message << "\n" << r.output;
   }
 }
 
 TEST_F(TrainGptCli, TwoRanksWithZero3LogTheLossesOfOneProcess) {
-  const CommandResult single = run_command(train_gpt_ + tiny() + " --steps 3 --global-batch 4 --micro-batch 4");
+  const std::vector<CommandResult> runs = testing::run_concurrently(
+      {train_gpt_ + tiny() + " --steps 3 --global-batch 4 --micro-batch 4",
+       "mpirun --oversubscribe -np 2 " + train_gpt_ + tiny() + " --steps 3 --global-batch 4 --micro-batch 1 --zero 3"},
+      240);
+  const CommandResult& single = runs[0];
+  const CommandResult& sharded = runs[1];
   ASSERT_EQ(single.exit_code, 0) << single.output;
   EXPECT_NE(single.output.find("global batch 4 sequences = micro 4 x ranks 1 x accumulation 1"), std::string::npos)
       << single.output;
-  const CommandResult sharded = run_command("mpirun --oversubscribe -np 2 " + train_gpt_ + tiny() +
-                                            " --steps 3 --global-batch 4 --micro-batch 1 --zero 3");
   ASSERT_EQ(sharded.exit_code, 0) << sharded.output;
   EXPECT_NE(sharded.output.find("micro 1 x ranks 2 x accumulation 2"), std::string::npos) << sharded.output;
   const auto a = losses(single.output), b = losses(sharded.output);
@@ -130,10 +140,14 @@ TEST_F(TrainGptCli, MemoryCheckStopsAMicroBatchNoMachineHolds) {
 }
 
 TEST_F(TrainGptCli, MemoryCheckReportsWhatFitsAndCanBeSkipped) {
-  const CommandResult checked = run_command(train_gpt_ + tiny() + " --steps 1 --micro-batch 2");
+  const std::vector<CommandResult> runs =
+      testing::run_concurrently({train_gpt_ + tiny() + " --steps 1 --micro-batch 2",
+                                 train_gpt_ + tiny() + " --steps 1 --micro-batch 2 --no-memory-check"},
+                                240);
+  const CommandResult& checked = runs[0];
+  const CommandResult& skipped = runs[1];
   ASSERT_EQ(checked.exit_code, 0) << checked.output;
   EXPECT_NE(checked.output.find("memory check: predicted peak"), std::string::npos) << checked.output;
-  const CommandResult skipped = run_command(train_gpt_ + tiny() + " --steps 1 --micro-batch 2 --no-memory-check");
   ASSERT_EQ(skipped.exit_code, 0) << skipped.output;
   EXPECT_EQ(skipped.output.find("memory check"), std::string::npos) << skipped.output;
 }

@@ -6,12 +6,14 @@
 // refused, and a CPU run takes any of them.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include "tessera/runtime/device_factory.hpp"
+#include "tests/support/concurrent_runs.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
 #include "tests/support/train_gpt_test.hpp"
@@ -30,13 +32,25 @@ class TrainGptConfig : public testing::TrainGptTest {
     std::ofstream(path) << text;
     return path;
   }
+  // The same in a directory of its own, <dir>/<index>/run.ini (the messages name the file run.ini).
+  std::string write_ini(const std::string& text, std::size_t index) const {
+    const std::filesystem::path dir = dir_ / std::to_string(index);
+    std::filesystem::create_directories(dir);
+    const std::string path = (dir / "run.ini").string();
+    std::ofstream(path) << text;
+    return path;
+  }
 };
 
 TEST_F(TrainGptConfig, FileValuesUnlessTheCommandLineSetsThem) {
   const std::string ini = write_ini("# tiny run\n[model]\nlayers = 3\n[train]\nlr = 0.002\nsteps = 9\n");
   std::string flags = tiny_run(data_);
   flags.erase(flags.find(" --layers 2"), 11);  // the file sets it
-  const auto r = run_bounded(train_gpt_ + flags + " --config " + ini + " --steps 2 --print-config", 60);
+  const std::vector<testing::ProcessResult> runs =  // printed and quiet, at once
+      testing::run_concurrently({train_gpt_ + flags + " --config " + ini + " --steps 2 --print-config",
+                                 train_gpt_ + flags + " --config " + ini + " --steps 2"},
+                                60);
+  const testing::ProcessResult& r = runs[0];
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("GPT L=3 C=32"), std::string::npos) << "layers from the file\n" << r.output;
   EXPECT_NE(r.output.find("step     2/2"), std::string::npos) << "--steps 2 wins over steps = 9\n" << r.output;
@@ -46,7 +60,7 @@ TEST_F(TrainGptConfig, FileValuesUnlessTheCommandLineSetsThem) {
                                                           "warmup = 20 +# default", "dim = 32 +# command line"}) {
     EXPECT_TRUE(std::regex_search(r.output, std::regex(line))) << "no line matching '" << line << "' in\n" << r.output;
   }
-  const auto quiet = run_bounded(train_gpt_ + flags + " --config " + ini + " --steps 2", 60);
+  const testing::ProcessResult& quiet = runs[1];
   ASSERT_EQ(quiet.exit_code, 0) << quiet.output;
   EXPECT_EQ(quiet.output.find("# default"), std::string::npos) << "printed without --print-config\n" << quiet.output;
 }
@@ -64,8 +78,14 @@ TEST_F(TrainGptConfig, BadKeysAndValuesNameFileAndLine) {
       {"zero = 7\n", "run.ini:1: zero = 7: --zero 7: the ZeRO stage must be 0, 1, 2 or 3"},
       {"seed = -4\n", "run.ini:1: seed = -4: seed takes a whole number >= 0"},
   };
-  for (const Case& c : cases) {
-    const auto r = run_bounded(train_gpt_ + tiny_run(data_) + " --steps 1 --config " + write_ini(c.text), 60);
+  std::vector<std::string> commands;  // independent runs, each with its own file: at once
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    commands.push_back(train_gpt_ + tiny_run(data_) + " --steps 1 --config " + write_ini(cases[i].text, i));
+  }
+  const std::vector<testing::ProcessResult> results = testing::run_concurrently(commands, 60);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const testing::ProcessResult& r = results[i];
     EXPECT_NE(r.exit_code, 0) << c.text << r.output;
     EXPECT_NE(r.output.find(c.message), std::string::npos) << "file:\n"
                                                            << c.text << "expected: " << c.message << "\n"
@@ -95,10 +115,13 @@ TEST_F(TrainGptConfig, DeviceCudaWithoutAGpuIsOneLine) {
 
 TEST_F(TrainGptConfig, DeviceAutoRunsOnTheCpuAndSaysSo) {
   if (device_available(DeviceChoice::kCuda)) GTEST_SKIP() << "a GPU is usable here: auto picks it";
-  const auto r = run_bounded(train_gpt_ + tiny_run(data_) + " --steps 1 --device auto", 60);
+  const std::vector<testing::ProcessResult> runs = testing::run_concurrently(
+      {train_gpt_ + tiny_run(data_) + " --steps 1 --device auto", train_gpt_ + tiny_run(data_) + " --steps 1 --device gpu"},
+      60);
+  const testing::ProcessResult& r = runs[0];
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("device: cpu (auto: no usable GPU)"), std::string::npos) << r.output;
-  const auto bad = run_bounded(train_gpt_ + tiny_run(data_) + " --steps 1 --device gpu", 60);
+  const testing::ProcessResult& bad = runs[1];
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.output.find("--device gpu: use cpu, cuda, auto or sim-gpu"), std::string::npos) << bad.output;
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <string>
 #include <thread>
@@ -20,13 +21,19 @@ namespace tessera::testing {
 // without piling up compute.
 constexpr int kConcurrentRuns = 4;
 
-// Runs every command, at most `at_once` at a time; result i is command i's.
+// Runs every command, at most `at_once` at a time; result i is command i's. With `took`, also the
+// seconds each command ran, from its start to its end.
 inline std::vector<ProcessResult> run_concurrently(const std::vector<std::string>& commands, int seconds = 120,
-                                                   int at_once = kConcurrentRuns) {
+                                                   int at_once = kConcurrentRuns, std::vector<double>* took = nullptr) {
   std::vector<ProcessResult> results(commands.size());
+  if (took != nullptr) took->assign(commands.size(), 0.0);
   std::atomic<std::size_t> next{0};
   const auto worker = [&] {
-    for (std::size_t i = next++; i < commands.size(); i = next++) results[i] = run_bounded(commands[i], seconds);
+    for (std::size_t i = next++; i < commands.size(); i = next++) {
+      const auto start = std::chrono::steady_clock::now();
+      results[i] = run_bounded(commands[i], seconds);
+      if (took != nullptr) (*took)[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
   };
   std::vector<std::thread> workers;
   const std::size_t count = std::min(commands.size(), static_cast<std::size_t>(std::max(1, at_once)));
