@@ -13,6 +13,10 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/support/concurrent_runs.hpp"
 
 namespace tessera {
 namespace {
@@ -69,11 +73,22 @@ class TesseraGenerate : public ::testing::Test {
   }
 
   // The text printed on stdout (progress on stderr is dropped), failing on a non-zero exit.
-  static std::string generate(const std::string& args, int ranks = 1) {
-    const std::string launcher = ranks > 1 ? "mpirun --oversubscribe -np " + std::to_string(ranks) + " " : "";
-    const CommandResult r = run_command(launcher + bin_ + "/tessera_generate " + args + " --threads 1 2>/dev/null");
-    EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.output;
-    return r.output;
+  static std::string generate(const std::string& args, int ranks = 1) { return generate_all({{args, ranks}})[0]; }
+  // The same for several runs (arguments, ranks), at once: they only read the checkpoint and export.
+  static std::vector<std::string> generate_all(const std::vector<std::pair<std::string, int>>& runs) {
+    std::vector<std::string> commands;
+    for (const auto& [args, ranks] : runs) {
+      const std::string launcher = ranks > 1 ? "mpirun --oversubscribe -np " + std::to_string(ranks) + " " : "";
+      // In double quotes: the arguments hold single-quoted prompts (and no $, `, \\ or ").
+      commands.push_back("sh -c \"" + launcher + bin_ + "/tessera_generate " + args + " --threads 1 2>/dev/null\"");
+    }
+    const std::vector<testing::ProcessResult> results = testing::run_concurrently(commands, 120);
+    std::vector<std::string> texts;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      EXPECT_EQ(results[i].exit_code, 0) << runs[i].first << "\n" << results[i].output;
+      texts.push_back(results[i].output);
+    }
+    return texts;
   }
   static std::string run_dir() { return (dir_ / "run").string(); }
 
@@ -83,40 +98,51 @@ class TesseraGenerate : public ::testing::Test {
 
 TEST_F(TesseraGenerate, SameSeedSameTextOtherSeedOtherText) {
   const std::string args = run_dir() + " --prompt 'The cat' --length 40 --temperature 1.0 --seed 7";
-  const std::string first = generate(args);
+  const std::vector<std::string> texts =
+      generate_all({{args, 1}, {args, 1}, {run_dir() + " --prompt 'The cat' --length 40 --temperature 1.0 --seed 8", 1}});
+  const std::string& first = texts[0];
   EXPECT_EQ(first.rfind("The cat", 0), 0u) << "the prompt starts the output: " << first;
   EXPECT_GT(first.size(), std::string("The cat\n").size());
-  EXPECT_EQ(generate(args), first);
-  EXPECT_NE(generate(run_dir() + " --prompt 'The cat' --length 40 --temperature 1.0 --seed 8"), first);
+  EXPECT_EQ(texts[1], first);
+  EXPECT_NE(texts[2], first);
 }
 
 TEST_F(TesseraGenerate, SameTextOnAnyRankCountAndZeroStage) {
   const std::string args = run_dir() + " --prompt 'the dog' --length 30 --top-k 20 --seed 3";
-  const std::string one = generate(args + " --zero 0");
-  EXPECT_EQ(generate(args + " --zero 0", 2), one) << "2 ranks, ZeRO 0";
-  EXPECT_EQ(generate(args + " --zero 3", 2), one) << "2 ranks, ZeRO 3";
-  EXPECT_EQ(generate(args + " --zero 3"), one) << "1 rank, ZeRO 3";
+  const std::vector<std::string> texts =
+      generate_all({{args + " --zero 0", 1}, {args + " --zero 0", 2}, {args + " --zero 3", 2}, {args + " --zero 3", 1}});
+  const std::string& one = texts[0];
+  EXPECT_EQ(texts[1], one) << "2 ranks, ZeRO 0";
+  EXPECT_EQ(texts[2], one) << "2 ranks, ZeRO 3";
+  EXPECT_EQ(texts[3], one) << "1 rank, ZeRO 3";
 }
 
 TEST_F(TesseraGenerate, ExportGivesWhatTheCheckpointGives) {
   const std::string args = " --prompt 'Caf\xc3\xa9' --length 30 --seed 11";
-  EXPECT_EQ(generate((dir_ / "model.h5").string() + args), generate(run_dir() + args));
-  EXPECT_EQ(generate((dir_ / "model.h5").string() + args + " --zero 3", 2), generate(run_dir() + args));
+  const std::vector<std::string> texts = generate_all(
+      {{(dir_ / "model.h5").string() + args, 1}, {(dir_ / "model.h5").string() + args + " --zero 3", 2}, {run_dir() + args, 1}});
+  EXPECT_EQ(texts[0], texts[2]);
+  EXPECT_EQ(texts[1], texts[2]);
 }
 
 TEST_F(TesseraGenerate, TopKOneIsGreedy) {
   const std::string base = run_dir() + " --prompt 'The' --length 30";
-  const std::string greedy = generate(base + " --temperature 0");
-  EXPECT_EQ(generate(base + " --top-k 1 --seed 1"), greedy);
-  EXPECT_EQ(generate(base + " --top-k 1 --seed 2 --temperature 2.0"), greedy);
+  const std::vector<std::string> texts = generate_all(
+      {{base + " --temperature 0", 1}, {base + " --top-k 1 --seed 1", 1}, {base + " --top-k 1 --seed 2 --temperature 2.0", 1}});
+  const std::string& greedy = texts[0];
+  EXPECT_EQ(texts[1], greedy);
+  EXPECT_EQ(texts[2], greedy);
 }
 
 TEST_F(TesseraGenerate, BadInputFailsWithAMessage) {
-  const CommandResult missing = run_command(bin_ + "/tessera_generate " + (dir_ / "nowhere").string() + " 2>&1");
+  const std::vector<testing::ProcessResult> refused = testing::run_concurrently(
+      {bin_ + "/tessera_generate " + (dir_ / "nowhere").string(),
+       bin_ + "/tessera_generate " + run_dir() + " --tokenizer " + dir_.string()},
+      120);
+  const testing::ProcessResult& missing = refused[0];
   EXPECT_NE(missing.exit_code, 0);
   EXPECT_NE(missing.output.find("does not exist"), std::string::npos) << missing.output;
-  const CommandResult bytes =
-      run_command(bin_ + "/tessera_generate " + run_dir() + " --tokenizer " + dir_.string() + " 2>&1");
+  const testing::ProcessResult& bytes = refused[1];
   EXPECT_NE(bytes.exit_code, 0);
   EXPECT_NE(bytes.output.find("vocab.json"), std::string::npos) << bytes.output;
 }

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/concurrent_runs.hpp"
+#include "tests/support/python3_on_path.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/svg_check.hpp"
 #include "tests/support/train_gpt_process.hpp"
@@ -35,6 +37,7 @@ using testing::tiny_run;
 class TrainGptMetrics : public testing::TrainGptTest {
  protected:
   TrainGptMetrics() : TrainGptTest("train_gpt_metrics", 5000, 40) {}
+  static void SetUpTestSuite() { testing::start_python3_directly(); }  // the SVG reader starts python3 often
   // The tiny run, logging every `log_every` steps and validating on the training file every 3.
   std::string run(int log_every) const {
     std::string flags = set_flag(tiny_run(data_), "--log-every", std::to_string(log_every));
@@ -79,14 +82,19 @@ TEST_F(TrainGptMetrics, OneTimeStampedLinePerLoggedStepWithoutATerminal) {
 
 TEST_F(TrainGptMetrics, UnderMpirunAutoIsPlainAndLiveCanBeAsked) {
   // mpirun gives rank 0 a pseudo-terminal even though its output goes to this test's pipe.
-  const auto launched = run_bounded("mpirun --oversubscribe -np 1 " + run(2) + " --steps 2", 60);
+  // Three independent runs (none writes a file): at once.
+  const std::vector<testing::ProcessResult> runs = testing::run_concurrently(
+      {"mpirun --oversubscribe -np 1 " + run(2) + " --steps 2", run(2) + " --steps 2 --progress live",
+       run(2) + " --steps 2 --progress fancy"},
+      60);
+  const testing::ProcessResult& launched = runs[0];
   ASSERT_EQ(launched.exit_code, 0) << launched.output;
   EXPECT_EQ(launched.output.find('\r'), std::string::npos) << launched.output;
   EXPECT_TRUE(std::regex_search(launched.output, std::regex(R"(\n\d\d:\d\d:\d\d step +2/2  loss)"))) << launched.output;
-  const auto live = run_bounded(run(2) + " --steps 2 --progress live", 60);
+  const testing::ProcessResult& live = runs[1];
   ASSERT_EQ(live.exit_code, 0) << live.output;
   EXPECT_NE(live.output.find("\r\033[Kstep 2/2  loss "), std::string::npos) << "the live line, asked for";
-  const auto bad = run_bounded(run(2) + " --steps 2 --progress fancy", 60);
+  const testing::ProcessResult& bad = runs[2];
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.output.find("--progress fancy: use auto, live or plain"), std::string::npos) << bad.output;
 }

@@ -51,7 +51,11 @@ inline std::string venv_python(const VenvRequest& request, std::string* why) {
   if (run_bounded(python + " -c '" + request.import_check + "'", 120).exit_code == 0) return python;
   const std::string partial = venv + ".partial";
   fs::remove_all(partial);
-  const auto made = run_bounded("python3 -m venv --without-pip " + partial, 120);
+  // The interpreter by its real path: the venv records its directory as home, for good.
+  const auto made = run_bounded(
+      "sh -c '\"$(python3 -c \"import os, sys; print(os.path.realpath(sys.executable))\")\" -m venv --without-pip " +
+          partial + "'",
+      120);
   if (made.exit_code != 0) {
     fs::remove_all(partial);
     *why = "python3 -m venv failed (python3-venv is missing?): " + made.output;
