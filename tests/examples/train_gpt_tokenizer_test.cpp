@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tessera/text/data/token_file.hpp"
@@ -89,11 +90,14 @@ TEST_F(TrainGptTokenizer, LlmcShardIsGpt2) {
 
 TEST_F(TrainGptTokenizer, NanoGptFilesNeedTheirFormat) {
   write_token_file(path("train.bin"), ids(4000, 50257), TokenFileFormat::kRawUint16);
-  int code = -1;
-  const std::string refused = train("--data " + path("train.bin"), &code);
-  EXPECT_NE(code, 0);
+  // Refused and read with the format, at once (neither writes anything).
+  int refused_code = -1, code = -1;
+  std::string refused, log;
+  std::thread refusing([&] { refused = train("--data " + path("train.bin"), &refused_code); });
+  log = train("--data " + path("train.bin") + " --data-format nanogpt", &code);
+  refusing.join();
+  EXPECT_NE(refused_code, 0);
   EXPECT_NE(refused.find("--data-format nanogpt"), std::string::npos) << refused;
-  const std::string log = train("--data " + path("train.bin") + " --data-format nanogpt", &code);
   ASSERT_EQ(code, 0) << log;
   EXPECT_NE(log.find("tokenizer: gpt2, 50257 tokens"), std::string::npos) << log;
 }
