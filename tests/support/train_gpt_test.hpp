@@ -80,4 +80,18 @@ class TrainGptTest : public ::testing::Test {
   std::uint64_t vocab_used_;
 };
 
+// What TrainGptTest holds, made once for a suite whose runs are queued when it starts (QueuedRuns):
+// the binary ("" where TESSERA_BIN_DIR is not set), a scratch directory and, in it, a token file of
+// `tokens` random ids below `vocab_used` (the same ids as TrainGptTest's).
+struct TrainGptSuiteFiles {
+  TrainGptSuiteFiles(const std::string& name, std::int64_t tokens, std::uint64_t vocab_used)
+      : dir(name), train_gpt(train_gpt_binary()), data((dir / "tokens.bin").string()) {
+    if (!train_gpt.empty()) write_token_file(data, random_tokens(tokens, vocab_used));
+  }
+
+  ScratchDir dir;
+  std::string train_gpt;  // the binary
+  std::string data;       // the token file
+};
+
 }  // namespace tessera::testing
