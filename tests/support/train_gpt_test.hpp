@@ -89,6 +89,15 @@ struct TrainGptSuiteFiles {
     if (!train_gpt.empty()) write_token_file(data, random_tokens(tokens, vocab_used));
   }
 
+  // Where the run called `name` writes its --metrics file.
+  std::string metrics_path(const std::string& name) const { return (dir / (name + ".jsonl")).string(); }
+  // The command line of train_gpt on `ranks` ranks (mpirun --oversubscribe) with `flags`, its metrics
+  // in metrics_path(name).
+  std::string launch_command(int ranks, const std::string& name, const std::string& flags) const {
+    return "mpirun --oversubscribe -np " + std::to_string(ranks) + " " + train_gpt + " " + flags + " --metrics " +
+           metrics_path(name);
+  }
+
   ScratchDir dir;
   std::string train_gpt;  // the binary
   std::string data;       // the token file
