@@ -1,7 +1,7 @@
 // TrainGptTest: the fixture of the tests that run train_gpt as a process. It skips where ctest did
 // not say where the programs are (TESSERA_BIN_DIR); otherwise it holds the binary's path and a token
-// file of `tokens` random ids below `vocab_used` in a scratch directory of its own, and runs train_gpt,
-// one run at a time or several at once.
+// file of `tokens` random ids below `vocab_used` in a scratch directory of its own. TrainGptSuiteFiles
+// holds the same for a whole suite.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/concurrent_runs.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
 
@@ -30,39 +29,11 @@ class TrainGptTest : public ::testing::Test {
 
   // Where the run called `name` writes its --metrics file.
   std::string metrics_path(const std::string& name) const { return (dir_ / (name + ".jsonl")).string(); }
-  // The command line of train_gpt on `ranks` ranks (mpirun --oversubscribe) with `flags`, its metrics
-  // in metrics_path(name).
-  std::string launch_command(int ranks, const std::string& name, const std::string& flags) const {
-    return "mpirun --oversubscribe -np " + std::to_string(ranks) + " " + train_gpt_ + " " + flags + " --metrics " +
-           metrics_path(name);
-  }
   // train_gpt on `ranks` ranks (mpirun --oversubscribe) with `flags`, its metrics in metrics_path(name).
   ProcessResult launch(int ranks, const std::string& name, const std::string& flags, int seconds = 120) const {
-    return run_bounded(launch_command(ranks, name, flags), seconds);
-  }
-
-  // One run of launch(): rank count, name (its own: runs at once must not share files) and flags.
-  struct Launch {
-    int ranks;
-    std::string name;
-    std::string flags;
-  };
-  // The runs, at the same time (run_concurrently); result i is run i's.
-  std::vector<ProcessResult> launch_concurrently(const std::vector<Launch>& runs, int seconds = 120) const {
-    std::vector<std::string> commands;
-    for (const Launch& run : runs) commands.push_back(launch_command(run.ranks, run.name, run.flags));
-    return run_concurrently(commands, seconds);
-  }
-  // The losses of each run, the runs at the same time; fails the test (naming the run, with its
-  // output) for each run that does not finish.
-  std::vector<std::vector<std::string>> run_losses_concurrently(const std::vector<Launch>& runs) const {
-    const std::vector<ProcessResult> results = launch_concurrently(runs);
-    std::vector<std::vector<std::string>> losses;
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      EXPECT_EQ(results[i].exit_code, 0) << runs[i].name << ":\n" << results[i].output;
-      losses.push_back(losses_of(metrics_path(runs[i].name)));
-    }
-    return losses;
+    return run_bounded("mpirun --oversubscribe -np " + std::to_string(ranks) + " " + train_gpt_ + " " + flags +
+                           " --metrics " + metrics_path(name),
+                       seconds);
   }
   // The losses of that run; fails the test (naming the run, with its output) when it does not finish.
   std::vector<std::string> run_losses(int ranks, const std::string& name, const std::string& flags) const {
