@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/concurrent_runs.hpp"
 #include "tests/support/train_gpt_test.hpp"
 
 namespace tessera {
