@@ -80,8 +80,10 @@ class Rng {
       --count;
     }
     for (; count >= 2; count -= 2) {
-      while ((next_u64() >> 11) == 0) {
-      }  // normal()'s u1, redrawn while zero
+      std::uint64_t u1_bits;
+      do {
+        u1_bits = next_u64() >> 11;  // normal()'s u1, redrawn while zero
+      } while (u1_bits == 0);
       (void)next_u64();  // its u2
     }
     if (count == 1) (void)normal();  // the pair's second value stays as the spare

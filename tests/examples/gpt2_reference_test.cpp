@@ -109,7 +109,8 @@ TEST_F(Gpt2Reference, LogitsMatchANumpyGpt2OnTheSafetensorsExport) {
     json["logits"][3][100] = json["logits"][3][100].get<double>() + 1e-2;
     const fs::path moved = dir_ / ("moved" + std::to_string(m) + ".json");
     std::ofstream(moved) << json.dump();
-    const std::vector<CommandResult> verdicts = testing::run_concurrently({compare_command(logits), compare_command(moved)}, 240);
+    const std::vector<CommandResult> verdicts =
+        testing::run_concurrently({compare_command(logits), compare_command(moved)}, 240);
     const CommandResult& verdict = verdicts[0];
     EXPECT_EQ(verdict.exit_code, 0) << model << ": " << verdict.output;
     EXPECT_NE(verdict.output.find("max abs diff"), std::string::npos) << verdict.output;

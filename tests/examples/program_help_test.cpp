@@ -93,8 +93,8 @@ TEST_F(ProgramHelp, ComputingProgramsTakeADevice) {
     if (p.name == "tessera_ckpt" || p.name == "tessera_plan" || p.name == "tessera_prepare" || p.name == "bench_comm") {
       continue;  // no device: files, the planner's meta device, text, MPI host buffers
     }
-    EXPECT_NE(runs_[i].result.output.find("--device arg (=auto)"), std::string::npos)
-        << runs_[i].command << "\n" << runs_[i].result.output;
+    EXPECT_NE(runs_[i].result.output.find("--device arg (=auto)"), std::string::npos) << runs_[i].command << "\n"
+                                                                                      << runs_[i].result.output;
   }
 }
 

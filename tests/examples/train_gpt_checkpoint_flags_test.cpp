@@ -58,9 +58,10 @@ TEST_F(CheckpointFlags, RefusedBeforeAnyDataIsRead) {
 }
 
 TEST_F(CheckpointFlags, AThousandStepsOrTheFlagRun) {
-  const std::vector<testing::ProcessResult> runs = testing::run_concurrently(
-      {train_gpt_ + quiet(1000) + " --steps 1000", train_gpt_ + quiet(1001) + " --steps 1001 --allow-no-checkpoint-dir"},
-      120);
+  const std::vector<testing::ProcessResult> runs =
+      testing::run_concurrently({train_gpt_ + quiet(1000) + " --steps 1000",
+                                 train_gpt_ + quiet(1001) + " --steps 1001 --allow-no-checkpoint-dir"},
+                                120);
   const testing::ProcessResult& thousand = runs[0];
   EXPECT_EQ(thousand.exit_code, 0) << thousand.output;
   EXPECT_NE(thousand.output.find("step  1000/1000  loss"), std::string::npos) << thousand.output;

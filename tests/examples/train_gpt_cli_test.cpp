@@ -72,8 +72,8 @@ class TrainGptCli : public ::testing::Test {
     }
     // TwoRanksWithZero3LogTheLossesOfOneProcess
     queue("single", train_gpt_ + tiny() + " --steps 3 --global-batch 4 --micro-batch 4");
-    queue("sharded",
-          "mpirun --oversubscribe -np 2 " + train_gpt_ + tiny() + " --steps 3 --global-batch 4 --micro-batch 1 --zero 3");
+    queue("sharded", "mpirun --oversubscribe -np 2 " + train_gpt_ + tiny() +
+                         " --steps 3 --global-batch 4 --micro-batch 1 --zero 3");
     // MemoryCheckStopsARunThatCannotFitUnderAProcessLimit: a 1 GB data-segment limit; micro 512 of
     // the default model needs several GB of activations.
     queue("limit", "bash -c 'ulimit -d 1000000; exec " + train_gpt_ + " --data " + data_ +

@@ -57,7 +57,8 @@ class TrainGpuOffload : public ::testing::Test {
     runs_->queue("first, resumed", [ckpt] {
       std::vector<ProcessResult> results{testing::run_bounded(files_->launch_command(
           2, "first",
-          flags() + " --steps 3 --zero 3 --offload-optimizer cpu --offload-params cpu --save-every 3 --checkpoint-dir " +
+          flags() +
+              " --steps 3 --zero 3 --offload-optimizer cpu --offload-params cpu --save-every 3 --checkpoint-dir " +
               ckpt))};
       if (results[0].exit_code == 0) {
         results.push_back(testing::run_bounded(files_->launch_command(

@@ -39,13 +39,11 @@ class TrainLlama : public ::testing::Test {
     queue_llama(2, "straight", "--steps 8 --zero 3");
     const std::string ckpt = (files_->dir / "ckpt").string();
     runs_->queue("first, resumed", [ckpt] {
-      std::vector<ProcessResult> results{testing::run_bounded(
-          files_->launch_command(2, "first", llama_flags() + " --steps 4 --zero 3 --save-every 4 --checkpoint-dir " +
-                                                 ckpt))};
+      std::vector<ProcessResult> results{testing::run_bounded(files_->launch_command(
+          2, "first", llama_flags() + " --steps 4 --zero 3 --save-every 4 --checkpoint-dir " + ckpt))};
       if (results[0].exit_code == 0) {
-        results.push_back(testing::run_bounded(
-            files_->launch_command(1, "resumed", llama_flags() + " --steps 8 --zero 1 --checkpoint-dir " + ckpt +
-                                                     " --resume auto")));
+        results.push_back(testing::run_bounded(files_->launch_command(
+            1, "resumed", llama_flags() + " --steps 8 --zero 1 --checkpoint-dir " + ckpt + " --resume auto")));
       }
       return results;
     });
@@ -55,12 +53,13 @@ class TrainLlama : public ::testing::Test {
     const std::string bin_dir = std::filesystem::path(files_->train_gpt).parent_path().string();
     prepared_ = testing::run_bounded(bin_dir + "/tessera_prepare --out " + corpus, 120);
     const auto corpus_run = [&](const std::string& model, const std::string& name, const std::string& extra = "") {
-      runs_->queue(name, files_->launch_command(2, name,
-                                                " --data " + corpus + " --model " + model +
-                                                    " --layers 2 --dim 64 --heads 4 --seq-len 64 --steps 60"
-                                                    " --global-batch 8 --micro-batch 4 --warmup 10 --sample-tokens 0"
-                                                    " --eval-every 0 --log-every 1 --threads 1" +
-                                                    extra),
+      runs_->queue(name,
+                   files_->launch_command(2, name,
+                                          " --data " + corpus + " --model " + model +
+                                              " --layers 2 --dim 64 --heads 4 --seq-len 64 --steps 60"
+                                              " --global-batch 8 --micro-batch 4 --warmup 10 --sample-tokens 0"
+                                              " --eval-every 0 --log-every 1 --threads 1" +
+                                              extra),
                    150);
     };
     corpus_run("gpt2", "gpt");

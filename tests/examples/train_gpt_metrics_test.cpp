@@ -68,7 +68,8 @@ class TrainGptMetrics : public ::testing::Test {
     // AResumedRunAppendsAfterItsCheckpoint...: the first run, its records as it left them, the resumed
     // run from its step-4 checkpoint and tessera_ckpt info of the checkpoints, one after another.
     runs_->queue("resume", [] {
-      std::vector<testing::ProcessResult> results{testing::run_bounded(resume_flags() + " --steps 6 --save-every 4", 60)};
+      std::vector<testing::ProcessResult> results{
+          testing::run_bounded(resume_flags() + " --steps 6 --save-every 4", 60)};
       if (results[0].exit_code != 0) return results;
       std::filesystem::copy_file(path("resume/run.jsonl"), path("resume/first.jsonl"));
       results.push_back(testing::run_bounded("mpirun --oversubscribe -np 2 " + resume_flags() +

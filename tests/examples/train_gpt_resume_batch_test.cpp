@@ -36,7 +36,9 @@ class TrainGptResumeBatch : public testing::TrainGptTest {
                                        : "mpirun --oversubscribe -np " + std::to_string(ranks) + " ";
     return mpirun + train_gpt_ + tiny_run(data_) + " --progress plain --steps 4 " + flags;
   }
-  testing::ProcessResult run(int ranks, const std::string& flags) const { return run_bounded(command(ranks, flags), 180); }
+  testing::ProcessResult run(int ranks, const std::string& flags) const {
+    return run_bounded(command(ranks, flags), 180);
+  }
 };
 
 TEST_F(TrainGptResumeBatch, KeepsTheGlobalBatchAtAnotherRankCount) {
@@ -60,8 +62,8 @@ TEST_F(TrainGptResumeBatch, KeepsTheGlobalBatchAtAnotherRankCount) {
     const std::string out_dir = (dir_ / ("at" + n)).string(), out_metrics = (dir_ / ("at" + n + ".jsonl")).string();
     std::filesystem::copy_file(metrics, out_metrics);  // the metrics file goes on with the run
     // No batch flags: the checkpoint's micro-batch 2 is kept and the accumulation derived.
-    commands.push_back(
-        command(c.ranks, "--resume " + saved + "/step_0000002 --checkpoint-dir " + out_dir + " --metrics " + out_metrics));
+    commands.push_back(command(
+        c.ranks, "--resume " + saved + "/step_0000002 --checkpoint-dir " + out_dir + " --metrics " + out_metrics));
   }
   // A micro-batch that cannot keep 24 at 3 ranks (8 per rank): refused before step 1, with the choices.
   commands.push_back(command(3, "--micro-batch 3 --resume " + saved + "/step_0000002", true));

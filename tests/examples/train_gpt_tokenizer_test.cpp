@@ -39,7 +39,9 @@ class TrainGptTokenizer : public ::testing::Test {
     runs_->queue("bpe", [] {
       std::vector<ProcessResult> results{testing::run_bounded(
           bin_ + "/tessera_prepare --bpe-vocab 280 --out " + path("data/c.bin") + " " + path("text.txt"), 240)};
-      if (results[0].exit_code == 0) results.push_back(testing::run_bounded(train("--data " + path("data/c.bin")), 240));
+      if (results[0].exit_code == 0) {
+        results.push_back(testing::run_bounded(train("--data " + path("data/c.bin")), 240));
+      }
       return results;
     });
     // LlmcShardIsGpt2

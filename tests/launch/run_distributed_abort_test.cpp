@@ -158,8 +158,8 @@ class RunDistributed : public ::testing::Test {
     // processes and their output are the same).
     const std::string fast_failure = "--mca odls_base_sigkill_timeout 0";
     const std::map<std::string, std::string> commands = {
-        {"singleton", "env TESSERA_TEST_CHILD=singleton " + self_executable() +
-                          " --gtest_filter=RunDistributedChild.Singleton"},
+        {"singleton",
+         "env TESSERA_TEST_CHILD=singleton " + self_executable() + " --gtest_filter=RunDistributedChild.Singleton"},
         {"singleton_throws", "env TESSERA_TEST_CHILD=singleton_throws " + self_executable() +
                                  " --gtest_filter=RunDistributedChild.SingletonThrows"},
         {"thread_level", "env TESSERA_TEST_CHILD=thread_level " + self_executable() +

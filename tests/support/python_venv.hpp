@@ -73,8 +73,8 @@ inline std::string venv_python(const VenvRequest& request, std::string* why) {
                                      request.install_seconds);
   if (installed.exit_code != 0) {
     fs::remove_all(partial);
-    *why = "pip install " + request.pip_install + " failed (PyPI unreachable, or a package without a wheel here?): " +
-           installed.output.substr(0, 2000);
+    *why = "pip install " + request.pip_install +
+           " failed (PyPI unreachable, or a package without a wheel here?): " + installed.output.substr(0, 2000);
     return "";
   }
   fs::remove_all(venv);
