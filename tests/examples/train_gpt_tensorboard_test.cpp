@@ -1,6 +1,7 @@
 // train_gpt --tensorboard, read back by TensorBoard itself: a run that is resumed from an earlier
 // checkpoint leaves two event files in the directory, and tensorboard's EventAccumulator (from a
-// virtual environment under the build directory with `pip install tensorboard`, made once and kept)
+// virtual environment under the build directory with `pip install tensorboard`, the wheels of
+// tests/support/venv_locks/tensorboard.txt where they serve, made once and kept)
 // sees every step once — the steps the first run wrote past the checkpoint dropped — with the values
 // of the metrics file. Without python3-venv or PyPI the test skips and says which. A directory that
 // cannot be made fails before step 1, naming the flag and the path.
@@ -40,7 +41,9 @@ struct Venv {
 std::future<Venv> tensorboard_venv() {
   return std::async(std::launch::async, [] {
     Venv venv;
-    venv.python = testing::venv_python({"TESSERA_TENSORBOARD_VENV", "import tensorboard", "tensorboard"}, &venv.why);
+    venv.python = testing::venv_python({"TESSERA_TENSORBOARD_VENV", "import tensorboard", "tensorboard", 480,
+                                        "tests/support/venv_locks/tensorboard.txt"},
+                                       &venv.why);
     return venv;
   });
 }

@@ -1,6 +1,7 @@
 // Tessera's tokenizer.json reading and writing against the Hugging Face libraries themselves, from a
-// virtual environment under the build directory (`pip install tokenizers transformers`, no torch;
-// made once and kept, at TESSERA_HF_TOKENIZERS_VENV, which ctest sets):
+// virtual environment under the build directory (`pip install tokenizers transformers`, no torch, the
+// wheels of tests/support/venv_locks/hf_tokenizers.txt where they serve; made once and kept, at
+// TESSERA_HF_TOKENIZERS_VENV, which ctest sets):
 //   - the `tokenizers` library trains two small byte-level BPEs on a generated corpus: one with
 //     GPT-2's ByteLevel pre-tokenizer (and an added token), one with Llama 3's Split + ByteLevel and
 //     ignore_merges (and its special tokens after the vocabulary); each gets one vocabulary token no
@@ -45,8 +46,9 @@ using testing::run_bounded;
 // The venv's python with tokenizers and transformers installed, made on first use; "" with the
 // reason in `why`.
 std::string hf_python(std::string* why) {
-  return testing::venv_python(
-      {"TESSERA_HF_TOKENIZERS_VENV", "import tokenizers, transformers", "tokenizers transformers"}, why);
+  return testing::venv_python({"TESSERA_HF_TOKENIZERS_VENV", "import tokenizers, transformers",
+                               "tokenizers transformers", 480, "tests/support/venv_locks/hf_tokenizers.txt"},
+                              why);
 }
 
 // Trains the two tokenizers with the `tokenizers` library, saves them to argv[1]/{gpt2,llama3}.json
