@@ -31,10 +31,14 @@ namespace fs = std::filesystem;
 // Every command runs under a time bound: a hung program fails the test instead of hanging it.
 CommandResult run_command(const std::string& command) { return testing::run_bounded(command, 240); }
 
-// A python3 that imports numpy: the one on PATH, else the system's; "" when neither does.
+// A python3 that imports numpy: the one on PATH, else the system's; "" when neither does (both are
+// asked at once).
 std::string python_with_numpy() {
-  for (const std::string python : {"python3", "/usr/bin/python3"}) {
-    if (run_command(python + " -c 'import numpy'").exit_code == 0) return python;
+  const std::vector<std::string> pythons = {"python3", "/usr/bin/python3"};
+  const std::vector<CommandResult> imported =
+      testing::run_concurrently({pythons[0] + " -c 'import numpy'", pythons[1] + " -c 'import numpy'"}, 240);
+  for (std::size_t i = 0; i < pythons.size(); ++i) {
+    if (imported[i].exit_code == 0) return pythons[i];
   }
   return "";
 }
