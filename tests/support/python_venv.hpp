@@ -30,11 +30,20 @@ struct VenvRequest {
   std::string lock = "";  // the lock of those packages, from the repository root ("" for none)
 };
 
+// Whether the host's pip can install into another environment (pip --python: pip 22.3 and later);
+// asked of the pip package itself (starting pip takes half a second).
+inline bool host_pip_installs_elsewhere() {
+  return run_bounded(
+             "python3 -c 'import pip, sys; v = tuple(int(p) for p in pip.__version__.split(\".\")[:2]); "
+             "sys.exit(0 if v >= (22, 3) else 1)'",
+             60)
+             .exit_code == 0;
+}
+
 // The pip command that installs into the venv whose python is `python`: the host's (python3 -m pip
 // --python) when it can, else the venv's own after ensurepip; "" with the reason in `why`.
 inline std::string venv_pip(const std::string& python, std::string* why) {
-  const std::string host_pip = "python3 -m pip --python " + python;
-  if (run_bounded(host_pip + " --version", 60).exit_code == 0) return host_pip;
+  if (host_pip_installs_elsewhere()) return "python3 -m pip --python " + python;
   const auto bootstrapped = run_bounded(python + " -m ensurepip --default-pip", 120);
   if (bootstrapped.exit_code != 0) {
     *why = "python3 has no pip and ensurepip failed (python3-venv is missing?): " + bootstrapped.output;
