@@ -71,6 +71,24 @@ class Rng {
     return r * std::cos(theta);
   }
 
+  // Advances past the next `count` normal() values exactly as drawing them would, without computing
+  // them (a pair costs two or more generator steps instead of a log, a square root and a sine and
+  // cosine): for starting a draw part-way, as a shard's initialisation does.
+  void discard_normals(std::uint64_t count) {
+    if (count > 0 && has_spare_) {
+      has_spare_ = false;
+      --count;
+    }
+    for (; count >= 2; count -= 2) {
+      std::uint64_t u1_bits;
+      do {
+        u1_bits = next_u64() >> 11;  // normal()'s u1, redrawn while zero
+      } while (u1_bits == 0);
+      (void)next_u64();  // its u2
+    }
+    if (count == 1) (void)normal();  // the pair's second value stays as the spare
+  }
+
   // The full generator state, for checkpoints.
   struct State {
     std::uint64_t words[4];

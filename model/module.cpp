@@ -84,7 +84,7 @@ void initial_values(const Parameter& parameter, const std::string& full_name, st
     case ParameterInit::Kind::kNormal: {
       Rng rng(seed ^ hash_string(full_name));
       const double std = parameter.init.std;
-      for (std::int64_t i = 0; i < first; ++i) (void)rng.normal();
+      rng.discard_normals(static_cast<std::uint64_t>(first));
       for (float& x : out) x = static_cast<float>(rng.normal() * std);
       return;
     }

@@ -100,7 +100,7 @@ void materialize_parameters(Module& root, Device& device, std::uint64_t seed);
 void initial_values(const Parameter& parameter, const std::string& full_name, std::uint64_t seed,
                     std::vector<float>& out);
 // The initial values [first, first + out.size()) of the parameter, the same as those elements of
-// initial_values' (a normal init draws the values before `first` and drops them).
+// initial_values' (a normal init skips the generator past the values before `first`).
 void initial_values(const Parameter& parameter, const std::string& full_name, std::uint64_t seed, std::span<float> out,
                     std::int64_t first);
 

@@ -89,16 +89,18 @@ FlatRange FlatParamUnit::optimizer_range() const {
 void FlatParamUnit::initialize(std::uint64_t seed) {
   if (!device_.holds_data()) return;
   // The master from the init rule; the stored parameters from the same values, as every step
-  // publishes them afterwards (every rank fills its full copy itself instead of communicating).
+  // publishes them afterwards (every rank fills its full copy itself instead of communicating). A
+  // full copy beside a sharded master (ZeRO-1/2) is drawn once: the master is its slice.
   const FlatRange range = optimizer_range();
-  const std::vector<float> image = layout_.initial_image(range, seed);
-  auto write_f32 = [](PlacedTensor& t, const std::vector<float>& values) {
-    std::vector<std::byte> raw(values.size() * dtype_size(t.dtype()));
-    convert_host(values.data(), DType::kF32, raw.data(), t.dtype(), values.size());
-    t.write(0, static_cast<std::int64_t>(values.size()), raw.data());
+  const FlatRange drawn = stored_.values() == range.count ? range : layout_.full();
+  const std::vector<float> image = layout_.initial_image(drawn, seed);
+  auto write_f32 = [](PlacedTensor& t, const float* values, std::int64_t count) {
+    std::vector<std::byte> raw(static_cast<std::size_t>(count) * dtype_size(t.dtype()));
+    convert_host(values, DType::kF32, raw.data(), t.dtype(), static_cast<std::size_t>(count));
+    t.write(0, count, raw.data());
   };
-  if (!placement_.master_is_params) write_f32(master_, image);
-  write_f32(stored_, stored_.values() == range.count ? image : layout_.initial_image(layout_.full(), seed));
+  if (!placement_.master_is_params) write_f32(master_, image.data() + (range.begin - drawn.begin), range.count);
+  write_f32(stored_, image.data(), drawn.count);
 }
 
 Work FlatParamUnit::start_gather(Communicator& shard_comm) {

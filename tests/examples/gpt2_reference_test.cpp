@@ -18,6 +18,7 @@
 
 #include "tessera/core/random.hpp"
 #include "tessera/text/data/token_file.hpp"
+#include "tests/support/concurrent_runs.hpp"
 #include "tests/support/train_gpt_process.hpp"
 
 namespace tessera {
@@ -30,10 +31,14 @@ namespace fs = std::filesystem;
 // Every command runs under a time bound: a hung program fails the test instead of hanging it.
 CommandResult run_command(const std::string& command) { return testing::run_bounded(command, 240); }
 
-// A python3 that imports numpy: the one on PATH, else the system's; "" when neither does.
+// A python3 that imports numpy: the one on PATH, else the system's; "" when neither does (both are
+// asked at once).
 std::string python_with_numpy() {
-  for (const std::string python : {"python3", "/usr/bin/python3"}) {
-    if (run_command(python + " -c 'import numpy'").exit_code == 0) return python;
+  const std::vector<std::string> pythons = {"python3", "/usr/bin/python3"};
+  const std::vector<CommandResult> imported =
+      testing::run_concurrently({pythons[0] + " -c 'import numpy'", pythons[1] + " -c 'import numpy'"}, 240);
+  for (std::size_t i = 0; i < pythons.size(); ++i) {
+    if (imported[i].exit_code == 0) return pythons[i];
   }
   return "";
 }
@@ -61,10 +66,10 @@ class Gpt2Reference : public ::testing::Test {
     if (!dir_.empty()) fs::remove_all(dir_);
   }
 
-  // The reference's verdict on `logits` (tessera_eval's JSON); exit 0 when within 1e-4.
-  CommandResult compare(const fs::path& logits) const {
-    return run_command(python_ + " " + script_ + " " + (dir_ / "export" / "model.safetensors").string() +
-                       " --compare " + logits.string() + " --tolerance 1e-4");
+  // The command line of the reference's verdict on `logits` (tessera_eval's JSON): exit 0 when within 1e-4.
+  std::string compare_command(const fs::path& logits) const {
+    return python_ + " " + script_ + " " + (dir_ / "export" / "model.safetensors").string() + " --compare " +
+           logits.string() + " --tolerance 1e-4";
   }
 
   std::string python_, bin_, script_, data_;
@@ -85,24 +90,36 @@ TEST_F(Gpt2Reference, LogitsMatchANumpyGpt2OnTheSafetensorsExport) {
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
   EXPECT_NE(exported.output.find("vocabulary 257"), std::string::npos) << exported.output;
   const std::string tokens = "84,104,101,32,256,0,255,10,200,7,99,98,97,96,95,94";  // a full context of 16
-  for (const std::string& model : {run, st}) {
-    const fs::path logits = dir_ / "logits.json";
-    const CommandResult eval = run_command("sh -c '" + bin_ + "/tessera_eval " + model + " --tokens " + tokens +
-                                           " --print-logits > " + logits.string() + "'");  // stderr to the pipe
+  // The logits from the checkpoint and from the export, at once (each into its own file).
+  const std::vector<std::string> models = {run, st};
+  std::vector<fs::path> logits_files;
+  std::vector<std::string> evals;
+  for (std::size_t m = 0; m < models.size(); ++m) {
+    logits_files.push_back(dir_ / ("logits" + std::to_string(m) + ".json"));
+    evals.push_back("sh -c '" + bin_ + "/tessera_eval " + models[m] + " --tokens " + tokens + " --print-logits > " +
+                    logits_files[m].string() + "'");  // stderr to the pipe
+  }
+  const std::vector<CommandResult> evaluated = testing::run_concurrently(evals, 240);
+  for (std::size_t m = 0; m < models.size(); ++m) {
+    const std::string& model = models[m];
+    const fs::path& logits = logits_files[m];
+    const CommandResult& eval = evaluated[m];
     ASSERT_EQ(eval.exit_code, 0) << eval.output;
-    const CommandResult verdict = compare(logits);
-    EXPECT_EQ(verdict.exit_code, 0) << model << ": " << verdict.output;
-    EXPECT_NE(verdict.output.find("max abs diff"), std::string::npos) << verdict.output;
-    std::printf("%s: %s", model.c_str(), verdict.output.c_str());
-    // The comparison catches a wrong logit.
+    // The reference on the logits, and on them with one logit moved by 1e-2 (which it must catch), at once.
     std::ifstream in(logits);
     nlohmann::json json = nlohmann::json::parse(in);
     ASSERT_EQ(json["logits"].size(), 16u);
     ASSERT_EQ(json["logits"][0].size(), 257u) << "one logit per real token";
     json["logits"][3][100] = json["logits"][3][100].get<double>() + 1e-2;
-    const fs::path moved = dir_ / "moved.json";
+    const fs::path moved = dir_ / ("moved" + std::to_string(m) + ".json");
     std::ofstream(moved) << json.dump();
-    EXPECT_EQ(compare(moved).exit_code, 1) << "a logit moved by 1e-2 passed";
+    const std::vector<CommandResult> verdicts =
+        testing::run_concurrently({compare_command(logits), compare_command(moved)}, 240);
+    const CommandResult& verdict = verdicts[0];
+    EXPECT_EQ(verdict.exit_code, 0) << model << ": " << verdict.output;
+    EXPECT_NE(verdict.output.find("max abs diff"), std::string::npos) << verdict.output;
+    std::printf("%s: %s", model.c_str(), verdict.output.c_str());
+    EXPECT_EQ(verdicts[1].exit_code, 1) << "a logit moved by 1e-2 passed";
   }
 }
 

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
+#include "tests/support/concurrent_runs.hpp"
 #include "tests/support/train_gpt_test.hpp"
 
 namespace tessera {
@@ -31,15 +33,18 @@ TEST_F(InitPositions, ALongerPositionTableIsKept) {
       run_bounded(bin_dir + "/tessera_ckpt export " + run + " " + model + " --format safetensors --vocab 64", 60);
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
 
-  const ProcessResult tuned =
-      run_bounded(train_gpt_ + set_flag(flags, "--seq-len", "16") + " --steps 2 --init-from " + model, 60);
+  // The shorter and the longer context from the export, at once (both only read it).
+  const std::vector<ProcessResult> runs =
+      testing::run_concurrently({train_gpt_ + set_flag(flags, "--seq-len", "16") + " --steps 2 --init-from " + model,
+                                 train_gpt_ + set_flag(flags, "--seq-len", "64") + " --steps 2 --init-from " + model},
+                                60);
+  const ProcessResult& tuned = runs[0];
   ASSERT_EQ(tuned.exit_code, 0) << tuned.output;
   EXPECT_NE(tuned.output.find("T=32, "), std::string::npos) << "the export's 32 positions:\n" << tuned.output;
   EXPECT_NE(tuned.output.find("at seq_len 16"), std::string::npos) << tuned.output;
   EXPECT_NE(tuned.output.find("step     2/2"), std::string::npos) << tuned.output;
 
-  const ProcessResult longer =
-      run_bounded(train_gpt_ + set_flag(flags, "--seq-len", "64") + " --steps 2 --init-from " + model, 60);
+  const ProcessResult& longer = runs[1];
   EXPECT_NE(longer.exit_code, 0) << longer.output;
   EXPECT_NE(longer.output.find("max_seq_len = 32, this run has max_seq_len = 64"), std::string::npos) << longer.output;
 }

@@ -7,18 +7,22 @@
 // them (the records the first run wrote past the checkpoint are dropped), records where it resumed with
 // what rank count, ZeRO stage and global batch, and its plots mark the resume with that label; a
 // "config" record with the effective configuration and the environment opens each run's records; the
-// checkpoint holds the effective configuration, which tessera_ckpt info prints.
+// checkpoint holds the effective configuration, which tessera_ckpt info prints. The tests' runs are
+// queued together when the suite starts; each test checks its own.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "tests/support/python3_on_path.hpp"
+#include "tests/support/queued_runs.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/svg_check.hpp"
 #include "tests/support/train_gpt_process.hpp"
@@ -28,19 +32,79 @@ namespace tessera {
 namespace {
 
 using Json = nlohmann::json;
-using testing::run_bounded;
 using testing::set_flag;
 using testing::tiny_run;
 
-class TrainGptMetrics : public testing::TrainGptTest {
+// The tests' runs are independent (each test's files in a directory of its own): they are queued
+// together when the suite starts (QueuedRuns) and each test checks its own.
+class TrainGptMetrics : public ::testing::Test {
  protected:
-  TrainGptMetrics() : TrainGptTest("train_gpt_metrics", 5000, 40) {}
-  // The tiny run, logging every `log_every` steps and validating on the training file every 3.
-  std::string run(int log_every) const {
-    std::string flags = set_flag(tiny_run(data_), "--log-every", std::to_string(log_every));
-    flags = set_flag(flags, "--eval-every", "3 --eval-batches 1 --val-data " + data_);
-    return train_gpt_ + flags;
+  static void SetUpTestSuite() {
+    testing::start_python3_directly();  // the SVG reader starts python3 often
+    files_ = std::make_unique<testing::TrainGptSuiteFiles>("train_gpt_metrics", 5000, 40);
+    if (files_->train_gpt.empty()) return;
+    for (const char* dir : {"plots", "stopped", "resume"}) std::filesystem::create_directories(files_->dir / dir);
+    runs_ = std::make_unique<testing::QueuedRuns>();
+    // OneTimeStampedLinePerLoggedStepWithoutATerminal
+    runs_->queue("piped", run(3) + " --steps 7", 60);
+    // UnderMpirunAutoIsPlainAndLiveCanBeAsked: mpirun gives rank 0 a pseudo-terminal even though its
+    // output goes to this test's pipe.
+    runs_->queue("mpirun", "mpirun --oversubscribe -np 1 " + run(2) + " --steps 2", 60);
+    runs_->queue("live", run(2) + " --steps 2 --progress live", 60);
+    runs_->queue("fancy", run(2) + " --steps 2 --progress fancy", 60);
+    // MetricsFileAndPlots
+    runs_->queue("plots", run(3) + " --steps 7 --metrics " + path("plots/run.jsonl"), 60);
+    // AStopSignalStillWritesThePlots: stopped once it has logged step 20 (polled every 0.1 s).
+    const std::string log = path("stopped/stopped.log");
+    const std::string script = run(5) + " --steps 1000000 --allow-no-checkpoint-dir --metrics " +
+                               path("stopped/stopped.jsonl") + " > " + log +
+                               " 2>&1 & P=$!; "
+                               "for i in $(seq 600); do grep -q \"step    20/\" " +
+                               log +
+                               " && break; kill -0 $P || break; "
+                               "sleep 0.1; done; kill -TERM $P; wait $P; echo job exit $? >> " +
+                               log;
+    runs_->queue("stopped", "bash -c '" + script + "'", 120);
+    // AResumedRunAppendsAfterItsCheckpoint...: the first run, its records as it left them, the resumed
+    // run from its step-4 checkpoint and tessera_ckpt info of the checkpoints, one after another.
+    runs_->queue("resume", [] {
+      std::vector<testing::ProcessResult> results{
+          testing::run_bounded(resume_flags() + " --steps 6 --save-every 4", 60)};
+      if (results[0].exit_code != 0) return results;
+      std::filesystem::copy_file(path("resume/run.jsonl"), path("resume/first.jsonl"));
+      results.push_back(testing::run_bounded("mpirun --oversubscribe -np 2 " + resume_flags() +
+                                                 " --zero 2 --steps 8 --save-every 4 --resume " + path("resume/ckpt") +
+                                                 "/step_0000004",
+                                             120));
+      results.push_back(testing::run_bounded(
+          std::string(std::getenv("TESSERA_BIN_DIR")) + "/tessera_ckpt info " + path("resume/ckpt"), 60));
+      return results;
+    });
   }
+  static void TearDownTestSuite() {
+    runs_.reset();  // before the files it runs on
+    files_.reset();
+  }
+  void SetUp() override {
+    if (!runs_) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
+  }
+
+  // The tiny run, logging every `log_every` steps and validating on the training file every 3.
+  static std::string run(int log_every) {
+    std::string flags = set_flag(tiny_run(files_->data), "--log-every", std::to_string(log_every));
+    flags = set_flag(flags, "--eval-every", "3 --eval-batches 1 --val-data " + files_->data);
+    return files_->train_gpt + flags;
+  }
+  // The resumed test's runs: logging every step, global batch 4, metrics and checkpoints in resume/.
+  static std::string resume_flags() {
+    return run(1) + " --global-batch 4 --metrics " + path("resume/run.jsonl") + " --checkpoint-dir " +
+           path("resume/ckpt");
+  }
+  static std::string path(const std::string& name) { return (files_->dir / name).string(); }
+  static const testing::ProcessResult& result(const std::string& key) { return runs_->result(key); }
+
+  static inline std::unique_ptr<testing::TrainGptSuiteFiles> files_;
+  static inline std::unique_ptr<testing::QueuedRuns> runs_;
 };
 
 std::vector<Json> records(const std::string& path) {
@@ -59,7 +123,7 @@ std::vector<std::int64_t> steps_of(const std::vector<Json>& rs, const std::strin
 }
 
 TEST_F(TrainGptMetrics, OneTimeStampedLinePerLoggedStepWithoutATerminal) {
-  const auto r = run_bounded(run(3) + " --steps 7", 60);
+  const testing::ProcessResult& r = result("piped");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::regex logged(R"(\d\d:\d\d:\d\d step +(\d+)/7  loss [0-9.]+  .*  ETA .*)");
   const std::regex any_step_line(R"(.*step +\d+/7  .*)");
@@ -79,21 +143,21 @@ TEST_F(TrainGptMetrics, OneTimeStampedLinePerLoggedStepWithoutATerminal) {
 
 TEST_F(TrainGptMetrics, UnderMpirunAutoIsPlainAndLiveCanBeAsked) {
   // mpirun gives rank 0 a pseudo-terminal even though its output goes to this test's pipe.
-  const auto launched = run_bounded("mpirun --oversubscribe -np 1 " + run(2) + " --steps 2", 60);
+  const testing::ProcessResult& launched = result("mpirun");
   ASSERT_EQ(launched.exit_code, 0) << launched.output;
   EXPECT_EQ(launched.output.find('\r'), std::string::npos) << launched.output;
   EXPECT_TRUE(std::regex_search(launched.output, std::regex(R"(\n\d\d:\d\d:\d\d step +2/2  loss)"))) << launched.output;
-  const auto live = run_bounded(run(2) + " --steps 2 --progress live", 60);
+  const testing::ProcessResult& live = result("live");
   ASSERT_EQ(live.exit_code, 0) << live.output;
   EXPECT_NE(live.output.find("\r\033[Kstep 2/2  loss "), std::string::npos) << "the live line, asked for";
-  const auto bad = run_bounded(run(2) + " --steps 2 --progress fancy", 60);
+  const testing::ProcessResult& bad = result("fancy");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.output.find("--progress fancy: use auto, live or plain"), std::string::npos) << bad.output;
 }
 
 TEST_F(TrainGptMetrics, MetricsFileAndPlots) {
-  const std::string metrics = (dir_ / "run.jsonl").string();
-  const auto r = run_bounded(run(3) + " --steps 7 --metrics " + metrics, 60);
+  const std::string metrics = path("plots/run.jsonl");
+  const testing::ProcessResult& r = result("plots");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::vector<Json> rs = records(metrics);
   EXPECT_EQ(steps_of(rs, "train"), (std::vector<std::int64_t>{1, 3, 6, 7})) << "one record per logged step";
@@ -129,13 +193,13 @@ TEST_F(TrainGptMetrics, MetricsFileAndPlots) {
   const std::string printed = std::to_string(rs[rs.size() - 2].at("loss").get<double>()).substr(0, 5);
   EXPECT_NE(r.output.find("step     7/7  loss " + printed), std::string::npos) << printed << "\n" << r.output;
 
-  const auto loss = testing::read_svg_series((dir_ / "run.loss.svg").string());
+  const auto loss = testing::read_svg_series(path("plots/run.loss.svg"));
   if (!loss) GTEST_SKIP() << "python3 is not installed: the SVG cannot be parsed here (scripts/setup installs it)";
   ASSERT_TRUE(loss->parsed) << loss->error;
   EXPECT_EQ(loss->points, (std::map<std::string, int>{{"training_loss", 4}, {"validation_loss", 4}}));
   EXPECT_EQ(loss->circles, loss->points) << "a circle on every point";
   EXPECT_TRUE(loss->markers.empty()) << "no resume";
-  const auto throughput = testing::read_svg_series((dir_ / "run.throughput.svg").string());
+  const auto throughput = testing::read_svg_series(path("plots/run.throughput.svg"));
   ASSERT_TRUE(throughput && throughput->parsed) << (throughput ? throughput->error : "");
   EXPECT_EQ(throughput->points, (std::map<std::string, int>{{"tokens/s", 4}}));
   EXPECT_EQ(throughput->circles, throughput->points);
@@ -144,41 +208,31 @@ TEST_F(TrainGptMetrics, MetricsFileAndPlots) {
 }
 
 TEST_F(TrainGptMetrics, AStopSignalStillWritesThePlots) {
-  const std::string metrics = (dir_ / "stopped.jsonl").string(), log = (dir_ / "stopped.log").string();
-  const std::string job = run(5) + " --steps 1000000 --allow-no-checkpoint-dir --metrics " + metrics;
-  const std::string script = job + " > " + log +
-                             " 2>&1 & P=$!; "
-                             "for i in $(seq 600); do grep -q \"step    20/\" " +
-                             log +
-                             " && break; kill -0 $P || break; "
-                             "sleep 0.1; done; kill -TERM $P; wait $P; echo job exit $? >> " +
-                             log;
-  run_bounded("bash -c '" + script + "'", 120);
+  const std::string metrics = path("stopped/stopped.jsonl"), log = path("stopped/stopped.log");
+  (void)result("stopped");  // its log, metrics and plots are in stopped/
   std::ifstream in(log);
   const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(out.find("stop signal: stopping after step"), std::string::npos) << out;
   EXPECT_NE(out.find("job exit 0"), std::string::npos) << out;
   EXPECT_GE(steps_of(records(metrics), "train").size(), 5u) << out;
-  EXPECT_TRUE(std::filesystem::exists(dir_ / "stopped.loss.svg")) << out;
-  EXPECT_TRUE(std::filesystem::exists(dir_ / "stopped.throughput.svg")) << out;
+  EXPECT_TRUE(std::filesystem::exists(path("stopped/stopped.loss.svg"))) << out;
+  EXPECT_TRUE(std::filesystem::exists(path("stopped/stopped.throughput.svg"))) << out;
 }
 
 TEST_F(TrainGptMetrics, AResumedRunAppendsAfterItsCheckpointAndTheCheckpointHoldsTheConfiguration) {
-  const std::string metrics = (dir_ / "run.jsonl").string(), ckpt = (dir_ / "ckpt").string();
-  const std::string flags = run(1) + " --global-batch 4 --metrics " + metrics + " --checkpoint-dir " + ckpt;
-  const auto first = run_bounded(flags + " --steps 6 --save-every 4", 60);
+  const std::string metrics = path("resume/run.jsonl"), ckpt = path("resume/ckpt");
+  const std::vector<testing::ProcessResult>& runs = runs_->results("resume");
+  const testing::ProcessResult& first = runs[0];
   ASSERT_EQ(first.exit_code, 0) << first.output;
   EXPECT_TRUE(std::regex_search(first.output, std::regex("checkpoint: saved step 4 to " + ckpt +
                                                          R"(/step_0000004 \([0-9.]+ [KM]iB in [0-9.]+ s\))")))
       << first.output;
-  EXPECT_EQ(steps_of(records(metrics), "train"), (std::vector<std::int64_t>{1, 2, 3, 4, 5, 6}));
-  const std::vector<Json> before = records(metrics);
+  const std::vector<Json> before = records(path("resume/first.jsonl"));  // as the first run left it
+  EXPECT_EQ(steps_of(before, "train"), (std::vector<std::int64_t>{1, 2, 3, 4, 5, 6}));
 
   // The run ended saved at step 6; resuming from step 4 (as after a crash before the final save), on
   // two ranks at ZeRO-2, drops the records the first run wrote after it.
-  const auto resumed = run_bounded(
-      "mpirun --oversubscribe -np 2 " + flags + " --zero 2 --steps 8 --save-every 4 --resume " + ckpt + "/step_0000004",
-      120);
+  const testing::ProcessResult& resumed = runs.at(1);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   const std::vector<Json> after = records(metrics);
   EXPECT_EQ(steps_of(after, "resume"), (std::vector<std::int64_t>{4}));
@@ -190,7 +244,7 @@ TEST_F(TrainGptMetrics, AResumedRunAppendsAfterItsCheckpointAndTheCheckpointHold
   }
   const std::vector<std::string> marker{"resumed at step 4: 2 ranks, ZeRO-2, global batch 4"};
   for (const char* plot : {"run.loss.svg", "run.throughput.svg"}) {
-    const auto svg = testing::read_svg_series((dir_ / plot).string());
+    const auto svg = testing::read_svg_series(path(std::string("resume/") + plot));
     if (!svg) break;  // python3 missing: MetricsFileAndPlots says so
     ASSERT_TRUE(svg->parsed) << plot << ": " << svg->error;
     EXPECT_EQ(svg->markers, marker) << plot;
@@ -212,8 +266,7 @@ TEST_F(TrainGptMetrics, AResumedRunAppendsAfterItsCheckpointAndTheCheckpointHold
   EXPECT_GE(after.back().at("elapsed_s").get<double>(), before[5].at("elapsed_s").get<double>())
       << "elapsed goes on from the records kept";
 
-  const std::string ckpt_tool = std::string(std::getenv("TESSERA_BIN_DIR")) + "/tessera_ckpt";
-  const auto info = run_bounded(ckpt_tool + " info " + ckpt, 60);
+  const testing::ProcessResult& info = runs.at(2);
   ASSERT_EQ(info.exit_code, 0) << info.output;
   EXPECT_NE(info.output.find("configuration  the options of the run that saved it:"), std::string::npos) << info.output;
   for (const std::string& line :

@@ -14,6 +14,7 @@
 
 #include "tessera/checkpointing/format/checkpoint_meta.hpp"
 #include "tessera/training/metrics_log.hpp"
+#include "tests/support/concurrent_runs.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
 #include "tests/support/train_gpt_test.hpp"
@@ -28,11 +29,15 @@ using testing::tiny_run;
 class TrainGptResumeBatch : public testing::TrainGptTest {
  protected:
   TrainGptResumeBatch() : TrainGptTest("resume_batch", 20000, 64) {}
-  // mpirun -np `ranks` train_gpt over the tiny model, 4 steps, with `flags`.
+  // The command line of mpirun -np `ranks` train_gpt over the tiny model, 4 steps, with `flags`
+  // (mpirun_expecting_failure's when the run is to be refused).
+  std::string command(int ranks, const std::string& flags, bool refused = false) const {
+    const std::string mpirun = refused ? testing::mpirun_expecting_failure(ranks)
+                                       : "mpirun --oversubscribe -np " + std::to_string(ranks) + " ";
+    return mpirun + train_gpt_ + tiny_run(data_) + " --progress plain --steps 4 " + flags;
+  }
   testing::ProcessResult run(int ranks, const std::string& flags) const {
-    return run_bounded("mpirun --oversubscribe -np " + std::to_string(ranks) + " " + train_gpt_ + tiny_run(data_) +
-                           " --progress plain --steps 4 " + flags,
-                       180);
+    return run_bounded(command(ranks, flags), 180);
   }
 };
 
@@ -49,13 +54,28 @@ TEST_F(TrainGptResumeBatch, KeepsTheGlobalBatchAtAnotherRankCount) {
     int ranks;
     std::int64_t accumulation;
   } cases[] = {{2, 6}, {3, 4}, {4, 3}};
+  // The resumed runs (each into its own directory and metrics file), the refused one and the one that
+  // changes the global batch only read the checkpoint: they run at once.
+  std::vector<std::string> commands;
   for (const auto& c : cases) {
     const std::string n = std::to_string(c.ranks);
     const std::string out_dir = (dir_ / ("at" + n)).string(), out_metrics = (dir_ / ("at" + n + ".jsonl")).string();
     std::filesystem::copy_file(metrics, out_metrics);  // the metrics file goes on with the run
     // No batch flags: the checkpoint's micro-batch 2 is kept and the accumulation derived.
-    const auto resumed =
-        run(c.ranks, "--resume " + saved + "/step_0000002 --checkpoint-dir " + out_dir + " --metrics " + out_metrics);
+    commands.push_back(command(
+        c.ranks, "--resume " + saved + "/step_0000002 --checkpoint-dir " + out_dir + " --metrics " + out_metrics));
+  }
+  // A micro-batch that cannot keep 24 at 3 ranks (8 per rank): refused before step 1, with the choices.
+  commands.push_back(command(3, "--micro-batch 3 --resume " + saved + "/step_0000002", true));
+  // --global-batch changes it, and says so.
+  commands.push_back(command(3, "--global-batch 12 --resume " + saved + "/step_0000002"));
+  const std::vector<testing::ProcessResult> results = testing::run_concurrently(commands, 180);
+
+  for (std::size_t i = 0; i < std::size(cases); ++i) {
+    const auto& c = cases[i];
+    const std::string n = std::to_string(c.ranks);
+    const std::string out_dir = (dir_ / ("at" + n)).string(), out_metrics = (dir_ / ("at" + n + ".jsonl")).string();
+    const testing::ProcessResult& resumed = results[i];
     ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
     const std::string line =
         c.ranks == 2 ? "resume: global batch 24 kept at 2 ranks: as saved (micro 2 x ranks 2 x accumulation 6)"
@@ -84,8 +104,7 @@ TEST_F(TrainGptResumeBatch, KeepsTheGlobalBatchAtAnotherRankCount) {
     }
   }
 
-  // A micro-batch that cannot keep 24 at 3 ranks (8 per rank): refused before step 1, with the choices.
-  const auto refused = run(3, "--micro-batch 3 --resume " + saved + "/step_0000002");
+  const testing::ProcessResult& refused = results[std::size(cases)];
   EXPECT_NE(refused.exit_code, 0) << refused.output;
   EXPECT_NE(refused.output.find("keep 24 with --micro-batch 2 (accumulation 4) or --micro-batch 4 (accumulation 2), "
                                 "or change it with --global-batch 21 or 27 (or 18 or 27 with --micro-batch 3)"),
@@ -93,8 +112,7 @@ TEST_F(TrainGptResumeBatch, KeepsTheGlobalBatchAtAnotherRankCount) {
       << refused.output;
   EXPECT_EQ(refused.output.find("step 1/4"), std::string::npos) << refused.output;
 
-  // --global-batch changes it, and says so.
-  const auto changed = run(3, "--global-batch 12 --resume " + saved + "/step_0000002");
+  const testing::ProcessResult& changed = results[std::size(cases) + 1];
   ASSERT_EQ(changed.exit_code, 0) << changed.output;
   EXPECT_NE(changed.output.find("resume: global batch changed from 24 (micro 2 x ranks 2 x accumulation 6) to 12 "
                                 "(micro 4 x ranks 3 x accumulation 1) by --global-batch 12"),

@@ -1,9 +1,11 @@
 // train_gpt --tensorboard, read back by TensorBoard itself: a run that is resumed from an earlier
 // checkpoint leaves two event files in the directory, and tensorboard's EventAccumulator (from a
-// virtual environment under the build directory with `pip install tensorboard`, made once and kept)
+// virtual environment under the build directory with `pip install tensorboard`, the wheels of
+// tests/support/venv_locks/tensorboard.txt where they serve, made once and kept)
 // sees every step once — the steps the first run wrote past the checkpoint dropped — with the values
 // of the metrics file. Without python3-venv or PyPI the test skips and says which. A directory that
-// cannot be made fails before step 1, naming the flag and the path.
+// cannot be made fails before step 1, naming the flag and the path. The venv is made, and the tests'
+// runs are queued, when the suite starts.
 // tessera-test-timeout: 600
 #include <gtest/gtest.h>
 
@@ -11,11 +13,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "tests/support/python_venv.hpp"
+#include "tests/support/queued_runs.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
 #include "tests/support/train_gpt_test.hpp"
@@ -25,13 +30,24 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
-using testing::run_bounded;
 using testing::set_flag;
 using testing::tiny_run;
 
-// The venv's python with tensorboard installed, made on first use; "" with the reason in `why`.
-std::string tensorboard_python(std::string* why) {
-  return testing::venv_python({"TESSERA_TENSORBOARD_VENV", "import tensorboard", "tensorboard"}, why);
+struct Venv {
+  std::string python;  // "" when there is none
+  std::string why;     // why not
+};
+
+// The venv's python with tensorboard installed, made on first use (most of a first run's time: it is
+// made while train_gpt runs).
+std::future<Venv> tensorboard_venv() {
+  return std::async(std::launch::async, [] {
+    Venv venv;
+    venv.python = testing::venv_python({"TESSERA_TENSORBOARD_VENV", "import tensorboard", "tensorboard", 480,
+                                        "tests/support/venv_locks/tensorboard.txt"},
+                                       &venv.why);
+    return venv;
+  });
 }
 
 // Every scalar TensorBoard's EventAccumulator reads from `logdir` ({tag: [[step, value], ...]}),
@@ -51,12 +67,51 @@ for name in sorted(os.listdir(logdir)):
 print(json.dumps(out))
 )PY";
 
-class TrainGptTensorBoard : public testing::TrainGptTest {
+// The venv is made, and the tests' runs are queued, when the suite starts (QueuedRuns): the venv
+// (most of a first run's time) is made while train_gpt runs, and the runs of the second test go on
+// beside those of the first.
+class TrainGptTensorBoard : public ::testing::Test {
  protected:
-  TrainGptTensorBoard() : TrainGptTest("train_gpt_tensorboard", 5000, 40) {}
-  std::string run() const {
-    return train_gpt_ + set_flag(tiny_run(data_), "--eval-every", "3 --eval-batches 1 --val-data " + data_);
+  static void SetUpTestSuite() {
+    files_ = std::make_unique<testing::TrainGptSuiteFiles>("train_gpt_tensorboard", 5000, 40);
+    if (files_->train_gpt.empty()) return;
+    venv_ = tensorboard_venv().share();
+    runs_ = std::make_unique<testing::QueuedRuns>();
+    // TensorBoardReadsEveryStepOnceAcrossAResume: 6 steps saved at step 4, the event files it left,
+    // then resumed from step 4, as after a crash (steps 5 and 6 of the first run are stale).
+    runs_->queue("first, resumed", [] {
+      const std::string flags = run() + " --tensorboard " + path("tb") + " --metrics " + path("run.jsonl") +
+                                " --checkpoint-dir " + path("ckpt");
+      std::vector<testing::ProcessResult> results{testing::run_bounded(flags + " --steps 6 --save-every 4", 60)};
+      if (results[0].exit_code != 0) return results;
+      const auto files = std::distance(fs::directory_iterator(path("tb")), fs::directory_iterator());
+      results.push_back({0, std::to_string(files)});  // the event files after the first run
+      results.push_back(
+          testing::run_bounded(flags + " --steps 8 --save-every 4 --resume " + path("ckpt/step_0000004"), 60));
+      return results;
+    });
+    // ADirectoryThatCannotBeMadeFailsBeforeTheFirstStep
+    std::ofstream(path("file")) << "in the way";
+    runs_->queue("bad directory", run() + " --steps 3 --tensorboard " + path("file/tb"), 60);
   }
+  static void TearDownTestSuite() {
+    runs_.reset();  // before the files it runs on
+    if (venv_.valid()) venv_.wait();
+    files_.reset();
+  }
+  void SetUp() override {
+    if (!runs_) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
+  }
+
+  static std::string run() {
+    return files_->train_gpt +
+           set_flag(tiny_run(files_->data), "--eval-every", "3 --eval-batches 1 --val-data " + files_->data);
+  }
+  static std::string path(const std::string& name) { return (files_->dir / name).string(); }
+
+  static inline std::unique_ptr<testing::TrainGptSuiteFiles> files_;
+  static inline std::unique_ptr<testing::QueuedRuns> runs_;
+  static inline std::shared_future<Venv> venv_;
 };
 
 std::vector<Json> records(const std::string& path) {
@@ -67,23 +122,19 @@ std::vector<Json> records(const std::string& path) {
 }
 
 TEST_F(TrainGptTensorBoard, TensorBoardReadsEveryStepOnceAcrossAResume) {
-  const std::string tb = (dir_ / "tb").string(), metrics = (dir_ / "run.jsonl").string();
-  const std::string flags =
-      run() + " --tensorboard " + tb + " --metrics " + metrics + " --checkpoint-dir " + (dir_ / "ckpt").string();
-  const auto first = run_bounded(flags + " --steps 6 --save-every 4", 60);
+  const std::string tb = path("tb"), metrics = path("run.jsonl");
+  const std::vector<testing::ProcessResult>& runs = runs_->results("first, resumed");
+  const testing::ProcessResult& first = runs[0];
   ASSERT_EQ(first.exit_code, 0) << first.output;
-  ASSERT_EQ(std::distance(fs::directory_iterator(tb), fs::directory_iterator()), 1) << "one event file";
-  // Resumed from step 4, as after a crash: steps 5 and 6 of the first run are stale.
-  const auto resumed =
-      run_bounded(flags + " --steps 8 --save-every 4 --resume " + (dir_ / "ckpt" / "step_0000004").string(), 60);
+  ASSERT_EQ(runs.at(1).output, "1") << "one event file";
+  const testing::ProcessResult& resumed = runs.at(2);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
 
-  std::string why;
-  const std::string python = tensorboard_python(&why);
+  const auto& [python, why] = venv_.get();
   if (python.empty()) GTEST_SKIP() << why;
-  const std::string script = (dir_ / "read_events.py").string();
+  const std::string script = path("read_events.py");
   std::ofstream(script) << kReader;
-  const auto read = run_bounded(python + " " + script + " " + tb + " 2>/dev/null", 120);
+  const auto read = testing::run_bounded(python + " " + script + " " + tb + " 2>/dev/null", 120);
   ASSERT_EQ(read.exit_code, 0) << read.output;
   const Json events = Json::parse(read.output.substr(read.output.find('{')));
 
@@ -125,9 +176,8 @@ TEST_F(TrainGptTensorBoard, TensorBoardReadsEveryStepOnceAcrossAResume) {
 }
 
 TEST_F(TrainGptTensorBoard, ADirectoryThatCannotBeMadeFailsBeforeTheFirstStep) {
-  std::ofstream(dir_ / "file") << "in the way";
-  const std::string bad = (dir_ / "file" / "tb").string();
-  const auto r = run_bounded(run() + " --steps 3 --tensorboard " + bad, 60);
+  const std::string bad = path("file/tb");
+  const testing::ProcessResult& r = runs_->result("bad directory");
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("--tensorboard " + bad + ": "), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("step 1/3"), std::string::npos) << "no step ran\n" << r.output;

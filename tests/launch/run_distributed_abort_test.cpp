@@ -3,7 +3,7 @@
 // "rank 1/2 (host H): <message>" and aborts the job instead of leaving rank 0 waiting; a body that
 // throws on every rank is said once per distinct message, by rank 0, and every rank returns 1; debug mode
 // (TESSERA_DEBUG_COLLECTIVES=1) turns a planted mismatch into that abort with both calls named; and
-// TESSERA_COLLECTIVE_TIMEOUT makes the watchdog abort a planted hang.
+// TESSERA_COLLECTIVE_TIMEOUT makes the watchdog abort a planted hang. The child jobs run at once.
 // tessera-test-timeout: 300
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -11,6 +11,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <future>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -139,28 +141,69 @@ TEST(RunDistributedChild, ThreadLevelTooLow) {
 
 // ---- the parent tests ----
 
-TEST(RunDistributed, LoneProcessRunsAsASingleton) {
-  const ChildResult result = run_child_job(
-      "env TESSERA_TEST_CHILD=singleton " + self_executable() + " --gtest_filter=RunDistributedChild.Singleton",
-      kChildLimitSeconds);
+// A job of the children above, launched by the parent suite.
+struct ChildJob {
+  std::string command;
+  ChildResult result;
+  double seconds = 0.0;  // from its start to its end
+};
+
+// The parent tests: every child job is independent of the others, so the suite starts them all at
+// once (most of their time is waiting: for MPI's start-up, a failing rank's grace for the others, a
+// watchdog's timeout) and each test checks its own job's result.
+class RunDistributed : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    // A job that ends with a failing rank also skips mpirun's wait after a non-zero exit (the
+    // processes and their output are the same).
+    const std::string fast_failure = "--mca odls_base_sigkill_timeout 0";
+    const std::map<std::string, std::string> commands = {
+        {"singleton",
+         "env TESSERA_TEST_CHILD=singleton " + self_executable() + " --gtest_filter=RunDistributedChild.Singleton"},
+        {"singleton_throws", "env TESSERA_TEST_CHILD=singleton_throws " + self_executable() +
+                                 " --gtest_filter=RunDistributedChild.SingletonThrows"},
+        {"thread_level", "env TESSERA_TEST_CHILD=thread_level " + self_executable() +
+                             " --gtest_filter=RunDistributedChild.ThreadLevelTooLow"},
+        {"rank_one_throws", mpirun_self(2, "rank_one_throws", "RunDistributedChild.RankOneThrows", fast_failure)},
+        {"every_rank_throws", mpirun_self(3, "every_rank_throws", "RunDistributedChild.EveryRankThrows")},
+        {"mismatch", mpirun_self(2, "mismatch", "RunDistributedChild.MismatchInDebugMode",
+                                 fast_failure + " -x TESSERA_DEBUG_COLLECTIVES=1")},
+        {"hang", mpirun_self(2, "hang", "RunDistributedChild.HangCaughtByTheWatchdog",
+                             fast_failure + " -x TESSERA_COLLECTIVE_TIMEOUT=2")},
+    };
+    std::map<std::string, std::future<ChildJob>> running;
+    for (const auto& [name, command] : commands) {
+      running[name] = std::async(std::launch::async, [command] {
+        const auto start = std::chrono::steady_clock::now();
+        ChildJob job{command, run_child_job(command, kChildLimitSeconds)};
+        job.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return job;
+      });
+    }
+    for (auto& [name, job] : running) jobs_[name] = job.get();
+  }
+  // The job of the child `name`.
+  static const ChildJob& job(const std::string& name) { return jobs_.at(name); }
+
+  static inline std::map<std::string, ChildJob> jobs_;
+};
+
+TEST_F(RunDistributed, LoneProcessRunsAsASingleton) {
+  const ChildResult& result = job("singleton").result;
   EXPECT_EQ(result.exit_code, 0) << result.output;
   expect_output_contains(result, "singleton body ran with a world of 1");
 }
 
-TEST(RunDistributed, LoneProcessThatThrowsReturnsOneWithItsMessage) {
-  const ChildResult result = run_child_job("env TESSERA_TEST_CHILD=singleton_throws " + self_executable() +
-                                               " --gtest_filter=RunDistributedChild.SingletonThrows",
-                                           kChildLimitSeconds);
+TEST_F(RunDistributed, LoneProcessThatThrowsReturnsOneWithItsMessage) {
+  const ChildResult& result = job("singleton_throws").result;
   EXPECT_EQ(result.exit_code, 0) << result.output;
   // A lone process names the program, not a rank (the prefix is for jobs of several ranks).
   expect_output_contains(result, "child: planted single-rank failure");
   EXPECT_EQ(result.output.find("rank 0/1"), std::string::npos) << result.output;
 }
 
-TEST(RunDistributed, TooLowMpiThreadLevelFailsWithAMessage) {
-  const ChildResult result = run_child_job("env TESSERA_TEST_CHILD=thread_level " + self_executable() +
-                                               " --gtest_filter=RunDistributedChild.ThreadLevelTooLow",
-                                           kChildLimitSeconds);
+TEST_F(RunDistributed, TooLowMpiThreadLevelFailsWithAMessage) {
+  const ChildResult& result = job("thread_level").result;
   EXPECT_EQ(result.exit_code, 0) << result.output;
   if (result.output.find("not reachable") != std::string::npos) GTEST_SKIP() << "this MPI always provides MULTIPLE";
   expect_output_contains(result, "child: ");
@@ -168,18 +211,16 @@ TEST(RunDistributed, TooLowMpiThreadLevelFailsWithAMessage) {
       result, "MPI was initialised with MPI_THREAD_SINGLE but the MPI communicator needs MPI_THREAD_MULTIPLE");
 }
 
-TEST(RunDistributed, ThrowingRankAbortsTheJobWithItsMessage) {
-  const ChildResult result =
-      run_child_job(mpirun_self(2, "rank_one_throws", "RunDistributedChild.RankOneThrows"), kChildLimitSeconds);
+TEST_F(RunDistributed, ThrowingRankAbortsTheJobWithItsMessage) {
+  const ChildResult& result = job("rank_one_throws").result;
   EXPECT_FALSE(result.timed_out) << "the job hung instead of aborting:\n" << result.output;
   EXPECT_NE(result.exit_code, 0) << result.output;
   expect_output_contains(result, "rank 1/2 (host ");
   expect_output_contains(result, "): planted failure on rank 1");
 }
 
-TEST(RunDistributed, EveryRankFailingIsSaidOnceAndEndsNormally) {
-  const ChildResult result =
-      run_child_job(mpirun_self(3, "every_rank_throws", "RunDistributedChild.EveryRankThrows"), kChildLimitSeconds);
+TEST_F(RunDistributed, EveryRankFailingIsSaidOnceAndEndsNormally) {
+  const ChildResult& result = job("every_rank_throws").result;
   EXPECT_FALSE(result.timed_out) << result.output;
   EXPECT_EQ(result.exit_code, 0) << "every rank's run_distributed returned 1:\n" << result.output;
   expect_output_contains(result, "child: ranks 0, 1: planted refusal\n");
@@ -189,10 +230,8 @@ TEST(RunDistributed, EveryRankFailingIsSaidOnceAndEndsNormally) {
   EXPECT_EQ(result.output.find("MPI_ABORT"), std::string::npos) << "no rank aborted:\n" << result.output;
 }
 
-TEST(RunDistributed, DebugModeTurnsAMismatchIntoAnAbortNamingBothCalls) {
-  const ChildResult result = run_child_job(
-      mpirun_self(2, "mismatch", "RunDistributedChild.MismatchInDebugMode", "-x TESSERA_DEBUG_COLLECTIVES=1"),
-      kChildLimitSeconds);
+TEST_F(RunDistributed, DebugModeTurnsAMismatchIntoAnAbortNamingBothCalls) {
+  const ChildResult& result = job("mismatch").result;
   EXPECT_FALSE(result.timed_out) << "the job hung instead of aborting:\n" << result.output;
   EXPECT_NE(result.exit_code, 0) << result.output;
   expect_output_contains(result, "collective mismatch on communicator 'world'");
@@ -200,17 +239,14 @@ TEST(RunDistributed, DebugModeTurnsAMismatchIntoAnAbortNamingBothCalls) {
   expect_output_contains(result, "all_gather(count=16, f32)");
 }
 
-TEST(RunDistributed, WatchdogTimeoutFromTheEnvironmentAbortsAPlantedHang) {
-  const auto start = std::chrono::steady_clock::now();
-  const ChildResult result = run_child_job(
-      mpirun_self(2, "hang", "RunDistributedChild.HangCaughtByTheWatchdog", "-x TESSERA_COLLECTIVE_TIMEOUT=2"),
-      kChildLimitSeconds);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+TEST_F(RunDistributed, WatchdogTimeoutFromTheEnvironmentAbortsAPlantedHang) {
+  const ChildJob& hang = job("hang");
+  const ChildResult& result = hang.result;
   EXPECT_FALSE(result.timed_out) << "the job hung instead of aborting:\n" << result.output;
   EXPECT_NE(result.exit_code, 0) << result.output;
   expect_output_contains(result, "tessera watchdog: rank 0/2 (host ");
   expect_output_contains(result, "all_reduce(count=8, f32, sum) on communicator 'world'");
-  std::printf("planted hang aborted after %.1f s (watchdog timeout 2 s)\n", seconds);
+  std::printf("planted hang aborted after %.1f s (watchdog timeout 2 s)\n", hang.seconds);
 }
 
 }  // namespace

@@ -39,6 +39,14 @@ inline ProcessResult run_bounded(const std::string& command, int seconds = 120) 
   return result;
 }
 
+// The start of an mpirun command line (ranks oversubscribed) for a job that is expected to fail:
+// after a process of the job exits non-zero, mpirun waits odls_base_sigkill_timeout (1 s) twice
+// before it ends, even when no process is left to stop. The job's processes and what they print are
+// the same; only that wait goes.
+inline std::string mpirun_expecting_failure(int ranks) {
+  return "mpirun --oversubscribe --mca odls_base_sigkill_timeout 0 -np " + std::to_string(ranks) + " ";
+}
+
 // The "loss" values of the train records of a --metrics file, as written (shortest round-trip
 // text: equal text is equal bits).
 inline std::vector<std::string> losses_of(const std::filesystem::path& metrics) {

@@ -1,6 +1,7 @@
 // TrainGptTest: the fixture of the tests that run train_gpt as a process. It skips where ctest did
 // not say where the programs are (TESSERA_BIN_DIR); otherwise it holds the binary's path and a token
-// file of `tokens` random ids below `vocab_used` in a scratch directory of its own.
+// file of `tokens` random ids below `vocab_used` in a scratch directory of its own. TrainGptSuiteFiles
+// holds the same for a whole suite.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -48,6 +49,29 @@ class TrainGptTest : public ::testing::Test {
  private:
   std::int64_t tokens_;
   std::uint64_t vocab_used_;
+};
+
+// What TrainGptTest holds, made once for a suite whose runs are queued when it starts (QueuedRuns):
+// the binary ("" where TESSERA_BIN_DIR is not set), a scratch directory and, in it, a token file of
+// `tokens` random ids below `vocab_used` (the same ids as TrainGptTest's).
+struct TrainGptSuiteFiles {
+  TrainGptSuiteFiles(const std::string& name, std::int64_t tokens, std::uint64_t vocab_used)
+      : dir(name), train_gpt(train_gpt_binary()), data((dir / "tokens.bin").string()) {
+    if (!train_gpt.empty()) write_token_file(data, random_tokens(tokens, vocab_used));
+  }
+
+  // Where the run called `name` writes its --metrics file.
+  std::string metrics_path(const std::string& name) const { return (dir / (name + ".jsonl")).string(); }
+  // The command line of train_gpt on `ranks` ranks (mpirun --oversubscribe) with `flags`, its metrics
+  // in metrics_path(name).
+  std::string launch_command(int ranks, const std::string& name, const std::string& flags) const {
+    return "mpirun --oversubscribe -np " + std::to_string(ranks) + " " + train_gpt + " " + flags + " --metrics " +
+           metrics_path(name);
+  }
+
+  ScratchDir dir;
+  std::string train_gpt;  // the binary
+  std::string data;       // the token file
 };
 
 }  // namespace tessera::testing

@@ -1,6 +1,7 @@
 // Tessera's tokenizer.json reading and writing against the Hugging Face libraries themselves, from a
-// virtual environment under the build directory (`pip install tokenizers transformers`, no torch;
-// made once and kept, at TESSERA_HF_TOKENIZERS_VENV, which ctest sets):
+// virtual environment under the build directory (`pip install tokenizers transformers`, no torch, the
+// wheels of tests/support/venv_locks/hf_tokenizers.txt where they serve; made once and kept, at
+// TESSERA_HF_TOKENIZERS_VENV, which ctest sets):
 //   - the `tokenizers` library trains two small byte-level BPEs on a generated corpus: one with
 //     GPT-2's ByteLevel pre-tokenizer (and an added token), one with Llama 3's Split + ByteLevel and
 //     ignore_merges (and its special tokens after the vocabulary); each gets one vocabulary token no
@@ -18,6 +19,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -44,8 +46,9 @@ using testing::run_bounded;
 // The venv's python with tokenizers and transformers installed, made on first use; "" with the
 // reason in `why`.
 std::string hf_python(std::string* why) {
-  return testing::venv_python(
-      {"TESSERA_HF_TOKENIZERS_VENV", "import tokenizers, transformers", "tokenizers transformers"}, why);
+  return testing::venv_python({"TESSERA_HF_TOKENIZERS_VENV", "import tokenizers, transformers",
+                               "tokenizers transformers", 480, "tests/support/venv_locks/hf_tokenizers.txt"},
+                              why);
 }
 
 // Trains the two tokenizers with the `tokenizers` library, saves them to argv[1]/{gpt2,llama3}.json
@@ -136,22 +139,32 @@ Json printed_json(const std::string& output) {
 // A sample's first characters, for messages.
 std::string shown(const std::string& text) { return Json(text.substr(0, 120)).dump(); }
 
+// The venv and the library's tokenizers are made once for the four tests (they only read them and
+// write files of their own names beside them).
 class HfTokenizerLibraryTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string why;
-    python_ = hf_python(&why);
-    if (python_.empty()) GTEST_SKIP() << why;
+  static void SetUpTestSuite() {
+    scratch_ = std::make_unique<testing::ScratchDir>("hf_tokenizer_library");
+    python_ = hf_python(&skip_reason_);
+    if (python_.empty()) return;
     write(kLibraryTokenizersFile, kLibraryTokenizers);
     const auto ran = run_bounded(
-        python_ + " " + path(kLibraryTokenizersFile) + " " + scratch_.path().string() + " 2>" + path("library.err"),
+        python_ + " " + path(kLibraryTokenizersFile) + " " + scratch_->path().string() + " 2>" + path("library.err"),
         180);
-    ASSERT_EQ(ran.exit_code, 0) << ran.output << slurp(path("library.err"));
+    if (ran.exit_code != 0) {
+      setup_failure_ = ran.output + slurp(path("library.err"));
+      return;
+    }
     library_ = printed_json(ran.output);
     for (const Json& s : library_.at("samples")) samples_.push_back(s.get<std::string>());
   }
-  std::string path(const std::string& name) const { return (scratch_ / name).string(); }
-  void write(const std::string& name, const std::string& text) const {
+  static void TearDownTestSuite() { scratch_.reset(); }
+  void SetUp() override {
+    if (python_.empty()) GTEST_SKIP() << skip_reason_;
+    ASSERT_TRUE(setup_failure_.empty()) << setup_failure_;
+  }
+  static std::string path(const std::string& name) { return (*scratch_ / name).string(); }
+  static void write(const std::string& name, const std::string& text) {
     std::ofstream(path(name), std::ios::binary) << text;
   }
   static std::string slurp(const std::string& file) {
@@ -182,10 +195,10 @@ class HfTokenizerLibraryTest : public ::testing::Test {
   }
 
   static constexpr const char* kLibraryTokenizersFile = "library_tokenizers.py";
-  testing::ScratchDir scratch_{"hf_tokenizer_library"};
-  std::string python_;
-  Json library_;
-  std::vector<std::string> samples_;
+  static inline std::unique_ptr<testing::ScratchDir> scratch_;
+  static inline std::string python_, skip_reason_, setup_failure_;
+  static inline Json library_;
+  static inline std::vector<std::string> samples_;
 };
 
 TEST_F(HfTokenizerLibraryTest, GptTwoStyleTokenizerJsonEncodesAsTheLibrary) { expect_library_ids("gpt2"); }
@@ -219,7 +232,7 @@ TEST_F(HfTokenizerLibraryTest, AutoTokenizerLoadsWhatTesseraWritesAndEncodesTheS
   BpeTrainer trainer;
   trainer.add_text(library_.at("corpus").get<std::string>());
   const BpeVocabulary vocabulary = trainer.train(600);
-  const fs::path dir = scratch_ / "export";
+  const fs::path dir = *scratch_ / "export";
   fs::create_directories(dir);
   write_hf_tokenizer_files(dir, vocabulary);
   write("auto_tokenizer.py", kAutoTokenizer);
