@@ -6,10 +6,7 @@
 // The tests' runs are queued together once the checkpoint and the export are made.
 // tessera-test-timeout: 240
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -24,20 +21,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CommandResult {
-  int exit_code;
-  std::string output;
-};
+using CommandResult = testing::ProcessResult;
 
-CommandResult run_command(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return {-1, "popen failed"};
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), pipe) != nullptr) out += buf.data();
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+// A command's exit status and output, bounded in time (run_bounded).
+CommandResult run_generate(const std::string& command) { return testing::run_bounded(command, 240); }
 
 class TesseraGenerate : public ::testing::Test {
  protected:
@@ -55,15 +42,15 @@ class TesseraGenerate : public ::testing::Test {
     text.close();
     const std::string d = dir_.string();
     setup_log_ +=
-        run_command(bin_ + "/tessera_prepare --bpe-vocab 300 --out " + d + "/data/corpus.bin " + d + "/text.txt 2>&1")
+        run_generate(bin_ + "/tessera_prepare --bpe-vocab 300 --out " + d + "/data/corpus.bin " + d + "/text.txt 2>&1")
             .output;
-    setup_log_ += run_command("mpirun --oversubscribe -np 2 " + bin_ + "/train_gpt --data " + d +
+    setup_log_ += run_generate("mpirun --oversubscribe -np 2 " + bin_ + "/train_gpt --data " + d +
                               "/data/corpus.bin --layers 2 --dim 32 --heads 2 --seq-len 32 --steps 4 --zero 2 "
                               "--micro-batch 2 --threads 1 --sample-tokens 0 --eval-every 0 --log-every 4 "
                               "--checkpoint-dir " +
                               d + "/run --save-every 4 2>&1")
                       .output;
-    setup_log_ += run_command(bin_ + "/tessera_ckpt export " + d + "/run " + d + "/model.h5 2>&1").output;
+    setup_log_ += run_generate(bin_ + "/tessera_ckpt export " + d + "/run " + d + "/model.h5 2>&1").output;
     queue_runs();
   }
   static void TearDownTestSuite() {

@@ -114,7 +114,7 @@ class TrainGptTensorBoard : public ::testing::Test {
   static inline std::shared_future<Venv> venv_;
 };
 
-std::vector<Json> records(const std::string& path) {
+std::vector<Json> metrics_records(const std::string& path) {
   std::vector<Json> out;
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);) out.push_back(Json::parse(line));
@@ -152,7 +152,7 @@ TEST_F(TrainGptTensorBoard, TensorBoardReadsEveryStepOnceAcrossAResume) {
   // The metrics file holds what the run reported; TensorBoard must show the same, once per step.
   std::vector<std::int64_t> metric_steps, tb_steps;
   std::vector<double> metric_loss, tb_loss;
-  for (const Json& r : records(metrics)) {
+  for (const Json& r : metrics_records(metrics)) {
     if (r.at("kind") != "train") continue;
     metric_steps.push_back(r.at("step"));
     metric_loss.push_back(r.at("loss"));

@@ -25,6 +25,9 @@ inline PlanConfig plan_for(const std::string& preset, ZeroStage stage, int ranks
   return c;
 }
 
+// "<the configuration>, rank R": where a check's message says it failed.
+inline std::string where(const PlanConfig& c, int rank) { return c.describe() + ", rank " + std::to_string(rank); }
+
 // |planned - measured| <= tolerance * max(planned, measured), both zero allowed.
 inline bool within(std::int64_t planned, std::int64_t measured, double tolerance) {
   const double larger = static_cast<double>(std::max(planned, measured));

@@ -15,8 +15,6 @@
 namespace tessera::testing {
 namespace {
 
-std::string where(const PlanConfig& c, int rank) { return c.describe() + ", rank " + std::to_string(rank); }
-
 PlanConfig bf16_plan(const std::string& preset, ZeroStage stage, int ranks, std::int64_t micro,
                      const std::string& checkpointing = "none") {
   PlanConfig c = plan_for(preset, stage, ranks, micro, checkpointing);

@@ -22,8 +22,6 @@ PlanConfig long_context(std::int64_t t, ZeroStage stage, int ranks, const std::s
   return c;
 }
 
-std::string where(const PlanConfig& c, int rank) { return c.describe() + ", rank " + std::to_string(rank); }
-
 TEST(PlanVsEngineLongContext, ExactAtEverySequenceLength) {
   set_cpu_threads(1);
   MpiCommunicator world(MPI_COMM_WORLD);

@@ -17,8 +17,6 @@ namespace {
 
 constexpr double kTolerance = 0.05;
 
-std::string where(const PlanConfig& c, int rank) { return c.describe() + ", rank " + std::to_string(rank); }
-
 void check(PlanConfig config, Communicator& world) {
   config.host_is_device = true;  // measured on the CPU device
   const MemoryPlan plan = plan_memory(config);

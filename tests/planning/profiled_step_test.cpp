@@ -19,8 +19,6 @@
 namespace tessera::testing {
 namespace {
 
-std::string where(const PlanConfig& c, int rank) { return c.describe() + ", rank " + std::to_string(rank); }
-
 void expect_same_timeline(const std::vector<MemorySample>& planned, const std::vector<MemorySample>& measured,
                           const std::string& where) {
   ASSERT_EQ(planned.size(), measured.size()) << where << ": number of phases (planned vs measured)";
