@@ -151,7 +151,7 @@ struct ChildJob {
 // The parent tests: every child job is independent of the others, so the suite starts them all at
 // once (most of their time is waiting: for MPI's start-up, a failing rank's grace for the others, a
 // watchdog's timeout) and each test checks its own job's result.
-class RunDistributed : public ::testing::Test {
+class RunDistributedJobs : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     // A job that ends with a failing rank also skips mpirun's wait after a non-zero exit (the
@@ -188,13 +188,13 @@ class RunDistributed : public ::testing::Test {
   static inline std::map<std::string, ChildJob> jobs_;
 };
 
-TEST_F(RunDistributed, LoneProcessRunsAsASingleton) {
+TEST_F(RunDistributedJobs, LoneProcessRunsAsASingleton) {
   const ChildResult& result = job("singleton").result;
   EXPECT_EQ(result.exit_code, 0) << result.output;
   expect_output_contains(result, "singleton body ran with a world of 1");
 }
 
-TEST_F(RunDistributed, LoneProcessThatThrowsReturnsOneWithItsMessage) {
+TEST_F(RunDistributedJobs, LoneProcessThatThrowsReturnsOneWithItsMessage) {
   const ChildResult& result = job("singleton_throws").result;
   EXPECT_EQ(result.exit_code, 0) << result.output;
   // A lone process names the program, not a rank (the prefix is for jobs of several ranks).
@@ -202,7 +202,7 @@ TEST_F(RunDistributed, LoneProcessThatThrowsReturnsOneWithItsMessage) {
   EXPECT_EQ(result.output.find("rank 0/1"), std::string::npos) << result.output;
 }
 
-TEST_F(RunDistributed, TooLowMpiThreadLevelFailsWithAMessage) {
+TEST_F(RunDistributedJobs, TooLowMpiThreadLevelFailsWithAMessage) {
   const ChildResult& result = job("thread_level").result;
   EXPECT_EQ(result.exit_code, 0) << result.output;
   if (result.output.find("not reachable") != std::string::npos) GTEST_SKIP() << "this MPI always provides MULTIPLE";
@@ -211,7 +211,7 @@ TEST_F(RunDistributed, TooLowMpiThreadLevelFailsWithAMessage) {
       result, "MPI was initialised with MPI_THREAD_SINGLE but the MPI communicator needs MPI_THREAD_MULTIPLE");
 }
 
-TEST_F(RunDistributed, ThrowingRankAbortsTheJobWithItsMessage) {
+TEST_F(RunDistributedJobs, ThrowingRankAbortsTheJobWithItsMessage) {
   const ChildResult& result = job("rank_one_throws").result;
   EXPECT_FALSE(result.timed_out) << "the job hung instead of aborting:\n" << result.output;
   EXPECT_NE(result.exit_code, 0) << result.output;
@@ -219,7 +219,7 @@ TEST_F(RunDistributed, ThrowingRankAbortsTheJobWithItsMessage) {
   expect_output_contains(result, "): planted failure on rank 1");
 }
 
-TEST_F(RunDistributed, EveryRankFailingIsSaidOnceAndEndsNormally) {
+TEST_F(RunDistributedJobs, EveryRankFailingIsSaidOnceAndEndsNormally) {
   const ChildResult& result = job("every_rank_throws").result;
   EXPECT_FALSE(result.timed_out) << result.output;
   EXPECT_EQ(result.exit_code, 0) << "every rank's run_distributed returned 1:\n" << result.output;
@@ -230,7 +230,7 @@ TEST_F(RunDistributed, EveryRankFailingIsSaidOnceAndEndsNormally) {
   EXPECT_EQ(result.output.find("MPI_ABORT"), std::string::npos) << "no rank aborted:\n" << result.output;
 }
 
-TEST_F(RunDistributed, DebugModeTurnsAMismatchIntoAnAbortNamingBothCalls) {
+TEST_F(RunDistributedJobs, DebugModeTurnsAMismatchIntoAnAbortNamingBothCalls) {
   const ChildResult& result = job("mismatch").result;
   EXPECT_FALSE(result.timed_out) << "the job hung instead of aborting:\n" << result.output;
   EXPECT_NE(result.exit_code, 0) << result.output;
@@ -239,7 +239,7 @@ TEST_F(RunDistributed, DebugModeTurnsAMismatchIntoAnAbortNamingBothCalls) {
   expect_output_contains(result, "all_gather(count=16, f32)");
 }
 
-TEST_F(RunDistributed, WatchdogTimeoutFromTheEnvironmentAbortsAPlantedHang) {
+TEST_F(RunDistributedJobs, WatchdogTimeoutFromTheEnvironmentAbortsAPlantedHang) {
   const ChildJob& hang = job("hang");
   const ChildResult& result = hang.result;
   EXPECT_FALSE(result.timed_out) << "the job hung instead of aborting:\n" << result.output;

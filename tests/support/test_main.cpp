@@ -59,21 +59,35 @@ bool passes_filter(const std::string& filter, const std::string& name) {
 }
 
 // Narrows the run to the tests whose source file ends with `file` (and that pass any --gtest_filter
-// given as well). Returns false, saying so, when the file defines no test in this executable.
+// given as well). Returns false, saying so, when the file defines no test in this executable or shares
+// a test suite's name with another file.
 bool select_file(const std::string& file) {
   const std::string suffix = "/" + file;
   const std::string user_filter = GTEST_FLAG_GET(filter);
   const ::testing::UnitTest& unit = *::testing::UnitTest::GetInstance();
   std::string filter;
   int defined = 0;
+  const auto in_file = [&](const std::string& path) {
+    return path == file ||
+           (path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0);
+  };
   for (int s = 0; s < unit.total_test_suite_count(); ++s) {
     const ::testing::TestSuite& suite = *unit.GetTestSuite(s);
+    // A suite whose tests live in two files of one executable would run the other file's suite set-up
+    // (and mix TEST with TEST_F): each file's suites must be its own.
+    std::string here, elsewhere;
+    for (int t = 0; t < suite.total_test_count(); ++t) {
+      const std::string path = suite.GetTestInfo(t)->file();
+      (in_file(path) ? here : elsewhere) = path;
+    }
+    if (!here.empty() && !elsewhere.empty()) {
+      std::fprintf(stderr, "test_main: test suite %s is defined in both %s and %s; rename the suite in one of them\n",
+                   suite.name(), here.c_str(), elsewhere.c_str());
+      return false;
+    }
     for (int t = 0; t < suite.total_test_count(); ++t) {
       const ::testing::TestInfo& info = *suite.GetTestInfo(t);
-      const std::string path = info.file();
-      if (path != file && (path.size() < suffix.size() || path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0)) {
-        continue;
-      }
+      if (!in_file(info.file())) continue;
       ++defined;
       const std::string name = std::string(info.test_suite_name()) + "." + info.name();
       if (!passes_filter(user_filter, name)) continue;
