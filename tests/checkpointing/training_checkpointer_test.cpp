@@ -14,6 +14,7 @@
 // directory (each kill, each save mode, each resume of train_gpt) run at once: they mostly wait on
 // MPI's start-up and on the kills, and each is checked exactly as before.
 // tessera-test-timeout: 600
+// tessera-test-cost: 13
 #include "tessera/checkpointing/training_checkpointer.hpp"
 
 #include <gtest/gtest.h>

@@ -12,6 +12,7 @@
 // Skips, with the daemons' log lines, where a one-node Slurm cannot start (not root, packages
 // missing, a container that forbids it).
 // tessera-test-timeout: 400
+// tessera-test-cost: 12
 #include <gtest/gtest.h>
 
 #include <cstdlib>

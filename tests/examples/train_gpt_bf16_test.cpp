@@ -6,6 +6,7 @@
 //    step 50 and the final validation loss within 1%, for the GPT and for Llama;
 //  * the start-up line says which compute dtype runs and why; --compute-dtype f16 is refused by name.
 // tessera-test-timeout: 300
+// tessera-test-cost: 20
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -7,6 +7,7 @@
 // offload without the optimizer's is refused on the GPU, saying what to set. The tests' runs are
 // queued together when the suite starts; each test checks its own.
 // tessera-test-timeout: 240
+// tessera-test-cost: 8
 #include <gtest/gtest.h>
 
 #include <filesystem>

@@ -4,6 +4,7 @@
 // with 2 ranks, its loss falls as the GPT's does, with AdamW and 8-bit AdamW; mismatched flags are refused.
 // The tests' runs are queued together when the suite starts; each test checks its own.
 // tessera-test-timeout: 240
+// tessera-test-cost: 8
 #include <gtest/gtest.h>
 
 #include <cmath>

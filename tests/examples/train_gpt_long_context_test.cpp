@@ -4,6 +4,7 @@
 // before the tiled one replaced it (recorded below from that kernel, same command), so the change of attention
 // algorithm left training where it was; and the metrics record peak activations below what the (B, NH, T, T)
 // probabilities alone would take on one layer (8 x 4 x 1024 x 1024 f32 = 134 MB).
+// tessera-test-cost: 15
 #include <gtest/gtest.h>
 
 #include <cmath>

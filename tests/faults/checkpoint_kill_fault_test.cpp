@@ -10,6 +10,7 @@
 // failure or the OOM killer would. The five cases run at once, each with its own job, run directory
 // and watcher (a job mostly waits on MPI's start-up and its saves).
 // tessera-test-timeout: 400
+// tessera-test-cost: 7
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>

@@ -11,6 +11,7 @@
 //    next start, and never counts as a checkpoint.
 // Runs that share no directory (the two divergences of a test, the two --save-every settings) run at
 // once; each is checked as before.
+// tessera-test-cost: 9
 #include <gtest/gtest.h>
 
 #include <fstream>

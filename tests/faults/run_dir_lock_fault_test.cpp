@@ -5,6 +5,7 @@
 // Waits poll every 20 ms; the two refused jobs start together (the first names the holder), and the
 // checkpoints are verified a few at a time.
 // tessera-test-timeout: 240
+// tessera-test-cost: 6
 #include <gtest/gtest.h>
 #include <signal.h>
 

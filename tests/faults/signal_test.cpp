@@ -9,6 +9,7 @@
 // mpirun, for the line that says when to signal, for a save), so the suite starts all of them at
 // once; each test checks its own job's outcome, then resumes what it saved.
 // tessera-test-timeout: 400
+// tessera-test-cost: 9
 #include <gtest/gtest.h>
 
 #include <filesystem>

@@ -11,6 +11,7 @@
 // of its own. Each test's programs run at once (they read, never write, what they share) and every
 // output is checked as before.
 // tessera-test-timeout: 240
+// tessera-test-cost: 11
 #include <gtest/gtest.h>
 
 #include <chrono>

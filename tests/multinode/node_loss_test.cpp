@@ -5,6 +5,7 @@
 // ranks), leave the checkpoint `latest` points at whole, and the surviving node must resume from
 // it on its own.
 // tessera-test-timeout: 300
+// tessera-test-cost: 8
 #include <gtest/gtest.h>
 
 #include <chrono>

@@ -6,6 +6,7 @@
 // the end (20 steps past the saved one, from its --config file: tests/support/slurm_requeue_flow.hpp).
 // Skips, saying why, where network namespaces or Slurm are not available.
 // tessera-test-timeout: 400
+// tessera-test-cost: 12
 #include <gtest/gtest.h>
 
 #include <cstdlib>

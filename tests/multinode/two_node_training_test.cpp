@@ -14,6 +14,7 @@
 //    it; --resume auto refuses when the nodes find different latest checkpoints.
 // Skips, saying why, where network namespaces cannot be made (not root, a container without them).
 // tessera-test-timeout: 400
+// tessera-test-cost: 35
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -6,6 +6,7 @@
 // can run the two in parallel.
 // tessera-test-ranks: 1 2 4
 // tessera-test-timeout: 600
+// tessera-test-cost: 5
 #include <gtest/gtest.h>
 #include <mpi.h>
 
