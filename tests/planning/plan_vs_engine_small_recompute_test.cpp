@@ -17,7 +17,7 @@
 namespace tessera::testing {
 namespace {
 
-TEST(PlanVsEngineSmall, EveryStageWithBlockCheckpointing) {
+TEST(PlanVsEngineSmallRecompute, EveryStageWithBlockCheckpointing) {
   set_cpu_threads(1);
   MpiCommunicator world(MPI_COMM_WORLD);
   for (int st = 0; st <= 3; ++st) {
@@ -28,7 +28,7 @@ TEST(PlanVsEngineSmall, EveryStageWithBlockCheckpointing) {
   }
 }
 
-TEST(PlanVsEngineSmall, SelectiveRecomputationAtStage3) {
+TEST(PlanVsEngineSmallRecompute, SelectiveRecomputationAtStage3) {
   set_cpu_threads(1);
   MpiCommunicator world(MPI_COMM_WORLD);
   PlanConfig config = plan_for("small", ZeroStage::kStage3, world.size(), 1, "selective");
