@@ -89,8 +89,8 @@ void compare(const std::string& model, const Run& f32, const Run& bf16, int wind
     steps.push_back(step);
     diff.push_back((it->second - loss) / loss);
   }
-  std::printf("\n%s: train loss at every logged step (window: mean of the last %d logged differences)\n",
-              model.c_str(), window);
+  std::printf("\n%s: train loss at every logged step (window: mean of the last %d logged differences)\n", model.c_str(),
+              window);
   std::printf("%8s %10s %10s %9s %9s\n", "step", "f32", "bf16", "diff", "window");
   double worst = 0.0, worst_window = 0.0, sum = 0.0;
   std::int64_t worst_step = 0, worst_window_step = 0;
@@ -108,10 +108,11 @@ void compare(const std::string& model, const Run& f32, const Run& bf16, int wind
     if (std::fabs(diff[i]) > worst) worst = std::fabs(diff[i]), worst_step = steps[i];
     if (std::fabs(w) > worst_window) worst_window = std::fabs(w), worst_window_step = steps[i];
   }
-  std::printf("%s after step 50 (%d logged steps): mean diff %+.2f%%, largest |diff| %.2f%% (step %lld), largest "
-              "|window| %.2f%% (step %lld)\n",
-              model.c_str(), counted, counted > 0 ? 100.0 * sum / counted : 0.0, 100.0 * worst,
-              static_cast<long long>(worst_step), 100.0 * worst_window, static_cast<long long>(worst_window_step));
+  std::printf(
+      "%s after step 50 (%d logged steps): mean diff %+.2f%%, largest |diff| %.2f%% (step %lld), largest "
+      "|window| %.2f%% (step %lld)\n",
+      model.c_str(), counted, counted > 0 ? 100.0 * sum / counted : 0.0, 100.0 * worst,
+      static_cast<long long>(worst_step), 100.0 * worst_window, static_cast<long long>(worst_window_step));
   std::printf("%s final validation loss: f32 %.4f, bf16 %.4f (%+.2f%%); run time f32 %.0f s, bf16 %.0f s\n",
               model.c_str(), f32.final_val, bf16.final_val, 100.0 * (bf16.final_val - f32.final_val) / f32.final_val,
               f32.seconds, bf16.seconds);

@@ -85,6 +85,7 @@ SettingList settings_of(const TrainingRunOptions& o, const ShardedEngine& engine
                                                RunConfig::format_value(adamw.beta2) + " " +
                                                RunConfig::format_value(adamw.eps));
   settings.emplace_back("optimizer.weight_decay", RunConfig::format_value(adamw.weight_decay));
+  settings.emplace_back("run.loss", o.loss ? o.loss->name() : "cross-entropy");
   settings.emplace_back("run.seed", std::to_string(o.seed));
   settings.emplace_back("run.steps", std::to_string(o.steps));
   settings.emplace_back("run.max_skipped_steps", std::to_string(o.max_skipped_steps));
@@ -114,7 +115,7 @@ TrainingRun::TrainingRun(ShardedEngine& engine, Communicator& world, TrainingRun
       world_(world),
       options_(agreed(options, engine, world)),
       batches_(std::move(batches)),
-      trainer_(engine),
+      trainer_(engine, options_.loss),
       health_(options_.spike_guard.value_or(SpikeConfig{})),
       skipped_(options_.max_skipped_steps),
       checkpointer_(options_.checkpoint, engine, world, recorded_config(options_)) {

@@ -41,6 +41,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,6 +52,7 @@
 #include "tessera/run/step_reporter.hpp"
 #include "tessera/runtime/memory_profiler.hpp"
 #include "tessera/training/batch_plan.hpp"
+#include "tessera/training/loss.hpp"
 #include "tessera/training/resumed_batch_plan.hpp"
 #include "tessera/training/micro_batch.hpp"
 #include "tessera/training/progress_display.hpp"
@@ -61,8 +63,9 @@
 
 namespace tessera {
 
-// The micro-batch of global samples [first, first + count) on the run's device: inputs and targets
-// (count, seq_len) i32. Called on every rank with that rank's samples.
+// The micro-batch of global samples [first, first + count) on the run's device (training/
+// micro_batch.hpp): for the GPT path inputs and targets (count, seq_len) i32; for a model and loss of
+// your own, what they take. Called on every rank with that rank's samples.
 using BatchSource = std::function<MicroBatch(std::int64_t first, std::int64_t count)>;
 
 struct TrainingRunOptions {
@@ -72,6 +75,9 @@ struct TrainingRunOptions {
   // (plan_run_batch, run/run_batch_plan.hpp, keeps it); kAllow lets the global batch change.
   BatchChange batch_change = BatchChange::kKeep;
   LrSchedule schedule;           // learning rate per step
+  // What the steps minimise (training/loss.hpp: MeanSquaredError, MaskedCrossEntropy or your own) and
+  // the validation measures through the run's Trainer; null: TokenCrossEntropy, the GPT path's.
+  std::shared_ptr<Loss> loss;
   std::uint64_t seed = 0;        // run.seed: the data order's seed, stored with the progress
   CheckpointOptions checkpoint;  // where and when to save, what to resume from
   // The run's settings stored in every checkpoint: the model fields (a resume must match them) and

@@ -151,7 +151,8 @@ TESSERA_KERNEL_OP(swiglu_backward, kElementwise,
 // out (n) = a + b; out may alias a or b (the residual stream's adds).
 TESSERA_KERNEL_OP(add, kElementwise, (TESSERA_ACT* out, const TESSERA_ACT* a, const TESSERA_ACT* b, std::int64_t n), (out, a, b, n))
 
-// Fused softmax + cross-entropy over rows of logits (n,v) with targets (n) i32.
+// Fused softmax + cross-entropy over rows of logits (n,v) with targets (n) i32 in [0, v) or
+// kIgnoredTarget (runtime/kernels.hpp: that row's loss and lse are 0, its dlogits row 0).
 // losses (n) = logsumexp(row) - row[target]; lse (n) = logsumexp(row) kept for backward.
 TESSERA_KERNEL_OP(cross_entropy_forward, kLoss,
                   (float* losses, float* lse, const TESSERA_ACT* logits, const std::int32_t* targets, std::int64_t n,
@@ -162,4 +163,14 @@ TESSERA_KERNEL_OP(cross_entropy_backward, kLoss,
                   (TESSERA_ACT* dlogits, const TESSERA_ACT* logits, const float* lse, const std::int32_t* targets, float dloss,
                    std::int64_t n, std::int64_t v),
                   (dlogits, logits, lse, targets, dloss, n, v))
+
+// Squared error (runtime/math/squared_error_math.hpp): losses (n) f32 = (pred - target)^2, targets
+// f32 whatever the compute dtype (they are data); dpred (n) = 2 (pred - target) dloss, written (may
+// alias pred).
+TESSERA_KERNEL_OP(squared_error_forward, kLoss,
+                  (float* losses, const TESSERA_ACT* pred, const float* targets, std::int64_t n),
+                  (losses, pred, targets, n))
+TESSERA_KERNEL_OP(squared_error_backward, kLoss,
+                  (TESSERA_ACT* dpred, const TESSERA_ACT* pred, const float* targets, float dloss, std::int64_t n),
+                  (dpred, pred, targets, dloss, n))
 

@@ -44,6 +44,10 @@ struct AdamWScalars {
 // The largest block an 8-bit optimizer kernel quantizes at once.
 inline constexpr std::int64_t kMaxQuantBlock = 4096;
 
+// A cross-entropy target that marks a position the loss leaves out (padding, a prompt's tokens):
+// its loss, log-sum-exp and logit gradients are 0 (PyTorch's ignore_index).
+inline constexpr std::int32_t kIgnoredTarget = -1;
+
 // The table. Its ops, with their shapes and contracts, are listed in kernel_ops.hpp.
 class Kernels {
  public:

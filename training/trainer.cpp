@@ -5,13 +5,16 @@
 #include <stdexcept>
 #include <vector>
 
-#include "tessera/model/modules/cross_entropy_loss.hpp"
 #include "tessera/runtime/device.hpp"
 #include "tessera/runtime/storage.hpp"
 #include "tessera/runtime/stream.hpp"
 #include "tessera/sharding/staged_collectives.hpp"
+#include "tessera/training/losses/token_cross_entropy.hpp"
 
 namespace tessera {
+
+Trainer::Trainer(ShardedEngine& engine, std::shared_ptr<Loss> loss)
+    : engine_(engine), loss_(loss ? std::move(loss) : std::make_shared<TokenCrossEntropy>()) {}
 
 StepResult Trainer::train_step(const std::vector<MicroBatch>& micro_batches, float lr) {
   if (micro_batches.empty()) throw std::invalid_argument("Trainer::train_step: no micro-batches");
@@ -24,19 +27,18 @@ StepResult Trainer::train_step(const std::vector<MicroBatch>& micro_batches, flo
   Device& device = engine_.device();
   const std::size_t count = micro_batches.size();
   auto device_sum = Storage::allocate(device, sizeof(double), MemoryCategory::kWorkspace);
-  auto host_sums = Storage::allocate(device, count * sizeof(double), MemoryCategory::kWorkspace, MemoryKind::kPinnedHost);
+  auto host_sums =
+      Storage::allocate(device, count * sizeof(double), MemoryCategory::kWorkspace, MemoryKind::kPinnedHost);
   Stream& compute = device.stream(StreamRole::kCompute);
-  std::vector<std::int64_t> positions(count);
+  std::vector<std::int64_t> positions(count);  // each micro-batch's count of loss terms
   for (std::size_t i = 0; i < count; ++i) {
-    CrossEntropyLoss loss;
-    Tensor logits = engine_.forward(ctx, micro_batches[i].inputs);
-    positions[i] = logits.dim(0) * logits.dim(1);
-    loss.forward_sum(ctx, logits, micro_batches[i].targets, static_cast<double*>(device_sum->data()));
+    Tensor outputs = engine_.forward(ctx, micro_batches[i].inputs);
+    positions[i] = loss_->forward_sum(ctx, outputs, micro_batches[i], static_cast<double*>(device_sum->data()));
     device.copy_to_host_async(static_cast<double*>(host_sums->data()) + i, device_sum->data(), sizeof(double), compute);
     engine_.note_phase("loss");
-    logits = Tensor();
+    outputs = Tensor();
     const GradSync sync = i + 1 == count ? GradSync::kReduce : GradSync::kDefer;
-    engine_.backward(ctx, loss.backward(ctx, scale), sync);
+    engine_.backward(ctx, loss_->backward(ctx, scale), sync);
   }
   compute.synchronize();
   double loss_sum = 0.0;  // the micro-batches' mean losses, each rounded to float as forward() returns it
@@ -59,9 +61,13 @@ StepResult Trainer::train_step(const std::vector<MicroBatch>& micro_batches, flo
 float Trainer::evaluate(const MicroBatch& batch) {
   Context ctx(engine_.device());
   ctx.training = false;
-  CrossEntropyLoss loss;
-  Tensor logits = engine_.forward(ctx, batch.inputs);
-  return loss.forward(ctx, logits, batch.targets);
+  Tensor outputs = engine_.forward(ctx, batch.inputs);
+  // One double back to the host (the meta device leaves it 0).
+  double sum = 0.0;
+  const auto device_sum = Storage::allocate(ctx.device, sizeof(double), MemoryCategory::kWorkspace);
+  const std::int64_t count = loss_->forward_sum(ctx, outputs, batch, static_cast<double*>(device_sum->data()));
+  ctx.device.copy_to_host(&sum, device_sum->data(), sizeof(double));
+  return static_cast<float>(sum / static_cast<double>(count));
 }
 
 }  // namespace tessera

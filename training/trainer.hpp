@@ -1,8 +1,9 @@
 // Trainer: drives a ShardedEngine through optimizer steps and evaluations — the loop every
 // training program shares (train_gpt, the benchmarks, embedding programs, the memory planner).
 //
-// train_step: zero the gradients; per micro-batch forward, fused softmax cross-entropy, loss
-// gradient scaled by loss_scale / accumulation, backward (deferring the gradient reduction to the
+// train_step: zero the gradients; per micro-batch forward, the loss (training/loss.hpp: the fused
+// softmax cross-entropy of TokenCrossEntropy unless another is given), its gradient scaled by
+// loss_scale / accumulation, backward (deferring the gradient reduction to the
 // last micro-batch where the stage allows it); the loss averaged over all ranks; then the engine's
 // step — or, with a SpikeDetector and a loss or gradient norm that stands out, no update at all on
 // every rank (StepResult::spike). The loss it returns is the mean over micro-batches and ranks.
@@ -11,9 +12,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "tessera/sharding/sharded_engine.hpp"
+#include "tessera/training/loss.hpp"
 #include "tessera/training/micro_batch.hpp"
 #include "tessera/training/spike_detector.hpp"
 #include "tessera/training/step_result.hpp"
@@ -22,7 +25,8 @@ namespace tessera {
 
 class Trainer {
  public:
-  explicit Trainer(ShardedEngine& engine) : engine_(engine) {}
+  // `loss`: what the steps minimise and evaluate() measures; null: TokenCrossEntropy.
+  explicit Trainer(ShardedEngine& engine, std::shared_ptr<Loss> loss = nullptr);
 
   // Skip steps the detector calls spikes (nullptr: never). The detector must outlive its use.
   void set_spike_detector(SpikeDetector* detector) { detector_ = detector; }
@@ -34,9 +38,11 @@ class Trainer {
   float evaluate(const MicroBatch& batch);
 
   ShardedEngine& engine() { return engine_; }
+  Loss& loss() { return *loss_; }
 
  private:
   ShardedEngine& engine_;
+  std::shared_ptr<Loss> loss_;
   SpikeDetector* detector_ = nullptr;
 };
 

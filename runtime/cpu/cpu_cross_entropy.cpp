@@ -8,7 +8,8 @@
 // order of every addition depends on v only: the same bits at any thread count and row address.
 // It keeps logsumexp per row, so the backward recomputes softmax = exp(logit - lse) in one pass
 // that can overwrite the logits. bf16 logits are widened as they are read (the same block steps on
-// the widened values); each dlogit is rounded to bf16 once (the target's after its -dloss).
+// the widened values); each dlogit is rounded to bf16 once (the target's after its -dloss). A row
+// whose target is kIgnoredTarget has loss and lse 0 and a zero gradient row.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -19,6 +20,7 @@
 #include "tessera/precision/bf16.hpp"
 #include "tessera/runtime/cpu/kernel_errors.hpp"
 #include "tessera/runtime/cpu/level_kernels.hpp"
+#include "tessera/runtime/kernels.hpp"
 #include "tessera/runtime/math/exp_math.hpp"
 
 namespace tessera::inline TESSERA_CPU_LEVEL_NS {
@@ -28,9 +30,10 @@ constexpr std::int64_t kBlock = 2048;  // logits per online-softmax step (8 KiB,
 constexpr int kLanes = 16;             // partial sums per block: one 512-bit vector
 static_assert(kBlock % kLanes == 0);
 
+// Every target in [0, v) or kIgnoredTarget.
 void check_targets(const std::int32_t* targets, std::int64_t n, std::int64_t v, const char* where) {
   for (std::int64_t i = 0; i < n; ++i) {
-    if (targets[i] < 0 || targets[i] >= v) {
+    if ((targets[i] < 0 && targets[i] != kIgnoredTarget) || targets[i] >= v) {
       throw_id_outside(where, "target", i, targets[i], v, "vocabulary");
     }
   }
@@ -95,6 +98,11 @@ void cross_entropy_forward_t(float* losses,                // (n)
   if (v < 1) return;
 #pragma omp parallel for schedule(static) if (n * v > (1 << 15))
   for (std::int64_t i = 0; i < n; ++i) {
+    if (targets[i] == kIgnoredTarget) {
+      lse[i] = 0.0f;
+      losses[i] = 0.0f;
+      continue;
+    }
     const T* row = logits + i * v;
     const float row_lse = row_logsumexp(row, v);
     lse[i] = row_lse;
@@ -113,6 +121,10 @@ void cross_entropy_backward_t(T* dlogits,                   // (n,v) written; ma
   for (std::int64_t i = 0; i < n; ++i) {
     const T* row = logits + i * v;
     T* drow = dlogits + i * v;
+    if (targets[i] == kIgnoredTarget) {
+      for (std::int64_t j = 0; j < v; ++j) drow[j] = from_f32<T>(0.0f);
+      continue;
+    }
     const float row_lse = lse[i];
     float target_term = 0.0f;  // bf16: the target's softmax term, read before the row is overwritten
     if constexpr (!std::is_same_v<T, float>) target_term = softmax_exp(to_f32(row[targets[i]]) - row_lse) * dloss;

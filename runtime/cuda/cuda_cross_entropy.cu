@@ -1,12 +1,14 @@
 // CUDA fused softmax + cross-entropy, one thread block per row of logits. The forward takes the row
 // maximum, then the sum of exp(logit - max) (exp from runtime/math/exp_math.hpp, block
 // reductions in a fixed order), and keeps logsumexp per row; the backward recomputes
-// softmax = exp(logit - lse) element by element, so dlogits may overwrite the logits.
+// softmax = exp(logit - lse) element by element, so dlogits may overwrite the logits. A row whose
+// target is kIgnoredTarget has loss and lse 0 and a zero gradient row.
 #include <cmath>
 
 #include "tessera/runtime/cuda/cuda_check.hpp"
 #include "tessera/runtime/cuda/cuda_launch.cuh"
 #include "tessera/runtime/cuda/cuda_ops.hpp"
+#include "tessera/runtime/kernels.hpp"
 #include "tessera/runtime/math/exp_math.hpp"
 
 namespace tessera::detail {
@@ -18,6 +20,10 @@ __global__ void cross_entropy_forward_kernel(float* losses, float* lse, const T*
   __shared__ float shared[kWarp];
   const std::int64_t row = blockIdx.x;
   const T* x = logits + row * v;
+  if (targets[row] == kIgnoredTarget) {  // the whole block leaves together: no barrier is skipped
+    if (threadIdx.x == 0) lse[row] = losses[row] = 0.0f;
+    return;
+  }
   float max_val = -INFINITY;
   for (std::int64_t j = threadIdx.x; j < v; j += blockDim.x) max_val = fmaxf(max_val, to_f32(x[j]));
   max_val = block_max(max_val, shared);
@@ -41,10 +47,11 @@ __global__ void cross_entropy_backward_kernel(T* dlogits, const T* logits, const
   const float row_lse = lse[row];
   const std::int32_t target = targets[row];
   const bool valid = target >= 0 && target < v;
+  const bool ignored = target == kIgnoredTarget;
   for (std::int64_t j = threadIdx.x; j < v; j += blockDim.x) {  // each element read, then written, by one thread
     float g = fast_expf(to_f32(x[j]) - row_lse) * dloss;
     if (j == target) g -= dloss;
-    d[j] = from_f32<T>(valid ? g : NAN);
+    d[j] = from_f32<T>(ignored ? 0.0f : valid ? g : NAN);
   }
 }
 

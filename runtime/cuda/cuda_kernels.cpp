@@ -558,4 +558,26 @@ void CudaKernels::cross_entropy_backward(Bf16* dlogits, const Bf16* logits, cons
   detail::launch_cross_entropy_backward(nv(dlogits), nv(logits), lse, targets, dloss, n, v, stream_);
 }
 
+void CudaKernels::squared_error_forward(float* losses, const float* pred, const float* targets, std::int64_t n) const {
+  select_cuda_device(device_);
+  detail::launch_squared_error_forward(losses, pred, targets, n, stream_);
+}
+
+void CudaKernels::squared_error_backward(float* dpred, const float* pred, const float* targets, float dloss,
+                                         std::int64_t n) const {
+  select_cuda_device(device_);
+  detail::launch_squared_error_backward(dpred, pred, targets, dloss, n, stream_);
+}
+
+void CudaKernels::squared_error_forward(float* losses, const Bf16* pred, const float* targets, std::int64_t n) const {
+  select_cuda_device(device_);
+  detail::launch_squared_error_forward(losses, nv(pred), targets, n, stream_);
+}
+
+void CudaKernels::squared_error_backward(Bf16* dpred, const Bf16* pred, const float* targets, float dloss,
+                                         std::int64_t n) const {
+  select_cuda_device(device_);
+  detail::launch_squared_error_backward(nv(dpred), nv(pred), targets, dloss, n, stream_);
+}
+
 }  // namespace tessera

@@ -148,7 +148,7 @@ template <typename T>
 void launch_swiglu_backward(T* dinp, const T* dout, const T* inp, std::int64_t n, std::int64_t f, cudaStream_t stream);
 
 // ---- cross-entropy (cuda_cross_entropy.cu) ---------------------------------------------------------
-// A target outside [0, v) reads nothing out of range: its loss (forward) and its dlogits row
+// A kIgnoredTarget row has loss, lse and gradient 0. Any other target outside [0, v) reads nothing out of range: its loss (forward) and its dlogits row
 // (backward) become NaN, which the trainer's non-finite checks report (the CPU throws instead; a
 // throw here would cost a host synchronization per call).
 template <typename T>
@@ -157,6 +157,14 @@ void launch_cross_entropy_forward(float* losses, float* lse, const T* logits, co
 template <typename T>
 void launch_cross_entropy_backward(T* dlogits, const T* logits, const float* lse, const std::int32_t* targets,
                                    float dloss, std::int64_t n, std::int64_t v, cudaStream_t stream);
+
+// ---- squared error (cuda_squared_error.cu) ----------------------------------------------------------
+template <typename T>
+void launch_squared_error_forward(float* losses, const T* pred, const float* targets, std::int64_t n,
+                                  cudaStream_t stream);
+template <typename T>
+void launch_squared_error_backward(T* dpred, const T* pred, const float* targets, float dloss, std::int64_t n,
+                                   cudaStream_t stream);
 
 // ---- reductions (cuda_reduce.cu) -------------------------------------------------------------------
 // Two passes in double: chunks of kReduceChunk elements (by position, so alignment does not matter)

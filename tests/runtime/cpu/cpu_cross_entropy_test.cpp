@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tessera/runtime/cpu/cpu_kernels.hpp"
+#include "tessera/runtime/kernels.hpp"
 #include "tests/runtime/cpu/kernel_check.hpp"
 
 namespace tessera {
@@ -87,11 +88,25 @@ TEST(CpuCrossEntropy, TargetsOutsideTheVocabularyAreRefused) {
   const std::vector<float> logits(2 * 4, 0.0f);
   std::vector<float> losses(2), lse(2), d(8);
   const std::vector<std::int32_t> too_big = {1, 4};
-  const std::vector<std::int32_t> negative = {-1, 0};
+  const std::vector<std::int32_t> negative = {-2, 0};  // -1 is kIgnoredTarget; any other negative is refused
   EXPECT_THROW(k.cross_entropy_forward(losses.data(), lse.data(), logits.data(), too_big.data(), 2, 4),
                std::out_of_range);
   EXPECT_THROW(k.cross_entropy_backward(d.data(), logits.data(), lse.data(), negative.data(), 1.0f, 2, 4),
                std::out_of_range);
+}
+
+TEST(CpuCrossEntropy, AnIgnoredTargetsRowAddsNothingAndGetsNoGradient) {
+  CpuKernels k;
+  const std::vector<float> logits = {0.5f, -1.0f, 2.0f, 0.25f, 1.0f, 3.0f, -2.0f, 0.0f};
+  const std::vector<std::int32_t> targets = {kIgnoredTarget, 2};
+  std::vector<float> losses(2, 7.0f), lse(2, 7.0f), d(8, 7.0f);
+  k.cross_entropy_forward(losses.data(), lse.data(), logits.data(), targets.data(), 2, 4);
+  EXPECT_EQ(losses[0], 0.0f);
+  EXPECT_EQ(lse[0], 0.0f);
+  EXPECT_GT(losses[1], 0.0f);
+  k.cross_entropy_backward(d.data(), logits.data(), lse.data(), targets.data(), 1.0f, 2, 4);
+  for (int j = 0; j < 4; ++j) EXPECT_EQ(d[j], 0.0f) << "ignored row, column " << j;
+  EXPECT_LT(d[6], 0.0f) << "the counted row's target column";
 }
 
 TEST(CpuCrossEntropy, LongRowsMatchReferenceWhereverTheMaximumIs) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tessera/runtime/cuda/cuda_ops.hpp"
+#include "tessera/runtime/kernels.hpp"
 #include "tests/runtime/cuda/cuda_test_support.hpp"
 
 namespace tessera {
@@ -69,7 +70,7 @@ TEST_F(CudaCrossEntropy, Bf16MatchesCpuOnRoundedInputs) {
 
 TEST_F(CudaCrossEntropy, TargetOutsideTheVocabularyGivesNaNNotAStrayRead) {
   const std::int64_t n = 3, v = 4;
-  const std::vector<std::int32_t> targets = {1, 4, -1};  // rows 1 and 2 are bad
+  const std::vector<std::int32_t> targets = {1, 4, -2};  // rows 1 and 2 are bad (-1 is kIgnoredTarget)
   DeviceBuffer<float> g_logits(random_floats(n * v, 21)), g_losses(n), g_lse(n), g_dlogits(n * v);
   DeviceBuffer<std::int32_t> g_targets(targets);
   gpu_->cross_entropy_forward(g_losses.get(), g_lse.get(), g_logits.get(), g_targets.get(), n, v);
@@ -85,6 +86,20 @@ TEST_F(CudaCrossEntropy, TargetOutsideTheVocabularyGivesNaNNotAStrayRead) {
                                                     << "] = " << dlogits[row * v + j] << ", expected NaN";
     }
   }
+}
+
+TEST_F(CudaCrossEntropy, AnIgnoredTargetsRowIsZeroAsOnTheCpu) {
+  const std::int64_t n = 2, v = 4;
+  const std::vector<std::int32_t> targets = {kIgnoredTarget, 2};
+  DeviceBuffer<float> g_logits(random_floats(n * v, 22)), g_losses(n), g_lse(n), g_dlogits(n * v);
+  DeviceBuffer<std::int32_t> g_targets(targets);
+  gpu_->cross_entropy_forward(g_losses.get(), g_lse.get(), g_logits.get(), g_targets.get(), n, v);
+  gpu_->cross_entropy_backward(g_dlogits.get(), g_logits.get(), g_lse.get(), g_targets.get(), 1.0f, n, v);
+  const auto losses = g_losses.download(), lse = g_lse.download(), dlogits = g_dlogits.download();
+  EXPECT_EQ(losses[0], 0.0f);
+  EXPECT_EQ(lse[0], 0.0f);
+  EXPECT_TRUE(std::isfinite(losses[1]) && losses[1] > 0.0f) << losses[1];
+  for (std::int64_t j = 0; j < v; ++j) EXPECT_EQ(dlogits[j], 0.0f) << "ignored row, column " << j;
 }
 
 }  // namespace
