@@ -47,11 +47,6 @@ void validate_custom_model(const CustomModel& model, const std::string& name) {
                                     ": every dimension of a sample must be >= 1");
       }
     }
-    if (t.dtype == DType::kI32 && t.id_bound < 1) {
-      throw std::invalid_argument(who + ": batch tensor '" + t.name +
-                                  "' holds i32 ids without an id bound: set BatchTensorSpec::id_bound (the "
-                                  "vocabulary or class count) so a measurement draws valid ids");
-    }
   }
 }
 

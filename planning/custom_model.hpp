@@ -40,8 +40,8 @@ struct BatchTensorSpec {
   std::string name;    // "inputs", "targets", "mask": how messages name it
   Shape sample_shape;  // one sample's shape; may be empty (one value per sample)
   DType dtype = DType::kF32;
-  // i32 ids (tokens, classes): a measurement on a real device draws them in [0, id_bound). The
-  // planner does not read values; 0 for floating tensors.
+  // i32 ids (tokens, classes): a measurement on a real device (measure_engine_step) draws them in
+  // [0, id_bound) and needs it. The planner reads no values; 0 for floating tensors.
   std::int64_t id_bound = 0;
 
   Shape micro_batch_shape(std::int64_t micro_batch) const;  // (micro_batch, sample_shape...)
@@ -73,7 +73,7 @@ std::vector<BatchTensorSpec> token_batch(std::int64_t seq_len, std::int64_t voca
 PlanStepFunction token_step();
 
 // Throws std::invalid_argument naming `model` and what to change when the model cannot be planned:
-// no build function, no batch tensor, a dimension below 1, an i32 tensor without an id bound.
+// no build function, no batch tensor, a dimension below 1.
 void validate_custom_model(const CustomModel& model, const std::string& name);
 
 }  // namespace tessera

@@ -51,6 +51,14 @@ MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, 
     throw std::invalid_argument("the plan is for " + std::to_string(config.ranks) + " ranks but " +
                                 std::to_string(world.size()) + " are running: set the ranks to the job size");
   }
+  const std::vector<BatchTensorSpec> specs = config.batch_tensors();
+  for (const BatchTensorSpec& spec : specs) {
+    if (spec.dtype == DType::kI32 && spec.id_bound < 1) {
+      throw std::invalid_argument("batch tensor '" + spec.name +
+                                  "' holds i32 ids without an id bound: set BatchTensorSpec::id_bound (the "
+                                  "vocabulary or class count) so the measurement draws valid ids");
+    }
+  }
   auto device = make_device(options.device);
   // The engine's collectives run on the device's memory: NCCL for a GPU, `world` itself for the CPU.
   const std::unique_ptr<Communicator> device_world = make_device_world(*device, world, CommOptions{});
@@ -59,7 +67,6 @@ MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, 
   ShardedEngine engine(*model, *device, engine_world, config.sharding_config(), options.seed);
   const PlanStepFunction train_step = config.step_function();
 
-  const std::vector<BatchTensorSpec> specs = config.batch_tensors();
   std::vector<MicroBatchTensors> batches;
   for (std::int64_t a = 0; a < config.accumulation; ++a) {
     const auto seed =

@@ -34,8 +34,8 @@ struct MeasureOptions {
 };
 
 // Throws std::invalid_argument for what the engine cannot run: a parameter count alone, or
-// gradients not accumulated in f32; SettingError("offload.path") for NVMe offload without a
-// directory for its files.
+// gradients not accumulated in f32, a custom model's i32 batch tensor without an id bound;
+// SettingError("offload.path") for NVMe offload without a directory for its files.
 MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, const MeasureOptions& options = {});
 
 }  // namespace tessera

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "plan_test_support.hpp"
+#include "tessera/comm/loopback/loopback_communicator.hpp"
 #include "tessera/core/setting_error.hpp"
 #include "tessera/planning/plan_report.hpp"
 #include "tessera/planning/recommend.hpp"
@@ -116,17 +117,17 @@ TEST(CustomModelSpec, ParameterCountIsTheModules) {
 TEST(CustomModelSpec, RefusesWhatCannotBePlannedNamingTheModel) {
   PlanConfig c;
   CustomModel m = token_mlp_model();
-  m.batch[0].id_bound = 0;
+  m.build = nullptr;
   c.model = model_from_module("my mlp", m);
   std::string message = thrown_message([&] { plan_memory(c); });
   EXPECT_NE(message.find("model 'my mlp'"), std::string::npos) << message;
-  EXPECT_NE(message.find("id_bound"), std::string::npos) << message;
+  EXPECT_NE(message.find("CustomModel::build"), std::string::npos) << message;
 
   m = token_mlp_model();
-  m.build = nullptr;
+  m.batch.clear();
   c.model = model_from_module("my mlp", m);
   message = thrown_message([&] { plan_memory(c); });
-  EXPECT_NE(message.find("CustomModel::build"), std::string::npos) << message;
+  EXPECT_NE(message.find("CustomModel::batch"), std::string::npos) << message;
 
   m = token_mlp_model();
   m.batch[1].sample_shape = {kMlpSeqLen, 0};
@@ -145,6 +146,18 @@ TEST(CustomModelSpec, RefusesWhatCannotBePlannedNamingTheModel) {
   request.base = c;
   message = thrown_message([&] { recommend(request); });
   EXPECT_NE(message.find("model 'my mlp'"), std::string::npos) << message;
+}
+
+TEST(CustomModelSpec, IdsNeedABoundOnlyToBeMeasured) {
+  CustomModel m = token_mlp_model();
+  m.batch[0].id_bound = 0;  // the planner reads no values
+  PlanConfig c;
+  c.model = model_from_module("my mlp", m);
+  EXPECT_TRUE(plan_memory(c).has_step);
+  LoopbackCommunicator alone(0, 1);
+  const std::string message = thrown_message([&] { measure_engine_step(c, alone, {.device = DeviceChoice::kCpu}); });
+  EXPECT_NE(message.find("'inputs'"), std::string::npos) << message;
+  EXPECT_NE(message.find("id_bound"), std::string::npos) << message;
 }
 
 TEST(CustomModelSpec, TheTokenStepIsTheDefault) {
