@@ -1,16 +1,14 @@
 // plan_memory: the real ShardedEngine on a meta device with loopback communicators, a warm-up
-// step and one profiled step.
+// step and one profiled step of the model's own step function.
 #include "tessera/planning/memory_plan.hpp"
 
 #include <algorithm>
 
 #include "tessera/comm/loopback/loopback_communicator.hpp"
-#include "tessera/model/modules/gpt.hpp"
 #include "tessera/planning/model_state.hpp"
 #include "tessera/planning/parameter_count_model.hpp"
 #include "tessera/runtime/meta/meta_device.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
-#include "tessera/training/trainer.hpp"
 
 namespace tessera {
 namespace {
@@ -71,21 +69,18 @@ MemoryPlan plan_memory(const PlanConfig& config) {
   MemoryPlan plan;
   plan.config = config;
   plan.parameter_count = config.model.parameter_count();
-  if (!config.model.gpt && config.grad_dtype != DType::kF32) return arithmetic_plan(std::move(plan));
+  const bool step = config.model.plans_step();
+  if (!step && config.grad_dtype != DType::kF32) return arithmetic_plan(std::move(plan));
 
   auto device = make_meta_device(config.attention_scratch, config.host_is_device);
   LoopbackGroups loopback(config);
-  std::unique_ptr<Module> model;
-  if (config.model.gpt) {
-    model = std::make_unique<Gpt>(*config.model.gpt);
-    apply_recompute(*model, config.recompute);  // before the engine wraps the units
-  } else {
-    model = std::make_unique<ParameterCountModel>(plan.parameter_count);
-  }
+  // The GPT or the custom model, checkpointed before the engine wraps the units.
+  std::unique_ptr<Module> model =
+      step ? config.build_model() : std::make_unique<ParameterCountModel>(plan.parameter_count);
   ShardedEngine engine(*model, *device, loopback.world, loopback.groups(), config.sharding_config(), 1);
   record_units(plan, engine);
   MemoryTracker& memory = device->memory();
-  if (!config.model.gpt) {
+  if (!step) {
     plan.before_step = memory.snapshot();
     plan.step = plan.before_step;
     plan.host = device->memory(MemoryKind::kPinnedHost).snapshot();
@@ -93,31 +88,37 @@ MemoryPlan plan_memory(const PlanConfig& config) {
     return plan;
   }
 
-  // The step's micro-batches, held by the caller through the step: inputs and targets (B,T) i32.
-  // Micro-steps between the first and the last allocate alike (gradients accumulate, reductions
-  // wait or repeat), so two of them are run — one deferring, one reducing — while the token buffers
-  // of all `accumulation` micro-batches are held, as the caller holds them.
+  // The step's micro-batches, held by the caller through the step (the GPT's: inputs and targets
+  // (B,T) i32). Micro-steps between the first and the last allocate alike (gradients accumulate,
+  // reductions wait or repeat), so two of them are run — one deferring, one reducing — while the
+  // tensors of all `accumulation` micro-batches are held, as the caller holds them.
+  const std::vector<BatchTensorSpec> specs = config.batch_tensors();
   const std::int64_t run = std::min<std::int64_t>(config.accumulation, 2);
-  std::vector<MicroBatch> batches;
-  const Shape tokens{config.micro_batch, config.tokens_per_sample()};
+  std::vector<MicroBatchTensors> batches;
   for (std::int64_t a = 0; a < run; ++a) {
-    batches.push_back({Tensor::empty(*device, tokens, DType::kI32, MemoryCategory::kWorkspace),
-                       Tensor::empty(*device, tokens, DType::kI32, MemoryCategory::kWorkspace)});
+    MicroBatchTensors& tensors = batches.emplace_back();
+    for (const BatchTensorSpec& spec : specs) {
+      tensors.push_back(
+          Tensor::empty(*device, spec.micro_batch_shape(config.micro_batch), spec.dtype, MemoryCategory::kWorkspace));
+    }
   }
-  Tensor others;  // the token buffers of the micro-batches not run: 2 per micro-batch
+  std::vector<Tensor> others;  // each tensor of the micro-batches not run, for all of them at once
   if (config.accumulation > run) {
-    others = Tensor::empty(*device, {2 * (config.accumulation - run), config.micro_batch, config.tokens_per_sample()},
-                           DType::kI32, MemoryCategory::kWorkspace);
+    for (const BatchTensorSpec& spec : specs) {
+      Shape shape = spec.micro_batch_shape(config.micro_batch);
+      shape.insert(shape.begin(), config.accumulation - run);
+      others.push_back(Tensor::empty(*device, shape, spec.dtype, MemoryCategory::kWorkspace));
+    }
   }
-  Trainer trainer(engine);
-  trainer.train_step(batches, 1e-4f);  // records the unit order prefetching follows afterwards
+  const PlanStepFunction train_step = config.step_function();
+  train_step(engine, batches, 1e-4f);  // records the unit order prefetching follows afterwards
 
   plan.before_step = memory.snapshot();
   MemoryProfiler profiler(memory);
   engine.set_phase_observer([&profiler](const std::string& phase) { profiler.on_phase(phase); });
   memory.reset_peaks();  // as a measurement does before the measured step
   profiler.begin_step(1);
-  trainer.train_step(batches, 1e-4f);
+  train_step(engine, batches, 1e-4f);
   plan.has_step = true;
   plan.step = profiler.step_peaks(1);
   plan.timeline = profiler.samples_of(1);

@@ -20,6 +20,12 @@
 //                    (attention backward's delta (B,NH,T)), cross-entropy losses, the gradient norm
 // The steady-state step is the second one: the first records the unit order that prefetching uses.
 //
+// A model of your own (ModelSpec::custom, planning/custom_model.hpp) is planned the same way: its
+// build function makes the model on the meta device, the engine wraps it under PlanConfig's unit
+// policy, the planner holds the micro-batch tensors it describes (workspace) and runs its step
+// function — so its activations, loss buffers, communication buffers and workspace are what its
+// own modules and step allocate, as the MemoryTracker of a real run of them measures.
+//
 // Offload: state placed in pinned host memory (ShardingConfig::offload, cpu) is counted in `host`,
 // state in the NVMe store in `nvme` (the store's staging ring is pinned host memory), not on the
 // device. With PlanConfig::host_is_device the host tier counts against the device budget; otherwise
@@ -79,7 +85,8 @@ struct MemoryPlan {
   bool fits() const { return device_fits() && host_fits(); }
 };
 
-// Throws SettingError / std::invalid_argument (PlanConfig::validate) on an inconsistent configuration.
+// Throws SettingError / std::invalid_argument (PlanConfig::validate) on an inconsistent configuration;
+// whatever a custom model's build or step function throws.
 MemoryPlan plan_memory(const PlanConfig& config);
 
 }  // namespace tessera

@@ -78,7 +78,11 @@ std::int64_t scaled(double value, double scale, const std::string& what, const s
 
 }  // namespace
 
-std::int64_t ModelSpec::parameter_count() const { return gpt ? gpt->parameter_count() : raw_parameters; }
+std::int64_t ModelSpec::parameter_count() const {
+  if (gpt) return gpt->parameter_count();
+  if (custom && custom->build) return custom->build()->parameter_count();
+  return raw_parameters;
+}
 
 std::string ModelSpec::describe() const {
   std::string s = name;
@@ -105,6 +109,13 @@ ModelSpec model_preset(const std::string& name) {
   for (const Preset& p : kPresets) list += (list.empty() ? "" : ", ") + std::string(p.name);
   throw std::invalid_argument("unknown model preset '" + name + "': use one of " + list +
                               ", or give --layers/--dim/--heads/--vocab/--seq-len, or --params N");
+}
+
+ModelSpec model_from_module(std::string name, CustomModel model) {
+  ModelSpec spec;
+  spec.name = std::move(name);
+  spec.custom = std::move(model);
+  return spec;
 }
 
 ModelSpec model_from_parameter_count(std::int64_t parameters) {

@@ -1,6 +1,7 @@
 // ModelSpec: what the planner plans for — a GPT architecture (Tessera's GPT-2 layout: layers,
-// channels, heads, vocabulary, sequence length), from a preset or given field by field, or only a
-// raw parameter count (then only model state can be planned, not activations).
+// channels, heads, vocabulary, sequence length), from a preset or given field by field; a model of
+// your own (CustomModel: any Module, its micro-batch and its training step); or only a raw parameter
+// count (then only model state can be planned, not activations).
 //
 // Presets (name: L, C, NH, V, T):
 //   tiny            2,    9,  3,    13,    6   the sharding tests' model (uneven shards)
@@ -24,21 +25,29 @@
 #include <vector>
 
 #include "tessera/model/modules/gpt.hpp"
+#include "tessera/planning/custom_model.hpp"
 
 namespace tessera {
 
 struct ModelSpec {
-  std::string name;                 // preset name, "custom", or "<N> parameters"
-  std::optional<GptConfig> gpt;     // the architecture; activations are planned only with one
-  std::int64_t raw_parameters = 0;  // used when gpt is empty
+  std::string name;                 // preset name, "custom", the custom model's name, or "<N> parameters"
+  std::optional<GptConfig> gpt;     // the architecture; activations are planned with it or `custom`
+  std::int64_t raw_parameters = 0;  // used when gpt and custom are empty
+  std::optional<CustomModel> custom = std::nullopt;  // a model of your own (model_from_module); gpt must be empty
 
-  std::int64_t parameter_count() const;
-  std::string describe() const;  // "gpt2-124m: L=12 C=768 NH=12 V=50257 T=1024, 124.44M parameters"
+  // Whether a training step can be planned (an architecture or a model of your own), not only the
+  // model state of a parameter count.
+  bool plans_step() const { return gpt || custom; }
+  std::int64_t parameter_count() const;  // a custom model is built (not materialised) to count them
+  std::string describe() const;          // "gpt2-124m: L=12 C=768 NH=12 V=50257 T=1024, 124.44M parameters"
 };
 
 // The preset of that name; throws std::invalid_argument listing the presets otherwise.
 ModelSpec model_preset(const std::string& name);
 std::vector<std::string> model_preset_names();
+
+// A model of your own, named `name` in the plan's report (CustomModel).
+ModelSpec model_from_module(std::string name, CustomModel model);
 
 // A model given only by its parameter count.
 ModelSpec model_from_parameter_count(std::int64_t parameters);

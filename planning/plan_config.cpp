@@ -5,6 +5,7 @@
 
 #include "tessera/core/number_text.hpp"
 #include "tessera/core/setting_error.hpp"
+#include "tessera/model/modules/gpt.hpp"
 
 namespace tessera {
 
@@ -44,6 +45,66 @@ int PlanConfig::shard_ranks() const {
   return ranks;
 }
 
+PlanConfig PlanConfig::for_run(ModelSpec model, const ShardingConfig& sharding, const BatchPlan& batch,
+                               const RecomputePolicy& recompute) {
+  PlanConfig c;
+  c.model = std::move(model);
+  c.precision = sharding.precision;
+  c.optimizer = sharding.optimizer;
+  c.stage = sharding.stage;
+  c.hybrid_group = sharding.hybrid_group;
+  c.offload = sharding.offload;
+  c.prefetch_units = sharding.prefetch_units;
+  c.reshard_after_forward = sharding.reshard_after_forward;
+  c.unit_policy = sharding.unit_policy;
+  c.recompute = recompute;
+  c.ranks = batch.ranks;
+  c.set_batch(batch);
+  return c;
+}
+
+void PlanConfig::set_batch(const BatchPlan& batch) {
+  if (batch.ranks != ranks) {
+    throw SettingError("plan.ranks", std::to_string(ranks),
+                       "the batch plan (" + batch.sequences_text() + ") is for " + std::to_string(batch.ranks) +
+                           " ranks but the memory plan is for " + std::to_string(ranks) + " ranks" +
+                           ": plan the batch for the run's ranks (BatchRequest::data_parallel_ranks) or set the "
+                           "plan's ranks to the batch's");
+  }
+  micro_batch = batch.micro;
+  accumulation = batch.accumulation;
+  if (model.gpt) seq_len = batch.seq_len;
+}
+
+std::unique_ptr<Module> PlanConfig::build_model() const {
+  std::unique_ptr<Module> m;
+  if (model.gpt) {
+    m = std::make_unique<Gpt>(*model.gpt);
+  } else if (model.custom && model.custom->build) {
+    m = model.custom->build();
+    if (!m) throw std::invalid_argument("model '" + model.name + "': CustomModel::build returned no module");
+  } else {
+    throw std::invalid_argument("model '" + model.name +
+                                "' is only a parameter count: a step needs an architecture or a model of your own");
+  }
+  apply_recompute(*m, recompute);  // before an engine wraps the units
+  return m;
+}
+
+std::vector<BatchTensorSpec> PlanConfig::batch_tensors() const {
+  if (model.gpt) return token_batch(tokens_per_sample(), model.gpt->vocab_size);
+  if (model.custom) return model.custom->batch;
+  throw std::invalid_argument("model '" + model.name + "' is only a parameter count: it has no micro-batch");
+}
+
+PlanStepFunction PlanConfig::step_function() const {
+  if (model.custom && model.custom->step) return model.custom->step;
+  if (!model.plans_step()) {
+    throw std::invalid_argument("model '" + model.name + "' is only a parameter count: it has no training step");
+  }
+  return token_step();
+}
+
 std::int64_t PlanConfig::tokens_per_sample() const {
   if (seq_len > 0) return seq_len;
   return model.gpt ? model.gpt->max_seq_len : 0;
@@ -54,7 +115,7 @@ void PlanConfig::validate() const {
   optimizer.validate();
   if (!is_floating(grad_dtype))
     throw SettingError("plan.grad_dtype", dtype_name(grad_dtype), "must be f32, bf16 or f16");
-  if (grad_dtype != DType::kF32 && model.gpt) {
+  if (grad_dtype != DType::kF32 && model.plans_step()) {
     throw SettingError("plan.grad_dtype", dtype_name(grad_dtype),
                        "the engine accumulates gradients in f32; 2-byte gradients (the ZeRO paper's accounting) are "
                        "planned as arithmetic for a model given by its parameter count only");
@@ -69,7 +130,12 @@ void PlanConfig::validate() const {
   if (prefetch_units < 0) throw SettingError("sharding.prefetch_units", std::to_string(prefetch_units), "must be >= 0");
   if (device_memory < 0) throw SettingError("plan.device_memory", std::to_string(device_memory), "must be >= 0");
   if (reserved < 0) throw SettingError("plan.reserved", std::to_string(reserved), "must be >= 0");
-  if (model.gpt) {
+  if (model.gpt && model.custom) {
+    throw std::invalid_argument("model '" + model.name + "': give a GPT architecture or a model of your own, not both");
+  }
+  if (model.custom) {
+    validate_custom_model(*model.custom, model.name);
+  } else if (model.gpt) {
     model.gpt->validate();
     if (seq_len < 0 || seq_len > model.gpt->max_seq_len) {
       throw SettingError("model.seq_len", std::to_string(seq_len),
@@ -91,9 +157,9 @@ std::string PlanConfig::describe() const {
   std::string s = "ZeRO-" + std::to_string(zero_stage_number(stage)) + " on " + std::to_string(ranks) +
                   (ranks == 1 ? " rank" : " ranks");
   if (shard_ranks() != ranks) s += " (shard groups of " + std::to_string(shard_ranks()) + ")";
-  s += std::string(", compute ") + dtype_name(precision.compute_dtype) + ", param " + dtype_name(precision.param_dtype) +
-       ", reduce " + dtype_name(precision.reduce_dtype) + ", grads " + dtype_name(grad_dtype) + ", " +
-       optimizer_kind_name(optimizer.kind);
+  s += std::string(", compute ") + dtype_name(precision.compute_dtype) + ", param " +
+       dtype_name(precision.param_dtype) + ", reduce " + dtype_name(precision.reduce_dtype) + ", grads " +
+       dtype_name(grad_dtype) + ", " + optimizer_kind_name(optimizer.kind);
   s += ", micro " + std::to_string(micro_batch) + " x accumulation " + std::to_string(accumulation);
   if (model.gpt) s += " at seq_len " + std::to_string(tokens_per_sample());
   s += ", checkpointing " + recompute.to_string() + ", offload " + offload.to_string();
@@ -111,6 +177,7 @@ ShardingConfig PlanConfig::sharding_config() const {
   c.reshard_after_forward = reshard_after_forward;
   c.optimizer = optimizer;
   c.offload = offload;
+  c.unit_policy = unit_policy;
   return c;
 }
 

@@ -1,10 +1,13 @@
 // PlanConfig: everything the memory planner needs to predict one rank's memory in a training step —
 // the model, dtypes, optimizer, ZeRO stage, shard groups, micro-batch, activation checkpointing,
 // offload and the device it must fit on. It mirrors ShardingConfig + the trainer's options;
-// sharding_config() gives the ShardingConfig the planner runs the engine with.
+// sharding_config() gives the ShardingConfig the planner runs the engine with. A run's own settings
+// make one directly (for_run: the engine's ShardingConfig and the global-batch plan), so the batch is
+// given once.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +18,7 @@
 #include "tessera/precision/mixed_precision.hpp"
 #include "tessera/runtime/meta/meta_kernels.hpp"
 #include "tessera/sharding/sharding_config.hpp"
+#include "tessera/training/batch_plan.hpp"
 
 namespace tessera {
 
@@ -57,6 +61,25 @@ struct PlanConfig {
   // table: a CUDA device's bf16 copies and cuDNN's workspace), so the plan counts it as the run will.
   // Empty: none, as on the CPU.
   AttentionScratchSize attention_scratch;
+  // How the engine cuts the model into units (ShardingConfig::unit_policy); empty: the root's direct
+  // children, as for the GPT. A model of your own is planned with the policy its run uses.
+  UnitPolicy unit_policy;
+
+  // The plan of a run with these engine settings (stage, precision, hybrid group, prefetch,
+  // reshard, optimizer, offload, unit policy) and this global-batch plan (plan_batch: its ranks,
+  // micro-batch and accumulation; its seq_len for a GPT), checkpointed by `recompute`.
+  static PlanConfig for_run(ModelSpec model, const ShardingConfig& sharding, const BatchPlan& batch,
+                            const RecomputePolicy& recompute = {});
+  // Takes the micro-batch and accumulation of `batch` (and its seq_len for a GPT). Throws
+  // SettingError("plan.ranks") naming both when batch.ranks is not this plan's ranks.
+  void set_batch(const BatchPlan& batch);
+
+  // What the planned step builds, feeds and runs (the GPT with its checkpointing policy, its
+  // (B,T) i32 inputs and targets and Trainer::train_step; or the custom model's own, checkpointed
+  // by `recompute` too). Throw std::invalid_argument for a model given only by its parameter count.
+  std::unique_ptr<Module> build_model() const;
+  std::vector<BatchTensorSpec> batch_tensors() const;
+  PlanStepFunction step_function() const;
 
   // Ranks that shard the model state together: the hybrid group at stages 1-3, else all ranks.
   int shard_ranks() const;

@@ -37,9 +37,9 @@ std::string category_note(const MemoryPlan& plan, MemoryCategory c) {
     case MemoryCategory::kGradients:
       return std::string(dtype_name(k.grad_dtype)) +
              (p.transient_full_grads ? " shard + full buffers of the units in backward" : " full buffer") +
-             (p.transient_compute_grads
-                  ? std::string(" + ") + dtype_name(k.precision.compute_dtype) + " micro-batch gradients of the units in backward"
-                  : "");
+             (p.transient_compute_grads ? std::string(" + ") + dtype_name(k.precision.compute_dtype) +
+                                              " micro-batch gradients of the units in backward"
+                                        : "");
     case MemoryCategory::kOptimizerState: {
       std::string s;
       for (const StateSpec& spec : optimizer_state_specs(k.optimizer)) s += (s.empty() ? "" : ", ") + spec.name;
@@ -49,7 +49,8 @@ std::string category_note(const MemoryPlan& plan, MemoryCategory c) {
     }
     case MemoryCategory::kActivations:
       return plan.has_step ? std::string(dtype_name(k.precision.compute_dtype)) + ", kept for backward (" +
-                                 k.recompute.to_string() + "), gradients, logits; f32 statistics"
+                                 k.recompute.to_string() + "), gradients, " + (k.model.custom ? "outputs" : "logits") +
+                                 "; f32 statistics"
                            : "needs an architecture";
     case MemoryCategory::kCommBuffers: {
       if (!plan.has_step) return "needs an architecture";

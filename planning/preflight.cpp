@@ -2,8 +2,10 @@
 #include "tessera/planning/preflight.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "tessera/planning/plan_report.hpp"
+#include "tessera/planning/ranks_on_node.hpp"
 #include "tessera/runtime/memory_tracker.hpp"
 
 namespace tessera {
@@ -35,7 +37,21 @@ std::string PreflightCheck::report() const {
 }
 
 PreflightCheck preflight_memory_check(const PlanConfig& config, const MemoryBudget& budget,
-                                      const PreflightOptions& options) {
+                                      const PreflightOptions& given) {
+  PreflightOptions options = given;
+  if (options.sharers < 0) {
+    throw std::invalid_argument("PreflightOptions::sharers " + std::to_string(options.sharers) +
+                                ": must be the ranks on this node (>= 1), or 0 to count them");
+  }
+  if (options.sharers == 0) {
+    if (config.ranks > 1) {
+      throw std::invalid_argument(
+          "PreflightOptions::sharers is not given for a plan of " + std::to_string(config.ranks) +
+          " ranks: pass the world communicator (preflight_memory_check(config, budget, world)) to count the ranks "
+          "on this node, or set sharers (ranks_on_node)");
+    }
+    options.sharers = 1;
+  }
   PreflightCheck check;
   PlanConfig planned = config;
   planned.host_is_device = options.host_memory;
@@ -47,7 +63,16 @@ PreflightCheck preflight_memory_check(const PlanConfig& config, const MemoryBudg
   check.available = budget.share(options.sharers);
   check.available_source = budget.describe(options.sharers);
   check.fits = check.available < 0 || check.needed <= check.available;
-  if (check.fits || !config.model.gpt) return check;
+  if (check.fits) return check;
+  if (!config.model.gpt) {
+    check.advisor_error =
+        config.model.custom
+            ? "it walks a GPT's settings (checkpointing its transformer blocks); for a model of your own try a "
+              "smaller micro-batch with more accumulation, a higher ZeRO stage, activation checkpointing of your "
+              "modules (PlanConfig::recompute) or offload, and plan each with plan_memory"
+            : "a parameter count plans model state only";
+    return check;
+  }
   // What would fit in what there is, keeping the run's global batch.
   RecommendRequest request;
   request.base = config;
@@ -67,6 +92,16 @@ PreflightCheck preflight_memory_check(const PlanConfig& config, const MemoryBudg
     check.advisor_error = e.what();
   }
   return check;
+}
+
+PreflightCheck preflight_memory_check(const PlanConfig& config, const MemoryBudget& budget, Communicator& world,
+                                      PreflightOptions options) {
+  if (config.ranks != world.size()) {
+    throw std::invalid_argument("the memory plan is for " + std::to_string(config.ranks) + " ranks but " +
+                                std::to_string(world.size()) + " are running: set the plan's ranks to the job size");
+  }
+  options.sharers = ranks_on_node(world);
+  return preflight_memory_check(config, budget, options);
 }
 
 }  // namespace tessera

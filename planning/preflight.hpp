@@ -6,12 +6,17 @@
 //
 // The prediction counts tracked bytes; `margin` (5% + 128 MiB by default) leaves room for what the
 // tracker does not see (allocator rounding, BLAS and MPI buffers, the program itself).
+//
+// The node's shared memory is split among the ranks on the node: the overload taking the world
+// communicator counts them (ranks_on_node); the other one takes PreflightOptions::sharers, which
+// must be given for a plan of more than one rank.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include "tessera/comm/communicator.hpp"
 #include "tessera/planning/memory_plan.hpp"
 #include "tessera/planning/recommend.hpp"
 #include "tessera/runtime/memory_budget.hpp"
@@ -19,7 +24,10 @@
 namespace tessera {
 
 struct PreflightOptions {
-  int sharers = 1;                                  // processes sharing the device's shared memory (local ranks)
+  // Processes sharing the device's shared memory (the ranks on this node, ranks_on_node). 0: not given
+  // — counted from the communicator by the overload taking it; for the other, 1 for a one-rank plan
+  // and an error for more ranks (the node's memory would be counted once per rank).
+  int sharers = 0;
   bool host_memory = true;                          // the device's memory is host memory: both tiers come out of it
   OffloadTarget offload_to = OffloadTarget::kNvme;  // where the advisor may offload (RecommendRequest)
   double margin_fraction = 0.05;
@@ -46,8 +54,14 @@ struct PreflightCheck {
   std::string report() const;   // when it does not fit: summary, the plan's table, the advisor's walk
 };
 
-// Not collective: every rank computes its own check (the plans are the same on every rank).
+// Not collective: every rank computes its own check (the plans are the same on every rank). Throws
+// std::invalid_argument when options.sharers is not given and the plan has more than one rank.
 PreflightCheck preflight_memory_check(const PlanConfig& config, const MemoryBudget& budget,
                                       const PreflightOptions& options = {});
+
+// The same with options.sharers counted over `world` (ranks_on_node). Collective: every rank of
+// `world` calls it together. Throws std::invalid_argument when config.ranks is not world's size.
+PreflightCheck preflight_memory_check(const PlanConfig& config, const MemoryBudget& budget, Communicator& world,
+                                      PreflightOptions options = {});
 
 }  // namespace tessera

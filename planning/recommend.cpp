@@ -92,6 +92,11 @@ Recommendation recommend(const RecommendRequest& request) {
   if (request.base.device_memory <= 0) {
     throw SettingError("plan.device_memory", "(none)", "a recommendation needs the memory per rank (e.g. 80GB)");
   }
+  if (request.base.model.custom) {
+    throw std::invalid_argument("model '" + request.base.model.name +
+                                "': the advisor walks a GPT's settings (checkpointing its transformer blocks); plan "
+                                "the configurations of a model of your own with plan_memory");
+  }
   if (!request.base.model.gpt) {
     throw std::invalid_argument(
         "a recommendation needs an architecture (a preset or layers, dim, heads, ...), not "
@@ -137,14 +142,13 @@ Recommendation recommend(const RecommendRequest& request) {
   w.config.offload.parameters = OffloadTarget::kNone;
   w.cap = cap;
   w.start();
-  w.steps.push_back({gpu ? "bf16 compute, bf16 parameters, bf16 gradient reduce"
-                         : "bf16 parameters, bf16 gradient reduce",
-                     std::string("start from bf16: ") +
-                         (gpu ? "activations, their gradients, compute copies, " : "") +
-                         "stored parameters and gradient traffic take 2 bytes; master weights, optimizer "
-                         "state and gradient accumulation stay f32" +
-                         std::string(w.micro > 0 ? "; micro " + std::to_string(w.micro) + " fits" : ""),
-                     w.first.needed()});
+  w.steps.push_back(
+      {gpu ? "bf16 compute, bf16 parameters, bf16 gradient reduce" : "bf16 parameters, bf16 gradient reduce",
+       std::string("start from bf16: ") + (gpu ? "activations, their gradients, compute copies, " : "") +
+           "stored parameters and gradient traffic take 2 bytes; master weights, optimizer "
+           "state and gradient accumulation stay f32" +
+           std::string(w.micro > 0 ? "; micro " + std::to_string(w.micro) + " fits" : ""),
+       w.first.needed()});
   // Cheap stages first: sharding optimizer state and gradients adds no communication.
   for (ZeroStage stage : {ZeroStage::kStage1, ZeroStage::kStage2}) {
     if (w.micro > 0 || zero_stage_number(w.config.stage) >= zero_stage_number(stage)) continue;

@@ -27,6 +27,7 @@
 #include "tessera/model/modules/gpt_flops.hpp"
 #include "tessera/model/modules/gpt_sampling.hpp"
 #include "tessera/model/recompute/recompute_policy.hpp"
+#include "tessera/planning/ranks_on_node.hpp"
 #include "tessera/run/run_batch_plan.hpp"
 #include "tessera/run/training_run.hpp"
 #include "tessera/runtime/cpu/blas_core.hpp"
@@ -129,7 +130,7 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   const bool root = dist.rank() == 0;
   if (default_data_missing(o, world)) return 1;
 
-  const int local_ranks = std::max(1, dist.rank_info().local_size);
+  const int local_ranks = ranks_on_node(dist.rank_info());  // share the node's memory (pre-flight) and cores
   set_rank_threads(o.threads, dist);
   const std::unique_ptr<Device> device = open_device_on_every_rank(o.device, dist, "train_gpt");
   if (!device) return 2;

@@ -1,6 +1,7 @@
 // Shared pieces of the planner tests: plan configurations for the tiny and small GPT, and the
-// comparison of a plan with what the engine's tracker measured, category by category, with the
-// expected (planned) and actual (measured) bytes, the configuration and the rank in every message.
+// comparison of a plan with what the engine's tracker measured, category by category (and phase by
+// phase for a profiled step), with the expected (planned) and actual (measured) bytes, the
+// configuration and the rank in every message.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "tessera/planning/measured_step.hpp"
 #include "tessera/planning/memory_plan.hpp"
@@ -69,6 +71,23 @@ inline void expect_plan_exact(const MemoryPlan& plan, const MeasuredStep& measur
         << where << ": pinned host " << memory_category_name(c) << " (planned vs measured bytes)";
     EXPECT_EQ(plan.nvme.current_of(c), measured.nvme.current_of(c))
         << where << ": NVMe " << memory_category_name(c) << " (planned vs measured bytes)";
+  }
+}
+
+// EXPECTs the predicted timeline of a step to be the measured one: the same phases in the same order,
+// and at each the bytes at its end and the peak inside it, per category.
+inline void expect_same_timeline(const std::vector<MemorySample>& planned, const std::vector<MemorySample>& measured,
+                                 const std::string& where) {
+  ASSERT_EQ(planned.size(), measured.size()) << where << ": number of phases (planned vs measured)";
+  for (std::size_t i = 0; i < planned.size(); ++i) {
+    const std::string at = where + ", phase #" + std::to_string(i) + " '" + measured[i].phase + "'";
+    EXPECT_EQ(planned[i].phase, measured[i].phase) << at;
+    for (MemoryCategory c : kAllMemoryCategories) {
+      EXPECT_EQ(planned[i].memory.current_of(c), measured[i].memory.current_of(c))
+          << at << ": " << memory_category_name(c) << " at the phase end (planned vs measured bytes)";
+      EXPECT_EQ(planned[i].memory.peak_of(c), measured[i].memory.peak_of(c))
+          << at << ": " << memory_category_name(c) << " peak inside the phase (planned vs measured bytes)";
+    }
   }
 }
 

@@ -19,21 +19,6 @@
 namespace tessera::testing {
 namespace {
 
-void expect_same_timeline(const std::vector<MemorySample>& planned, const std::vector<MemorySample>& measured,
-                          const std::string& where) {
-  ASSERT_EQ(planned.size(), measured.size()) << where << ": number of phases (planned vs measured)";
-  for (std::size_t i = 0; i < planned.size(); ++i) {
-    const std::string at = where + ", phase #" + std::to_string(i) + " '" + measured[i].phase + "'";
-    EXPECT_EQ(planned[i].phase, measured[i].phase) << at;
-    for (MemoryCategory c : kAllMemoryCategories) {
-      EXPECT_EQ(planned[i].memory.current_of(c), measured[i].memory.current_of(c))
-          << at << ": " << memory_category_name(c) << " at the phase end (planned vs measured bytes)";
-      EXPECT_EQ(planned[i].memory.peak_of(c), measured[i].memory.peak_of(c))
-          << at << ": " << memory_category_name(c) << " peak inside the phase (planned vs measured bytes)";
-    }
-  }
-}
-
 TEST(ProfiledStep, PhasesAreNamedAfterTheModulesInOrder) {
   MpiCommunicator world(MPI_COMM_WORLD);
   const PlanConfig config = plan_for("tiny", ZeroStage::kStage3, world.size(), 2, "blocks");
