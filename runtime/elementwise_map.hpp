@@ -27,6 +27,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -80,13 +81,13 @@ void elementwise_map(Device& device, const F& f, Tensor& out, const In&... in) {
     throw std::invalid_argument(who + ": the output must be an f32 or bf16 tensor, got " +
                                 detail::elementwise_operand(out));
   }
-  for (const Tensor* t : {&in...}) {
+  for (const Tensor* t : std::initializer_list<const Tensor*>{&in...}) {
     if (!t->defined() || t->dtype() != out.dtype() || t->numel() != out.numel()) {
       throw std::invalid_argument(who + ": every input must match the output's dtype and element count (" +
                                   detail::elementwise_operand(out) + "), got " + detail::elementwise_operand(*t));
     }
   }
-  for (const Tensor* t : {&out, &in...}) {
+  for (const Tensor* t : std::initializer_list<const Tensor*>{&out, &in...}) {
     if (&t->device() != &device) {
       throw std::invalid_argument(who + ": a tensor lives on " + t->device().name() + ", not on " + device.name());
     }
