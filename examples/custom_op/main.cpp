@@ -7,7 +7,7 @@
 //                     output bit for bit, the model's output and input gradient within 1e-4 (the
 //                     GEMMs of the two devices differ in their last bits). Exit 3 on a mismatch;
 //                     without a usable GPU it says "no GPU" and exits 0.
-// Prints a line per run: the device, the sum of the outputs and of the input gradient.
+// Prints a line per run: "CPU" or "GPU", the sum of the outputs and of the input gradient, the device.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -39,7 +39,7 @@ std::vector<float> inputs() {
   return x;
 }
 
-Result run_on(Device& device) {
+Result run_on(Device& device, const char* label) {
   Sequential model(std::make_unique<Linear>(kIn, kHidden, true, 0.3f), std::make_unique<SquaredRelu>(),
                    std::make_unique<Linear>(kHidden, kOut, true, 0.3f));
   materialize_parameters(model, device, /*seed=*/11);
@@ -59,7 +59,8 @@ Result run_on(Device& device) {
   double out_sum = 0.0, dx_sum = 0.0;
   for (float v : r.output) out_sum += v;
   for (float v : r.dx) dx_sum += v;
-  std::printf("custom_op: %s output sum %.6f input gradient sum %.6f\n", device.name().c_str(), out_sum, dx_sum);
+  std::printf("custom_op: %s output sum %.6f input gradient sum %.6f (%s)\n", label, out_sum, dx_sum,
+              device.name().c_str());
   return r;
 }
 
@@ -86,16 +87,16 @@ int main(int argc, char** argv) {
   }
   try {
     if (mode == "cuda") {
-      run_on(*make_device(DeviceChoice::kCuda));
+      run_on(*make_device(DeviceChoice::kCuda), "GPU");
       return 0;
     }
-    const Result cpu = run_on(*make_device(DeviceChoice::kCpu));
+    const Result cpu = run_on(*make_device(DeviceChoice::kCpu), "CPU");
     if (mode == "cpu") return 0;
     if (device_count(DeviceChoice::kCuda) == 0) {
       std::printf("custom_op: no GPU: the GPU comparison did not run\n");
       return 0;
     }
-    const Result gpu = run_on(*make_device(DeviceChoice::kCuda));
+    const Result gpu = run_on(*make_device(DeviceChoice::kCuda), "GPU");
     const int wrong = mismatches(gpu.op, cpu.op, 0.0, "squared ReLU") + mismatches(gpu.output, cpu.output, 1e-4, "output") +
                       mismatches(gpu.dx, cpu.dx, 1e-4, "input gradient");
     if (wrong > 0) {
