@@ -97,7 +97,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     const Result gpu = run_on(*make_device(DeviceChoice::kCuda), "GPU");
-    const int wrong = mismatches(gpu.op, cpu.op, 0.0, "squared ReLU") + mismatches(gpu.output, cpu.output, 1e-4, "output") +
+    const int wrong = mismatches(gpu.op, cpu.op, 0.0, "squared ReLU") +
+                      mismatches(gpu.output, cpu.output, 1e-4, "output") +
                       mismatches(gpu.dx, cpu.dx, 1e-4, "input gradient");
     if (wrong > 0) {
       std::printf("custom_op: the GPU result differs from the CPU's in %d elements\n", wrong);

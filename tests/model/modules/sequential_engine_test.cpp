@@ -1,10 +1,12 @@
 // Sequential models under ShardedEngine on 2 ranks: Linear/ReLU/Linear (behind an embedding that
 // turns the token batch into features) trained at ZeRO-0 and ZeRO-3 gives the same losses and
-// parameters bit for bit at accumulation 1 (the engine's promise: with accumulation, stages 0-1 sum a
-// rank's micro-batch gradients before the reduction and stages 2-3 after it, so the last bits may
-// differ); so does a model of every new module (Dropout, Residual, GELU, SiLU) at stages 0-3. Every rank draws the same
-// dropout mask for the same counter, the mask of a one-process draw (the mask does not depend on the rank or the rank
-// count). tessera-test-ranks: 2 tessera-test-timeout: 300
+// parameters bit for bit at accumulation 1 (the engine's promise: with accumulation, stages 0-1
+// sum a rank's micro-batch gradients before the reduction and stages 2-3 after it, so the last
+// bits may differ); so does a model of every new module (Dropout, Residual, GELU, SiLU) at stages
+// 0-3. Every rank draws the same dropout mask for the same counter, the mask of a one-process draw
+// (the mask does not depend on the rank or the rank count).
+// tessera-test-ranks: 2
+// tessera-test-timeout: 300
 #include <gtest/gtest.h>
 #include <mpi.h>
 
