@@ -139,6 +139,23 @@ TESSERA_KERNEL_OP(gelu_forward, kElementwise, (TESSERA_ACT* out, const TESSERA_A
 TESSERA_KERNEL_OP(gelu_backward, kElementwise, (TESSERA_ACT* dinp, const TESSERA_ACT* inp, const TESSERA_ACT* dout, std::int64_t n),
                   (dinp, inp, dout, n))
 
+// ReLU (runtime/math/relu_math.hpp): out (n) = relu(inp); dinp (n) = dout where inp > 0, else 0.
+// dinp may alias dout.
+TESSERA_KERNEL_OP(relu_forward, kElementwise, (TESSERA_ACT* out, const TESSERA_ACT* inp, std::int64_t n), (out, inp, n))
+TESSERA_KERNEL_OP(relu_backward, kElementwise, (TESSERA_ACT* dinp, const TESSERA_ACT* inp, const TESSERA_ACT* dout, std::int64_t n),
+                  (dinp, inp, dout, n))
+// SiLU (runtime/math/silu_math.hpp): out (n) = inp sigmoid(inp); dinp (n) = silu'(inp) * dout. dinp
+// may alias dout.
+TESSERA_KERNEL_OP(silu_forward, kElementwise, (TESSERA_ACT* out, const TESSERA_ACT* inp, std::int64_t n), (out, inp, n))
+TESSERA_KERNEL_OP(silu_backward, kElementwise, (TESSERA_ACT* dinp, const TESSERA_ACT* inp, const TESSERA_ACT* dout, std::int64_t n),
+                  (dinp, inp, dout, n))
+// Dropout (runtime/math/dropout_math.hpp): out (n) = inp * scale where element i is kept under
+// `mask`, else 0; the mask is a function of (mask.key, i) alone, so the backward is this op again on
+// dout with the same mask. out may alias inp.
+TESSERA_KERNEL_OP(dropout_apply, kElementwise,
+                  (TESSERA_ACT* out, const TESSERA_ACT* inp, std::int64_t n, const DropoutMask& mask),
+                  (out, inp, n, mask))
+
 // SwiGLU (Llama's MLP): inp (n,2f) holds [gate | up] per row; out (n,f) = silu(gate) * up, silu(x)
 // = x sigmoid(x) (runtime/math/silu_math.hpp). Backward writes dinp (n,2f) = [dout * up *
 // silu'(gate) | dout * silu(gate)] from dout (n,f) and the forward's inp.

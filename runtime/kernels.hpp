@@ -22,6 +22,7 @@
 
 #include "tessera/precision/bf16.hpp"
 #include "tessera/precision/dtype.hpp"
+#include "tessera/runtime/math/dropout_math.hpp"
 #include "tessera/runtime/param_segment.hpp"
 
 namespace tessera {

@@ -1,6 +1,8 @@
 // Umbrella header for programs that embed Tessera: #include <tessera/tessera.hpp> brings the
 // distributed context, devices (a rank's own GPU: make_rank_device, and its communicator:
-// make_device_world), strict number parsing, tensors and modules (the GPT among them), the sharded engine, the trainer,
+// make_device_world), strict number parsing, tensors and modules (the GPT among them; Sequential, the
+// activations, Dropout and Residual to build a model from), a program's own element-wise ops
+// (elementwise_map), the sharded engine, the trainer,
 // the batch planner, the training checkpointer and the training loop (TrainingRun). Finer headers
 // are named by layer and file, e.g. <tessera/model/modules/linear.hpp>.
 #pragma once
@@ -12,16 +14,21 @@
 #include "tessera/launch/rank_device.hpp"
 #include "tessera/launch/run_distributed.hpp"
 #include "tessera/model/module.hpp"
+#include "tessera/model/modules/activation.hpp"
 #include "tessera/model/modules/cross_entropy_loss.hpp"
+#include "tessera/model/modules/dropout.hpp"
 #include "tessera/model/modules/embedding.hpp"
 #include "tessera/model/modules/gpt.hpp"
 #include "tessera/model/modules/layer_norm.hpp"
 #include "tessera/model/modules/linear.hpp"
 #include "tessera/model/modules/mlp.hpp"
+#include "tessera/model/modules/residual.hpp"
+#include "tessera/model/modules/sequential.hpp"
 #include "tessera/model/optim/lr_schedule.hpp"
 #include "tessera/run/training_run.hpp"
 #include "tessera/runtime/device.hpp"
 #include "tessera/runtime/device_factory.hpp"
+#include "tessera/runtime/elementwise_map.hpp"
 #include "tessera/runtime/tensor.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
 #include "tessera/sharding/sharding_config.hpp"

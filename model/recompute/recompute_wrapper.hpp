@@ -10,8 +10,9 @@
 // named_modules() lists the wrapper and the wrapped module under the same name, wrapper first.
 // wrap_child("", ...) on the wrapper replaces the wrapped module.
 //
-// Recompute is bit-identical to the first forward: kernels are deterministic and no module draws
-// random numbers today (a module that adds dropout must replay its RNG state on the second forward).
+// Recompute is bit-identical to the first forward: kernels are deterministic, and Dropout's mask
+// depends on a counter that moves in backward, not forward (model/modules/dropout.hpp), so the
+// second forward draws the first one's mask.
 //
 // Sharding: an engine that gathers a unit's parameters around the unit's backward, with this wrapper
 // inside the unit, runs the recompute forward under that same gather (see

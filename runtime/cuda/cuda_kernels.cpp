@@ -309,6 +309,31 @@ void CudaKernels::gelu_backward(float* dinp, const float* inp, const float* dout
   detail::launch_gelu_backward(dinp, inp, dout, n, stream_);
 }
 
+void CudaKernels::relu_forward(float* out, const float* inp, std::int64_t n) const {
+  select_cuda_device(device_);
+  detail::launch_relu_forward(out, inp, n, stream_);
+}
+
+void CudaKernels::relu_backward(float* dinp, const float* inp, const float* dout, std::int64_t n) const {
+  select_cuda_device(device_);
+  detail::launch_relu_backward(dinp, inp, dout, n, stream_);
+}
+
+void CudaKernels::silu_forward(float* out, const float* inp, std::int64_t n) const {
+  select_cuda_device(device_);
+  detail::launch_silu_forward(out, inp, n, stream_);
+}
+
+void CudaKernels::silu_backward(float* dinp, const float* inp, const float* dout, std::int64_t n) const {
+  select_cuda_device(device_);
+  detail::launch_silu_backward(dinp, inp, dout, n, stream_);
+}
+
+void CudaKernels::dropout_apply(float* out, const float* inp, std::int64_t n, const DropoutMask& mask) const {
+  select_cuda_device(device_);
+  detail::launch_dropout_apply(out, inp, n, mask, stream_);
+}
+
 void CudaKernels::swiglu_forward(float* out, const float* inp, std::int64_t n, std::int64_t f) const {
   select_cuda_device(device_);
   detail::launch_swiglu_forward(out, inp, n, f, stream_);
@@ -528,6 +553,31 @@ void CudaKernels::gelu_forward(Bf16* out, const Bf16* inp, std::int64_t n) const
 void CudaKernels::gelu_backward(Bf16* dinp, const Bf16* inp, const Bf16* dout, std::int64_t n) const {
   select_cuda_device(device_);
   detail::launch_gelu_backward(nv(dinp), nv(inp), nv(dout), n, stream_);
+}
+
+void CudaKernels::relu_forward(Bf16* out, const Bf16* inp, std::int64_t n) const {
+  select_cuda_device(device_);
+  detail::launch_relu_forward(nv(out), nv(inp), n, stream_);
+}
+
+void CudaKernels::relu_backward(Bf16* dinp, const Bf16* inp, const Bf16* dout, std::int64_t n) const {
+  select_cuda_device(device_);
+  detail::launch_relu_backward(nv(dinp), nv(inp), nv(dout), n, stream_);
+}
+
+void CudaKernels::silu_forward(Bf16* out, const Bf16* inp, std::int64_t n) const {
+  select_cuda_device(device_);
+  detail::launch_silu_forward(nv(out), nv(inp), n, stream_);
+}
+
+void CudaKernels::silu_backward(Bf16* dinp, const Bf16* inp, const Bf16* dout, std::int64_t n) const {
+  select_cuda_device(device_);
+  detail::launch_silu_backward(nv(dinp), nv(inp), nv(dout), n, stream_);
+}
+
+void CudaKernels::dropout_apply(Bf16* out, const Bf16* inp, std::int64_t n, const DropoutMask& mask) const {
+  select_cuda_device(device_);
+  detail::launch_dropout_apply(nv(out), nv(inp), n, mask, stream_);
 }
 
 void CudaKernels::swiglu_forward(Bf16* out, const Bf16* inp, std::int64_t n, std::int64_t f) const {

@@ -141,6 +141,18 @@ void launch_scale(T* x, float s, std::int64_t n, cudaStream_t stream);
 // out (n) f32 = a (n) f32 + b (n) bf16 (out may alias a): a bf16 gradient into an f32 accumulator.
 void launch_add_bf16(float* out, const float* a, const __nv_bfloat16* b, std::int64_t n, cudaStream_t stream);
 
+// ---- activations (cuda_activation.cu) ---------------------------------------------------------------
+template <typename T>
+void launch_relu_forward(T* out, const T* inp, std::int64_t n, cudaStream_t stream);
+template <typename T>
+void launch_relu_backward(T* dinp, const T* inp, const T* dout, std::int64_t n, cudaStream_t stream);
+template <typename T>
+void launch_silu_forward(T* out, const T* inp, std::int64_t n, cudaStream_t stream);
+template <typename T>
+void launch_silu_backward(T* dinp, const T* inp, const T* dout, std::int64_t n, cudaStream_t stream);
+template <typename T>
+void launch_dropout_apply(T* out, const T* inp, std::int64_t n, const DropoutMask& mask, cudaStream_t stream);
+
 // ---- SwiGLU (cuda_swiglu.cu) -----------------------------------------------------------------------
 template <typename T>
 void launch_swiglu_forward(T* out, const T* inp, std::int64_t n, std::int64_t f, cudaStream_t stream);

@@ -35,6 +35,8 @@ std::string text_of(const T& value) {
     return "ptr " + std::to_string(reinterpret_cast<std::uintptr_t>(value));
   } else if constexpr (std::is_same_v<T, AdamWScalars>) {
     return "scalars lr " + std::to_string(value.lr);
+  } else if constexpr (std::is_same_v<T, DropoutMask>) {
+    return "mask key " + std::to_string(value.key) + " threshold " + std::to_string(value.threshold);
   } else if constexpr (std::is_same_v<T, std::span<const ParamSegment>>) {
     return "segments " + std::to_string(reinterpret_cast<std::uintptr_t>(value.data())) + " x " +
            std::to_string(value.size());
@@ -54,6 +56,8 @@ T value_for(int i) {
     AdamWScalars s;
     s.lr = static_cast<float>(i + 1);
     return s;
+  } else if constexpr (std::is_same_v<T, DropoutMask>) {
+    return DropoutMask{static_cast<std::uint64_t>(i + 1), static_cast<std::uint32_t>(i + 2), 1.0f};
   } else if constexpr (std::is_same_v<T, std::span<const ParamSegment>>) {
     return {reinterpret_cast<const ParamSegment*>(static_cast<std::uintptr_t>(0x1000 * (i + 1))),
             static_cast<std::size_t>(i + 1)};
