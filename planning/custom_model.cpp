@@ -1,6 +1,9 @@
-// CustomModel: the token path's batch and step, and the checks a custom model must pass.
+// CustomModel: the token path's batch, the Trainer's step, a micro-batch from its tensors, and the
+// checks a custom model must pass.
 #include "tessera/planning/custom_model.hpp"
 
+#include <algorithm>
+#include <set>
 #include <stdexcept>
 
 #include "tessera/sharding/sharded_engine.hpp"
@@ -18,20 +21,24 @@ std::vector<BatchTensorSpec> token_batch(std::int64_t seq_len, std::int64_t voca
   return {{"inputs", {seq_len}, DType::kI32, vocab}, {"targets", {seq_len}, DType::kI32, vocab}};
 }
 
-PlanStepFunction token_step() {
-  return [](ShardedEngine& engine, const std::vector<MicroBatchTensors>& micro_batches, float lr) {
-    std::vector<MicroBatch> batches;
-    batches.reserve(micro_batches.size());
-    for (const MicroBatchTensors& tensors : micro_batches) {
-      if (tensors.size() != 2) {
-        throw std::invalid_argument("the token step takes micro-batches of two tensors (inputs, targets), got " +
-                                    std::to_string(tensors.size()) +
-                                    ": give CustomModel::step for a batch of another form");
-      }
-      batches.push_back({tensors[0], tensors[1]});
-    }
-    Trainer(engine).train_step(batches, lr);
+PlanStepFunction trainer_step(std::shared_ptr<Loss> loss) {
+  return [loss](ShardedEngine& engine, const std::vector<MicroBatch>& micro_batches, float lr) {
+    Trainer(engine, loss).train_step(micro_batches, lr);
   };
+}
+
+MicroBatch micro_batch_of(const std::vector<BatchTensorSpec>& specs, std::vector<Tensor> tensors) {
+  MicroBatch batch;
+  for (std::size_t i = 0; i < specs.size() && i < tensors.size(); ++i) {
+    if (specs[i].name == "inputs") {
+      batch.inputs = std::move(tensors[i]);
+    } else if (specs[i].name == "targets") {
+      batch.targets = std::move(tensors[i]);
+    } else {
+      batch.extra[specs[i].name] = std::move(tensors[i]);
+    }
+  }
+  return batch;
 }
 
 void validate_custom_model(const CustomModel& model, const std::string& name) {
@@ -40,7 +47,18 @@ void validate_custom_model(const CustomModel& model, const std::string& name) {
   if (model.batch.empty()) {
     throw std::invalid_argument(who + ": CustomModel::batch is empty: list the tensors of one micro-batch");
   }
+  if (std::none_of(model.batch.begin(), model.batch.end(),
+                   [](const BatchTensorSpec& t) { return t.name == "inputs"; })) {
+    throw std::invalid_argument(who +
+                                ": CustomModel::batch has no tensor named 'inputs': name the one the model's "
+                                "forward takes 'inputs' (and the one the loss reads 'targets')");
+  }
+  std::set<std::string> names;
   for (const BatchTensorSpec& t : model.batch) {
+    if (!names.insert(t.name).second) {
+      throw std::invalid_argument(who + ": batch tensor '" + t.name +
+                                  "' is listed twice: give each tensor its own name");
+    }
     for (std::int64_t d : t.sample_shape) {
       if (d < 1) {
         throw std::invalid_argument(who + ": batch tensor '" + t.name + "' has a dimension " + std::to_string(d) +

@@ -14,10 +14,10 @@ namespace {
 
 // One micro-batch of `micro` samples of `specs` on `device`, drawn from one generator in the order
 // of the specs: i32 ids below each tensor's id bound, floating values uniform in [-1, 1).
-MicroBatchTensors random_batch(Device& device, const std::vector<BatchTensorSpec>& specs, std::int64_t micro,
-                               std::uint64_t seed) {
+MicroBatch random_batch(Device& device, const std::vector<BatchTensorSpec>& specs, std::int64_t micro,
+                        std::uint64_t seed) {
   Rng rng(seed);
-  MicroBatchTensors tensors;
+  std::vector<Tensor> tensors;
   for (const BatchTensorSpec& spec : specs) {
     const Shape shape = spec.micro_batch_shape(micro);
     const auto n = static_cast<std::size_t>(shape_numel(shape));
@@ -31,7 +31,7 @@ MicroBatchTensors random_batch(Device& device, const std::vector<BatchTensorSpec
       tensors.push_back(Tensor::from_host(device, values, shape, spec.dtype, MemoryCategory::kWorkspace));
     }
   }
-  return tensors;
+  return micro_batch_of(specs, std::move(tensors));
 }
 
 }  // namespace
@@ -67,7 +67,7 @@ MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, 
   ShardedEngine engine(*model, *device, engine_world, config.sharding_config(), options.seed);
   const PlanStepFunction train_step = config.step_function();
 
-  std::vector<MicroBatchTensors> batches;
+  std::vector<MicroBatch> batches;
   for (std::int64_t a = 0; a < config.accumulation; ++a) {
     const auto seed =
         options.seed * 1000003u + static_cast<std::uint64_t>(world.rank()) * 131u + static_cast<std::uint64_t>(a);

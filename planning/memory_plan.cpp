@@ -94,13 +94,14 @@ MemoryPlan plan_memory(const PlanConfig& config) {
   // tensors of all `accumulation` micro-batches are held, as the caller holds them.
   const std::vector<BatchTensorSpec> specs = config.batch_tensors();
   const std::int64_t run = std::min<std::int64_t>(config.accumulation, 2);
-  std::vector<MicroBatchTensors> batches;
+  std::vector<MicroBatch> batches;
   for (std::int64_t a = 0; a < run; ++a) {
-    MicroBatchTensors& tensors = batches.emplace_back();
+    std::vector<Tensor> tensors;
     for (const BatchTensorSpec& spec : specs) {
       tensors.push_back(
           Tensor::empty(*device, spec.micro_batch_shape(config.micro_batch), spec.dtype, MemoryCategory::kWorkspace));
     }
+    batches.push_back(micro_batch_of(specs, std::move(tensors)));
   }
   std::vector<Tensor> others;  // each tensor of the micro-batches not run, for all of them at once
   if (config.accumulation > run) {

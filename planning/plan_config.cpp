@@ -102,7 +102,7 @@ PlanStepFunction PlanConfig::step_function() const {
   if (!model.plans_step()) {
     throw std::invalid_argument("model '" + model.name + "' is only a parameter count: it has no training step");
   }
-  return token_step();
+  return trainer_step(model.custom ? model.custom->loss : nullptr);
 }
 
 std::int64_t PlanConfig::tokens_per_sample() const {

@@ -1,6 +1,6 @@
 // docs/MEMORY.md's "Planning your own model" snippet, compiled and run as written: the code between
 // the markers below is the document's, character for character (the test compares them), with
-// MyModel and my_training_step standing for the reader's own (token_mlp_model.hpp's model and step).
+// MyModel standing for the reader's own (token_mlp_model.hpp's model).
 // tessera-test-ranks: 1 2
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -22,17 +22,13 @@ namespace {
 
 using MyModel = TokenMlp;
 
-void my_training_step(ShardedEngine& engine, const std::vector<MicroBatchTensors>& micro_batches, float lr) {
-  token_mlp_mse_step(engine, micro_batches, lr, nullptr);
-}
-
 // docs/MEMORY.md snippet: begin
 MemoryPlan plan_my_model(Communicator& world, Device& device) {
   CustomModel model;
   model.build = [] { return std::make_unique<MyModel>(/*vocab*/ 11, /*seq*/ 5, /*dim*/ 8, /*hidden*/ 12, /*out*/ 3); };
   model.batch = {{"inputs", {5}, DType::kI32, /*id_bound*/ 11},  // one sample: 5 token ids
                  {"targets", {5, 3}, DType::kF32}};              // and (5,3) f32 targets
-  model.step = my_training_step;  // the step your run takes (empty: Trainer::train_step, cross-entropy)
+  model.loss = std::make_shared<MeanSquaredError>();             // the run's loss (null: token cross-entropy)
 
   BatchRequest request;  // the run's batch, given once
   request.micro = 4;
@@ -42,7 +38,7 @@ MemoryPlan plan_my_model(Communicator& world, Device& device) {
   sharding.stage = ZeroStage::kStage3;
   const PlanConfig config = PlanConfig::for_run(model_from_module("my model", model), sharding, plan_batch(request));
 
-  const MemoryPlan plan = plan_memory(config);  // your model, the engine and your step on the meta device
+  const MemoryPlan plan = plan_memory(config);  // your model, the engine and your loss on the meta device
   if (world.rank() == 0) std::printf("%s", format_plan(plan).c_str());
   // Before the run allocates anything: does it fit what this node gives each of its ranks? (collective)
   const PreflightCheck check = preflight_memory_check(config, device.memory_budget(), world);

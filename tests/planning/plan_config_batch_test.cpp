@@ -162,10 +162,11 @@ TEST(CustomModelSpec, IdsNeedABoundOnlyToBeMeasured) {
 
 TEST(CustomModelSpec, TheTokenStepIsTheDefault) {
   // A custom model fed token ids and targets, without a step of its own: the Trainer's cross-entropy
-  // on its (B,T,K) outputs (token_step), planned as the GPT is.
+  // on its (B,T,K) outputs (trainer_step), planned as the GPT is.
   CustomModel m = token_mlp_model();
   m.batch = token_batch(kMlpSeqLen, kMlpOutputs);
   m.step = nullptr;
+  m.loss = nullptr;
   PlanConfig c;
   c.model = model_from_module("token mlp, cross-entropy", m);
   c.micro_batch = 2;
@@ -173,7 +174,7 @@ TEST(CustomModelSpec, TheTokenStepIsTheDefault) {
   const MemoryPlan plan = plan_memory(c);
   EXPECT_TRUE(plan.has_step);
   EXPECT_GT(plan.peak(MemoryCategory::kActivations), 0);
-  m.step = token_step();
+  m.step = trainer_step(nullptr);
   c.model = model_from_module("token mlp, cross-entropy", m);
   const MemoryPlan explicit_step = plan_memory(c);
   for (MemoryCategory cat : kAllMemoryCategories) {

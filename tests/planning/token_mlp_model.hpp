@@ -2,8 +2,7 @@
 // Embedding (B,T,C) -> LayerNorm -> Linear + GELU (B,T,H) -> Linear + GELU (B,T,H) -> Linear (B,T,K),
 // built from the shipped modules and called through their slots (the GELU runs in the model's own
 // forward, through the device's Kernels table). Trained with a mean squared error against (B,T,K)
-// f32 targets, computed in its own step function from the Kernels ops (scale, add, sum_squares) —
-// not the Trainer's cross-entropy.
+// f32 targets (MeanSquaredError through the Trainer), not the token cross-entropy.
 #pragma once
 
 #include <memory>
@@ -19,6 +18,8 @@
 #include "tessera/runtime/storage.hpp"
 #include "tessera/runtime/stream.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
+#include "tessera/training/losses/mean_squared_error.hpp"
+#include "tessera/training/trainer.hpp"
 
 namespace tessera::testing {
 
@@ -89,53 +90,30 @@ class TokenMlp final : public Module {
   Tensor pre1_, pre2_;  // (B,T,H) the GELUs' inputs, kept for backward
 };
 
-// One optimizer step of mean squared error over micro-batches (inputs (B,T) i32, targets (B,T,K) f32),
-// f32 compute: per micro-batch forward, loss = mean((y - target)^2) (a device double, read back where
-// the device holds data), dy = 2 (y - target) scale / n written over y, backward (the reduction
-// deferred to the last micro-batch); then the engine's step. Appends the step's mean loss to `losses`
-// on a device with data (not null).
-inline void token_mlp_mse_step(ShardedEngine& engine, const std::vector<MicroBatchTensors>& micro_batches, float lr,
+// One optimizer step of the run's loop with mean squared error (inputs (B,T) i32, targets (B,T,K)
+// f32): Trainer::train_step with MeanSquaredError, as TrainingRun takes it. Appends the step's loss to
+// `losses` on a device with data (not null).
+inline void token_mlp_mse_step(ShardedEngine& engine, const std::vector<MicroBatch>& micro_batches, float lr,
                                std::vector<double>* losses) {
-  engine.zero_grad();
-  Device& device = engine.device();
-  const Kernels& kernels = device.kernels();
-  Context ctx(device);
-  const float scale = engine.loss_scale() / static_cast<float>(micro_batches.size());
-  auto device_sum = Storage::allocate(device, sizeof(double), MemoryCategory::kWorkspace);
-  double loss = 0.0;
-  for (std::size_t i = 0; i < micro_batches.size(); ++i) {
-    Tensor y = engine.forward(ctx, micro_batches[i][0]);  // (B,T,K) f32
-    const Tensor& target = micro_batches[i][1];           // (B,T,K) f32
-    const std::int64_t n = y.numel();
-    kernels.scale(y.data_as<float>(), -1.0f, n);
-    kernels.add(y.data_as<float>(), y.data_as<float>(), target.data_as<float>(), n);  // target - y
-    kernels.sum_squares(y.data_as<float>(), n, static_cast<double*>(device_sum->data()));
-    if (device.holds_data()) {
-      double sum = 0.0;
-      device.copy_to_host(&sum, device_sum->data(), sizeof(double));
-      loss += sum / static_cast<double>(n);
-    }
-    kernels.scale(y.data_as<float>(), -2.0f * scale / static_cast<float>(n), n);  // d(scale * loss)/dy
-    engine.note_phase("loss");
-    engine.backward(ctx, std::move(y), i + 1 == micro_batches.size() ? GradSync::kReduce : GradSync::kDefer);
-  }
-  device_sum.reset();
-  engine.step(lr);
-  if (losses != nullptr && device.holds_data()) losses->push_back(loss / static_cast<double>(micro_batches.size()));
+  const StepResult r = Trainer(engine, std::make_shared<MeanSquaredError>()).train_step(micro_batches, lr);
+  if (losses != nullptr && engine.device().holds_data()) losses->push_back(r.loss);
 }
 
 // The model's sizes in the tests: 11 token ids, 5 positions, 8 channels, 12 hidden, 3 outputs.
 inline constexpr std::int64_t kMlpVocab = 11, kMlpSeqLen = 5, kMlpChannels = 8, kMlpHidden = 12, kMlpOutputs = 3;
 
-// The planner's description of it: build, one sample (inputs (5) i32 ids, targets (5,3) f32), and
-// its MSE step recording into `losses` (may be null).
+// The planner's description of it: build, one sample (inputs (5) i32 ids, targets (5,3) f32), its
+// loss (MeanSquaredError), and with `losses` a step recording them.
 inline CustomModel token_mlp_model(std::vector<double>* losses = nullptr) {
   CustomModel m;
   m.build = [] { return std::make_unique<TokenMlp>(kMlpVocab, kMlpSeqLen, kMlpChannels, kMlpHidden, kMlpOutputs); };
   m.batch = {{"inputs", {kMlpSeqLen}, DType::kI32, kMlpVocab}, {"targets", {kMlpSeqLen, kMlpOutputs}, DType::kF32}};
-  m.step = [losses](ShardedEngine& engine, const std::vector<MicroBatchTensors>& micro_batches, float lr) {
-    token_mlp_mse_step(engine, micro_batches, lr, losses);
-  };
+  m.loss = std::make_shared<MeanSquaredError>();
+  if (losses != nullptr) {  // the same step, recording its losses
+    m.step = [losses](ShardedEngine& engine, const std::vector<MicroBatch>& micro_batches, float lr) {
+      token_mlp_mse_step(engine, micro_batches, lr, losses);
+    };
+  }
   return m;
 }
 
