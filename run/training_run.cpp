@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "tessera/core/warning.hpp"
+#include "tessera/model/modules/dropout.hpp"
 #include "tessera/run/run_batch_plan.hpp"
 #include "tessera/core/wrapped_line.hpp"
 #include "tessera/run/run_messages.hpp"
@@ -131,6 +132,13 @@ TrainingRun::TrainingRun(ShardedEngine& engine, Communicator& world, TrainingRun
   }
   progress_.data_seed = options_.seed;
   resumed_ = progress_;  // the loader continues at resumed_.samples_seen
+  seed_masks();
+}
+
+void TrainingRun::seed_masks() {
+  // One backward per micro-batch: the masks an uninterrupted run draws from here on.
+  seed_dropout(engine_.model(), options_.seed,
+               static_cast<std::uint64_t>(progress_.step) * static_cast<std::uint64_t>(options_.batch.accumulation));
 }
 
 void TrainingRun::check_resumed_global_batch() const {

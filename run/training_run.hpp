@@ -31,6 +31,9 @@
 //    a message saying what to change — unless the spike guard is on and the run directory holds a
 //    healthy checkpoint: then the run goes back to it (at most max_reloads times) and moves the data
 //    past the skipped batches, so they are not seen again.
+//  * Dropout masks (model/modules/dropout.hpp): every Dropout of the model is seeded with run.seed
+//    and the micro-batches trained before the run's first step, so a resumed run draws the masks of
+//    the run that never stopped (a reload keeps the counters running: the batches are new ones).
 //  * Reporting (StepReporter): progress lines, validation losses, saves, the metrics file and its
 //    plots, the memory profile.
 //
@@ -144,6 +147,8 @@ class TrainingRun {
   RunEnd loop();
   // Refuses (SettingError) a resume whose global batch is not the checkpoint's unless batch_change allows.
   void check_resumed_global_batch() const;
+  // Seeds every Dropout of the model with run.seed and the micro-batches trained so far.
+  void seed_masks();
   std::vector<MicroBatch> batches_of_step(std::int64_t step);
   void report_skip(std::int64_t step, const StepResult& result);
   // Goes back to the latest healthy checkpoint after a streak of skipped steps; false when it cannot.

@@ -83,6 +83,7 @@ class ShardedEngine : private UnitHooks {
   DynamicLossScaler* loss_scaler() { return scaler_ ? &*scaler_ : nullptr; }
 
   const ShardingConfig& config() const { return config_; }
+  Module& model() { return model_; }  // the model the engine trains (its units wrapped in place)
   const Placement& placement() const { return placement_; }
   Device& device() { return device_; }
   const Device& device() const { return device_; }
