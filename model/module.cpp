@@ -119,18 +119,18 @@ void zero_gradients(Module& root) {
 
 const Tensor& require_value(const Parameter& p) {
   if (!p.value.defined()) {
-    throw std::runtime_error("parameter '" + p.name +
-                             "' has no storage: call materialize_parameters() "
-                             "or wrap the model in an engine before forward");
+    throw MissingParameterStorage(p, "parameter '" + p.name +
+                                         "' has no storage: call materialize_parameters() "
+                                         "or wrap the model in an engine before forward");
   }
   return p.value;
 }
 
 Tensor& require_grad(Parameter& p) {
   if (!p.grad.defined()) {
-    throw std::runtime_error("parameter '" + p.name +
-                             "' has no gradient buffer: call allocate_gradients() "
-                             "before backward");
+    throw MissingParameterStorage(p, "parameter '" + p.name +
+                                         "' has no gradient buffer: call allocate_gradients() "
+                                         "before backward");
   }
   return p.grad;
 }

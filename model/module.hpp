@@ -9,6 +9,11 @@
 //   accident.
 // - Children live in named slots; a wrapper (activation checkpointing, sharded units) can replace
 //   a child in place with wrap_child(), and the parent keeps calling it through its slot.
+// - A parent calls a child only through its slot (`slot->forward(ctx, x)`, `slot->backward(ctx, dy)`)
+//   and keeps the `ModuleSlot&` that register_child returns, never a `Module*` or `Linear*` taken
+//   from it: an engine puts a wrapper in the slot that gathers the child's parameters and reduces
+//   its gradients, and a call past the wrapper skips both. Engines detect such a call at the first
+//   parameter it reads (MissingParameterStorage, below) and name the module.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -109,7 +115,21 @@ void allocate_gradients(Module& root, Device& device);
 // Zeroes every allocated grad.
 void zero_gradients(Module& root);
 
-// Throws a std::runtime_error naming the parameter when its value or grad is not allocated.
+// What require_value and require_grad throw for a parameter whose value or grad is not bound: a
+// std::runtime_error that also carries the parameter, so an engine that left it unbound on purpose
+// (its unit is not between its hooks) can say which module was called past its slot.
+class MissingParameterStorage : public std::runtime_error {
+ public:
+  MissingParameterStorage(const Parameter& parameter, const std::string& message)
+      : std::runtime_error(message), parameter_(&parameter) {}
+  const Parameter& parameter() const { return *parameter_; }
+
+ private:
+  const Parameter* parameter_;
+};
+
+// Throw MissingParameterStorage naming the parameter when its value or grad is not bound. Modules
+// read their parameters through these at every call (never a cached pointer).
 const Tensor& require_value(const Parameter& p);
 Tensor& require_grad(Parameter& p);
 

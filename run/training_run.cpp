@@ -11,6 +11,7 @@
 #include "tessera/core/wrapped_line.hpp"
 #include "tessera/run/run_messages.hpp"
 #include "tessera/run/settings_agreement.hpp"
+#include "tessera/sharding/replica_check.hpp"
 #include "tessera/text/data/sample_loader.hpp"
 
 namespace tessera {
@@ -213,6 +214,7 @@ RunEnd TrainingRun::loop() {
     const StepResult r = trainer_.train_step(batches, lr);
     engine_.set_phase_observer({});
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    check_replicas_every(engine_, world_, options_.check_replicas, step + 1);  // before anything is saved
     progress_.step = step + 1;
     progress_.samples_seen += plan.global;
     progress_.tokens_seen += plan.global_tokens();

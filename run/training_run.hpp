@@ -90,6 +90,10 @@ struct TrainingRunOptions {
   std::int64_t max_skipped_steps = 20;     // run.max_skipped_steps: skipped in a row that stop the run (0: never)
   std::optional<SpikeConfig> spike_guard;  // run.spike_guard: skip outlier steps, go back to a checkpoint
   int max_reloads = 3;                     // checkpoint reloads before a run that keeps diverging stops
+  // run.check_replicas: every this many steps (0: off), compare every rank's replicated parameters by
+  // checksum and stop the run (ReplicaDivergence) naming the first that differs; ZeRO stages 0-2
+  // (sharding/replica_check.hpp)
+  std::int64_t check_replicas = 0;
 
   // The validation loss (collective, on the run's Trainer), measured at the start, every eval_every
   // steps and after the last step; empty: none.

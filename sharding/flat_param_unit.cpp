@@ -156,23 +156,48 @@ void FlatParamUnit::release_params() {
 }
 
 void FlatParamUnit::bind_values() {
-  for (const FlatEntry& e : layout_.entries()) e.parameter->value = compute_.view(e.offset, e.parameter->shape);
   ready_ = true;
+  sync_bindings();
 }
 
 void FlatParamUnit::unbind_values() {
-  for (const FlatEntry& e : layout_.entries()) e.parameter->value = Tensor();
   ready_ = false;
+  sync_bindings();
 }
 
 void FlatParamUnit::bind_grads(const Tensor& buffer) {
-  for (const FlatEntry& e : layout_.entries()) e.parameter->grad = buffer.view(e.offset, e.parameter->shape);
+  grad_binding_ = buffer;
   grads_bound_ = true;
+  sync_bindings();
 }
 
 void FlatParamUnit::unbind_grads() {
-  for (const FlatEntry& e : layout_.entries()) e.parameter->grad = Tensor();
+  grad_binding_ = Tensor();
   grads_bound_ = false;
+  sync_bindings();
+}
+
+void FlatParamUnit::sync_bindings() {
+  const bool accessible = !access_closed();
+  for (const FlatEntry& e : layout_.entries()) {
+    e.parameter->value = accessible && ready_ ? compute_.view(e.offset, e.parameter->shape) : Tensor();
+    e.parameter->grad = accessible && grads_bound_ ? grad_binding_.view(e.offset, e.parameter->shape) : Tensor();
+  }
+}
+
+void FlatParamUnit::set_access_guard(bool on) {
+  guarded_ = on;
+  open_ = 0;
+  sync_bindings();
+}
+
+void FlatParamUnit::open_access() {
+  if (open_++ == 0 && guarded_) sync_bindings();
+}
+
+void FlatParamUnit::close_access() {
+  if (open_ == 0) return;
+  if (--open_ == 0 && guarded_) sync_bindings();
 }
 
 void FlatParamUnit::prepare_grads() {

@@ -74,6 +74,8 @@ class FlatParamUnit {
 
   const std::string& name() const { return name_; }
   const FlatLayout& layout() const { return layout_; }
+  // The parameters as stored between steps (param dtype; P or S values: Placement::stored_params).
+  const PlacedTensor& stored_params() const { return stored_; }
   // The range the optimizer updates on this rank: the whole buffer at stage 0, the shard otherwise.
   FlatRange optimizer_range() const;
 
@@ -93,6 +95,17 @@ class FlatParamUnit {
   void finish_gather();
   // Frees a transient compute copy and unbinds the values (nothing when the copy is persistent).
   void release_params();
+
+  // --- the access guard: while it is on, the Parameters' value and grad stay unbound whatever the
+  // buffers hold, except between open_access() and its close_access() (calls nest). ShardedEngine
+  // turns it on for the length of its model calls and opens a unit between the hooks of each module
+  // that uses it, so a module reached past its slot finds its parameters unbound at every stage.
+  // Off (the default, and between the engine's calls), the Parameters are bound as the buffers are.
+  void set_access_guard(bool on);
+  void open_access();
+  void close_access();
+  // The guard is on and no module using the unit is between its hooks.
+  bool access_closed() const { return guarded_ && open_ == 0; }
 
   // --- gradients
   // Binds every Parameter's grad into the buffer backward writes (allocated zeroed when transient):
@@ -153,6 +166,9 @@ class FlatParamUnit {
   void unbind_values();
   void bind_grads(const Tensor& buffer);
   void unbind_grads();
+  // Writes the Parameters' value and grad views as the state says: bound ones while accessible
+  // (access_closed() false), none otherwise.
+  void sync_bindings();
   // finish_grad_reduce after a bf16 collective on grad_compute_ (stages 2-3, bf16 wire).
   void finish_compute_grad_reduce(Communicator* replicate_comm, double* sum_squares_out);
   const PlacedTensor& placed_state(std::size_t k) const { return k == 0 ? master_ : state_[k - 1]; }
@@ -189,6 +205,9 @@ class FlatParamUnit {
   bool grad_offloaded_ = false;  // started since the gradients last changed
   HostUpdateStats stats_;
   bool ready_ = false, gather_in_flight_ = false, grads_bound_ = false;
+  Tensor grad_binding_;              // the buffer the grads are bound into, while grads_bound_
+  bool guarded_ = false;             // the access guard is on
+  int open_ = 0;                     // open_access() calls not yet closed
   bool shard_is_zero_ = true;        // grad_shard_ holds zeros (constructed, or zero_grads since)
   bool reduced_into_shard_ = false;  // the collective in flight writes grad_shard_ itself
   bool reduced_in_compute_ = false;  // the collective in flight reduces grad_compute_ in place (bf16 wire)

@@ -130,11 +130,72 @@ void ShardedEngine::check_state_whole(const std::string& use) const {
   throw std::runtime_error(use + " refused: " + state_partial_);
 }
 
+template <class Call>
+auto ShardedEngine::guarded(const char* pass, Call&& call) {
+  // On for the length of the call, off again however it ends (the Parameters bound as before).
+  struct Guard {
+    std::vector<std::unique_ptr<FlatParamUnit>>& units;
+    int root;
+    void set(bool on) {
+      for (std::size_t u = 0; u < units.size(); ++u) {
+        if (static_cast<int>(u) != root) units[u]->set_access_guard(on);
+      }
+    }
+    ~Guard() { set(false); }
+  } guard{units_, root_unit_};
+  guard.set(true);
+  try {
+    return call();
+  } catch (const MissingParameterStorage& missing) {
+    const std::string message = bypass_message(missing, pass);  // while the guard is still on
+    if (message.empty()) throw;
+    throw HookBypassError(message);
+  }
+}
+
+std::string ShardedEngine::bypass_message(const MissingParameterStorage& missing, const char* pass) const {
+  for (std::size_t u = 0; u < units_.size(); ++u) {
+    const FlatParamUnit& unit = *units_[u];
+    for (const FlatEntry& e : unit.layout().entries()) {
+      if (e.parameter != &missing.parameter()) continue;
+      if (!unit.access_closed()) return "";
+      // The module owning the parameter ("fc1" of "fc1.bias"), its type, and the wrapped modules
+      // the unit is gathered around.
+      const std::string local = "." + e.parameter->name;
+      const std::string owner =
+          e.name.size() > local.size() ? e.name.substr(0, e.name.size() - local.size()) : std::string();
+      std::string type, users;
+      for (const NamedModule& nm : model_.named_modules()) {
+        if (const auto* wrapper = dynamic_cast<const ShardedUnitModule*>(nm.module)) {
+          const std::vector<int>& needs = wrapper->use().units;
+          if (std::find(needs.begin(), needs.end(), static_cast<int>(u)) != needs.end()) {
+            users += (users.empty() ? "'" : ", '") + wrapper->use().module + "'";
+          }
+        } else if (nm.name == owner) {
+          type = nm.module->type_name();
+        }
+      }
+      return std::string("ShardedEngine::") + pass + ": module '" + owner + "'" +
+             (type.empty() ? "" : " (" + type + ")") + " ran past its slot's hooks: it reached parameter '" + e.name +
+             "' outside the hooks of " + users + ", the module(s) the engine gathers unit '" + unit.name() +
+             "' around (ZeRO-" + std::to_string(zero_stage_number(config_.stage)) +
+             "). Its parent called it other than through its slot: a Module* (or Linear*, ...) kept from before the "
+             "engine wrapped the model, or a method of the child's own (such as Linear::forward_gelu) called on it. "
+             "Past the hooks its parameters are not gathered (ZeRO-3) and its gradients are not reduced across ranks "
+             "(the replicas would drift apart). Call the child through its slot, slot->forward(ctx, x) and "
+             "slot->backward(ctx, dy), keeping the ModuleSlot& that register_child returned rather than a Module*; to "
+             "call a method of the child's own, make the module that calls it the unit instead "
+             "(ShardingConfig::unit_policy), so the child runs inside that unit's hooks";
+    }
+  }
+  return "";
+}
+
 Tensor ShardedEngine::forward(Context& ctx, const Tensor& x) {
   check_state_whole("forward");
   forward_cursor_ = 0;
   if (root_unit_ >= 0) ensure_params(root_unit_);
-  Tensor y = model_.forward(ctx, x);
+  Tensor y = guarded("forward", [&] { return model_.forward(ctx, x); });
   recording_forward_ = false;
   return y;
 }
@@ -143,11 +204,13 @@ void ShardedEngine::before_forward(const UnitUse& use) {
   for (int u : use.units) {
     if (recording_forward_) forward_order_.push_back(u);
     ensure_params(u);
+    units_[static_cast<std::size_t>(u)]->open_access();
     if (!recording_forward_) prefetch(forward_order_, forward_cursor_, u);
   }
 }
 
 void ShardedEngine::after_forward(const UnitUse& use) {
+  for (int u : use.units) units_[static_cast<std::size_t>(u)]->close_access();
   if (!placement_.gather_for_compute || config_.reshard_after_forward) {
     for (int u : use.units) {
       if (u != root_unit_) units_[static_cast<std::size_t>(u)]->release_params();
@@ -171,7 +234,8 @@ void ShardedEngine::backward(Context& ctx, Tensor dy, GradSync sync) {
     ensure_params(root_unit_);
     units_[static_cast<std::size_t>(root_unit_)]->prepare_grads();
   }
-  model_.backward(ctx, std::move(dy));  // moved: the (B,T,V) loss gradient dies after the head's backward
+  // moved: the (B,T,V) loss gradient dies after the head's backward
+  guarded("backward", [&] { model_.backward(ctx, std::move(dy)); });
   if (root_unit_ >= 0) after_backward({{root_unit_}, units_[static_cast<std::size_t>(root_unit_)]->name()});
   in_flight_.finish_all(InFlightKind::kReduce);
   recording_backward_ = false;
@@ -182,6 +246,7 @@ void ShardedEngine::before_backward(const UnitUse& use) {
     if (recording_backward_) backward_order_.push_back(u);
     ensure_params(u);
     units_[static_cast<std::size_t>(u)]->prepare_grads();
+    units_[static_cast<std::size_t>(u)]->open_access();
     if (!recording_backward_) prefetch(backward_order_, backward_cursor_, u);
   }
 }
@@ -189,6 +254,7 @@ void ShardedEngine::before_backward(const UnitUse& use) {
 void ShardedEngine::after_backward(const UnitUse& use) {
   const bool reduce_now = sync_ == GradSync::kReduce || placement_.reduce_every_micro_step;
   for (int u : use.units) {
+    units_[static_cast<std::size_t>(u)]->close_access();
     auto& pending = pending_backward_[static_cast<std::size_t>(u)];
     if (--pending > 0) continue;
     pending = users_[static_cast<std::size_t>(u)];

@@ -25,15 +25,33 @@
 // Every rank must construct the engine and call forward/backward/step in the same order with
 // batches of the same shape (collectives are matched by order).
 //
+// Hooks cannot be skipped. A module whose parent calls it other than through its slot (a `Linear*`
+// kept from before the engine wrapped the model, a method of its own such as forward_gelu) would run
+// past its ShardedUnitModule: at stage 3 its parameters would not be gathered, and at every stage its
+// gradients would not be reduced across ranks, so the replicas would drift apart without a word. So
+// for the length of forward() and backward() every unit's Parameters are unbound (the access guard,
+// FlatParamUnit::set_access_guard) except between the hooks of a module that uses the unit, at every
+// stage: a module reached past its slot finds its first parameter unbound (require_value or
+// require_grad throws MissingParameterStorage), and the engine turns that into a HookBypassError
+// naming the module, the parameter and what to do instead — on the first forward, whatever the
+// stage. Between the engine's calls the Parameters stay bound as the stage keeps them (stages 0-2:
+// the stored parameters), for sampling, exports and tests. The guard costs a view per parameter per
+// hook; the buffers are not touched. Parameters of the root unit (under no unit module) stay bound
+// for the whole call: the root itself uses them.
+//
 // Determinism: with accumulation 1, stages 0-3 give bit-identical results at the same rank count
-// (the communicator sums in rank order; the gradient norm is summed per shard in rank order at
-// every stage).
+// for any Module (the communicator sums in rank order; the gradient norm is summed per shard in
+// rank order at every stage). With accumulation, stages 0-1 add the micro-batches' gradients on each
+// rank before reducing and stages 2-3 reduce each micro-batch before adding: 0 and 1 are
+// bit-identical, 2 and 3 are, and the two pairs agree to f32 round-off (the same sums in another
+// order; tests/sharding/custom_model_identity_test.cpp).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -49,6 +67,12 @@
 #include "tessera/sharding/unit_hooks.hpp"
 
 namespace tessera {
+
+// A module was run past its slot's hooks (the engine's message says which and what to do instead).
+class HookBypassError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
 
 // When gradients are reduced across ranks. Stages 0-1 reduce once per step (kReduce on the last
 // micro-batch, kDefer before it, as DDP's no_sync); stages 2-3 reduce every micro-batch regardless.
@@ -136,6 +160,13 @@ class ShardedEngine : private UnitHooks {
   void after_backward(const UnitUse& use) override;
 
   void check_devices() const;
+  // Runs `call` (the model's forward or backward) with every unit but the root behind its access
+  // guard; a MissingParameterStorage for a parameter of a closed unit becomes a HookBypassError.
+  template <class Call>
+  auto guarded(const char* pass, Call&& call);
+  // The HookBypassError text for `missing` when its parameter belongs to a unit whose access is
+  // closed ("" when it does not: the error is not the engine's to explain).
+  std::string bypass_message(const MissingParameterStorage& missing, const char* pass) const;
   void build_units(Module& model, std::uint64_t seed);
   void ensure_params(int unit);
   void issue_gather(int unit);

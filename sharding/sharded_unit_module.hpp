@@ -21,6 +21,7 @@ class ShardedUnitModule final : public Module {
   std::vector<Parameter*> tied_parameters() override { return inner_->tied_parameters(); }
 
   Module& inner() { return *inner_.module; }
+  const UnitUse& use() const { return use_; }
   // Gives the inner module back (the wrapper is left empty).
   std::unique_ptr<Module> release_inner() { return std::move(inner_.module); }
 

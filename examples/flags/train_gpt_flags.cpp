@@ -56,6 +56,7 @@ const SettingNames& train_gpt_setting_names() {
                                   {"run.tensorboard_dir", "--tensorboard"},
                                   {"run.max_skipped_steps", "--max-skipped-steps"},
                                   {"run.spike_guard", "--spike-guard"},
+                                  {"run.check_replicas", "--check-replicas"},
                                   {"spike.window", "--spike-window"},
                                   {"spike.z", "--spike-z"},
                                   {"schedule.lr", "--lr"},

@@ -156,6 +156,7 @@ TrainingRunOptions training_run_options(const TrainOptions& o, const BatchPlan& 
   r.seed = o.seed;
   r.checkpoint = checkpoint_options(o);
   r.max_skipped_steps = o.max_skipped_steps;
+  r.check_replicas = o.check_replicas;
   if (o.spike_guard) {
     SpikeConfig spike;
     spike.window = o.spike_window;

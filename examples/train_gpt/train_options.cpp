@@ -64,6 +64,12 @@ void validate_training_numbers(const TrainOptions& o) {
   }
   if (!std::isfinite(o.spike_z) || o.spike_z <= 0) refuse("spike-z", o.spike_z, "must be a positive number, e.g. 6");
   if (o.spike_window < 2) refuse("spike-window", o.spike_window, "must be at least 2 steps, e.g. 100");
+  if (o.check_replicas < 0) refuse("check-replicas", static_cast<double>(o.check_replicas), "must be >= 0 (0: off)");
+  if (o.check_replicas > 0 && o.zero == 3) {
+    refuse("check-replicas", static_cast<double>(o.check_replicas),
+           "applies at --zero 0, 1 and 2, where every rank holds every parameter; at --zero 3 each rank holds only "
+           "its shard, so there are no replicas to compare: drop --check-replicas");
+  }
 }
 
 // The checks after parsing: values no run can use, refused with the flag that set them.
@@ -289,7 +295,11 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
        "--checkpoint-dir past the bad batches (or stop)")
       ("spike-z", value_with_default(&o.spike_z), "spike guard: standard deviations that make a spike")
       ("spike-window", value_with_default(&o.spike_window),
-       "spike guard: accepted steps the mean and spread are measured over");
+       "spike guard: accepted steps the mean and spread are measured over")
+      ("check-replicas", value_with_default(&o.check_replicas),
+       "every N steps, compare a checksum of every rank's copy of the parameters (and of the f32 master at "
+       "--zero 0) and stop the run naming the first tensor and the ranks that differ (--zero 0-2, where the "
+       "parameters are replicated; 0: off)");
   // clang-format on
   ProgramOptions program("train_gpt", "train_gpt: train a GPT on a token file\nUsage: train_gpt [options]");
   for (const po::options_description* group :

@@ -71,6 +71,7 @@ struct TrainOptions {
   bool spike_guard = false;             // skip steps whose loss or gradient norm is an outlier
   double spike_z = 6.0;                 // standard deviations above the window's mean that make a spike
   int spike_window = 100;               // accepted steps the mean and spread are taken over
+  std::int64_t check_replicas = 0;      // compare the ranks' parameter replicas every this many steps (0: off)
 
   // Every option's final value and where it came from (default, config file and line, command
   // line): printed at start and stored in each checkpoint.

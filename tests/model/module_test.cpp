@@ -1,4 +1,5 @@
-// Module naming, wrapping, materialisation and a user-written Module.
+// Module naming, wrapping, materialisation, a user-written Module, and the error naming a parameter
+// without storage (MissingParameterStorage, what engines turn into their own message).
 #include "tessera/model/module.hpp"
 
 #include <gtest/gtest.h>
@@ -137,11 +138,13 @@ TEST(Module, ForwardBeforeMaterialisationNamesTheParameter) {
   try {
     layer.forward(ctx, x);
     FAIL() << "expected an error";
-  } catch (const std::runtime_error& e) {
+  } catch (const MissingParameterStorage& e) {  // a std::runtime_error that carries the parameter
+    EXPECT_EQ(&e.parameter(), layer.own_parameters()[0]);
     EXPECT_NE(std::string(e.what()).find("has no storage: call materialize_parameters()"), std::string::npos)
         << e.what();
   }
   materialize_parameters(layer, *device, 0);
+  EXPECT_THROW(require_grad(*layer.own_parameters()[0]), MissingParameterStorage);  // no gradient buffer yet
   std::vector<float> bad = {1, 2, 3};
   EXPECT_THROW(layer.forward(ctx, Tensor::from_host(*device, bad, {1, 3}, DType::kF32, MemoryCategory::kActivations)),
                std::invalid_argument);
