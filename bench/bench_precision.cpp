@@ -3,9 +3,12 @@
 // both metrics files and prints, at every logged step, both losses, their relative difference and that
 // difference over a moving window of logged steps (the step losses of one small batch carry the noise
 // of two slightly different trajectories; the window shows the drift under it); then the largest
-// differences after step 50 and the final validation losses.
+// differences after step 50 and the final validation losses. With --control-kernels LEVEL it also
+// runs f32 again on another CPU kernel level (the same arithmetic, other last bits where FMA or the
+// vector width rounds differently): how far two f32 runs drift apart, the scale bf16's drift is read on.
 // Usage: bench_precision [--data data/corpus.bin] [--model gpt2|llama]... [--steps 800] [--log-every 20]
-//                        [--window 5] [--out DIR] [--train-gpt PATH] [-- extra train_gpt flags]
+//                        [--window 5] [--out DIR] [--train-gpt PATH] [--control-kernels avx2]
+//                        [-- extra train_gpt flags]
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cmath>
@@ -45,11 +48,12 @@ Run read_metrics(const std::string& path) {
   return r;
 }
 
-// Runs train_gpt in `dtype`; exits naming the command and its log when it fails.
+// Runs train_gpt in `dtype` (under TESSERA_CPU_KERNELS=`kernels` unless empty); exits naming the
+// command and its log when it fails.
 Run train(const std::string& train_gpt, const std::string& model, const std::string& dtype, const po::variables_map& vm,
-          const std::vector<std::string>& extra) {
+          const std::vector<std::string>& extra, const std::string& kernels = "") {
   const std::filesystem::path out = vm["out"].as<std::string>();
-  const std::string stem = (out / (model + "_" + dtype)).string();
+  const std::string stem = (out / (model + "_" + dtype + (kernels.empty() ? "" : "_" + kernels))).string();
   std::vector<std::string> words = {train_gpt,
                                     "--data",
                                     vm["data"].as<std::string>(),
@@ -68,7 +72,7 @@ Run train(const std::string& train_gpt, const std::string& model, const std::str
                                     "--metrics",
                                     stem + ".jsonl"};
   words.insert(words.end(), extra.begin(), extra.end());
-  std::string command;
+  std::string command = kernels.empty() ? "" : "TESSERA_CPU_KERNELS=" + shell_word(kernels);
   for (const std::string& w : words) command.append(command.empty() ? "" : " ").append(shell_word(w));
   std::fprintf(stderr, "bench_precision: %s\n", command.c_str());
   std::filesystem::remove(stem + ".jsonl");
@@ -80,7 +84,9 @@ Run train(const std::string& train_gpt, const std::string& model, const std::str
   return read_metrics(stem + ".jsonl");
 }
 
-void compare(const std::string& model, const Run& f32, const Run& bf16, int window) {
+// `b` against the reference `a` (labels `a_name`, `b_name`) at every logged step, then the summary.
+void compare(const std::string& model, const Run& f32, const std::string& a_name, const Run& bf16,
+             const std::string& b_name, int window) {
   std::vector<std::int64_t> steps;
   std::vector<double> diff;  // relative, bf16 over f32
   for (const auto& [step, loss] : f32.train) {
@@ -89,9 +95,9 @@ void compare(const std::string& model, const Run& f32, const Run& bf16, int wind
     steps.push_back(step);
     diff.push_back((it->second - loss) / loss);
   }
-  std::printf("\n%s: train loss at every logged step (window: mean of the last %d logged differences)\n", model.c_str(),
-              window);
-  std::printf("%8s %10s %10s %9s %9s\n", "step", "f32", "bf16", "diff", "window");
+  std::printf("\n%s, %s against %s: train loss at every logged step (window: mean of the last %d logged differences)\n",
+              model.c_str(), b_name.c_str(), a_name.c_str(), window);
+  std::printf("%8s %10s %10s %9s %9s\n", "step", a_name.c_str(), b_name.c_str(), "diff", "window");
   double worst = 0.0, worst_window = 0.0, sum = 0.0;
   std::int64_t worst_step = 0, worst_window_step = 0;
   int counted = 0;
@@ -109,13 +115,13 @@ void compare(const std::string& model, const Run& f32, const Run& bf16, int wind
     if (std::fabs(w) > worst_window) worst_window = std::fabs(w), worst_window_step = steps[i];
   }
   std::printf(
-      "%s after step 50 (%d logged steps): mean diff %+.2f%%, largest |diff| %.2f%% (step %lld), largest "
-      "|window| %.2f%% (step %lld)\n",
-      model.c_str(), counted, counted > 0 ? 100.0 * sum / counted : 0.0, 100.0 * worst,
+      "%s, %s against %s after step 50 (%d logged steps): mean diff %+.2f%%, largest |diff| %.2f%% (step %lld), "
+      "largest |window| %.2f%% (step %lld)\n",
+      model.c_str(), b_name.c_str(), a_name.c_str(), counted, counted > 0 ? 100.0 * sum / counted : 0.0, 100.0 * worst,
       static_cast<long long>(worst_step), 100.0 * worst_window, static_cast<long long>(worst_window_step));
-  std::printf("%s final validation loss: f32 %.4f, bf16 %.4f (%+.2f%%); run time f32 %.0f s, bf16 %.0f s\n",
-              model.c_str(), f32.final_val, bf16.final_val, 100.0 * (bf16.final_val - f32.final_val) / f32.final_val,
-              f32.seconds, bf16.seconds);
+  std::printf("%s final validation loss: %s %.4f, %s %.4f (%+.2f%%); run time %.0f s, %.0f s\n", model.c_str(),
+              a_name.c_str(), f32.final_val, b_name.c_str(), bf16.final_val,
+              100.0 * (bf16.final_val - f32.final_val) / f32.final_val, f32.seconds, bf16.seconds);
 }
 
 int run(int argc, char** argv) {
@@ -128,6 +134,9 @@ int run(int argc, char** argv) {
       "window", po::value<int>()->default_value(5), "logged steps in the moving window")(
       "out", po::value<std::string>()->default_value("bench_precision"), "directory for the metrics and logs")(
       "train-gpt", po::value<std::string>()->default_value(""), "train_gpt to run (default: the build's)")(
+      "control-kernels", po::value<std::string>()->default_value(""),
+      "also run f32 under TESSERA_CPU_KERNELS=LEVEL (avx2, portable): the same arithmetic with other last bits, "
+      "to show how far two f32 runs drift apart")(
       "extra", po::value<std::vector<std::string>>()->default_value({}, ""), "train_gpt flags after --");
   po::positional_options_description positional;
   positional.add("extra", -1);
@@ -154,7 +163,12 @@ int run(int argc, char** argv) {
     const std::vector<std::string>& extra = vm["extra"].as<std::vector<std::string>>();
     const Run f32 = train(train_gpt, model, "f32", vm, extra);
     const Run bf16 = train(train_gpt, model, "bf16", vm, extra);
-    compare(model, f32, bf16, vm["window"].as<int>());
+    compare(model, f32, "f32", bf16, "bf16", vm["window"].as<int>());
+    const std::string control = vm["control-kernels"].as<std::string>();
+    if (!control.empty()) {
+      const Run other = train(train_gpt, model, "f32", vm, extra, control);
+      compare(model, f32, "f32", other, "f32/" + control, vm["window"].as<int>());
+    }
   }
   return 0;
 }

@@ -2,8 +2,9 @@
 // distributed context, devices (a rank's own GPU: make_rank_device, and its communicator:
 // make_device_world), strict number parsing, tensors and modules (the GPT among them; Sequential, the
 // activations, Dropout and Residual to build a model from), a program's own element-wise ops
-// (elementwise_map), the sharded engine, the trainer,
-// the batch planner, the training checkpointer and the training loop (TrainingRun). Finer headers
+// (elementwise_map), the sharded engine, the trainer and its losses (token, masked cross-entropy,
+// mean squared error), the batch planner, the memory planner for any Module (plan_memory,
+// preflight_memory_check), the training checkpointer and the training loop (TrainingRun). Finer headers
 // are named by layer and file, e.g. <tessera/model/modules/linear.hpp>.
 #pragma once
 
@@ -25,6 +26,10 @@
 #include "tessera/model/modules/residual.hpp"
 #include "tessera/model/modules/sequential.hpp"
 #include "tessera/model/optim/lr_schedule.hpp"
+#include "tessera/planning/custom_model.hpp"
+#include "tessera/planning/measured_step.hpp"
+#include "tessera/planning/memory_plan.hpp"
+#include "tessera/planning/preflight.hpp"
 #include "tessera/run/training_run.hpp"
 #include "tessera/runtime/device.hpp"
 #include "tessera/runtime/device_factory.hpp"
@@ -33,4 +38,8 @@
 #include "tessera/sharding/sharded_engine.hpp"
 #include "tessera/sharding/sharding_config.hpp"
 #include "tessera/training/batch_plan.hpp"
+#include "tessera/training/loss.hpp"
+#include "tessera/training/losses/masked_cross_entropy.hpp"
+#include "tessera/training/losses/mean_squared_error.hpp"
+#include "tessera/training/losses/token_cross_entropy.hpp"
 #include "tessera/training/trainer.hpp"
