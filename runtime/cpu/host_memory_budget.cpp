@@ -1,8 +1,11 @@
-// Host memory budget from /proc and the cgroup file system.
+// Host memory budget from /proc, the cgroup file system (v2 or v1, up the hierarchy) and a Slurm
+// allocation.
 #include "tessera/runtime/cpu/host_memory_budget.hpp"
 
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -38,25 +41,79 @@ std::int64_t read_number(const std::string& path) {
   }
 }
 
-// The cgroup v2 directory of this process ("/sys/fs/cgroup/<path>"), or "" when not on cgroup v2.
-std::string cgroup2_dir() {
+// This process's cgroup directory: the v2 one (a "0::/path" line) when it holds memory.max, else the
+// v1 memory controller's ("N:memory:/path" or "N:...,memory,...:/path"); "" when neither is found.
+struct CgroupFiles {
+  std::string dir;           // "/sys/fs/cgroup/<path>" (v2) or "/sys/fs/cgroup/memory/<path>" (v1)
+  std::string root;          // the hierarchy's mount point: the walk up stops there
+  std::string limit, usage;  // file names of the limit and the usage in each directory
+  const char* version = "";
+};
+
+CgroupFiles cgroup_files() {
   std::ifstream in("/proc/self/cgroup");
   std::string line;
+  CgroupFiles v1;
   while (std::getline(in, line)) {
-    if (line.rfind("0::", 0) == 0) return "/sys/fs/cgroup" + line.substr(3);
+    const std::size_t first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    const std::string controllers = "," + line.substr(first + 1, second - first - 1) + ",";
+    const std::string path = line.substr(second + 1);
+    if (controllers == ",," && std::ifstream("/sys/fs/cgroup" + path + "/memory.max").good()) {
+      return {"/sys/fs/cgroup" + path, "/sys/fs/cgroup", "memory.max", "memory.current", "v2"};
+    }
+    if (controllers.find(",memory,") != std::string::npos) {
+      v1 = {"/sys/fs/cgroup/memory" + path, "/sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes",
+            "v1"};
+    }
   }
-  return "";
+  return v1;
 }
 
-// Remaining cgroup memory (limit minus usage), -1 when unlimited or unknown.
-std::int64_t cgroup_remaining() {
-  if (const std::string dir = cgroup2_dir(); !dir.empty()) {
-    const std::int64_t limit = read_number(dir + "/memory.max"), used = read_number(dir + "/memory.current");
-    if (limit >= 0 && used >= 0) return limit - used;
+// The tightest cgroup memory limit on this process: limit minus usage at each level from its own
+// cgroup up to the hierarchy's root (a parent's limit binds its children), the smallest room. -1
+// when no level sets one. `source` names the limit, its file and the usage there.
+std::int64_t cgroup_remaining(std::string& source) {
+  const CgroupFiles files = cgroup_files();
+  if (files.dir.empty()) return -1;
+  std::int64_t best = -1;
+  for (std::string dir = files.dir;;) {
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    const std::int64_t limit = read_number(dir + "/" + files.limit), used = read_number(dir + "/" + files.usage);
+    // v1 writes "no limit" as a page-rounded 2^63 - 1.
+    if (limit >= 0 && used >= 0 && limit < (std::int64_t{1} << 60) && (best < 0 || limit - used < best)) {
+      best = std::max<std::int64_t>(0, limit - used);
+      source = std::string("cgroup ") + files.version + " memory limit " + format_bytes(limit) + " (" + dir + "/" +
+               files.limit + ") with " + format_bytes(used) + " in use";
+    }
+    if (dir.size() <= files.root.size()) break;
+    dir = dir.substr(0, dir.rfind('/'));
   }
-  const std::int64_t limit = read_number("/sys/fs/cgroup/memory/memory.limit_in_bytes");
-  const std::int64_t used = read_number("/sys/fs/cgroup/memory/memory.usage_in_bytes");
-  if (limit >= 0 && used >= 0 && limit < (std::int64_t{1} << 60)) return limit - used;
+  return best;
+}
+
+// The job's memory on this node from a Slurm allocation: --mem (SLURM_MEM_PER_NODE, MB) or
+// --mem-per-cpu (SLURM_MEM_PER_CPU, MB) times the CPUs allocated on this node (SLURM_CPUS_ON_NODE).
+// -1 outside Slurm or without either. `source` says which.
+std::int64_t slurm_allocation(std::string& source) {
+  const auto number = [](const char* name) -> std::int64_t {
+    const char* value = std::getenv(name);
+    if (value == nullptr || *value == '\0') return -1;
+    char* end = nullptr;
+    const long long v = std::strtoll(value, &end, 10);
+    return end != nullptr && *end == '\0' && v > 0 ? v : -1;
+  };
+  constexpr std::int64_t kMb = std::int64_t{1} << 20;  // Slurm's memory unit, MB = MiB
+  if (const std::int64_t mb = number("SLURM_MEM_PER_NODE"); mb > 0) {
+    source = "Slurm allocation --mem " + std::to_string(mb) + "M per node (SLURM_MEM_PER_NODE)";
+    return mb * kMb;
+  }
+  const std::int64_t per_cpu = number("SLURM_MEM_PER_CPU"), cpus = number("SLURM_CPUS_ON_NODE");
+  if (per_cpu > 0 && cpus > 0) {
+    source = "Slurm allocation --mem-per-cpu " + std::to_string(per_cpu) + "M x " + std::to_string(cpus) +
+             " CPUs on this node (SLURM_MEM_PER_CPU, SLURM_CPUS_ON_NODE)";
+    return per_cpu * cpus * kMb;
+  }
   return -1;
 }
 
@@ -78,16 +135,17 @@ MemoryBudget host_memory_budget() {
   MemoryBudget budget;
   consider_limit(RLIMIT_AS, "address-space limit (RLIMIT_AS)", "VmSize", budget);
   consider_limit(RLIMIT_DATA, "data-segment limit (RLIMIT_DATA)", "VmData", budget);
-  const std::int64_t available = proc_kb("/proc/meminfo", "MemAvailable");
-  const std::int64_t cgroup = cgroup_remaining();
-  if (available >= 0) {
-    budget.shared_bytes = available;
-    budget.shared_source = "MemAvailable";
-  }
-  if (cgroup >= 0 && (budget.shared_bytes < 0 || cgroup < budget.shared_bytes)) {
-    budget.shared_bytes = cgroup;
-    budget.shared_source = "cgroup memory limit (remaining)";
-  }
+  const auto consider_shared = [&budget](std::int64_t bytes, const std::string& source) {
+    if (bytes < 0 || (budget.shared_bytes >= 0 && bytes >= budget.shared_bytes)) return;
+    budget.shared_bytes = bytes;
+    budget.shared_source = source;
+  };
+  consider_shared(proc_kb("/proc/meminfo", "MemAvailable"), "MemAvailable");
+  std::string cgroup_source, slurm_source;
+  const std::int64_t cgroup = cgroup_remaining(cgroup_source);
+  consider_shared(cgroup, cgroup_source);
+  const std::int64_t slurm = slurm_allocation(slurm_source);
+  consider_shared(slurm, slurm_source);
   return budget;
 }
 

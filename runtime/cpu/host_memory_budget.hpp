@@ -1,7 +1,10 @@
 // host_memory_budget: what this process may still allocate in host memory, read from Linux: the
 // address-space and data-segment limits (RLIMIT_AS minus VmSize, RLIMIT_DATA minus VmData) for
-// the process alone, and the smaller of /proc/meminfo's MemAvailable and the cgroup's remaining
-// memory (memory.max minus memory.current, v2 or v1) shared by the node's processes.
+// the process alone, and, shared by the node's processes, the smallest of /proc/meminfo's
+// MemAvailable, the room under the cgroup memory limits from the process's own cgroup up to the
+// root (v2 memory.max minus memory.current, or v1 memory.limit_in_bytes minus memory.usage_in_bytes)
+// and a Slurm allocation (--mem: SLURM_MEM_PER_NODE; --mem-per-cpu: SLURM_MEM_PER_CPU times
+// SLURM_CPUS_ON_NODE). The source names the limit that decided, its value and where it came from.
 #pragma once
 
 #include "tessera/runtime/memory_budget.hpp"

@@ -1,0 +1,100 @@
+// The limits a container or a batch system sets, met by train_gpt before step 1: a run whose
+// predicted peak exceeds
+//  * a cgroup memory limit (a child cgroup this test makes under its own, 200 MiB, the run started
+//    inside it) — where the machine lets the test make one; it skips, saying why, where it does not;
+//  * a Slurm allocation (--mem 100M: SLURM_MEM_PER_NODE=100)
+// is refused with exit status 3 naming the limit and where it came from, and trains nothing.
+// The cgroup is removed afterwards (and stale ones of killed runs at the start).
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/train_gpt_process.hpp"
+
+namespace tessera {
+namespace {
+
+using testing::random_tokens;
+using testing::run_bounded;
+using testing::ScratchDir;
+using testing::train_gpt_binary;
+
+// The default model (predicted peak ~125 MB, ~265 MB with the margin) on a small token file.
+std::string default_run(const std::string& train_gpt, const std::string& data) {
+  return train_gpt + " --data " + data + " --vocab 64 --steps 1 --sample-tokens 0 --threads 1";
+}
+
+void expect_refused(const testing::ProcessResult& r, const std::string& limit_words) {
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  for (const std::string& part : {std::string("memory check: this run will not fit"), limit_words}) {
+    EXPECT_NE(r.output.find(part), std::string::npos) << "missing '" << part << "' in\n" << r.output;
+  }
+  EXPECT_EQ(r.output.find("step     1"), std::string::npos) << "it trained anyway:\n" << r.output;
+}
+
+TEST(ContainerLimits, ASlurmAllocationTooSmallIsRefusedNamingIt) {
+  const std::string train_gpt = train_gpt_binary();
+  if (train_gpt.empty()) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
+  ScratchDir dir("slurm_mem");
+  const std::string data = (dir / "tokens.bin").string();
+  write_token_file(data, random_tokens(5000, 60));
+  expect_refused(run_bounded("env SLURM_MEM_PER_NODE=100 " + default_run(train_gpt, data), 120),
+                 "Slurm allocation --mem 100M per node (SLURM_MEM_PER_NODE)");
+}
+
+// This process's memory cgroup directory and its limit file (v2 memory.max, else v1).
+std::pair<std::string, std::string> own_memory_cgroup() {
+  std::ifstream in("/proc/self/cgroup");
+  std::pair<std::string, std::string> v1;
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string controllers = "," + line.substr(a + 1, b - a - 1) + ",", path = line.substr(b + 1);
+    if (controllers == ",," && std::ifstream("/sys/fs/cgroup" + path + "/memory.max").good()) {
+      return {"/sys/fs/cgroup" + path, "memory.max"};
+    }
+    if (controllers.find(",memory,") != std::string::npos)
+      v1 = {"/sys/fs/cgroup/memory" + path, "memory.limit_in_bytes"};
+  }
+  return v1;
+}
+
+TEST(ContainerLimits, ACgroupLimitTooSmallIsRefusedNamingIt) {
+  const std::string train_gpt = train_gpt_binary();
+  if (train_gpt.empty()) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
+  const auto [own, limit_file] = own_memory_cgroup();
+  if (own.empty()) GTEST_SKIP() << "no memory cgroup for this process";
+  if (DIR* d = opendir(own.c_str())) {  // stale children of killed runs, removed when empty
+    while (const dirent* e = readdir(d)) {
+      if (std::string(e->d_name).rfind("tessera_limits_", 0) == 0) rmdir((own + "/" + e->d_name).c_str());
+    }
+    closedir(d);
+  }
+  const std::string child = own + "/tessera_limits_" + std::to_string(getpid());
+  if (mkdir(child.c_str(), 0755) != 0) GTEST_SKIP() << "cannot make a cgroup under " << own;
+  struct Remove {
+    std::string path;
+    ~Remove() { rmdir(path.c_str()); }
+  } remove{child};
+  {
+    std::ofstream limit(child + "/" + limit_file);
+    limit << (200 << 20);
+    limit.flush();
+    if (!limit) GTEST_SKIP() << "cannot set " << child << "/" << limit_file;
+  }
+  ScratchDir dir("cgroup_mem");
+  const std::string data = (dir / "tokens.bin").string();
+  write_token_file(data, random_tokens(5000, 60));
+  // The shell moves itself into the cgroup, then becomes train_gpt.
+  const testing::ProcessResult r =
+      run_bounded("sh -c 'echo $$ > " + child + "/cgroup.procs && exec " + default_run(train_gpt, data) + "'", 120);
+  expect_refused(r, "memory limit 200.00 MiB (" + child + "/" + limit_file + ")");
+}
+
+}  // namespace
+}  // namespace tessera
