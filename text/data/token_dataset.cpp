@@ -97,6 +97,7 @@ void TokenDataset::read(std::int64_t first, std::int64_t count, std::int32_t* ou
     const TokenFile& file = files_->files[f];
     const std::int64_t local = global - starts[f];
     const std::int64_t n = std::min(global_end, starts[f + 1]) - global;
+    file.check_unchanged();  // before reading: a truncated mapping would end the process
     file.copy_tokens(local, n, out);
     out += n;
     global += n;

@@ -38,7 +38,9 @@ class TokenDataset {
   std::int64_t num_tokens() const { return end_ - begin_; }
   // Token i of this view, 0 <= i < num_tokens(); throws std::out_of_range outside.
   std::int32_t token(std::int64_t i) const;
-  // Copies tokens [first, first + count) of this view into out, across file boundaries.
+  // Copies tokens [first, first + count) of this view into out, across file boundaries. Each file
+  // read is checked first (TokenFile::check_unchanged): a data file replaced, truncated or rewritten
+  // since it was opened throws std::runtime_error naming it, instead of feeding other samples.
   void read(std::int64_t first, std::int64_t count, std::int32_t* out /*(count) i32*/) const;
 
   // The view of tokens [first_token, first_token + count) of this view, sharing the files.

@@ -296,6 +296,7 @@ TokenFile TokenFile::open(const std::string& path, TokenFileFormat format) {
   }
 
   TokenFile file;
+  file.identity_ = FileIdentity::of(fd, path);
   file.path_ = path;
   file.format_ = format;
   file.num_tokens_ = count;
@@ -344,8 +345,17 @@ TokenFile& TokenFile::operator=(TokenFile&& other) noexcept {
     token_bytes_ = other.token_bytes_;
     num_tokens_ = std::exchange(other.num_tokens_, 0);
     tokenizer_ = std::exchange(other.tokenizer_, std::nullopt);
+    identity_ = other.identity_;
   }
   return *this;
+}
+
+void TokenFile::check_unchanged() const {
+  if (const std::string change = identity_.what_changed(path_); !change.empty()) {
+    throw std::runtime_error(path_ + ": the data file changed while the run was reading it: " + change +
+                             ". Its samples are no longer the ones the run started with; write a new data file "
+                             "to another path (tessera_prepare --out), then resume from the last checkpoint");
+  }
 }
 
 TokenFile::~TokenFile() { release(); }

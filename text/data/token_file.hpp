@@ -29,6 +29,7 @@
 #include <string>
 #include <string_view>
 
+#include "tessera/text/data/file_identity.hpp"
 #include "tessera/text/tokenizer/tokenizer_spec.hpp"
 
 namespace tessera {
@@ -94,6 +95,10 @@ class TokenFile {
   // The header's tokenizer record, its directory resolved against the file's directory; nullopt
   // when the file has none.
   const std::optional<TokenizerSpec>& tokenizer() const { return tokenizer_; }
+  // Throws std::runtime_error naming the file when the file at its path is no longer the one opened
+  // (replaced, truncated or grown, its header rewritten: FileIdentity), before anything reads tokens
+  // that are not the run's any more (or a truncated mapping, which would end the process with SIGBUS).
+  void check_unchanged() const;
 
  private:
   TokenFile() = default;
@@ -107,6 +112,7 @@ class TokenFile {
   int token_bytes_ = 2;
   std::int64_t num_tokens_ = 0;
   std::optional<TokenizerSpec> tokenizer_;
+  FileIdentity identity_;  // of the file opened
 };
 
 }  // namespace tessera
