@@ -184,6 +184,11 @@ std::vector<std::string> NvmeStore::notices() const {
     lines.push_back("offload: replaced " + file_->path().string() +
                     " left by an earlier run (its contents are not used)");
   }
+  if (!file_->memory_file_system().empty()) {
+    lines.push_back("offload: " + file_->path().parent_path().string() + " is on " + file_->memory_file_system() +
+                    " (memory): the offloaded state takes host memory there, not disk; for NVMe offload give a "
+                    "directory on an NVMe or disk file system (offload.path)");
+  }
   std::string why = file_->direct_refusal();
   if (!queue_refusal_.empty()) why += (why.empty() ? "" : "; ") + queue_refusal_;
   if (!why.empty()) lines.push_back("offload: " + why + "; using " + describe());

@@ -2,8 +2,10 @@
 #include "tessera/runtime/offload/offload_file.hpp"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -34,6 +36,11 @@ OffloadFile::OffloadFile(const std::filesystem::path& dir, int rank, bool try_di
     throw SettingError(kSetting, dir.string(), "is not a directory; give a directory for the offload files");
   }
   path_ = dir / file_name(rank);
+  struct statfs fs {};
+  if (::statfs(dir.c_str(), &fs) == 0) {
+    if (fs.f_type == TMPFS_MAGIC) memory_file_system_ = "tmpfs";
+    if (fs.f_type == RAMFS_MAGIC) memory_file_system_ = "ramfs";
+  }
   open_file(try_direct);
   if (!direct_) return;
   // Some file systems accept O_DIRECT at open and refuse the transfers: probe with one block.

@@ -32,6 +32,9 @@ class OffloadFile {
   const std::string& direct_refusal() const { return direct_refusal_; }
   // True when a file of an earlier run was found (and replaced).
   bool replaced_stale() const { return replaced_stale_; }
+  // The file system's name when the directory is in memory (tmpfs, ramfs: /dev/shm, often /tmp in
+  // containers), where the offloaded state takes host memory instead of disk; "" otherwise.
+  const std::string& memory_file_system() const { return memory_file_system_; }
 
   // Makes the file `bytes` long with its blocks allocated. Throws SettingError("offload.path") when
   // the file system has less free space than that.
@@ -46,6 +49,7 @@ class OffloadFile {
   int fd_ = -1;
   bool direct_ = false, replaced_stale_ = false;
   std::string direct_refusal_;
+  std::string memory_file_system_;
 };
 
 }  // namespace tessera

@@ -6,6 +6,9 @@
 #include "tessera/runtime/offload/nvme_store.hpp"
 
 #include <gtest/gtest.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <numeric>
@@ -144,4 +147,31 @@ TEST(NvmeStore, MetaDeviceBooksWithoutFiles) {
 }
 
 }  // namespace
+TEST(NvmeStore, ADirectoryInMemoryIsSaidToTakeHostMemory) {
+  if (!std::filesystem::is_directory("/dev/shm")) GTEST_SKIP() << "no /dev/shm";
+  auto device = make_cpu_device();
+  const std::filesystem::path dir = "/dev/shm/tessera_offload_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  struct Remove {
+    std::filesystem::path path;
+    ~Remove() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  } remove{dir};
+  std::string notes;
+  {
+    NvmeStore store(*device, settings_in(dir), 0);
+    notes = joined(store.notices());
+  }
+  EXPECT_NE(notes.find(dir.string() + " is on tmpfs (memory)"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("offload.path"), std::string::npos) << notes;
+  ScratchDir disk("nvme_disk");  // the suite's temporary directory: on disk here, where it is not tmpfs
+  NvmeStore on_disk(*device, settings_in(disk.path()), 0);
+  const bool disk_in_memory = joined(on_disk.notices()).find("(memory)") != std::string::npos;
+  struct statfs fs {};
+  ASSERT_EQ(::statfs(disk.path().c_str(), &fs), 0);
+  EXPECT_EQ(disk_in_memory, fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC) << joined(on_disk.notices());
+}
+
 }  // namespace tessera
