@@ -21,6 +21,7 @@
 #include "tessera/launch/launcher_env.hpp"
 #include "tessera/launch/mpi_session.hpp"
 #include "tessera/launch/rank_info.hpp"
+#include "tessera/launch/session_directory.hpp"
 
 namespace tessera {
 namespace {
@@ -110,6 +111,12 @@ int run_distributed(int argc, char** argv, const DistributedBody& body) {
     launcher_error = error.what();
   }
   const bool alone = launcher_error.empty() && launcher.launcher == Launcher::kNone;
+  if (alone) {  // under a launcher, the launcher made the session directory already
+    if (const std::string problem = session_directory_problem(); !problem.empty()) {
+      std::fprintf(stderr, "%s: %s\n", program_name(argc, argv).c_str(), problem.c_str());
+      return 1;
+    }
+  }
   MpiSession session(argc, argv, alone ? MpiStart::kAlone : MpiStart::kLaunched);
   FailureAgreement failures;  // collective: every rank makes it here, before anything can fail
   // Declared outside the try block: when body throws, the communicators stay alive (a destructor
