@@ -44,6 +44,12 @@ class Fields {
     const auto it = object.find(key);
     return it == object.end() ? nullptr : &*it;
   }
+  // An object's "type" when it is a string, else "" (absent, or of another JSON type: refused by the
+  // caller as a type it does not read).
+  static std::string type_of(const Json& object) {
+    const Json* type = find(object, "type");
+    return type != nullptr && type->is_string() ? type->get<std::string>() : "";
+  }
   // object[key] as a string; refused when missing or not a string.
   std::string string(const Json& object, const std::string& where, const char* key, const std::string& reads) const {
     const Json* value = find(object, key);
@@ -68,7 +74,7 @@ class Fields {
 void require_null(const Fields& f, const Json& root, const char* key, const std::string& reads) {
   const Json* value = Fields::find(root, key);
   if (value == nullptr || value->is_null()) return;
-  if (value->is_object() && value->value("type", "") == "Sequence") {
+  if (value->is_object() && Fields::type_of(*value) == "Sequence") {
     const Json* inner = Fields::find(*value, "normalizers");
     if (inner != nullptr && inner->is_array() && inner->empty()) return;
   }
@@ -119,10 +125,10 @@ Pretokenizer read_pre_tokenizer(const Fields& f, const Json& pre, const std::str
   if (list->size() == 1) return read_pre_tokenizer(f, list->at(0), list_where + "[0]");
   const Json& split = list->at(0);
   const Json& byte_level = list->at(1);
-  if (!split.is_object() || split.value("type", "") != "Split") {
+  if (!split.is_object() || Fields::type_of(split) != "Split") {
     f.refuse(list_where + "[0]", &split, kPreTokenizersRead);
   }
-  if (!byte_level.is_object() || byte_level.value("type", "") != "ByteLevel") {
+  if (!byte_level.is_object() || Fields::type_of(byte_level) != "ByteLevel") {
     f.refuse(list_where + "[1]", &byte_level, kPreTokenizersRead);
   }
   const Pretokenizer pretokenizer = read_split(f, split, list_where + "[0]");
@@ -133,7 +139,7 @@ Pretokenizer read_pre_tokenizer(const Fields& f, const Json& pre, const std::str
 void check_decoder(const Fields& f, const Json& root) {
   const Json* decoder = Fields::find(root, "decoder");
   if (decoder == nullptr || decoder->is_null()) return;
-  if (!decoder->is_object() || decoder->value("type", "") != "ByteLevel") {
+  if (!decoder->is_object() || Fields::type_of(*decoder) != "ByteLevel") {
     f.refuse("decoder", decoder, "a ByteLevel decoder (or none)");
   }
 }
