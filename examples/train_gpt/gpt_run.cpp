@@ -111,7 +111,8 @@ void print_sample(ShardedEngine& engine, const GptConfig& config, const Tokenize
 bool default_data_missing(const TrainOptions& o, Communicator& world) {
   if (o.data != TrainOptions{}.data) return false;
   const std::filesystem::path path = std::filesystem::absolute(o.data.front()).lexically_normal();
-  const bool missing = broadcast_string(world, world.rank() == 0 && !std::filesystem::exists(path) ? "1" : "", 0) == "1";
+  const bool missing =
+      broadcast_string(world, world.rank() == 0 && !std::filesystem::exists(path) ? "1" : "", 0) == "1";
   if (missing && world.rank() == 0) {
     std::fprintf(stderr,
                  "train_gpt: no token file at %s (the default --data %s, relative to the current directory); make it "
@@ -235,9 +236,9 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
     const auto print = [](const std::string& label, const std::vector<std::string>& parts, char separator = ',') {
       std::printf("%s", wrapped_line(label, parts, kConsoleLineWidth, separator).c_str());
     };
-    print("train_gpt:", {"GPT " + config.to_string() + ", " + std::to_string(model.parameter_count()) + " parameters",
-                         std::to_string(world.size()) + " rank(s) x " + device->name() + ", BLAS core " +
-                             blas_core_name()});
+    print("train_gpt:",
+          {"GPT " + config.to_string() + ", " + std::to_string(model.parameter_count()) + " parameters",
+           std::to_string(world.size()) + " rank(s) x " + device->name() + ", BLAS core " + blas_core_name()});
     if (const NodeLayout& nodes = dist.rank_info().nodes; nodes.num_nodes() > 1) {
       std::vector<std::string> node_parts;
       for (int n = 0; n < nodes.num_nodes(); ++n)
@@ -245,8 +246,8 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
       print("nodes: " + std::to_string(nodes.num_nodes()) + ";", node_parts, ';');
     }
     print("sharding:",
-          {engine.config().to_string(),
-           "activation checkpointing: " + o.activation_checkpointing + " (" + std::to_string(wrapped.size()) + " modules)"},
+          {engine.config().to_string(), "activation checkpointing: " + o.activation_checkpointing + " (" +
+                                            std::to_string(wrapped.size()) + " modules)"},
           ';');
     if (const NvmeStore* store = engine.nvme_store()) {
       std::printf("offload: %s, %s per rank\n", store->describe().c_str(), format_bytes(store->file_bytes()).c_str());
@@ -267,7 +268,8 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
       const std::size_t colon = batch.line.find(": ");
       std::vector<std::string> parts;
       std::string rest = batch.line.substr(colon + 2);
-      for (std::size_t at; (at = rest.find(", ")) != std::string::npos; rest.erase(0, at + 2)) parts.push_back(rest.substr(0, at));
+      for (std::size_t at; (at = rest.find(", ")) != std::string::npos; rest.erase(0, at + 2))
+        parts.push_back(rest.substr(0, at));
       parts.push_back(rest);
       print(batch.line.substr(0, colon + 1), parts);
     }
@@ -284,7 +286,15 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   }
   std::fflush(stdout);
 
-  switch (training.run()) {
+  RunEnd end = RunEnd::kCompleted;
+  try {
+    end = training.run();
+  } catch (const OutOfMemoryError& e) {  // the device filled up: say what the planner expected
+    std::string what = e.what();
+    if (!what.empty() && what.back() == '.') what.pop_back();
+    throw OutOfMemoryError(what + "; " + planned_peak_text(plan_config_of(config, sharding, plan, recompute), *device));
+  }
+  switch (end) {
     case RunEnd::kDiverged: return 4;
     case RunEnd::kStopped: return 0;
     case RunEnd::kCompleted: break;

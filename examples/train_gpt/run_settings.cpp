@@ -16,6 +16,7 @@
 #include "tessera/core/parse_number.hpp"
 #include "tessera/core/setting_error.hpp"
 #include "tessera/core/wrapped_line.hpp"
+#include "tessera/planning/plan_report.hpp"
 #include "tessera/planning/preflight.hpp"
 #include "tessera/runtime/compute_dtype.hpp"
 #include "tessera/sharding/shard_groups.hpp"
@@ -65,8 +66,8 @@ ShardingConfig sharding_config(const TrainOptions& o, const NodeLayout& nodes, c
   ShardingConfig c;
   c.nodes = nodes;
   c.stage = parse_zero_stage(o.zero);
-  c.precision.compute_dtype = o.compute_dtype == "auto" ? default_compute_dtype(device)
-                                                        : parse_dtype(o.compute_dtype, "--compute-dtype");
+  c.precision.compute_dtype =
+      o.compute_dtype == "auto" ? default_compute_dtype(device) : parse_dtype(o.compute_dtype, "--compute-dtype");
   c.precision.param_dtype =
       o.param_dtype == "auto" ? c.precision.compute_dtype : parse_dtype(o.param_dtype, "--param-dtype");
   c.precision.reduce_dtype = parse_dtype(o.reduce_dtype, "--reduce-dtype");
@@ -105,17 +106,35 @@ PlanConfig plan_config_of(const GptConfig& gpt, const ShardingConfig& s, const B
   return c;
 }
 
+namespace {
+
+// `config` with the attention scratch of `device`'s kernels (the plan counts it as the run does).
+PlanConfig planned_on(const PlanConfig& config, const Device& device) {
+  PlanConfig planned = config;
+  const Kernels& kernels = device.kernels();
+  planned.attention_scratch = [&kernels](std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh, DType dtype) {
+    return kernels.attention_scratch_bytes(b, t, c, nh, dtype);
+  };
+  return planned;
+}
+
+}  // namespace
+
+std::string planned_peak_text(const PlanConfig& config, Device& device) {
+  const MemoryPlan plan = plan_memory(planned_on(config, device));
+  return "the memory planner predicted a peak of " + format_decimal_bytes(plan.needed()) +
+         " per rank for this run's step (the pre-flight check compares it with the device's memory before step 1 "
+         "unless --no-memory-check); give the run more device memory, or lower --micro-batch "
+         "(tessera_plan --recommend says what fits)";
+}
+
 bool memory_fits(const PlanConfig& config, Device& device, int local_ranks, Communicator& world) {
   const bool host = device.memory_space() == MemorySpace::kHost;
   PreflightOptions options;
   options.sharers = local_ranks;
   options.host_memory = host;
   options.offload_to = host ? OffloadTarget::kNvme : OffloadTarget::kNone;
-  PlanConfig planned = config;
-  const Kernels& kernels = device.kernels();  // the plan's attention scratch is this device's
-  planned.attention_scratch = [&kernels](std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t nh,
-                                          DType dtype) { return kernels.attention_scratch_bytes(b, t, c, nh, dtype); };
-  const PreflightCheck check = preflight_memory_check(planned, device.memory_budget(), options);
+  const PreflightCheck check = preflight_memory_check(planned_on(config, device), device.memory_budget(), options);
   const std::vector<int> fits = all_gather_values(world, check.fits ? 1 : 0);
   const auto first_failing = std::find(fits.begin(), fits.end(), 0);
   if (first_failing == fits.end()) {

@@ -9,8 +9,8 @@
 #include "tessera/model/modules/gpt.hpp"
 #include "tessera/model/recompute/recompute_policy.hpp"
 #include "tessera/planning/plan_config.hpp"
-#include "tessera/run/training_run.hpp"
 #include "tessera/precision/mixed_precision.hpp"
+#include "tessera/run/training_run.hpp"
 #include "tessera/runtime/device.hpp"
 #include "tessera/sharding/sharding_config.hpp"
 #include "tessera/training/batch_plan.hpp"
@@ -50,6 +50,9 @@ PlanConfig plan_config_of(const GptConfig& gpt, const ShardingConfig& s, const B
 // rank checks; the first that does not prints the prediction and the advisor's suggestion (as a
 // train_gpt command line). Returns false when any rank does not fit.
 bool memory_fits(const PlanConfig& config, Device& device, int local_ranks, Communicator& world);
+// What the memory planner predicts for `config`'s step on `device`, in words, for an out-of-memory
+// error: "the memory planner predicted a peak of 1.23 GB per rank for this run's step; ...".
+std::string planned_peak_text(const PlanConfig& config, Device& device);
 
 // --progress: live or plain, or for auto, live when stdout is a terminal and the job was not
 // started by mpirun (Open MPI hands every rank a pseudo-terminal for stdout, also when mpirun's own

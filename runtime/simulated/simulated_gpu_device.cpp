@@ -1,6 +1,7 @@
 // SimulatedGpuDevice: device blocks, pinned host blocks, fills, copies and the copy engine.
 #include "tessera/runtime/simulated/simulated_gpu_device.hpp"
 
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -10,8 +11,28 @@
 
 namespace tessera {
 
+namespace {
+
+// TESSERA_SIM_GPU_MEMORY as bytes; -1 when unset. Throws std::invalid_argument naming the variable.
+std::int64_t capacity_from_environment() {
+  const char* text = std::getenv("TESSERA_SIM_GPU_MEMORY");
+  if (text == nullptr || *text == '\0') return -1;
+  char* end = nullptr;
+  const long long bytes = std::strtoll(text, &end, 10);
+  if (end == nullptr || *end != '\0' || bytes <= 0) {
+    throw std::invalid_argument(std::string("TESSERA_SIM_GPU_MEMORY = '") + text +
+                                "': give the simulated GPU's memory in bytes (a positive integer), or unset it");
+  }
+  return bytes;
+}
+
+}  // namespace
+
 SimulatedGpuDevice::SimulatedGpuDevice()
-    : pending_frees_([this](void* ptr, std::size_t, MemoryKind) { space_.release(ptr); }) {}
+    : capacity_(capacity_from_environment()), pending_frees_([this](void* ptr, std::size_t bytes, MemoryKind kind) {
+        if (kind == MemoryKind::kDevice) device_bytes_ -= static_cast<std::int64_t>(bytes);
+        space_.release(ptr);
+      }) {}
 
 SimulatedGpuDevice::~SimulatedGpuDevice() {
   try {
@@ -27,7 +48,21 @@ std::string SimulatedGpuDevice::name() const {
 
 void* SimulatedGpuDevice::allocate(std::size_t bytes, MemoryKind kind) {
   pending_frees_.reclaim_completed();
-  return space_.allocate(bytes, kind == MemoryKind::kPinnedHost);
+  const bool device = kind == MemoryKind::kDevice;
+  if (device && capacity_ >= 0 && device_bytes_ + static_cast<std::int64_t>(bytes) > capacity_) {
+    throw std::bad_alloc();  // as a GPU that is full
+  }
+  void* p = space_.allocate(bytes, kind == MemoryKind::kPinnedHost);
+  if (device) device_bytes_ += static_cast<std::int64_t>(bytes);
+  return p;
+}
+
+MemoryBudget SimulatedGpuDevice::memory_budget() const {
+  MemoryBudget budget;
+  if (capacity_ < 0) return budget;
+  budget.process_bytes = capacity_ - device_bytes_.load();  // each process simulates a GPU of its own
+  budget.process_source = "simulated GPU memory TESSERA_SIM_GPU_MEMORY=" + std::to_string(capacity_);
+  return budget;
 }
 
 void SimulatedGpuDevice::deallocate(void* ptr, std::size_t bytes, MemoryKind kind,

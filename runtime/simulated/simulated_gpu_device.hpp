@@ -13,7 +13,16 @@
 // compare offloaded runs with resident ones bit for bit).
 // The memory space is kGpu: communicators that reduce host memory refuse it, and collectives run
 // through a StagedCommunicator (copies to pinned host memory around an MPI collective).
+//
+// Device memory is unlimited unless TESSERA_SIM_GPU_MEMORY gives a capacity in bytes (a GPU's
+// memory, for tests of what a run does when it fills it): an allocation that would take the live
+// device bytes past it fails as a GPU's would (std::bad_alloc, which Storage turns into
+// OutOfMemoryError naming the device, the category and the bytes), and memory_budget() reports the
+// room left under it, so the pre-flight check judges a run against it as against a real GPU's.
 #pragma once
+
+#include <atomic>
+#include <cstdint>
 
 #include "tessera/runtime/device.hpp"
 #include "tessera/runtime/host_streams.hpp"
@@ -41,6 +50,7 @@ class SimulatedGpuDevice final : public Device {
   MemorySpace memory_space() const override { return MemorySpace::kGpu; }
 
   void* allocate(std::size_t bytes, MemoryKind kind) override;
+  MemoryBudget memory_budget() const override;
   void deallocate(void* ptr, std::size_t bytes, MemoryKind kind, std::span<const Event> pending) noexcept override;
   std::size_t pending_free_bytes() const override { return pending_frees_.bytes(); }
 
@@ -63,6 +73,8 @@ class SimulatedGpuDevice final : public Device {
   // A host buffer the host may touch: refused when it is device memory.
   void check_host(const void* p, const char* what) const;
 
+  std::int64_t capacity_ = -1;                 // TESSERA_SIM_GPU_MEMORY; -1: unlimited
+  std::atomic<std::int64_t> device_bytes_{0};  // live device blocks, pending frees included
   DeviceAddressSpace space_;
   SimulatedGpuKernels kernels_{space_};
   PendingFreeList pending_frees_;
