@@ -3,7 +3,8 @@
 // "rank 1/2 (host H): <message>" and aborts the job instead of leaving rank 0 waiting; a body that
 // throws on every rank is said once per distinct message, by rank 0, and every rank returns 1; debug mode
 // (TESSERA_DEBUG_COLLECTIVES=1) turns a planted mismatch into that abort with both calls named; and
-// TESSERA_COLLECTIVE_TIMEOUT makes the watchdog abort a planted hang. The child jobs run at once.
+// TESSERA_COLLECTIVE_TIMEOUT makes the watchdog abort a planted hang, on the host path and on the device
+// path (the simulated GPU, staged through pinned host memory). The child jobs run at once.
 // tessera-test-timeout: 300
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -18,7 +19,10 @@
 #include <thread>
 #include <vector>
 
+#include "tessera/comm/device_communicator.hpp"
 #include "tessera/launch/run_distributed.hpp"
+#include "tessera/runtime/device_factory.hpp"
+#include "tessera/runtime/storage.hpp"
 #include "tests/launch/child_job.hpp"
 
 namespace tessera {
@@ -122,6 +126,26 @@ TEST(RunDistributedChild, HangCaughtByTheWatchdog) {
   ADD_FAILURE() << "a collective without its peer completed";
 }
 
+TEST(RunDistributedChild, DeviceHangCaughtByTheWatchdog) {
+  if (!is_child("device_hang")) GTEST_SKIP() << "runs as a child job";
+  char name[] = "child";
+  char* argv[] = {name, nullptr};
+  run_distributed(1, argv, [](DistributedContext& ctx) {
+    // The device path: a collective on the simulated GPU's memory, staged through pinned host memory.
+    const std::unique_ptr<Device> device = make_device(DeviceChoice::kSimulatedGpu);
+    const std::unique_ptr<Communicator> device_world = make_device_world(*device, ctx.world(), ctx.comm_options());
+    if (ctx.rank() == 1) {
+      std::this_thread::sleep_for(std::chrono::seconds(2 * kChildLimitSeconds));  // never joins
+      return 0;
+    }
+    const auto buf = Storage::allocate(*device, 8 * sizeof(float), MemoryCategory::kWorkspace);
+    device->fill_zero(buf->data(), 8 * sizeof(float));
+    device_world->all_reduce(Span(buf->data(), 8), DType::kF32, ReduceOp::kSum).wait();
+    return 0;
+  });
+  ADD_FAILURE() << "a device collective without its peer completed";
+}
+
 TEST(RunDistributedChild, ThreadLevelTooLow) {
   if (!is_child("thread_level")) GTEST_SKIP() << "runs as a child job";
   int argc = 1;
@@ -170,6 +194,8 @@ class RunDistributedJobs : public ::testing::Test {
                                  fast_failure + " -x TESSERA_DEBUG_COLLECTIVES=1")},
         {"hang", mpirun_self(2, "hang", "RunDistributedChild.HangCaughtByTheWatchdog",
                              fast_failure + " -x TESSERA_COLLECTIVE_TIMEOUT=2")},
+        {"device_hang", mpirun_self(2, "device_hang", "RunDistributedChild.DeviceHangCaughtByTheWatchdog",
+                                    fast_failure + " -x TESSERA_COLLECTIVE_TIMEOUT=2")},
     };
     std::map<std::string, std::future<ChildJob>> running;
     for (const auto& [name, command] : commands) {
@@ -247,6 +273,16 @@ TEST_F(RunDistributedJobs, WatchdogTimeoutFromTheEnvironmentAbortsAPlantedHang) 
   expect_output_contains(result, "tessera watchdog: rank 0/2 (host ");
   expect_output_contains(result, "all_reduce(count=8, f32, sum) on communicator 'world'");
   std::printf("planted hang aborted after %.1f s (watchdog timeout 2 s)\n", hang.seconds);
+}
+
+TEST_F(RunDistributedJobs, WatchdogAbortsAPlantedHangOnTheDevicePath) {
+  const ChildJob& hang = job("device_hang");
+  const ChildResult& result = hang.result;
+  EXPECT_FALSE(result.timed_out) << "the job hung instead of aborting:\n" << result.output;
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  expect_output_contains(result, "tessera watchdog: rank 0/2 (host ");
+  expect_output_contains(result, "all_reduce(count=8, f32, sum)");
+  std::printf("planted device-path hang aborted after %.1f s (watchdog timeout 2 s)\n", hang.seconds);
 }
 
 }  // namespace
