@@ -1,6 +1,6 @@
 // The limits a container or a batch system sets, met by train_gpt before step 1: a run whose
 // predicted peak exceeds
-//  * a cgroup memory limit (a child cgroup this test makes under its own, 200 MiB, the run started
+//  * a cgroup memory limit (a child cgroup this test makes under its own, 240 MiB, the run started
 //    inside it) — where the machine lets the test make one; it skips, saying why, where it does not;
 //  * a Slurm allocation (--mem 100M: SLURM_MEM_PER_NODE=100)
 // is refused with exit status 3 naming the limit and where it came from, and trains nothing; and a
@@ -87,7 +87,7 @@ TEST(ContainerLimits, ACgroupLimitTooSmallIsRefusedNamingIt) {
   } remove{child};
   {
     std::ofstream limit(child + "/" + limit_file);
-    limit << (200 << 20);
+    limit << (240 << 20);
     limit.flush();
     if (!limit) GTEST_SKIP() << "cannot set " << child << "/" << limit_file;
   }
@@ -97,7 +97,7 @@ TEST(ContainerLimits, ACgroupLimitTooSmallIsRefusedNamingIt) {
   // The shell moves itself into the cgroup, then becomes train_gpt.
   const testing::ProcessResult r =
       run_bounded("sh -c 'echo $$ > " + child + "/cgroup.procs && exec " + default_run(train_gpt, data) + "'", 120);
-  expect_refused(r, "memory limit 200.00 MiB (" + child + "/" + limit_file + ")");
+  expect_refused(r, "memory limit 240.00 MiB (" + child + "/" + limit_file + ")");
 }
 
 // `train_gpt ...` with TMPDIR on a tmpfs mounted with `options` over `mount_point` in a mount
