@@ -60,6 +60,7 @@ class NodeCluster {
                                              std::to_string(::getpid()) + " " + std::to_string(kLifetimeSeconds),
                                          60);
     up_ = true;  // whatever part came up is taken down
+    std::filesystem::create_directories(root_ / "shm");
     if (up.exit_code != 0)
       return "cannot make network namespaces here (a container without CAP_SYS_ADMIN?):\n" + up.output;
     const ProcessResult probe = on("n1", "sh -c 'hostname; grep n2 /etc/hosts'", 20);
@@ -82,7 +83,7 @@ class NodeCluster {
     return "mpirun --oversubscribe --host " + hosts + " -np " + std::to_string(ranks) +
            " --mca plm rsh --mca plm_rsh_agent '" + script_ + " agent " + root_.string() +
            "' --mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include " + kNetwork + " --mca btl_tcp_if_include " +
-           kNetwork + keepalive() + teardown() + shared_cores() + " " + extra + " ";
+           kNetwork + keepalive() + teardown() + shared_cores() + shared_memory_files() + " " + extra + " ";
   }
 
   // `command` (a shell line) on n1 in `cwd`, bounded in time: how the tests launch jobs.
@@ -133,6 +134,12 @@ class NodeCluster {
   static std::string teardown() { return " --mca odls_base_sigkill_timeout 0"; }
   // kYieldWhenIdleEnv as mpirun takes it.
   static std::string shared_cores() { return " --mca mpi_yield_when_idle 1"; }
+  // Open MPI's shared-memory transport keeps its files in the cluster's directory instead of the
+  // machine's /dev/shm: a rank killed by a test (a lost node) leaves them where the test's
+  // directory removes them, not behind on the machine.
+  std::string shared_memory_files() const {
+    return " --mca btl_vader_backing_directory " + (root_ / "shm").string();
+  }
 
   std::filesystem::path root_;
   std::string script_;
