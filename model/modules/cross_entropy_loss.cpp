@@ -4,20 +4,20 @@
 #include <stdexcept>
 
 #include "tessera/model/module.hpp"
-#include "tessera/runtime/device.hpp"
 #include "tessera/runtime/compute_dtype.hpp"
+#include "tessera/runtime/device.hpp"
 #include "tessera/runtime/kernels.hpp"
 #include "tessera/runtime/storage.hpp"
 
 namespace tessera {
 
 void CrossEntropyLoss::forward_sum(Context& ctx, const Tensor& logits, const Tensor& targets, double* device_sum) {
-  check_input(logits.ndim() == 3 && is_compute_dtype(logits.dtype()), "CrossEntropyLoss", "logits f32 or bf16 (B, T, V)",
-              logits);
-  check_input(targets.dtype() == DType::kI32 && targets.ndim() == 2 && targets.dim(0) == logits.dim(0) &&
-                  targets.dim(1) == logits.dim(1),
-              "CrossEntropyLoss", "targets i32 (B, T) matching logits " + shape_string(logits.shape()), targets);
-  const std::int64_t rows = logits.dim(0) * logits.dim(1), vocab = logits.dim(2);
+  check_input((logits.ndim() == 3 || logits.ndim() == 2) && is_compute_dtype(logits.dtype()), "CrossEntropyLoss",
+              "logits f32 or bf16 (B, T, V) or (B, V)", logits);
+  const Shape rows_shape(logits.shape().begin(), logits.shape().end() - 1);
+  check_input(targets.dtype() == DType::kI32 && targets.shape() == rows_shape, "CrossEntropyLoss",
+              "targets i32 " + shape_string(rows_shape) + " matching logits " + shape_string(logits.shape()), targets);
+  const std::int64_t vocab = logits.dim(logits.ndim() - 1), rows = logits.numel() / vocab;
   Tensor losses = Tensor::empty(ctx.device, {rows}, DType::kF32, MemoryCategory::kWorkspace);
   Tensor lse = new_statistics(ctx, {rows});
   with_element_type(logits.dtype(), "CrossEntropyLoss", [&]<typename T>() {
@@ -38,15 +38,20 @@ float CrossEntropyLoss::forward(Context& ctx, const Tensor& logits, const Tensor
   const auto total = Storage::allocate(ctx.device, sizeof(double), MemoryCategory::kWorkspace);
   forward_sum(ctx, logits, targets, static_cast<double*>(total->data()));
   ctx.device.copy_to_host(&sum, total->data(), sizeof(double));
-  return static_cast<float>(sum / static_cast<double>(logits.dim(0) * logits.dim(1)));
+  return static_cast<float>(sum / static_cast<double>(logits.numel() / logits.dim(logits.ndim() - 1)));
 }
 
 Tensor CrossEntropyLoss::backward(Context& ctx, float scale) {
   if (!logits_.defined()) throw std::logic_error("CrossEntropyLoss::backward without a training forward");
-  const std::int64_t rows = logits_.dim(0) * logits_.dim(1), vocab = logits_.dim(2);
+  return backward_mean_over(ctx, scale, logits_.numel() / logits_.dim(logits_.ndim() - 1));
+}
+
+Tensor CrossEntropyLoss::backward_mean_over(Context& ctx, float scale, std::int64_t terms) {
+  if (!logits_.defined()) throw std::logic_error("CrossEntropyLoss::backward without a training forward");
+  const std::int64_t vocab = logits_.dim(logits_.ndim() - 1), rows = logits_.numel() / vocab;
   with_element_type(logits_.dtype(), "CrossEntropyLoss::backward", [&]<typename T>() {
     ctx.device.kernels().cross_entropy_backward(logits_.data_as<T>(), logits_.data_as<T>(), lse_.data_as<float>(),
-                                                targets_.data_as<std::int32_t>(), scale / static_cast<float>(rows),
+                                                targets_.data_as<std::int32_t>(), scale / static_cast<float>(terms),
                                                 rows, vocab);
   });
   Tensor dlogits = logits_;

@@ -1,9 +1,9 @@
-// CrossEntropyLoss: fused softmax + cross-entropy over logits (B,T,V) f32 or bf16 with targets (B,T)
-// i32; the losses, the log-sum-exp per row and their sum are f32 (double for the sum) either way.
-// forward returns the mean loss over B*T positions (one copy to the host, which waits for the
-// device); forward_sum leaves the sum on the device, for a step that reads the losses of all its
-// micro-batches once at its end. backward turns the logits buffer into dlogits in place (no second
-// (B,T,V) buffer), scaled by `scale` / (B*T) — pass 1/accumulation as the scale.
+// CrossEntropyLoss: fused softmax + cross-entropy over logits (B,T,V) (or (B,V)) f32 or bf16 with
+// targets (B,T) (or (B)) i32; the losses, the log-sum-exp per row and their sum are f32 (double for the sum) either
+// way. forward returns the mean loss over B*T positions (one copy to the host, which waits for the device); forward_sum
+// leaves the sum on the device, for a step that reads the losses of all its micro-batches once at its end. backward
+// turns the logits buffer into dlogits in place (no second (B,T,V) buffer), scaled by `scale` / (B*T) — pass
+// 1/accumulation as the scale.
 #pragma once
 
 #include "tessera/model/context.hpp"
@@ -15,11 +15,15 @@ class CrossEntropyLoss {
  public:
   // logits (B,T,V) f32, kept (and overwritten by backward); targets (B,T) i32.
   float forward(Context& ctx, const Tensor& logits, const Tensor& targets);
-  // The same, with the sum of the B*T losses written to `device_sum` (one double in the device's
+  // The same, with the sum of the row losses written to `device_sum` (one double in the device's
   // memory) instead of the mean brought back: nothing waits. The mean is *device_sum / (B*T).
+  // Also takes one row per sample: logits (B,V) with targets (B). A target of kIgnoredTarget
+  // (runtime/kernels.hpp) adds 0 and gets no gradient.
   void forward_sum(Context& ctx, const Tensor& logits, const Tensor& targets, double* device_sum);
-  // Returns dlogits (B,T,V) = d(scale * mean loss)/dlogits, in the logits' storage.
+  // Returns dlogits = d(scale * mean loss)/dlogits, in the logits' storage: the mean over every row.
   Tensor backward(Context& ctx, float scale);
+  // The same for a mean over `terms` rows (those not ignored: MaskedCrossEntropy's count).
+  Tensor backward_mean_over(Context& ctx, float scale, std::int64_t terms);
 
  private:
   Tensor logits_;

@@ -6,6 +6,7 @@
 // the count before the backward's scale).
 #pragma once
 
+#include "tessera/model/modules/cross_entropy_loss.hpp"
 #include "tessera/training/loss.hpp"
 
 namespace tessera {
@@ -17,10 +18,8 @@ class MaskedCrossEntropy final : public Loss {
   Tensor backward(Context& ctx, float scale) override;
 
  private:
-  Tensor logits_;   // (rows, V), overwritten by backward
-  Tensor targets_;  // (rows) i32
-  Tensor lse_;      // (rows) f32
-  std::int64_t counted_ = 0;
+  CrossEntropyLoss loss_;     // the kernels, which give an ignored row 0 and no gradient
+  std::int64_t counted_ = 1;  // rows counted in the last forward (at least 1)
 };
 
 }  // namespace tessera
