@@ -41,33 +41,21 @@ std::int64_t read_number(const std::string& path) {
   }
 }
 
-// This process's cgroup directory: the v2 one (a "0::/path" line) when it holds memory.max, else the
-// v1 memory controller's ("N:memory:/path" or "N:...,memory,...:/path"); "" when neither is found.
+// The hierarchy of this process's memory cgroup: where the walk up stops and the usage file.
 struct CgroupFiles {
-  std::string dir;           // "/sys/fs/cgroup/<path>" (v2) or "/sys/fs/cgroup/memory/<path>" (v1)
-  std::string root;          // the hierarchy's mount point: the walk up stops there
-  std::string limit, usage;  // file names of the limit and the usage in each directory
+  MemoryCgroup cgroup;
+  std::string root, usage;
   const char* version = "";
 };
 
 CgroupFiles cgroup_files() {
-  std::ifstream in("/proc/self/cgroup");
-  std::string line;
-  CgroupFiles v1;
-  while (std::getline(in, line)) {
-    const std::size_t first = line.find(':'), second = line.find(':', first + 1);
-    if (first == std::string::npos || second == std::string::npos) continue;
-    const std::string controllers = "," + line.substr(first + 1, second - first - 1) + ",";
-    const std::string path = line.substr(second + 1);
-    if (controllers == ",," && std::ifstream("/sys/fs/cgroup" + path + "/memory.max").good()) {
-      return {"/sys/fs/cgroup" + path, "/sys/fs/cgroup", "memory.max", "memory.current", "v2"};
-    }
-    if (controllers.find(",memory,") != std::string::npos) {
-      v1 = {"/sys/fs/cgroup/memory" + path, "/sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes",
-            "v1"};
-    }
+  CgroupFiles files{memory_cgroup(), "", "", ""};
+  if (files.cgroup.limit_file == "memory.max") {
+    files.root = "/sys/fs/cgroup", files.usage = "memory.current", files.version = "v2";
+  } else {
+    files.root = "/sys/fs/cgroup/memory", files.usage = "memory.usage_in_bytes", files.version = "v1";
   }
-  return v1;
+  return files;
 }
 
 // The tightest cgroup memory limit on this process: limit minus usage at each level from its own
@@ -75,16 +63,17 @@ CgroupFiles cgroup_files() {
 // when no level sets one. `source` names the limit, its file and the usage there.
 std::int64_t cgroup_remaining(std::string& source) {
   const CgroupFiles files = cgroup_files();
-  if (files.dir.empty()) return -1;
+  if (files.cgroup.dir.empty()) return -1;
   std::int64_t best = -1;
-  for (std::string dir = files.dir;;) {
+  for (std::string dir = files.cgroup.dir;;) {
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-    const std::int64_t limit = read_number(dir + "/" + files.limit), used = read_number(dir + "/" + files.usage);
+    const std::int64_t limit = read_number(dir + "/" + files.cgroup.limit_file);
+    const std::int64_t used = read_number(dir + "/" + files.usage);
     // v1 writes "no limit" as a page-rounded 2^63 - 1.
     if (limit >= 0 && used >= 0 && limit < (std::int64_t{1} << 60) && (best < 0 || limit - used < best)) {
       best = std::max<std::int64_t>(0, limit - used);
       source = std::string("cgroup ") + files.version + " memory limit " + format_bytes(limit) + " (" + dir + "/" +
-               files.limit + ") with " + format_bytes(used) + " in use";
+               files.cgroup.limit_file + ") with " + format_bytes(used) + " in use";
     }
     if (dir.size() <= files.root.size()) break;
     dir = dir.substr(0, dir.rfind('/'));
@@ -130,6 +119,24 @@ void consider_limit(int resource, const char* name, const char* status_key, Memo
 }
 
 }  // namespace
+
+MemoryCgroup memory_cgroup() {
+  std::ifstream in("/proc/self/cgroup");
+  std::string line;
+  MemoryCgroup v1;
+  while (std::getline(in, line)) {
+    const std::size_t first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    const std::string controllers = "," + line.substr(first + 1, second - first - 1) + ",";
+    const std::string path = line.substr(second + 1);
+    if (controllers == ",," && std::ifstream("/sys/fs/cgroup" + path + "/memory.max").good()) {
+      return {"/sys/fs/cgroup" + path, "memory.max"};
+    }
+    if (controllers.find(",memory,") != std::string::npos)
+      v1 = {"/sys/fs/cgroup/memory" + path, "memory.limit_in_bytes"};
+  }
+  return v1;
+}
 
 MemoryBudget host_memory_budget() {
   MemoryBudget budget;

@@ -7,10 +7,21 @@
 // SLURM_CPUS_ON_NODE). The source names the limit that decided, its value and where it came from.
 #pragma once
 
+#include <string>
+
 #include "tessera/runtime/memory_budget.hpp"
 
 namespace tessera {
 
 MemoryBudget host_memory_budget();
+
+// This process's memory cgroup: its directory and the name of the limit file there (v2 when the
+// process's cgroup has memory.max: "memory.max", else v1's "memory.limit_in_bytes"); an empty
+// directory when neither is found.
+struct MemoryCgroup {
+  std::string dir;         // "/sys/fs/cgroup/<path>" (v2) or "/sys/fs/cgroup/memory/<path>" (v1)
+  std::string limit_file;  // "memory.max" or "memory.limit_in_bytes"
+};
+MemoryCgroup memory_cgroup();
 
 }  // namespace tessera

@@ -8,15 +8,14 @@
 // a mount namespace of the test's own, gone with the run) stops a process started alone with one
 // line naming TMPDIR and the error, instead of MPI's "orte_session_dir failed".
 // The cgroup is removed afterwards (and stale ones of killed runs at the start).
-#include <dirent.h>
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "tests/support/child_cgroup.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/train_gpt_process.hpp"
 
@@ -51,53 +50,18 @@ TEST(ContainerLimits, ASlurmAllocationTooSmallIsRefusedNamingIt) {
                  "Slurm allocation --mem 100M per node (SLURM_MEM_PER_NODE)");
 }
 
-// This process's memory cgroup directory and its limit file (v2 memory.max, else v1).
-std::pair<std::string, std::string> own_memory_cgroup() {
-  std::ifstream in("/proc/self/cgroup");
-  std::pair<std::string, std::string> v1;
-  for (std::string line; std::getline(in, line);) {
-    const std::size_t a = line.find(':'), b = line.find(':', a + 1);
-    if (a == std::string::npos || b == std::string::npos) continue;
-    const std::string controllers = "," + line.substr(a + 1, b - a - 1) + ",", path = line.substr(b + 1);
-    if (controllers == ",," && std::ifstream("/sys/fs/cgroup" + path + "/memory.max").good()) {
-      return {"/sys/fs/cgroup" + path, "memory.max"};
-    }
-    if (controllers.find(",memory,") != std::string::npos)
-      v1 = {"/sys/fs/cgroup/memory" + path, "memory.limit_in_bytes"};
-  }
-  return v1;
-}
-
 TEST(ContainerLimits, ACgroupLimitTooSmallIsRefusedNamingIt) {
   const std::string train_gpt = train_gpt_binary();
   if (train_gpt.empty()) GTEST_SKIP() << "TESSERA_BIN_DIR is not set (ctest sets it)";
-  const auto [own, limit_file] = own_memory_cgroup();
-  if (own.empty()) GTEST_SKIP() << "no memory cgroup for this process";
-  if (DIR* d = opendir(own.c_str())) {  // stale children of killed runs, removed when empty
-    while (const dirent* e = readdir(d)) {
-      if (std::string(e->d_name).rfind("tessera_limits_", 0) == 0) rmdir((own + "/" + e->d_name).c_str());
-    }
-    closedir(d);
-  }
-  const std::string child = own + "/tessera_limits_" + std::to_string(getpid());
-  if (mkdir(child.c_str(), 0755) != 0) GTEST_SKIP() << "cannot make a cgroup under " << own;
-  struct Remove {
-    std::string path;
-    ~Remove() { rmdir(path.c_str()); }
-  } remove{child};
-  {
-    std::ofstream limit(child + "/" + limit_file);
-    limit << (240 << 20);
-    limit.flush();
-    if (!limit) GTEST_SKIP() << "cannot set " << child << "/" << limit_file;
-  }
+  const testing::ChildCgroup child("tessera_limits_", std::int64_t{240} << 20);
+  if (!child.why_not().empty()) GTEST_SKIP() << child.why_not();
   ScratchDir dir("cgroup_mem");
   const std::string data = (dir / "tokens.bin").string();
   write_token_file(data, random_tokens(5000, 60));
   // The shell moves itself into the cgroup, then becomes train_gpt.
-  const testing::ProcessResult r =
-      run_bounded("sh -c 'echo $$ > " + child + "/cgroup.procs && exec " + default_run(train_gpt, data) + "'", 120);
-  expect_refused(r, "memory limit 240.00 MiB (" + child + "/" + limit_file + ")");
+  const testing::ProcessResult r = run_bounded(
+      "sh -c 'echo $$ > " + child.dir() + "/cgroup.procs && exec " + default_run(train_gpt, data) + "'", 120);
+  expect_refused(r, "memory limit 240.00 MiB (" + child.limit_path() + ")");
 }
 
 // `train_gpt ...` with TMPDIR on a tmpfs mounted with `options` over `mount_point` in a mount

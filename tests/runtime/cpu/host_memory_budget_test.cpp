@@ -7,17 +7,16 @@
 //    saying why; the cgroup is removed afterwards (and stale ones of killed runs at the start).
 #include "tessera/runtime/cpu/host_memory_budget.hpp"
 
-#include <dirent.h>
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <string>
+
+#include "tests/support/child_cgroup.hpp"
 
 namespace tessera {
 namespace {
@@ -49,58 +48,10 @@ TEST(HostMemoryBudget, ASlurmAllocationCapsTheNodesMemory) {
   EXPECT_EQ(b.shared_source.find("Slurm"), std::string::npos) << b.shared_source;
 }
 
-// This process's memory cgroup: {directory, limit file} for v2 (memory.max) or v1.
-struct OwnCgroup {
-  std::string dir, limit_file;
-};
-
-OwnCgroup own_memory_cgroup() {
-  std::ifstream in("/proc/self/cgroup");
-  OwnCgroup v1;
-  for (std::string line; std::getline(in, line);) {
-    const std::size_t a = line.find(':'), b = line.find(':', a + 1);
-    if (a == std::string::npos || b == std::string::npos) continue;
-    const std::string controllers = "," + line.substr(a + 1, b - a - 1) + ",", path = line.substr(b + 1);
-    if (controllers == ",," && std::ifstream("/sys/fs/cgroup" + path + "/memory.max").good()) {
-      return {"/sys/fs/cgroup" + path, "memory.max"};
-    }
-    if (controllers.find(",memory,") != std::string::npos)
-      v1 = {"/sys/fs/cgroup/memory" + path, "memory.limit_in_bytes"};
-  }
-  return v1;
-}
-
-bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  out.flush();
-  return static_cast<bool>(out);
-}
-
-// Children named tessera_budget_* left by a run that was killed: removed when empty.
-void remove_stale_children(const std::string& dir) {
-  if (DIR* d = opendir(dir.c_str())) {
-    while (const dirent* e = readdir(d)) {
-      if (std::string(e->d_name).rfind("tessera_budget_", 0) == 0) rmdir((dir + "/" + e->d_name).c_str());
-    }
-    closedir(d);
-  }
-}
-
 TEST(HostMemoryBudget, ACgroupLimitIsTheBudgetAndNamesItsFile) {
-  const OwnCgroup own = own_memory_cgroup();
-  if (own.dir.empty()) GTEST_SKIP() << "no memory cgroup for this process";
-  remove_stale_children(own.dir);
-  const std::string child = own.dir + "/tessera_budget_" + std::to_string(getpid());
-  if (mkdir(child.c_str(), 0755) != 0) GTEST_SKIP() << "cannot make a cgroup under " << own.dir;
-  struct Remove {
-    std::string path;
-    ~Remove() { rmdir(path.c_str()); }
-  } remove{child};
   const std::int64_t limit = 48 * kMiB;
-  if (!write_file(child + "/" + own.limit_file, std::to_string(limit))) {
-    GTEST_SKIP() << "cannot set " << child << "/" << own.limit_file;
-  }
+  const testing::ChildCgroup child("tessera_budget_", limit);
+  if (!child.why_not().empty()) GTEST_SKIP() << child.why_not();
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
   const pid_t pid = fork();
@@ -108,7 +59,7 @@ TEST(HostMemoryBudget, ACgroupLimitIsTheBudgetAndNamesItsFile) {
   if (pid == 0) {  // the child: into the cgroup, then its budget through the pipe
     close(fds[0]);
     std::string report = "not moved";
-    if (write_file(child + "/cgroup.procs", "0")) {
+    if (child.join()) {
       const MemoryBudget b = host_memory_budget();
       report = std::to_string(b.shared_bytes) + "\n" + b.shared_source;
     }
@@ -123,7 +74,7 @@ TEST(HostMemoryBudget, ACgroupLimitIsTheBudgetAndNamesItsFile) {
   int status = 0;
   waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << report;
-  if (report == "not moved") GTEST_SKIP() << "cannot move a process into " << child;
+  if (report == "not moved") GTEST_SKIP() << "cannot move a process into " << child.dir();
   std::istringstream lines(report);
   std::int64_t shared = -1;
   std::string source;
@@ -133,7 +84,7 @@ TEST(HostMemoryBudget, ACgroupLimitIsTheBudgetAndNamesItsFile) {
   EXPECT_LE(shared, limit) << source;
   EXPECT_NE(source.find("cgroup"), std::string::npos) << source;
   EXPECT_NE(source.find("48.00 MiB"), std::string::npos) << source;
-  EXPECT_NE(source.find(child + "/" + own.limit_file), std::string::npos) << source;
+  EXPECT_NE(source.find(child.limit_path()), std::string::npos) << source;
 }
 
 }  // namespace
