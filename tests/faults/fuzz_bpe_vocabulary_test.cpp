@@ -9,25 +9,12 @@
 
 #include "tessera/text/tokenizer/bpe_tokenizer.hpp"
 #include "tessera/text/tokenizer/bpe_vocabulary.hpp"
-#include "tessera/text/tokenizer/byte_unicode.hpp"
 #include "tests/faults/fuzz_support.hpp"
+#include "tests/faults/small_bpe_vocabulary.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace tessera::testing::fuzz {
 namespace {
-
-BpeVocabulary small_vocabulary() {
-  BpeVocabulary v;
-  for (int b = 0; b < 256; ++b) v.tokens.push_back(bytes_to_token_text(std::string(1, static_cast<char>(b))));
-  const std::pair<std::string, std::string> merges[] = {{"h", "e"}, {"l", "l"}, {"he", "ll"}, {"hell", "o"},
-                                                        {"Ġ", "w"}, {"o", "r"}, {"Ġw", "or"}};
-  for (const auto& [l, r] : merges) {
-    v.merges.emplace_back(l, r);
-    v.tokens.push_back(l + r);
-  }
-  v.tokens.push_back(kEndOfTextToken);
-  return v;
-}
 
 void read_and_use(const std::filesystem::path& dir) {
   BpeTokenizer tokenizer(read_bpe_vocabulary(dir), "bpe");
@@ -37,7 +24,7 @@ void read_and_use(const std::filesystem::path& dir) {
 
 TEST(FuzzBpeVocabulary, MutatedFilesAreReadOrRefusedNamingTheFile) {
   ScratchDir dir("fuzz_bpe_vocabulary");
-  write_bpe_vocabulary(dir.path(), small_vocabulary());
+  write_bpe_vocabulary(dir.path(), small_bpe_vocabulary());
   const std::string vocab = read_file(dir / kVocabFileName), merges = read_file(dir / kMergesFileName);
   ASSERT_NO_THROW(read_and_use(dir.path()));
   // Errors name a file of the pair (a vocab.json that reads may not fit merges.txt) or, once both

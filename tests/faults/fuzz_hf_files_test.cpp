@@ -10,27 +10,14 @@
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
 #include "tessera/checkpointing/export/hf_model_config.hpp"
 #include "tessera/text/tokenizer/bpe_tokenizer.hpp"
-#include "tessera/text/tokenizer/byte_unicode.hpp"
 #include "tessera/text/tokenizer/hf_tokenizer_reader.hpp"
 #include "tessera/text/tokenizer/hf_tokenizer_writer.hpp"
 #include "tests/faults/fuzz_support.hpp"
+#include "tests/faults/small_bpe_vocabulary.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace tessera::testing::fuzz {
 namespace {
-
-BpeVocabulary hf_vocabulary() {
-  BpeVocabulary v;
-  for (int b = 0; b < 256; ++b) v.tokens.push_back(bytes_to_token_text(std::string(1, static_cast<char>(b))));
-  const std::pair<std::string, std::string> merges[] = {{"h", "e"}, {"l", "l"}, {"he", "ll"}, {"hell", "o"},
-                                                        {"Ġ", "w"}, {"o", "r"}, {"Ġw", "or"}};
-  for (const auto& [l, r] : merges) {
-    v.merges.emplace_back(l, r);
-    v.tokens.push_back(l + r);
-  }
-  v.tokens.push_back(kEndOfTextToken);
-  return v;
-}
 
 void read_and_use_tokenizer(const std::filesystem::path& file) {
   HfTokenizer hf = read_hf_tokenizer(file);
@@ -40,7 +27,7 @@ void read_and_use_tokenizer(const std::filesystem::path& file) {
 
 TEST(FuzzHfFiles, MutatedTokenizerJsonIsReadOrRefusedNamingTheFile) {
   ScratchDir dir("fuzz_hf_tokenizer");
-  write_hf_tokenizer_files(dir.path(), hf_vocabulary());
+  write_hf_tokenizer_files(dir.path(), small_bpe_vocabulary());
   const std::filesystem::path file = dir / kHfTokenizerFileName;
   const std::string text = read_file(file);
   ASSERT_NO_THROW(read_and_use_tokenizer(file));
