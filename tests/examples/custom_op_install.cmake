@@ -6,27 +6,9 @@
 #   MODE=check  "custom_op check": on the CPU, then on the GPU against the CPU result (the op bit for
 #               bit). Without a usable GPU the program says "no GPU", which ctest reports as skipped.
 # Run by ctest as: cmake -DSOURCE_DIR=... -DPREFIX=... -DWORK_DIR=... -DCXX_COMPILER=... -DMODE=... -P this file.
-foreach(var SOURCE_DIR PREFIX WORK_DIR CXX_COMPILER MODE)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "custom_op_install: -D${var}=... is required")
-  endif()
-endforeach()
-file(REMOVE_RECURSE ${WORK_DIR})
-set(prefix ${PREFIX})
-set(build ${WORK_DIR}/build)
-
-function(run_step what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT code EQUAL 0)
-    message(FATAL_ERROR "${what} failed (exit ${code}):\n${out}\n${err}")
-  endif()
-  set(step_output "${out}" PARENT_SCOPE)
-endfunction()
-
-run_step("configuring custom_op" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/custom_op -B ${build}
-  -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_BUILD_TYPE=Release)
-set(configured "${step_output}")
-run_step("building custom_op" ${CMAKE_COMMAND} --build ${build} -j2)
+include(${CMAKE_CURRENT_LIST_DIR}/outside_program.cmake)
+outside_program_setup(custom_op_install SOURCE_DIR PREFIX WORK_DIR CXX_COMPILER MODE)
+build_outside_program(${SOURCE_DIR}/examples/custom_op)
 run_step("custom_op ${MODE}" ${build}/custom_op ${MODE})
 set(output "${step_output}")
 if(NOT output MATCHES "custom_op: CPU output sum -?[0-9.]+ input gradient sum -?[0-9.]+")

@@ -8,26 +8,9 @@
 #   * the metrics file the library's training loop writes in the run directory holds, after both
 #     runs, one record of each of the 15 steps in order, beside its two plots.
 # Run by ctest as: cmake -DSOURCE_DIR=... -DPREFIX=... -DWORK_DIR=... -DMPIEXEC=... -P this file.
-foreach(var SOURCE_DIR PREFIX WORK_DIR MPIEXEC CXX_COMPILER)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "embed_minimal_install: -D${var}=... is required")
-  endif()
-endforeach()
-file(REMOVE_RECURSE ${WORK_DIR})
-set(prefix ${PREFIX})
-set(build ${WORK_DIR}/build)
-
-function(run_step what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT code EQUAL 0)
-    message(FATAL_ERROR "${what} failed (exit ${code}):\n${out}\n${err}")
-  endif()
-  set(step_output "${out}" PARENT_SCOPE)
-endfunction()
-
-run_step("configuring embed_minimal" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/embed_minimal -B ${build}
-  -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_BUILD_TYPE=Release)
-run_step("building embed_minimal" ${CMAKE_COMMAND} --build ${build} -j2)
+include(${CMAKE_CURRENT_LIST_DIR}/outside_program.cmake)
+outside_program_setup(embed_minimal_install SOURCE_DIR PREFIX WORK_DIR MPIEXEC CXX_COMPILER)
+build_outside_program(${SOURCE_DIR}/examples/embed_minimal)
 
 set(launch ${MPIEXEC} --oversubscribe -np 2 ${build}/embed_minimal)
 # The uninterrupted run needs neither of the others (a directory of its own): it runs beside the

@@ -9,25 +9,9 @@
 #   * a ZeRO-3 run of 6 steps on 2 ranks, resumed on 1 rank (ZeRO-0, the global batch kept), says
 #     "resumed at step 6" and continues the 12-step curve.
 # Run by ctest as: cmake -DSOURCE_DIR=... -DPREFIX=... -DWORK_DIR=... -DMPIEXEC=... -DCXX_COMPILER=... -P this file.
-foreach(var SOURCE_DIR PREFIX WORK_DIR MPIEXEC CXX_COMPILER)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "embed_regression_install: -D${var}=... is required")
-  endif()
-endforeach()
-file(REMOVE_RECURSE ${WORK_DIR})
-set(build ${WORK_DIR}/build)
-
-function(run_step what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT code EQUAL 0)
-    message(FATAL_ERROR "${what} failed (exit ${code}):\n${out}\n${err}")
-  endif()
-  set(step_output "${out}" PARENT_SCOPE)
-endfunction()
-
-run_step("configuring embed_regression" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/embed_regression -B ${build}
-  -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_BUILD_TYPE=Release)
-run_step("building embed_regression" ${CMAKE_COMMAND} --build ${build} -j2)
+include(${CMAKE_CURRENT_LIST_DIR}/outside_program.cmake)
+outside_program_setup(embed_regression_install SOURCE_DIR PREFIX WORK_DIR MPIEXEC CXX_COMPILER)
+build_outside_program(${SOURCE_DIR}/examples/embed_regression)
 
 # The losses "step S loss L" of `output`, S from `first` to `last`, as a list of L.
 function(losses_of output first last result)
