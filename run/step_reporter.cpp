@@ -41,12 +41,17 @@ StepReporter::StepReporter(const StepReporterConfig& config, Communicator& world
     }
   }
   if (config_.resumed_at) {
-    const ResumeRecord resume{*config_.resumed_at, config_.ranks, config_.zero_stage, config_.global_batch,
-                              metrics_ ? metrics_->elapsed_before() : 0.0};
+    const ResumeRecord resume{
+        *config_.resumed_at,
+        config_.ranks,
+        config_.zero_stage,
+        config_.global_batch,
+        metrics_ ? metrics_->elapsed_before() : 0.0,
+        metrics_ ? std::max<std::int64_t>(0, metrics_->last_step_dropped() - *config_.resumed_at) : 0};
     if (metrics_) metrics_->append(resume);
     if (tensorboard_) {
-      tensorboard_->write_start(resume.step + 1, "resumed after step " + std::to_string(resume.step) + ": " +
-                                                     resume_label(resume));
+      tensorboard_->write_start(resume.step + 1,
+                                "resumed after step " + std::to_string(resume.step) + ": " + resume_label(resume));
     }
   }
 }

@@ -58,7 +58,9 @@ bool parse_record(const std::string& line, Json& record) {
 
 MetricsLog::MetricsLog(std::string path, std::optional<std::int64_t> continue_from) : path_(std::move(path)) {
   if (continue_from) {
-    elapsed_before_ = keep_until(*continue_from, /*drop_validation_at_step=*/true);
+    const KeptRecords kept = keep_until(*continue_from, /*drop_validation_at_step=*/true);
+    elapsed_before_ = kept.elapsed;
+    last_step_dropped_ = kept.last_train_step_dropped;
   } else {
     out_.open(path_, std::ios::trunc);
     if (!out_)
@@ -68,10 +70,11 @@ MetricsLog::MetricsLog(std::string path, std::optional<std::int64_t> continue_fr
   }
 }
 
-double MetricsLog::keep_until(std::int64_t step, bool drop_validation_at_step) {
+MetricsLog::KeptRecords MetricsLog::keep_until(std::int64_t step, bool drop_validation_at_step) {
   std::vector<std::string> kept;
   int unreadable = 0;
   double elapsed = 0.0;
+  std::int64_t last_train_step_dropped = 0;
   if (std::ifstream in(path_); in) {
     for (std::string line; std::getline(in, line);) {
       if (line.empty()) continue;
@@ -81,8 +84,8 @@ double MetricsLog::keep_until(std::int64_t step, bool drop_validation_at_step) {
         continue;
       }
       const auto at = record["step"].get<std::int64_t>();
-      const bool remeasured = record["kind"] == "val" || record["kind"] == "resume";
-      if (at > step || (drop_validation_at_step && at == step && remeasured)) continue;
+      if (at > step && record["kind"] == "train") last_train_step_dropped = std::max(last_train_step_dropped, at);
+      if (at > step || (drop_validation_at_step && at == step && record["kind"] == "val")) continue;
       const double e = number_or_nan(record, "elapsed_s");
       if (std::isfinite(e)) elapsed = std::max(elapsed, e);
       kept.push_back(line);
@@ -109,7 +112,7 @@ double MetricsLog::keep_until(std::int64_t step, bool drop_validation_at_step) {
          path_ + ": dropped " + std::to_string(unreadable) +
              " line(s) that are not metrics records (a run killed while writing one leaves half a line)");
   }
-  return elapsed;
+  return {elapsed, last_train_step_dropped};
 }
 
 void MetricsLog::rewind(std::int64_t step) { keep_until(step, /*drop_validation_at_step=*/false); }
@@ -148,9 +151,13 @@ void MetricsLog::append(const ValidationRecord& r) {
 }
 
 void MetricsLog::append(const ResumeRecord& r) {
-  const Json j = {{"kind", "resume"},         {"step", r.step},
-                  {"ranks", r.ranks},         {"zero_stage", r.zero_stage},
-                  {"global_batch", r.global_batch}, {"elapsed_s", number(r.elapsed_s)}};
+  const Json j = {{"kind", "resume"},
+                  {"step", r.step},
+                  {"ranks", r.ranks},
+                  {"zero_stage", r.zero_stage},
+                  {"global_batch", r.global_batch},
+                  {"elapsed_s", number(r.elapsed_s)},
+                  {"steps_redone", r.steps_redone}};
   write_line(j.dump());
 }
 
@@ -196,6 +203,7 @@ MetricsSeries read_metrics_file(const std::string& path) {
       r.zero_stage = static_cast<int>(integer_or_zero(record, "zero_stage"));
       r.global_batch = integer_or_zero(record, "global_batch");
       r.elapsed_s = number_or_nan(record, "elapsed_s");
+      r.steps_redone = integer_or_zero(record, "steps_redone");
       s.resumes.push_back(r);
     }
   }

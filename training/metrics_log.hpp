@@ -1,14 +1,15 @@
 // MetricsLog: a run's metrics as JSON lines (docs/METRICS.md), one object per logged step
 // ("kind": "train"), one per validation ("kind": "val") and one where a resumed run starts ("kind":
-// "resume": its step, rank count, ZeRO stage and global batch), each flushed as it is written so a
-// killed run keeps what it logged. Written with nlohmann-json on rank 0.
+// "resume": its step, rank count, ZeRO stage, global batch and the logged steps it trains again),
+// each flushed as it is written so a killed run keeps what it logged. Written with nlohmann-json on
+// rank 0.
 //
 // A fresh run starts the file empty. A resumed run (and one that went back to a checkpoint after
 // diverging: rewind) keeps the records of the steps up to the step it continues from and appends
 // after them: records of later steps — written by the run that went on past the checkpoint — are
 // dropped when the file is rewritten (to a temporary file renamed over it), and on a resume so is
-// the validation record of the resume step itself, which the resumed run measures again (and a resume
-// record of that step, which the new run writes anew). Lines that
+// the validation record of the resume step itself, which the resumed run measures again. Resume
+// records at the resume step stay: a run restarted twice from one checkpoint shows both restarts. Lines that
 // do not parse (the torn last line of a killed run) are dropped with a warning. A resumed run's
 // "elapsed_s" continues from the last record kept (a run that goes back to a checkpoint counts the
 // time it spent on the dropped steps: time went by).
@@ -52,6 +53,9 @@ struct ResumeRecord {
   int zero_stage = 0;
   std::int64_t global_batch = 0;  // sequences per step
   double elapsed_s = 0.0;
+  // Logged steps past `step` that the interrupted run had reached and this run trains again (the
+  // highest train record dropped when the file was rewritten, minus `step`; 0 when none).
+  std::int64_t steps_redone = 0;
 };
 
 // "2 ranks, ZeRO-1, global batch 16": the shape a run resumed with, as plots and TensorBoard label it.
@@ -62,7 +66,7 @@ struct MetricsSeries {
   std::vector<double> train_step, train_loss, tokens_per_s;
   std::vector<double> val_step, val_loss;
   std::vector<ResumeRecord> resumes;  // in file order
-  int unreadable_lines = 0;  // lines that did not parse, left out
+  int unreadable_lines = 0;           // lines that did not parse, left out
 };
 
 class MetricsLog {
@@ -84,15 +88,22 @@ class MetricsLog {
   const std::string& path() const { return path_; }
   // The elapsed_s of the last record kept when the file was opened (0 for a fresh run).
   double elapsed_before() const { return elapsed_before_; }
+  // The highest step of a train record the earlier run wrote past the step this run continues
+  // from, dropped when the file was opened (0 when none): what a resume trains again.
+  std::int64_t last_step_dropped() const { return last_step_dropped_; }
 
  private:
-  // Returns the last kept record's elapsed_s.
-  double keep_until(std::int64_t step, bool drop_validation_at_step);
+  struct KeptRecords {
+    double elapsed = 0.0;                      // the last kept record's elapsed_s
+    std::int64_t last_train_step_dropped = 0;  // 0: none dropped
+  };
+  KeptRecords keep_until(std::int64_t step, bool drop_validation_at_step);
   void write_line(const std::string& line);
 
   std::string path_;
   std::ofstream out_;
   double elapsed_before_ = 0.0;
+  std::int64_t last_step_dropped_ = 0;
 };
 
 // Reads every record of a metrics file. Throws std::runtime_error when it cannot be opened.

@@ -241,8 +241,9 @@ TEST_F(TrainGptMetrics, AResumedRunAppendsAfterItsCheckpointAndTheCheckpointHold
     EXPECT_EQ(rec.at("ranks"), 2) << rec;
     EXPECT_EQ(rec.at("zero_stage"), 2) << rec;
     EXPECT_EQ(rec.at("global_batch"), 4) << rec;
+    EXPECT_EQ(rec.at("steps_redone"), 2) << "steps 5 and 6 of the first run, trained again: " << rec;
   }
-  const std::vector<std::string> marker{"resumed at step 4: 2 ranks, ZeRO-2, global batch 4"};
+  const std::vector<std::string> marker{"resumed at step 4: 2 ranks, ZeRO-2, global batch 4; 2 steps redone"};
   for (const char* plot : {"run.loss.svg", "run.throughput.svg"}) {
     const auto svg = testing::read_svg_series(path(std::string("resume/") + plot));
     if (!svg) break;  // python3 missing: MetricsFileAndPlots says so

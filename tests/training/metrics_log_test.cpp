@@ -115,23 +115,29 @@ TEST(MetricsLog, AResumedRunKeepsTheRecordsUpToItsStepAndAppends) {
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
 
   {
-    MetricsLog log(path, 4);  // resumed at step 4 twice: the resume record is written anew
-    log.append(ResumeRecord{4, 2, 3, 16, 4.0});
+    MetricsLog log(path, 4);  // resumed at step 4 again: step 5 of the run before is trained again
+    EXPECT_EQ(log.last_step_dropped(), 5);
+    log.append(ResumeRecord{4, 2, 3, 16, 4.0, 1});
+    log.append(train_record(5, 5.0));
+    log.append(train_record(6, 6.0));
   }
   {
-    MetricsLog log(path, 4);
-    log.append(ResumeRecord{4, 4, 1, 32, 4.0});
+    MetricsLog log(path, 4);  // and once more, after reaching step 6
+    EXPECT_EQ(log.last_step_dropped(), 6);
+    log.append(ResumeRecord{4, 4, 1, 32, 4.0, 2});
   }
   const std::vector<Json> rs = records(path);
-  ASSERT_EQ(rs.size(), 5u);
+  ASSERT_EQ(rs.size(), 6u);  // steps 0-4 (the validation of step 4 measured again and not yet written), two resumes
   EXPECT_EQ(rs.back(), Json::parse(R"({"kind":"resume","step":4,"ranks":4,"zero_stage":1,"global_batch":32,)"
-                                   R"("elapsed_s":4.0})"));
+                                   R"("elapsed_s":4.0,"steps_redone":2})"));
   const MetricsSeries series = read_metrics_file(path);
-  ASSERT_EQ(series.resumes.size(), 1u) << "the first resume at step 4 was replaced";
-  EXPECT_EQ(series.resumes[0].ranks, 4);
-  EXPECT_EQ(series.resumes[0].zero_stage, 1);
-  EXPECT_EQ(series.resumes[0].global_batch, 32);
-  EXPECT_EQ(resume_label(series.resumes[0]), "4 ranks, ZeRO-1, global batch 32");
+  ASSERT_EQ(series.resumes.size(), 2u) << "both restarts from step 4 show";
+  EXPECT_EQ(series.resumes[0].steps_redone, 1);
+  EXPECT_EQ(series.resumes[1].steps_redone, 2);
+  EXPECT_EQ(series.resumes[1].ranks, 4);
+  EXPECT_EQ(series.resumes[1].zero_stage, 1);
+  EXPECT_EQ(series.resumes[1].global_batch, 32);
+  EXPECT_EQ(resume_label(series.resumes[1]), "4 ranks, ZeRO-1, global batch 32");
   EXPECT_EQ(resume_label(ResumeRecord{4, 1, 0, 8, 0.0}), "1 rank, ZeRO-0, global batch 8");
 
   {

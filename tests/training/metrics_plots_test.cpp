@@ -1,7 +1,8 @@
 // The plots of a metrics file: well-formed SVG (read by an XML parser), one polyline per series
 // with one point per record — training and validation loss in FILE.loss.svg, tokens/s in
 // FILE.throughput.svg — beside the metrics file; a circle on every point; a labelled marker at each
-// resume the file records; tokens/s on an axis from zero, the loss on one fitted to its values.
+// step the file records resumes from (restarts from one step counted, with the steps they redid);
+// tokens/s on an axis from zero, the loss on one fitted to its values.
 #include "tessera/training/metrics_plots.hpp"
 
 #include <gtest/gtest.h>
@@ -42,6 +43,15 @@ TEST(MetricsPlots, OneSeriesPerQuantityWithOnePointPerRecord) {
     r.tokens_per_s = 1010.0;
     log.append(r);
   }
+  {
+    MetricsLog log(path, 7);  // restarted from step 7 again, after step 8: one step trained again
+    log.append(ResumeRecord{7, 4, 3, 16, 0.0, log.last_step_dropped() - 7});
+    TrainRecord r;
+    r.step = 8;
+    r.loss = 2.5f;
+    r.tokens_per_s = 1010.0;
+    log.append(r);
+  }
   const MetricsPlotFiles files = write_metrics_plots(path);
   EXPECT_EQ(files.loss, (dir / "run.loss.svg").string());
   const auto loss = testing::read_svg_series(files.loss);
@@ -50,7 +60,7 @@ TEST(MetricsPlots, OneSeriesPerQuantityWithOnePointPerRecord) {
   EXPECT_EQ(loss->polylines, 2);
   EXPECT_EQ(loss->points, (std::map<std::string, int>{{"training_loss", 8}, {"validation_loss", 2}}));
   EXPECT_EQ(loss->circles, loss->points) << "a circle on every point";
-  const std::vector<std::string> marker{"resumed at step 7: 2 ranks, ZeRO-3, global batch 16"};
+  const std::vector<std::string> marker{"resumed at step 7 (2 times): 4 ranks, ZeRO-3, global batch 16; 1 step redone"};
   EXPECT_EQ(loss->markers, marker);
   ASSERT_FALSE(loss->y_ticks.empty());
   EXPECT_GT(loss->y_ticks.front(), 0.0) << "the loss axis fits its values (2.5 to 6)";
