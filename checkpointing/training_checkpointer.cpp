@@ -153,6 +153,9 @@ bool TrainingCheckpointer::after_step(const TrainingProgress& progress, StateHea
 
 void TrainingCheckpointer::save(const TrainingProgress& progress, StateHealth health) {
   if (options_.dir.empty()) throw std::logic_error("TrainingCheckpointer::save without a checkpoint directory");
+  // A device error of the work that made this state (a GPU reports a failed kernel or copy at the
+  // next synchronization) is thrown here, before anything of it is saved.
+  engine_.device().synchronize();
   finish();
   SaveOptions save_options;
   save_options.compression = options_.compression;

@@ -93,7 +93,8 @@ class TrainingCheckpointer {
   // and retention keeps the newest healthy checkpoint). Returns true when the loop should stop (a
   // stop signal arrived; the checkpoint is committed).
   bool after_step(const TrainingProgress& progress, StateHealth health = StateHealth::kHealthy);
-  // Collective: saves now (async mode: returns once the shard is copied to host buffers).
+  // Collective: saves now (async mode: returns once the shard is copied to host buffers). Synchronizes
+  // the engine's device first: a device error of the work so far is thrown before anything is saved.
   void save(const TrainingProgress& progress, StateHealth health = StateHealth::kHealthy);
   // Collective, after the last step: saves it unless it is saved already (with a checkpoint
   // directory; a run never ends with its last steps unsaved).

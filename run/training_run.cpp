@@ -11,6 +11,7 @@
 #include "tessera/core/wrapped_line.hpp"
 #include "tessera/run/run_messages.hpp"
 #include "tessera/run/settings_agreement.hpp"
+#include "tessera/runtime/device_error.hpp"
 #include "tessera/sharding/replica_check.hpp"
 #include "tessera/text/data/sample_loader.hpp"
 
@@ -205,6 +206,8 @@ RunEnd TrainingRun::loop() {
   const BatchPlan& plan = options_.batch;
   for (std::int64_t step = progress_.step; step < options_.steps; ++step) {
     const auto t0 = std::chrono::steady_clock::now();
+    step_begun_ = step + 1;
+    engine_.device().begin_step(step_begun_);
     const std::vector<MicroBatch> batches = batches_of_step(step);
     const float lr = options_.schedule.lr_at(step);
     if (profiler_) {
@@ -293,7 +296,12 @@ RunEnd TrainingRun::run() {
   reporter_.emplace(report, world_, engine_.device(), profiler_ ? &*profiler_ : nullptr);
   if (options_.validation) reporter_->validation(progress_.step, options_.validation(trainer_));
 
-  const RunEnd end = loop();
+  RunEnd end = RunEnd::kCompleted;
+  try {
+    end = loop();
+  } catch (const DeviceError& e) {  // which step the device failed in
+    throw e.with_context(step_begun_ > 0 ? "in step " + std::to_string(step_begun_) : "before the first step");
+  }
   if (end != RunEnd::kDiverged) finish_reporting(end);
   reporter_.reset();
   return end;

@@ -140,7 +140,10 @@ class TrainingRun {
 
   // Collective: trains from progress().step to options.steps, then finishes the checkpointer and the
   // reporting (rank 0 prints the memory summary and the metrics and profile files). Throws what the
-  // steps, saves or batches throw; every rank throws alike for collective failures.
+  // steps, saves or batches throw; every rank throws alike for collective failures. A DeviceError
+  // gets the step it happened in added ("...; in step 4"). Each step begins with
+  // Device::begin_step; a save synchronizes the device first, so a failure of the step's device work
+  // surfaces before anything of it is saved.
   RunEnd run();
 
   // Collective, after run() returned kCompleted and the program did work of its own (a sample): a stop
@@ -172,6 +175,7 @@ class TrainingRun {
   TrainingCheckpointer checkpointer_;
   TrainingProgress progress_;
   TrainingProgress resumed_;  // where the data position counts from (the resume, or the last reload)
+  std::int64_t step_begun_ = 0;  // the step the loop began last (1-based); 0 before the first
   StateHealth last_health_ = StateHealth::kHealthy;  // of the last step taken, for a save after the loop
   std::optional<StepReporter> reporter_;             // while run() runs
 };

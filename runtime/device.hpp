@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -83,6 +84,11 @@ class Device {
   virtual void synchronize() = 0;
 
   virtual const Kernels& kernels() const = 0;
+
+  // The training loop is about to run step `step` (1-based: the step count once it completes); its
+  // batches, forward, backward and optimizer step follow. For a device that ties what it does to
+  // steps (the simulated GPU plants a fault in one); nothing by default.
+  virtual void begin_step(std::int64_t step) { (void)step; }
 
   // How much more memory this device can give the process (both memory kinds: on the CPU they are
   // the same host memory). Unknown by default.

@@ -64,6 +64,7 @@ class TimedDevice final : public Device {
   void copy_from_host_async(void* dst, const void* host_src, std::size_t bytes, Stream& stream) override;
   Stream& stream(StreamRole role) override { return inner_->stream(role); }
   void synchronize() override { inner_->synchronize(); }
+  void begin_step(std::int64_t step) override { inner_->begin_step(step); }
   const Kernels& kernels() const override { return kernels_; }
   MemoryBudget memory_budget() const override { return inner_->memory_budget(); }
 

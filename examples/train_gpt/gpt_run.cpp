@@ -31,6 +31,7 @@
 #include "tessera/run/run_batch_plan.hpp"
 #include "tessera/run/training_run.hpp"
 #include "tessera/runtime/cpu/blas_core.hpp"
+#include "tessera/runtime/device_error.hpp"
 #include "tessera/runtime/gemm_ceiling.hpp"
 #include "tessera/runtime/out_of_memory.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
@@ -293,6 +294,13 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
     std::string what = e.what();
     if (!what.empty() && what.back() == '.') what.pop_back();
     throw OutOfMemoryError(what + "; " + planned_peak_text(plan_config_of(config, sharding, plan, recompute), *device));
+  } catch (const DeviceError& e) {  // a copy or kernel failed: the device's state is lost, the checkpoints are not
+    throw e.with_context(
+        o.checkpoint_dir.empty()
+            ? "the run stopped (it saves no checkpoints: --checkpoint-dir). Check the device, then start again"
+            : "the run stopped and saved nothing from after it. Check the device (on a GPU: nvidia-smi, "
+              "the kernel log's Xid lines), then continue from the last checkpoint in " +
+                  o.checkpoint_dir + " with --resume auto");
   }
   switch (end) {
     case RunEnd::kDiverged: return 4;

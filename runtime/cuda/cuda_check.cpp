@@ -6,6 +6,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "tessera/runtime/device_error.hpp"
+
 namespace tessera::detail {
 namespace {
 
@@ -35,8 +37,8 @@ std::string error_location(const char* file, int line) {
 
 void check_cuda(cudaError_t error, const char* call, const char* file, int line) {
   if (error == cudaSuccess) return;
-  throw std::runtime_error(error_location(file, line) + ": " + call + " failed: " + cudaGetErrorName(error) + ": " +
-                           cudaGetErrorString(error));
+  throw DeviceError(call, error_location(file, line) + ": " + call + " failed: " + cudaGetErrorName(error) + ": " +
+                              cudaGetErrorString(error));
 }
 
 void check_cublas(cublasStatus_t status, const char* call, const char* file, int line) {

@@ -1,6 +1,7 @@
 // TESSERA_CUDA_CHECK / TESSERA_CUBLAS_CHECK / TESSERA_CUDA_CHECK_LAUNCH: run a CUDA runtime or
-// cuBLAS(Lt) call, or check the kernel launch just made, and throw std::runtime_error when it
-// failed, with the world rank (when MPI is running), file:line, the call text and the decoded error:
+// cuBLAS(Lt) call, or check the kernel launch just made, and throw when it failed (a CUDA error:
+// DeviceError naming the call; cuBLAS: std::runtime_error), with the world rank (when MPI is running), file:line, the
+// call text and the decoded error:
 //   rank 3 runtime/cuda/cuda_gemm.cu:88: cublasGemmEx_64(...) failed: CUBLAS_STATUS_NOT_SUPPORTED: ...
 // Shared by the CUDA kernels, the CUDA device and the NCCL communicator (comm/nccl/nccl_check.hpp).
 #pragma once

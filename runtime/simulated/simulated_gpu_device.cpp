@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "tessera/runtime/device_error.hpp"
 #include "tessera/runtime/device_registry.hpp"
 
 namespace tessera {
@@ -28,8 +29,19 @@ std::int64_t capacity_from_environment() {
 
 }  // namespace
 
-SimulatedGpuDevice::SimulatedGpuDevice()
-    : capacity_(capacity_from_environment()), pending_frees_([this](void* ptr, std::size_t bytes, MemoryKind kind) {
+SimulatedGpuSettings SimulatedGpuSettings::from_environment() {
+  SimulatedGpuSettings settings;
+  settings.capacity = capacity_from_environment();
+  settings.fault = device_fault_plan_from_environment();
+  return settings;
+}
+
+SimulatedGpuDevice::SimulatedGpuDevice() : SimulatedGpuDevice(SimulatedGpuSettings::from_environment()) {}
+
+SimulatedGpuDevice::SimulatedGpuDevice(SimulatedGpuSettings settings)
+    : capacity_(settings.capacity),
+      faults_(std::move(settings.fault)),
+      pending_frees_([this](void* ptr, std::size_t bytes, MemoryKind kind) {
         if (kind == MemoryKind::kDevice) device_bytes_ -= static_cast<std::int64_t>(bytes);
         space_.release(ptr);
       }) {}
@@ -52,6 +64,7 @@ void* SimulatedGpuDevice::allocate(std::size_t bytes, MemoryKind kind) {
   if (device && capacity_ >= 0 && device_bytes_ + static_cast<std::int64_t>(bytes) > capacity_) {
     throw std::bad_alloc();  // as a GPU that is full
   }
+  if (device && faults_.fires(DeviceFaultKind::kOutOfMemory)) throw std::bad_alloc();  // as a GPU that is full
   void* p = space_.allocate(bytes, kind == MemoryKind::kPinnedHost);
   if (device) device_bytes_ += static_cast<std::int64_t>(bytes);
   return p;
@@ -79,6 +92,31 @@ void SimulatedGpuDevice::check_host(const void* p, const char* what) const {
   }
 }
 
+void SimulatedGpuDevice::before_host_copy(const char* op, std::size_t bytes, const char* direction) {
+  streams_.by_role(StreamRole::kCompute).synchronize();
+  if (faults_.fires(DeviceFaultKind::kCopy, op)) {
+    throw DeviceError(op, name() + ": " + op + " failed: the copy of " + std::to_string(bytes) + " bytes " + direction +
+                              " was not made " + faults_.origin());
+  }
+}
+
+bool SimulatedGpuDevice::async_copy_fails(const char* op, std::size_t bytes, const char* direction, Stream& stream) {
+  if (!faults_.fires(DeviceFaultKind::kCopy, op)) return false;
+  const std::exception_ptr error = std::make_exception_ptr(
+      DeviceError(op, name() + ": " + op + " failed: the copy of " + std::to_string(bytes) + " bytes " + direction +
+                          " on the " + stream_role_name(stream.role()) + " stream was not made " + faults_.origin() +
+                          "; reported at the stream's next synchronization"));
+  stream.launch_host_function([error] { std::rethrow_exception(error); });
+  return true;
+}
+
+void SimulatedGpuDevice::fail_kernel(const char* op) {
+  const std::exception_ptr error = std::make_exception_ptr(DeviceError(
+      std::string("kernel ") + op, name() + ": kernel " + op + " failed on the compute stream " + faults_.origin() +
+                                       "; reported at the stream's next synchronization after it"));
+  streams_.by_role(StreamRole::kCompute).launch_host_function([error] { std::rethrow_exception(error); });
+}
+
 void SimulatedGpuDevice::copy(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
   std::memmove(reach(dst, "SimulatedGpuDevice::copy"), reach(src, "SimulatedGpuDevice::copy"), bytes);
@@ -87,12 +125,14 @@ void SimulatedGpuDevice::copy(void* dst, const void* src, std::size_t bytes) {
 void SimulatedGpuDevice::copy_to_host(void* host_dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
   check_host(host_dst, "SimulatedGpuDevice::copy_to_host");
+  before_host_copy("copy_to_host", bytes, "from device to host memory");
   std::memcpy(host_dst, reach(src, "SimulatedGpuDevice::copy_to_host"), bytes);
 }
 
 void SimulatedGpuDevice::copy_from_host(void* dst, const void* host_src, std::size_t bytes) {
   if (bytes == 0) return;
   check_host(host_src, "SimulatedGpuDevice::copy_from_host");
+  before_host_copy("copy_from_host", bytes, "from host to device memory");
   std::memcpy(reach(dst, "SimulatedGpuDevice::copy_from_host"), host_src, bytes);
 }
 
@@ -107,6 +147,7 @@ void SimulatedGpuDevice::copy_to_host_async(void* host_dst, const void* src, std
   const void* from = reach(src, "SimulatedGpuDevice::copy_to_host_async");
   if (&streams_.own(stream, "SimulatedGpuDevice::copy_to_host_async") == &streams_.copy())
     std::memset(host_dst, kCopyPendingByte, bytes);
+  if (async_copy_fails("copy_to_host_async", bytes, "from device to host memory", stream)) return;
   stream.launch_host_function([=] { std::memcpy(host_dst, from, bytes); });
 }
 
@@ -116,6 +157,7 @@ void SimulatedGpuDevice::copy_from_host_async(void* dst, const void* host_src, s
   void* to = reach(dst, "SimulatedGpuDevice::copy_from_host_async");
   if (&streams_.own(stream, "SimulatedGpuDevice::copy_from_host_async") == &streams_.copy())
     std::memset(to, kCopyPendingByte, bytes);
+  if (async_copy_fails("copy_from_host_async", bytes, "from host to device memory", stream)) return;
   stream.launch_host_function([=] { std::memcpy(to, host_src, bytes); });
 }
 
