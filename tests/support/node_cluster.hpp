@@ -83,7 +83,8 @@ class NodeCluster {
     return "mpirun --oversubscribe --host " + hosts + " -np " + std::to_string(ranks) +
            " --mca plm rsh --mca plm_rsh_agent '" + script_ + " agent " + root_.string() +
            "' --mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include " + kNetwork + " --mca btl_tcp_if_include " +
-           kNetwork + keepalive() + teardown() + shared_cores() + shared_memory_files() + " " + extra + " ";
+           kNetwork + keepalive() + teardown() + shared_cores() + shared_memory_files() + preconnect() + " " + extra +
+           " ";
   }
 
   // `command` (a shell line) on n1 in `cwd`, bounded in time: how the tests launch jobs.
@@ -132,14 +133,18 @@ class NodeCluster {
   // odls_base_sigkill_timeout (1 s) before each of the last two -- also when they have already
   // exited on their own, as every rank does after an error they agree on. 0: the signals at once.
   static std::string teardown() { return " --mca odls_base_sigkill_timeout 0"; }
+  // Every TCP connection between ranks made in MPI_Init. Open MPI 4.1 connects a pair of ranks when
+  // it first exchanges a message; a connection first made while two threads of a rank drive MPI at
+  // once (the step and an asynchronous save's writer) now and then fails on an overloaded machine
+  // ("Open MPI failed to TCP connect to a peer MPI process ... Operation now in progress"), and the
+  // collective waiting on it never completes (docs/LAUNCH.md).
+  static std::string preconnect() { return " --mca mpi_preconnect_mpi 1"; }
   // kYieldWhenIdleEnv as mpirun takes it.
   static std::string shared_cores() { return " --mca mpi_yield_when_idle 1"; }
   // Open MPI's shared-memory transport keeps its files in the cluster's directory instead of the
   // machine's /dev/shm: a rank killed by a test (a lost node) leaves them where the test's
   // directory removes them, not behind on the machine.
-  std::string shared_memory_files() const {
-    return " --mca btl_vader_backing_directory " + (root_ / "shm").string();
-  }
+  std::string shared_memory_files() const { return " --mca btl_vader_backing_directory " + (root_ / "shm").string(); }
 
   std::filesystem::path root_;
   std::string script_;
