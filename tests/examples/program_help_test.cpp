@@ -29,6 +29,7 @@ const std::vector<ProgramCase> kPrograms = {
     {"examples", "tessera_prepare", false, "wrote "},
     {"examples", "tessera_eval", true, "val loss"},
     {"examples", "tessera_generate", true, "tessera_generate: GPT"},
+    {"examples", "tessera_supervise", false, "restart 1 of"},
     {"bench", "bench_activation_ckpt", false, "peak activations"},
     {"bench", "bench_comm", true, "# bench_comm:"},
     {"bench", "bench_memory", true, "largest |planned - measured|"},
@@ -90,8 +91,9 @@ TEST_F(ProgramHelp, EveryProgramPrintsItsUsageAndExits) {
 TEST_F(ProgramHelp, ComputingProgramsTakeADevice) {
   for (std::size_t i = 0; i < kPrograms.size(); ++i) {
     const ProgramCase& p = kPrograms[i];
-    if (p.name == "tessera_ckpt" || p.name == "tessera_plan" || p.name == "tessera_prepare" || p.name == "bench_comm") {
-      continue;  // no device: files, the planner's meta device, text, MPI host buffers
+    if (p.name == "tessera_ckpt" || p.name == "tessera_plan" || p.name == "tessera_prepare" || p.name == "bench_comm" ||
+        p.name == "tessera_supervise") {
+      continue;  // no device: files, the planner's meta device, text, MPI host buffers, another program
     }
     EXPECT_NE(runs_[i].result.output.find("--device arg (=auto)"), std::string::npos) << runs_[i].command << "\n"
                                                                                       << runs_[i].result.output;
