@@ -3,11 +3,12 @@
 // both metrics files and prints, at every logged step, both losses, their relative difference and that
 // difference over a moving window of logged steps (the step losses of one small batch carry the noise
 // of two slightly different trajectories; the window shows the drift under it); then the largest
-// differences after step 50 and the final validation losses. With --control-kernels LEVEL it also
-// runs f32 again on another CPU kernel level (the same arithmetic, other last bits where FMA or the
-// vector width rounds differently): how far two f32 runs drift apart, the scale bf16's drift is read on.
+// differences after step 50, how many logged steps differ by more than --step-tolerance, and the final
+// validation losses. With --control-kernels LEVEL it also runs f32 again on another CPU kernel level
+// (the same arithmetic, other last bits where FMA or the vector width rounds differently): how far two
+// f32 runs drift apart, the scale bf16's drift is read on.
 // Usage: bench_precision [--data data/corpus.bin] [--model gpt2|llama]... [--steps 800] [--log-every 20]
-//                        [--window 5] [--out DIR] [--train-gpt PATH] [--control-kernels avx2]
+//                        [--window 5] [--step-tolerance 2] [--out DIR] [--train-gpt PATH] [--control-kernels avx2]
 //                        [-- extra train_gpt flags]
 #include <algorithm>
 #include <boost/program_options.hpp>
@@ -86,7 +87,7 @@ Run train(const std::string& train_gpt, const std::string& model, const std::str
 
 // `b` against the reference `a` (labels `a_name`, `b_name`) at every logged step, then the summary.
 void compare(const std::string& model, const Run& f32, const std::string& a_name, const Run& bf16,
-             const std::string& b_name, int window) {
+             const std::string& b_name, int window, double tolerance) {
   std::vector<std::int64_t> steps;
   std::vector<double> diff;  // relative, bf16 over f32
   for (const auto& [step, loss] : f32.train) {
@@ -100,7 +101,7 @@ void compare(const std::string& model, const Run& f32, const std::string& a_name
   std::printf("%8s %10s %10s %9s %9s\n", "step", a_name.c_str(), b_name.c_str(), "diff", "window");
   double worst = 0.0, worst_window = 0.0, sum = 0.0;
   std::int64_t worst_step = 0, worst_window_step = 0;
-  int counted = 0;
+  int counted = 0, over = 0;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const std::size_t first = i + 1 >= static_cast<std::size_t>(window) ? i + 1 - window : 0;
     double w = 0.0;
@@ -111,14 +112,16 @@ void compare(const std::string& model, const Run& f32, const std::string& a_name
     if (steps[i] <= 50) continue;
     sum += diff[i];
     ++counted;
+    if (std::fabs(diff[i]) > tolerance) ++over;
     if (std::fabs(diff[i]) > worst) worst = std::fabs(diff[i]), worst_step = steps[i];
     if (std::fabs(w) > worst_window) worst_window = std::fabs(w), worst_window_step = steps[i];
   }
   std::printf(
       "%s, %s against %s after step 50 (%d logged steps): mean diff %+.2f%%, largest |diff| %.2f%% (step %lld), "
-      "largest |window| %.2f%% (step %lld)\n",
+      "%d over %.2f%%, largest |window| %.2f%% (step %lld)\n",
       model.c_str(), b_name.c_str(), a_name.c_str(), counted, counted > 0 ? 100.0 * sum / counted : 0.0, 100.0 * worst,
-      static_cast<long long>(worst_step), 100.0 * worst_window, static_cast<long long>(worst_window_step));
+      static_cast<long long>(worst_step), over, 100.0 * tolerance, 100.0 * worst_window,
+      static_cast<long long>(worst_window_step));
   std::printf("%s final validation loss: %s %.4f, %s %.4f (%+.2f%%); run time %.0f s, %.0f s\n", model.c_str(),
               a_name.c_str(), f32.final_val, b_name.c_str(), bf16.final_val,
               100.0 * (bf16.final_val - f32.final_val) / f32.final_val, f32.seconds, bf16.seconds);
@@ -132,12 +135,14 @@ int run(int argc, char** argv) {
       "models to compare")("steps", po::value<int>()->default_value(800), "steps per run")(
       "log-every", po::value<int>()->default_value(20), "logged step interval")(
       "window", po::value<int>()->default_value(5), "logged steps in the moving window")(
+      "step-tolerance", po::value<double>()->default_value(2.0),
+      "percent: the summary counts the logged steps after step 50 whose |diff| exceeds it")(
       "out", po::value<std::string>()->default_value("bench_precision"), "directory for the metrics and logs")(
       "train-gpt", po::value<std::string>()->default_value(""), "train_gpt to run (default: the build's)")(
       "control-kernels", po::value<std::string>()->default_value(""),
       "also run f32 under TESSERA_CPU_KERNELS=LEVEL (avx2, portable): the same arithmetic with other last bits, "
-      "to show how far two f32 runs drift apart")(
-      "extra", po::value<std::vector<std::string>>()->default_value({}, ""), "train_gpt flags after --");
+      "to show how far two f32 runs drift apart")("extra", po::value<std::vector<std::string>>()->default_value({}, ""),
+                                                  "train_gpt flags after --");
   po::positional_options_description positional;
   positional.add("extra", -1);
   po::variables_map vm;
@@ -152,6 +157,12 @@ int run(int argc, char** argv) {
     std::cout << options;
     return 0;
   }
+  const double tolerance = vm["step-tolerance"].as<double>() / 100.0;
+  if (!(tolerance >= 0.0)) {
+    std::cerr << "bench_precision: --step-tolerance " << vm["step-tolerance"].as<double>()
+              << ": give a percentage of 0 or more\n";
+    return 2;
+  }
   if (vm["window"].as<int>() < 1) {
     std::cerr << "bench_precision: --window " << vm["window"].as<int>() << ": give 1 or more logged steps\n";
     return 2;
@@ -163,11 +174,11 @@ int run(int argc, char** argv) {
     const std::vector<std::string>& extra = vm["extra"].as<std::vector<std::string>>();
     const Run f32 = train(train_gpt, model, "f32", vm, extra);
     const Run bf16 = train(train_gpt, model, "bf16", vm, extra);
-    compare(model, f32, "f32", bf16, "bf16", vm["window"].as<int>());
+    compare(model, f32, "f32", bf16, "bf16", vm["window"].as<int>(), tolerance);
     const std::string control = vm["control-kernels"].as<std::string>();
     if (!control.empty()) {
       const Run other = train(train_gpt, model, "f32", vm, extra, control);
-      compare(model, f32, "f32", other, "f32/" + control, vm["window"].as<int>());
+      compare(model, f32, "f32", other, "f32/" + control, vm["window"].as<int>(), tolerance);
     }
   }
   return 0;
