@@ -6,9 +6,9 @@
 #include <cstdio>
 
 #include "tessera/core/warning.hpp"
+#include "tessera/core/wrapped_line.hpp"
 #include "tessera/model/modules/dropout.hpp"
 #include "tessera/run/run_batch_plan.hpp"
-#include "tessera/core/wrapped_line.hpp"
 #include "tessera/run/run_messages.hpp"
 #include "tessera/run/settings_agreement.hpp"
 #include "tessera/runtime/device_error.hpp"
@@ -215,6 +215,9 @@ RunEnd TrainingRun::loop() {
       engine_.set_phase_observer([this](const std::string& phase) { profiler_->on_phase(phase); });
     }
     const StepResult r = trainer_.train_step(batches, lr);
+    // The step's work done on the device before anything reports or saves it: an error a GPU reports
+    // only at a later synchronization (a failed kernel or copy) is thrown here, in its step.
+    engine_.device().synchronize();
     engine_.set_phase_observer({});
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     check_replicas_every(engine_, world_, options_.check_replicas, step + 1);  // before anything is saved
@@ -226,18 +229,23 @@ RunEnd TrainingRun::loop() {
     // taken with a finite loss inside the band.
     const StepHealthVerdict verdict = health_.judge(r);
     if (!verdict.state_before_healthy) {
-      checkpointer_.mark_unhealthy_if_saved(step, "the loss of step " + std::to_string(step + 1) +
-                                                      ", right after it: " + verdict.reason);
+      checkpointer_.mark_unhealthy_if_saved(
+          step, "the loss of step " + std::to_string(step + 1) + ", right after it: " + verdict.reason);
     }
     const StateHealth health = verdict.state_after_healthy ? StateHealth::kHealthy : StateHealth::kNonFinite;
+    report_skip(step, r);
+    const bool diverging = skipped_.exhausted();
+    // The step's record (the log line, the metrics file) is written before its state is saved: a
+    // run killed between the two has logged a step it will train again, never saved a step whose
+    // record a resume would not write again (a gap in the loss curve).
+    if (!diverging) reporter_->step_done(step + 1, r, lr, seconds, skipped_.total());
     const bool stopped = checkpointer_.after_step(progress_, health);
     reporter_->saves(checkpointer_.take_committed_saves(), options_.checkpoint.mode == SaveMode::kAsync);
     last_health_ = health;
     if (stopped) {
       reporter_->line(stop_signal_line(options_.checkpoint.dir, progress_.step, options_.steps, options_.names));
     }
-    report_skip(step, r);
-    if (!stopped && skipped_.exhausted()) {
+    if (!stopped && diverging) {
       if (reload(step)) continue;
       reporter_->finish();
       if (world_.rank() == 0) {
@@ -258,7 +266,7 @@ RunEnd TrainingRun::loop() {
       checkpointer_.finish();
       return RunEnd::kDiverged;
     }
-    reporter_->step_done(step + 1, r, lr, seconds, skipped_.total());
+    if (diverging) reporter_->step_done(step + 1, r, lr, seconds, skipped_.total());  // and stopped
     if (options_.on_step) options_.on_step(step + 1, r);
     if (stopped) return RunEnd::kStopped;
     if (options_.validation && options_.eval_every > 0 &&

@@ -60,9 +60,10 @@ TEST(CheckpointDiskFull, SaveOntoAFullFileSystemNamesTheCauseAndKeepsTheLastChec
           std::string("needs about "), std::string("free on its file system")}) {
       EXPECT_TRUE(contains(r.output, part)) << what << ": no \"" << part << "\" in:\n" << r.output;
     }
-    // A synchronous save stops the run at once; a background one is reported by the next save.
+    // A step is logged before its state is saved; a synchronous save stops the run at once, a
+    // background one is reported by the next save.
     const std::vector<int> steps = logged_steps(r.output);
-    EXPECT_EQ(steps, (mode.empty() ? std::vector<int>{1} : std::vector<int>{1, 2})) << what << ":\n" << r.output;
+    EXPECT_EQ(steps, (mode.empty() ? std::vector<int>{1, 2} : std::vector<int>{1, 2, 3})) << what << ":\n" << r.output;
     // The previous checkpoint is whole and `latest` still names it; the failed save left nothing.
     EXPECT_EQ(fs::read_symlink(run / kLatestName), step_dir_name(1)) << what;
     EXPECT_FALSE(fs::exists(run / "step_0000002.tmp")) << what;
@@ -90,8 +91,8 @@ TEST(CheckpointDiskFull, ExportOntoAFullFileSystemLeavesNothingBehind) {
   EXPECT_FALSE(fs::exists(out.string() + ".tmp")) << "the failed export's temporary file was left";
   EXPECT_FALSE(fs::exists(out));
   // With room, the same export works.
-  const ChildResult ok =
-      run_child_job(tessera_ckpt_bin() + " export " + run.string() + " " + (scratch / "weights.h5").string(), kDiskLimit);
+  const ChildResult ok = run_child_job(
+      tessera_ckpt_bin() + " export " + run.string() + " " + (scratch / "weights.h5").string(), kDiskLimit);
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
 }
 
