@@ -30,10 +30,11 @@ struct ChaosJob {
   Placement placement;
   std::optional<PlannedInterruption> interruption;  // none: the job that ran to the end
   bool struck = false;                              // the interruption was carried out (its trigger was seen)
-  int struck_at = 0;                                // the last step logged when it struck
-  std::string strike_output;                        // what the strike's command printed (a node's kill, a link)
-  int started_at = 0;                               // the step it resumed from (0: a fresh start)
-  int last_logged = 0;                              // the last step in the metrics file when it ended
+  bool failed_on_its_own = false;  // ended non-zero before its trigger (its interruption moves to the next job)
+  int struck_at = 0;               // the last step logged when it struck
+  std::string strike_output;       // what the strike's command printed (a node's kill, a link)
+  int started_at = 0;              // the step it resumed from (0: a fresh start)
+  int last_logged = 0;             // the last step in the metrics file when it ended
   int exit_code = 0;
   double seconds = 0.0;
   std::string verify_output;  // tessera_ckpt verify of `latest` after it ended ("" when none)
@@ -58,15 +59,18 @@ class ChaosSupervisor {
         offload_dir_(std::move(offload_dir)),
         command_(std::move(command)) {}
 
-  // Runs the plan's jobs, then one on `final_placement` to the end. Stops early (the last record
-  // says why) when a job ends without having been struck or a job exceeds `job_seconds`.
+  // Runs the plan's jobs, then one on `final_placement` to the end. A job that fails on its own
+  // before its trigger (a hang the watchdog ended, say) is restarted like any other, its
+  // interruption left for the next job, at most `max_unplanned` times. Stops early (the last record
+  // says why) when a job ends well before it was struck or a job exceeds `job_seconds`.
   std::vector<ChaosJob> run(const std::vector<PlannedInterruption>& plan, const Placement& final_placement,
-                            int job_seconds) {
+                            int job_seconds, int max_unplanned = 3) {
     std::vector<ChaosJob> jobs;
-    for (std::size_t i = 0; i <= plan.size(); ++i) {
+    int unplanned = 0;
+    for (std::size_t i = 0, next = 0; next <= plan.size(); ++i) {
       ChaosJob job;
-      job.placement = i < plan.size() ? plan[i].placement : final_placement;
-      if (i < plan.size()) job.interruption = plan[i];
+      job.placement = next < plan.size() ? plan[next].placement : final_placement;
+      if (next < plan.size()) job.interruption = plan[next];
       job.started_at = latest_step();
       const auto started = Clock::now();
       // The job's output goes to a log of its own, which the triggers read (the metrics file still
@@ -89,9 +93,15 @@ class ChaosSupervisor {
         job.verify_exit = verify.exit_code;
         job.verify_output = verify.output;
       }
+      job.failed_on_its_own = !job.struck && job.exit_code != 0;
       jobs.push_back(job);
-      if (job.interruption && !job.struck) break;  // ended (or hung) before its trigger: the caller fails
+      if (job.failed_on_its_own) {
+        if (++unplanned > max_unplanned) break;
+        continue;
+      }
+      if (job.interruption && !job.struck) break;  // ended well before its trigger: the caller fails
       if (!job.interruption || job.exit_code == 0) break;
+      ++next;
     }
     return jobs;
   }
@@ -137,6 +147,8 @@ class ChaosSupervisor {
   }
 
  private:
+  static constexpr std::chrono::microseconds kStepPoll{2000}, kPhasePoll{300};
+
   // The last 4 KiB of a file ("" when it cannot be read).
   static std::string tail_of(const std::filesystem::path& path) {
     std::ifstream in(path);
@@ -152,14 +164,16 @@ class ChaosSupervisor {
 
   static std::string tool(const std::string& name) { return std::string(std::getenv("TESSERA_BIN_DIR")) + "/" + name; }
 
-  // Polls `seen` every 200 us until it holds (true), the job ends or 60 s pass (false).
-  static bool wait_for(const std::function<bool()>& seen, std::future<ProcessResult>& running) {
-    const auto give_up = Clock::now() + std::chrono::seconds(60);
-    while (Clock::now() < give_up) {
+  // Polls `seen` every `interval` until it holds (true) or the job ends (false; the job's own time
+  // bound ends a hung one). Steps are polled every 2 ms; the short phases of a step (a save being
+  // written, `latest` moving, an offload write) every 0.3 ms — only for the few steps until one
+  // comes, as the polling takes from the ranks' cores.
+  static bool wait_for(const std::function<bool()>& seen, std::future<ProcessResult>& running,
+                       std::chrono::microseconds interval) {
+    while (true) {
       if (seen()) return true;
-      if (running.wait_for(std::chrono::microseconds(200)) == std::future_status::ready) return false;
+      if (running.wait_for(interval) == std::future_status::ready) return false;
     }
-    return false;
   }
 
   // The train_gpt processes of this job (their command line names the run directory), with their
@@ -216,7 +230,9 @@ class ChaosSupervisor {
   // Waits for the plan's trigger, then strikes. Returns whether it struck.
   bool strike(const PlannedInterruption& p, ChaosJob& job, const std::filesystem::path& log,
               std::future<ProcessResult>& running) {
-    if (!wait_for([&] { return last_step_printed(log) >= job.started_at + p.min_steps; }, running)) return false;
+    if (!wait_for([&] { return last_step_printed(log) >= job.started_at + p.min_steps; }, running, kStepPoll)) {
+      return false;
+    }
     job.struck_at = last_step_printed(log);
     switch (p.kind) {
       case Interruption::kRankKill: kill_rank(p.rank); return true;
@@ -226,18 +242,18 @@ class ChaosSupervisor {
         link_down_ = p.node;
         return true;
       case Interruption::kDuringSave:
-        if (!wait_for([&] { return save_in_progress(); }, running)) return false;
+        if (!wait_for([&] { return save_in_progress(); }, running, kPhasePoll)) return false;
         kill_rank(p.rank);
         return true;
       case Interruption::kDuringRetention: {
         const int before = latest_step();
-        if (!wait_for([&] { return latest_step() != before; }, running)) return false;
+        if (!wait_for([&] { return latest_step() != before; }, running, kPhasePoll)) return false;
         kill_rank(p.rank);
         return true;
       }
       case Interruption::kDuringOffloadWrite: {
         const auto before = offload_write_time(p.rank);
-        if (!wait_for([&] { return offload_write_time(p.rank) != before; }, running)) return false;
+        if (!wait_for([&] { return offload_write_time(p.rank) != before; }, running, kPhasePoll)) return false;
         kill_rank(p.rank);
         return true;
       }
