@@ -64,7 +64,7 @@ class ChaosSupervisor {
   // interruption left for the next job, at most `max_unplanned` times. Stops early (the last record
   // says why) when a job ends well before it was struck or a job exceeds `job_seconds`.
   std::vector<ChaosJob> run(const std::vector<PlannedInterruption>& plan, const Placement& final_placement,
-                            int job_seconds, int max_unplanned = 3) {
+                            int job_seconds, int max_unplanned = 10) {
     std::vector<ChaosJob> jobs;
     int unplanned = 0;
     for (std::size_t i = 0, next = 0; next <= plan.size(); ++i) {

@@ -47,7 +47,7 @@ using testing::ProcessResult;
 using testing::ScratchDir;
 
 constexpr std::uint64_t kSeed = 20261129;
-constexpr int kJobSeconds = 150;  // a job's bound: a lost link ends it in seconds, a hang by the watchdog at 20 s
+constexpr int kJobSeconds = 150;  // a job's bound: a lost link ends it in seconds, a hang by the watchdog at 10 s
 
 class Chaos : public ::testing::Test {
  protected:
@@ -61,7 +61,7 @@ class Chaos : public ::testing::Test {
   // The job's line on `placement`, writing into `name`/ (run directory, metrics, offload files).
   std::string command(const Placement& placement, const std::string& name, const std::string& flags) const {
     return cluster_.mpirun(placement.hosts, placement.ranks,
-                           "--map-by " + placement.map_by + " -x TESSERA_COLLECTIVE_TIMEOUT=20") +
+                           "--map-by " + placement.map_by + " -x TESSERA_COLLECTIVE_TIMEOUT=10") +
            train_gpt_ +
            " --data tokens.bin --layers 2 --dim 32 --heads 2 --seq-len 16 --vocab 64 --sample-tokens 0 "
            "--eval-every 0 --log-every 1 --threads 1 --no-memory-check --progress plain --zero 3 "
