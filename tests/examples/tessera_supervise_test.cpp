@@ -84,7 +84,8 @@ TEST_F(TesseraSupervise, ATrainingJobKilledMidRunResumesAndEnds) {
                 "/train_gpt" + testing::tiny_run(data) +
                 " --micro-batch 2 --steps 600 --save-every 5 --keep-last 2 --checkpoint-dir run --resume auto "
                 "--metrics metrics.jsonl --progress plain");
-  // Kill one rank once the job has logged step 10 (two saves behind it), then wait for the end.
+  // Kill one rank once the job has logged step 10 (step 5 saved, step 10 logged before its save), then
+  // wait for the end.
   const ProcessResult r = run_bounded("bash -c '" + job + " > " + log +
                                           " 2>&1 & S=$!; for i in $(seq 1200); do grep -qE \"step +10/600\" " + log +
                                           " && break; sleep 0.05; done; pkill -9 -n -f \"[t]rain_gpt --data " + data +
