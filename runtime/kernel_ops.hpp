@@ -33,6 +33,17 @@
 #undef TESSERA_ACT
 
 // ---- f32 ops -----------------------------------------------------------------------------------
+// The vocabulary-sharded cross-entropy's combine (cross_entropy_shard_forward, kernel_ops_typed.hpp):
+// lse_parts (parts,n) f32 the shards' lse in shard order, target_logit (n) f32 the target's logit
+// (summed over the shards), targets (n) i32. lse (n) = m + log(sum_p exp(lse_parts[p][i] - m)), m
+// the max over p, summed in p order in f32 (a row whose parts are all -inf gives -inf); losses (n) =
+// lse - target_logit. A kIgnoredTarget row gets lse 0 and loss 0. With parts = 1, lse is lse_parts
+// bit for bit.
+TESSERA_KERNEL_OP(cross_entropy_shard_combine, kLoss,
+                  (float* losses, float* lse, const float* lse_parts, const float* target_logit,
+                   const std::int32_t* targets, std::int64_t n, std::int64_t parts),
+                  (losses, lse, lse_parts, target_logit, targets, n, parts))
+
 // x (n) *= s
 TESSERA_KERNEL_OP(scale, kOptimizer, (float* x, float s, std::int64_t n), (x, s, n))
 

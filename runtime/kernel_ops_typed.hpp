@@ -59,6 +59,27 @@ TESSERA_KERNEL_OP(embedding_backward, kElementwise,
                   (TESSERA_ACT* dwte, TESSERA_ACT* dwpe, const TESSERA_ACT* dout, const std::int32_t* tokens, std::int64_t b,
                    std::int64_t t, std::int64_t c, std::int64_t v),
                   (dwte, dwpe, dout, tokens, b, t, c, v))
+// Vocabulary-sharded embedding (tensor parallelism: wte split by rows across the ranks of a group,
+// rank r holding rows [first, first + rows) of the full (vocab,c) table). out (b,t,c) = (first <=
+// tok < first + rows ? wte[tok - first] : 0) + wpe[t], wte (rows,c) the shard, wpe (maxT,c) or null:
+// summed over the group's shards, embedding_forward's output. tokens (b,t) i32 in [0, vocab); a token
+// outside throws std::out_of_range naming it before anything is written. Each element is rounded
+// once (a token outside the shard gives wpe's value exactly). With first = 0 and rows = vocab, the
+// bits of embedding_forward.
+TESSERA_KERNEL_OP(embedding_shard_forward, kElementwise,
+                  (TESSERA_ACT* out, const std::int32_t* tokens, const TESSERA_ACT* wte, const TESSERA_ACT* wpe,
+                   std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t first, std::int64_t rows,
+                   std::int64_t vocab),
+                  (out, tokens, wte, wpe, b, t, c, first, rows, vocab))
+// Its backward: dwte (rows,c) += the dout (b,t,c) rows whose token lies in the shard, at row tok -
+// first, rows of one token added in (b,t) order as embedding_backward adds them; dwpe (maxT,c) +=
+// the sum over batch of dout (null: no position table). Tokens as embedding_shard_forward's, checked
+// before anything is written. With first = 0 and rows = vocab, the bits of embedding_backward.
+TESSERA_KERNEL_OP(embedding_shard_backward, kElementwise,
+                  (TESSERA_ACT* dwte, TESSERA_ACT* dwpe, const TESSERA_ACT* dout, const std::int32_t* tokens,
+                   std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t first, std::int64_t rows,
+                   std::int64_t vocab),
+                  (dwte, dwpe, dout, tokens, b, t, c, first, rows, vocab))
 
 // out (n,c) = (inp - mean) * rstd * weight (c) + bias (c); mean (n) and rstd (n) kept for backward.
 TESSERA_KERNEL_OP(layernorm_forward, kElementwise,
@@ -180,6 +201,26 @@ TESSERA_KERNEL_OP(cross_entropy_backward, kLoss,
                   (TESSERA_ACT* dlogits, const TESSERA_ACT* logits, const float* lse, const std::int32_t* targets, float dloss,
                    std::int64_t n, std::int64_t v),
                   (dlogits, logits, lse, targets, dloss, n, v))
+// Vocabulary-sharded cross-entropy (tensor parallelism: the LM head split by vocabulary rows, each
+// rank holding columns [first, first + v) of the full (n,vocab) logits). Per rank, the forward
+// writes lse (n) f32 = logsumexp of the row's v local logits, computed as cross_entropy_forward
+// computes its lse (a shard of the whole vocabulary gives its bits), and target_logit (n) f32 = the
+// target's logit, widened, when the target lies in [first, first + v), else 0. The group then
+// gathers the lse parts and sums target_logit (one non-zero term) and cross_entropy_shard_combine
+// gives the losses and the global lse. A kIgnoredTarget row: lse 0 and target_logit 0. Any other
+// target outside [0, vocab) throws std::out_of_range naming it (the CUDA table, as its
+// cross_entropy_forward, reads nothing out of range instead and writes NaN).
+TESSERA_KERNEL_OP(cross_entropy_shard_forward, kLoss,
+                  (float* lse, float* target_logit, const TESSERA_ACT* logits, const std::int32_t* targets,
+                   std::int64_t n, std::int64_t v, std::int64_t first, std::int64_t vocab),
+                  (lse, target_logit, logits, targets, n, v, first, vocab))
+// dlogits (n,v) = (exp(logit - lse[row]) - [target == first + j]) * dloss, lse (n) the GLOBAL
+// log-sum-exp (cross_entropy_shard_combine's); a kIgnoredTarget row is 0. dlogits may alias logits.
+// With first = 0 and v the whole vocabulary, the bits of cross_entropy_backward.
+TESSERA_KERNEL_OP(cross_entropy_shard_backward, kLoss,
+                  (TESSERA_ACT* dlogits, const TESSERA_ACT* logits, const float* lse, const std::int32_t* targets,
+                   float dloss, std::int64_t n, std::int64_t v, std::int64_t first),
+                  (dlogits, logits, lse, targets, dloss, n, v, first))
 
 // Squared error (runtime/math/squared_error_math.hpp): losses (n) f32 = (pred - target)^2, targets
 // f32 whatever the compute dtype (they are data); dpred (n) = 2 (pred - target) dloss, written (may

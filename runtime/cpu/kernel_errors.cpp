@@ -27,6 +27,18 @@ void throw_id_outside(const char* where, const char* what, std::int64_t i, std::
   throw std::out_of_range(message);
 }
 
+void throw_bad_shard(const char* where, std::int64_t first, std::int64_t rows, std::int64_t vocab) {
+  throw std::invalid_argument(std::string(where) + ": the shard [" + std::to_string(first) + ", " +
+                              std::to_string(first + rows) + ") (first " + std::to_string(first) + ", size " +
+                              std::to_string(rows) + ") is not inside the vocabulary [0, " + std::to_string(vocab) +
+                              "); pass first >= 0, a size >= 0 and first + size <= vocab");
+}
+
+void throw_no_lse_parts(const char* where, std::int64_t parts) {
+  throw std::invalid_argument(std::string(where) + ": parts = " + std::to_string(parts) +
+                              "; pass the lse of every shard of the vocabulary (at least one part)");
+}
+
 void throw_convert(DType from, DType to) {
   throw std::invalid_argument(std::string("CpuKernels::convert: cannot convert ") + dtype_name(from) + " to " +
                               dtype_name(to) + "; convert only between f32, bf16 and f16");

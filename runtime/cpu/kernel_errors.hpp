@@ -16,6 +16,10 @@ namespace tessera {
 // std::out_of_range: element i of targets (`what` "target") or tokens ("token") outside [0, v).
 [[noreturn]] void throw_id_outside(const char* where, const char* what, std::int64_t i, std::int32_t id,
                                    std::int64_t v, const char* table);
+// std::invalid_argument: a vocabulary shard [first, first + rows) that is not inside [0, vocab).
+[[noreturn]] void throw_bad_shard(const char* where, std::int64_t first, std::int64_t rows, std::int64_t vocab);
+// std::invalid_argument: a cross-entropy combine given fewer than one lse part per row.
+[[noreturn]] void throw_no_lse_parts(const char* where, std::int64_t parts);
 // std::invalid_argument: a conversion between dtypes that are not both floating.
 [[noreturn]] void throw_convert(DType from, DType to);
 

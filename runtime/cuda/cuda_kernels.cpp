@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "tessera/runtime/cpu/kernel_errors.hpp"
 #include "tessera/runtime/cuda/cuda_check.hpp"
 #include "tessera/runtime/cuda/cuda_device_select.hpp"
 #include "tessera/runtime/cuda/cuda_ops.hpp"
@@ -21,6 +22,12 @@ namespace {
 // A Bf16 tensor as the CUDA kernels' element type (the same two bytes).
 __nv_bfloat16* nv(Bf16* p) { return reinterpret_cast<__nv_bfloat16*>(p); }
 const __nv_bfloat16* nv(const Bf16* p) { return reinterpret_cast<const __nv_bfloat16*>(p); }
+
+// The vocabulary rows [first, first + rows) of a shard lie inside [0, vocab), or the call is refused
+// before anything is queued.
+void check_vocab_shard(const char* where, std::int64_t first, std::int64_t rows, std::int64_t vocab) {
+  if (first < 0 || rows < 0 || first > vocab - rows) throw_bad_shard(where, first, rows, vocab);
+}
 
 }  // namespace
 
@@ -103,6 +110,31 @@ void CudaKernels::embedding_backward(float* dwte, float* dwpe, const float* dout
   const unsigned long long* refuse =
       token_check_.check_on_stream(tokens, b * t, v, stream_, *host_calls_, "CudaKernels::embedding_backward");
   detail::launch_embedding_backward(dwte, dwpe, dout, tokens, b, t, c, stream_, refuse);
+}
+
+void CudaKernels::embedding_shard_forward(float* out, const std::int32_t* tokens, const float* wte, const float* wpe,
+                                          std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t first,
+                                          std::int64_t rows, std::int64_t vocab) const {
+  select_cuda_device(device_);
+  check_vocab_shard("CudaKernels::embedding_shard_forward", first, rows, vocab);
+  token_check_.check(tokens, b * t, vocab, stream_, "CudaKernels::embedding_shard_forward");  // waits for the stream
+  detail::launch_embedding_shard_forward(out, tokens, wte, wpe, b, t, c, first, rows, stream_);
+}
+
+void CudaKernels::embedding_shard_backward(float* dwte, float* dwpe, const float* dout, const std::int32_t* tokens,
+                                           std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t first,
+                                           std::int64_t rows, std::int64_t vocab) const {
+  select_cuda_device(device_);
+  check_vocab_shard("CudaKernels::embedding_shard_backward", first, rows, vocab);
+  if (host_calls_ == nullptr) {
+    token_check_.check(tokens, b * t, vocab, stream_, "CudaKernels::embedding_shard_backward");  // waits
+    detail::launch_embedding_shard_backward(dwte, dwpe, dout, tokens, b, t, c, first, rows, stream_);
+    return;
+  }
+  // The forward has just checked these tokens and waited: this check waits for nothing.
+  const unsigned long long* refuse = token_check_.check_on_stream(tokens, b * t, vocab, stream_, *host_calls_,
+                                                                  "CudaKernels::embedding_shard_backward");
+  detail::launch_embedding_shard_backward(dwte, dwpe, dout, tokens, b, t, c, first, rows, stream_, refuse);
 }
 
 void CudaKernels::layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
@@ -368,6 +400,29 @@ void CudaKernels::cross_entropy_backward(float* dlogits, const float* logits, co
   detail::launch_cross_entropy_backward(dlogits, logits, lse, targets, dloss, n, v, stream_);
 }
 
+void CudaKernels::cross_entropy_shard_forward(float* lse, float* target_logit, const float* logits,
+                                              const std::int32_t* targets, std::int64_t n, std::int64_t v,
+                                              std::int64_t first, std::int64_t vocab) const {
+  select_cuda_device(device_);
+  check_vocab_shard("CudaKernels::cross_entropy_shard_forward", first, v, vocab);
+  detail::launch_cross_entropy_shard_forward(lse, target_logit, logits, targets, n, v, first, vocab, stream_);
+}
+
+void CudaKernels::cross_entropy_shard_backward(float* dlogits, const float* logits, const float* lse,
+                                               const std::int32_t* targets, float dloss, std::int64_t n, std::int64_t v,
+                                               std::int64_t first) const {
+  select_cuda_device(device_);
+  detail::launch_cross_entropy_shard_backward(dlogits, logits, lse, targets, dloss, n, v, first, stream_);
+}
+
+void CudaKernels::cross_entropy_shard_combine(float* losses, float* lse, const float* lse_parts,
+                                              const float* target_logit, const std::int32_t* targets, std::int64_t n,
+                                              std::int64_t parts) const {
+  select_cuda_device(device_);
+  if (parts < 1) throw_no_lse_parts("CudaKernels::cross_entropy_shard_combine", parts);
+  detail::launch_cross_entropy_shard_combine(losses, lse, lse_parts, target_logit, targets, n, parts, stream_);
+}
+
 void CudaKernels::sum(const float* x, std::int64_t n, double* out) const {
   select_cuda_device(device_);
   detail::launch_sum(x, n, out, scratch<double>(detail::reduce_scratch_doubles(n), "sum"), stream_);
@@ -483,6 +538,31 @@ void CudaKernels::embedding_backward(Bf16* dwte, Bf16* dwpe, const Bf16* dout, c
   const unsigned long long* refuse =
       token_check_.check_on_stream(tokens, b * t, v, stream_, *host_calls_, "CudaKernels::embedding_backward");
   detail::launch_embedding_backward(nv(dwte), nv(dwpe), nv(dout), tokens, b, t, c, stream_, refuse);
+}
+
+void CudaKernels::embedding_shard_forward(Bf16* out, const std::int32_t* tokens, const Bf16* wte, const Bf16* wpe,
+                                          std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t first,
+                                          std::int64_t rows, std::int64_t vocab) const {
+  select_cuda_device(device_);
+  check_vocab_shard("CudaKernels::embedding_shard_forward", first, rows, vocab);
+  token_check_.check(tokens, b * t, vocab, stream_, "CudaKernels::embedding_shard_forward");  // waits for the stream
+  detail::launch_embedding_shard_forward(nv(out), tokens, nv(wte), nv(wpe), b, t, c, first, rows, stream_);
+}
+
+void CudaKernels::embedding_shard_backward(Bf16* dwte, Bf16* dwpe, const Bf16* dout, const std::int32_t* tokens,
+                                           std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t first,
+                                           std::int64_t rows, std::int64_t vocab) const {
+  select_cuda_device(device_);
+  check_vocab_shard("CudaKernels::embedding_shard_backward", first, rows, vocab);
+  if (host_calls_ == nullptr) {
+    token_check_.check(tokens, b * t, vocab, stream_, "CudaKernels::embedding_shard_backward");  // waits
+    detail::launch_embedding_shard_backward(nv(dwte), nv(dwpe), nv(dout), tokens, b, t, c, first, rows, stream_);
+    return;
+  }
+  // The forward has just checked these tokens and waited: this check waits for nothing.
+  const unsigned long long* refuse = token_check_.check_on_stream(tokens, b * t, vocab, stream_, *host_calls_,
+                                                                  "CudaKernels::embedding_shard_backward");
+  detail::launch_embedding_shard_backward(nv(dwte), nv(dwpe), nv(dout), tokens, b, t, c, first, rows, stream_, refuse);
 }
 
 void CudaKernels::layernorm_forward(Bf16* out, float* mean, float* rstd, const Bf16* inp, const Bf16* weight,
@@ -606,6 +686,21 @@ void CudaKernels::cross_entropy_backward(Bf16* dlogits, const Bf16* logits, cons
                                          std::int64_t v) const {
   select_cuda_device(device_);
   detail::launch_cross_entropy_backward(nv(dlogits), nv(logits), lse, targets, dloss, n, v, stream_);
+}
+
+void CudaKernels::cross_entropy_shard_forward(float* lse, float* target_logit, const Bf16* logits,
+                                              const std::int32_t* targets, std::int64_t n, std::int64_t v,
+                                              std::int64_t first, std::int64_t vocab) const {
+  select_cuda_device(device_);
+  check_vocab_shard("CudaKernels::cross_entropy_shard_forward", first, v, vocab);
+  detail::launch_cross_entropy_shard_forward(lse, target_logit, nv(logits), targets, n, v, first, vocab, stream_);
+}
+
+void CudaKernels::cross_entropy_shard_backward(Bf16* dlogits, const Bf16* logits, const float* lse,
+                                               const std::int32_t* targets, float dloss, std::int64_t n, std::int64_t v,
+                                               std::int64_t first) const {
+  select_cuda_device(device_);
+  detail::launch_cross_entropy_shard_backward(nv(dlogits), nv(logits), lse, targets, dloss, n, v, first, stream_);
 }
 
 void CudaKernels::squared_error_forward(float* losses, const float* pred, const float* targets, std::int64_t n) const {

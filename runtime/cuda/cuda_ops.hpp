@@ -69,6 +69,19 @@ void launch_embedding_backward(T* dwte, T* dwpe, const T* dout, const std::int32
 void launch_find_bad_token(const std::int32_t* tokens, std::int64_t n, std::int64_t v, unsigned long long* first_bad,
                            cudaStream_t stream);
 
+// ---- vocabulary-sharded embedding (cuda_embedding_shard.cu) ----------------------------------------
+// As the whole-table launchers over a table wte/dwte (rows,c) of the vocabulary rows [first, first +
+// rows): a token outside them contributes a zero row forward and nothing backward. Tokens are
+// checked against the whole vocabulary before (TokenRangeCheck); refuse_if_bad as above.
+template <typename T>
+void launch_embedding_shard_forward(T* out, const std::int32_t* tokens, const T* wte, const T* wpe, std::int64_t b,
+                                    std::int64_t t, std::int64_t c, std::int64_t first, std::int64_t rows,
+                                    cudaStream_t stream);
+template <typename T>
+void launch_embedding_shard_backward(T* dwte, T* dwpe, const T* dout, const std::int32_t* tokens, std::int64_t b,
+                                     std::int64_t t, std::int64_t c, std::int64_t first, std::int64_t rows,
+                                     cudaStream_t stream, const unsigned long long* refuse_if_bad = nullptr);
+
 // ---- layernorm (cuda_layernorm.cu) -----------------------------------------------------------------
 template <typename T>
 void launch_layernorm_forward(T* out, float* mean, float* rstd, const T* inp, const T* weight, const T* bias,
@@ -169,6 +182,22 @@ void launch_cross_entropy_forward(float* losses, float* lse, const T* logits, co
 template <typename T>
 void launch_cross_entropy_backward(T* dlogits, const T* logits, const float* lse, const std::int32_t* targets,
                                    float dloss, std::int64_t n, std::int64_t v, cudaStream_t stream);
+
+// ---- vocabulary-sharded cross-entropy (cuda_cross_entropy_shard.cu) --------------------------------
+// As Kernels::cross_entropy_shard_forward / _combine / _backward. Targets are not checked: one
+// outside [0, vocab) (not kIgnoredTarget) reads nothing out of range and gives a NaN target logit;
+// the backward makes a negative one's row NaN. The combine needs parts >= 1.
+template <typename T>
+void launch_cross_entropy_shard_forward(float* lse, float* target_logit, const T* logits, const std::int32_t* targets,
+                                        std::int64_t n, std::int64_t v, std::int64_t first, std::int64_t vocab,
+                                        cudaStream_t stream);
+void launch_cross_entropy_shard_combine(float* losses, float* lse, const float* lse_parts, const float* target_logit,
+                                        const std::int32_t* targets, std::int64_t n, std::int64_t parts,
+                                        cudaStream_t stream);
+template <typename T>
+void launch_cross_entropy_shard_backward(T* dlogits, const T* logits, const float* lse, const std::int32_t* targets,
+                                         float dloss, std::int64_t n, std::int64_t v, std::int64_t first,
+                                         cudaStream_t stream);
 
 // ---- squared error (cuda_squared_error.cu) ----------------------------------------------------------
 template <typename T>
