@@ -292,6 +292,34 @@ TEST_F(CpuBf16Kernels, CrossEntropyOverSeveralBlocks) {
   }
 }
 
+TEST_F(CpuBf16Kernels, VocabularyShardedEmbeddingAndCrossEntropy) {
+  const std::int64_t b = 3, t = 7, c = 2000, vocab = 11, first = 4, rows = 4;  // a team of threads
+  std::vector<std::int32_t> tokens(b * t);
+  for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<std::int32_t>((i * 5) % vocab);
+  Pair wte = random_pair(rows * c, 42), wpe = random_pair(t * c, 43), out = zeros(b * t * c);
+  k_.embedding_shard_forward(out.fp(), tokens.data(), wte.fp(), wpe.fp(), b, t, c, first, rows, vocab);
+  k_.embedding_shard_forward(out.bp(), tokens.data(), wte.bp(), wpe.bp(), b, t, c, first, rows, vocab);
+  expect_rounded_once(out, "embedding shard forward");
+  Pair dout = random_pair(b * t * c, 44), dwte = random_pair(rows * c, 45), dwpe = random_pair(t * c, 46);
+  k_.embedding_shard_backward(dwte.fp(), dwpe.fp(), dout.fp(), tokens.data(), b, t, c, first, rows, vocab);
+  k_.embedding_shard_backward(dwte.bp(), dwpe.bp(), dout.bp(), tokens.data(), b, t, c, first, rows, vocab);
+  expect_bf16_close(dwte, "embedding shard dwte (accumulated)");
+  expect_bf16_close(dwpe, "embedding shard dwpe (accumulated)");
+
+  const std::int64_t n = 6, v = 3000, ce_first = 1000, ce_vocab = 5000;  // past one 2048-logit block
+  Pair logits = random_pair(n * v, 47, -5.0f, 5.0f);
+  std::vector<std::int32_t> targets(n);
+  for (std::int64_t i = 0; i < n; ++i) targets[i] = static_cast<std::int32_t>((i * 977) % ce_vocab);
+  std::vector<float> lse(n), tl(n), lse_b(n), tl_b(n);
+  k_.cross_entropy_shard_forward(lse.data(), tl.data(), logits.fp(), targets.data(), n, v, ce_first, ce_vocab);
+  k_.cross_entropy_shard_forward(lse_b.data(), tl_b.data(), logits.bp(), targets.data(), n, v, ce_first, ce_vocab);
+  expect_bit_equal(lse_b, lse, "shard lse (the same f32 arithmetic on the same values)");
+  expect_bit_equal(tl_b, tl, "shard target logits");
+  k_.cross_entropy_shard_backward(logits.fp(), logits.fp(), lse.data(), targets.data(), 0.25f, n, v, ce_first);
+  k_.cross_entropy_shard_backward(logits.bp(), logits.bp(), lse.data(), targets.data(), 0.25f, n, v, ce_first);
+  expect_bf16_close(logits, "shard dlogits (in place)");
+}
+
 TEST_F(CpuBf16Kernels, AddBf16AccumulatesIntoF32WithTheNormsPass) {
   const std::int64_t n = 100003;
   const std::vector<float> acc = random_floats(n, 40);
