@@ -2,8 +2,8 @@
 // against the CPU table's bf16 overloads on the same inputs, within kBf16Tolerance: GEMM, linear and
 // linear + GELU, embedding, layernorm (plain and residual), RMSNorm, rotary, attention (cuDNN's
 // fused kernel on the tensors in place when it takes the shape, with no scratch but its workspace;
-// the tiled kernel otherwise), GELU, SwiGLU, add, cross-entropy, and add_bf16 into f32. Skips without
-// a CUDA device.
+// the tiled kernel otherwise), GELU, SwiGLU, add, cross-entropy, add_bf16 into f32, and the
+// vocabulary-sharded embedding and cross-entropy. Skips without a CUDA device.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -178,6 +178,45 @@ TEST_F(CudaBf16Table, ElementwiseLossAndAccumulation) {
   gpu_->add_bf16(g_acc.get(), g_acc.get(), g_b.get(), n, g_squares.get());
   expect_close(g_acc.download(), sum, 0.0, "add_bf16 (exact: one f32 add per element)");
   EXPECT_NEAR(g_squares.download()[0], squares, kF64SumTolerance * squares) << "add_bf16's sum of squares";
+}
+
+TEST_F(CudaBf16Table, VocabularyShardedEmbeddingAndCrossEntropy) {
+  const std::int64_t b = 2, t = 33, c = 96, vocab = 50, first = 17, rows = 16, n = 20, v = 1500;
+  const auto tokens = test::random_tokens(b * t, static_cast<std::int32_t>(vocab), 23);
+  auto wte = bf16_values(rows * c, 24), wpe = bf16_values(t * c, 25);
+  std::vector<Bf16> x(b * t * c);
+  DeviceBuffer<std::int32_t> g_tokens(tokens);
+  DeviceBuffer<Bf16> g_wte(wte), g_wpe(wpe), g_x(b * t * c);
+  gpu_->embedding_shard_forward(g_x.get(), g_tokens.get(), g_wte.get(), g_wpe.get(), b, t, c, first, rows, vocab);
+  cpu_.embedding_shard_forward(x.data(), tokens.data(), wte.data(), wpe.data(), b, t, c, first, rows, vocab);
+  expect_bf16(g_x, x, "embedding shard forward");
+  auto dout = bf16_values(b * t * c, 26), dwte = bf16_values(rows * c, 27), dwpe = bf16_values(t * c, 28);
+  DeviceBuffer<Bf16> g_dout(dout), g_dwte(dwte), g_dwpe(dwpe);
+  gpu_->embedding_shard_backward(g_dwte.get(), g_dwpe.get(), g_dout.get(), g_tokens.get(), b, t, c, first, rows, vocab);
+  cpu_.embedding_shard_backward(dwte.data(), dwpe.data(), dout.data(), tokens.data(), b, t, c, first, rows, vocab);
+  expect_bf16(g_dwte, dwte, "embedding shard dwte (accumulated)");
+  expect_bf16(g_dwpe, dwpe, "embedding shard dwpe (accumulated)");
+
+  // Columns [1500, 3000) of a vocabulary of 4000.
+  const std::int64_t ce_first = 1500, ce_vocab = 4000;
+  auto logits = bf16_values(n * v, 29, -5.0f, 5.0f);
+  const auto targets = test::random_tokens(n, static_cast<std::int32_t>(ce_vocab), 30);
+  std::vector<float> lse(n), target_logit(n);
+  DeviceBuffer<Bf16> g_logits(logits);
+  DeviceBuffer<std::int32_t> g_targets(targets);
+  DeviceBuffer<float> g_lse(n), g_target_logit(n);
+  gpu_->cross_entropy_shard_forward(g_lse.get(), g_target_logit.get(), g_logits.get(), g_targets.get(), n, v, ce_first,
+                                    ce_vocab);
+  cpu_.cross_entropy_shard_forward(lse.data(), target_logit.data(), logits.data(), targets.data(), n, v, ce_first,
+                                   ce_vocab);
+  expect_close(g_lse.download(), lse, kF32Tolerance, "cross-entropy shard lse (f32 from bf16 logits)");
+  expect_close(g_target_logit.download(), target_logit, 0.0, "cross-entropy shard target logits (widened)");
+  for (float& row_lse : lse) row_lse += 1.0f;  // as if other shards held more of the row
+  g_lse.upload(lse);
+  gpu_->cross_entropy_shard_backward(g_logits.get(), g_logits.get(), g_lse.get(), g_targets.get(), 0.5f, n, v,
+                                     ce_first);
+  cpu_.cross_entropy_shard_backward(logits.data(), logits.data(), lse.data(), targets.data(), 0.5f, n, v, ce_first);
+  expect_bf16(g_logits, logits, "cross-entropy shard dlogits (in place)");
 }
 
 }  // namespace

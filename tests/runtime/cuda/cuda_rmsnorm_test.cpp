@@ -21,7 +21,7 @@ using test::random_floats;
 
 class CudaRmsNorm : public test::CudaKernelTest {};
 
-constexpr float kEps = 1e-5f;
+constexpr float kRmsNormEps = 1e-5f;
 
 TEST_F(CudaRmsNorm, ForwardAndBackwardMatchCpu) {
   for (auto [n, c] : {std::pair<std::int64_t, std::int64_t>{1, 5}, {7, 37}, {33, 768}, {600, 100}}) {
@@ -31,8 +31,8 @@ TEST_F(CudaRmsNorm, ForwardAndBackwardMatchCpu) {
     std::vector<float> out(n * c), rstd(n), dinp(n * c);
     DeviceBuffer<float> g_inp(inp), g_w(w), g_dout(dout), g_dw(dw);
     DeviceBuffer<float> g_out(n * c), g_rstd(n), g_dinp(n * c);
-    gpu_->rmsnorm_forward(g_out.get(), g_rstd.get(), g_inp.get(), g_w.get(), n, c, kEps);
-    cpu_.rmsnorm_forward(out.data(), rstd.data(), inp.data(), w.data(), n, c, kEps);
+    gpu_->rmsnorm_forward(g_out.get(), g_rstd.get(), g_inp.get(), g_w.get(), n, c, kRmsNormEps);
+    cpu_.rmsnorm_forward(out.data(), rstd.data(), inp.data(), w.data(), n, c, kRmsNormEps);
     const std::string label = "rmsnorm f32 " + describe(n, c);
     expect_close(g_out.download(), out, kF32Tolerance, label + " forward out");
     expect_close(g_rstd.download(), rstd, kF32Tolerance, label + " forward rstd");
@@ -47,7 +47,7 @@ TEST_F(CudaRmsNorm, BackwardInPlaceOverDout) {
   const std::int64_t n = 45, c = 70;
   const auto inp = random_floats(n * c, 11), w = random_floats(c, 12), dout = random_floats(n * c, 14);
   std::vector<float> out(n * c), rstd(n), dinp(n * c), dw(c, 0.0f);
-  cpu_.rmsnorm_forward(out.data(), rstd.data(), inp.data(), w.data(), n, c, kEps);
+  cpu_.rmsnorm_forward(out.data(), rstd.data(), inp.data(), w.data(), n, c, kRmsNormEps);
   cpu_.rmsnorm_backward(dinp.data(), dw.data(), dout.data(), inp.data(), w.data(), rstd.data(), n, c);
   DeviceBuffer<float> g_inp(inp), g_w(w), g_rstd(rstd), g_dout(dout), g_dw(std::vector<float>(c, 0.0f));
   gpu_->rmsnorm_backward(g_dout.get(), g_dw.get(), g_dout.get(), g_inp.get(), g_w.get(), g_rstd.get(), n, c);
@@ -60,7 +60,7 @@ TEST_F(CudaRmsNorm, WeightGradIsTheSameBitsEveryRun) {
   const std::int64_t n = 5000, c = 96;
   const auto inp = random_floats(n * c, 21), w = random_floats(c, 22), dout = random_floats(n * c, 23);
   std::vector<float> rstd(n), out(n * c);
-  cpu_.rmsnorm_forward(out.data(), rstd.data(), inp.data(), w.data(), n, c, kEps);
+  cpu_.rmsnorm_forward(out.data(), rstd.data(), inp.data(), w.data(), n, c, kRmsNormEps);
   std::vector<std::vector<float>> dw_runs, dinp_runs;
   for (int run = 0; run < 2; ++run) {
     DeviceBuffer<float> g_inp(inp), g_w(w), g_rstd(rstd), g_dout(dout), g_dinp(n * c);
@@ -79,14 +79,14 @@ TEST_F(CudaRmsNorm, Bf16MatchesCpuOnRoundedInputs) {
   const auto w = test::round_to_bf16(random_floats(c, 32));
   const auto dout = test::round_to_bf16(random_floats(n * c, 34));
   std::vector<float> out(n * c), rstd(n), dinp(n * c), dw(c, 0.0f);
-  cpu_.rmsnorm_forward(out.data(), rstd.data(), inp.data(), w.data(), n, c, kEps);
+  cpu_.rmsnorm_forward(out.data(), rstd.data(), inp.data(), w.data(), n, c, kRmsNormEps);
   cpu_.rmsnorm_backward(dinp.data(), dw.data(), dout.data(), inp.data(), w.data(), rstd.data(), n, c);
   DeviceBuffer<__nv_bfloat16> g_inp(test::to_bf16(inp)), g_w(test::to_bf16(w)), g_dout(test::to_bf16(dout));
   DeviceBuffer<__nv_bfloat16> g_out(n * c), g_dinp(n * c), g_dw(test::to_bf16(std::vector<float>(c, 0.0f)));
   DeviceBuffer<float> g_rstd(n);
   const std::size_t scratch_floats = detail::column_sum_scratch_floats(n, c, 1);
   DeviceBuffer<float> scratch(scratch_floats);
-  detail::launch_rmsnorm_forward(g_out.get(), g_rstd.get(), g_inp.get(), g_w.get(), n, c, kEps, stream_);
+  detail::launch_rmsnorm_forward(g_out.get(), g_rstd.get(), g_inp.get(), g_w.get(), n, c, kRmsNormEps, stream_);
   detail::launch_rmsnorm_backward(g_dinp.get(), g_dw.get(), g_dout.get(), g_inp.get(), g_w.get(), g_rstd.get(), n, c,
                                   scratch.get(), scratch_floats, stream_);
   const std::string label = "rmsnorm bf16 " + describe(n, c);
