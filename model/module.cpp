@@ -66,6 +66,15 @@ Parameter& Module::register_parameter(std::string name, Shape shape, ParameterIn
   return *parameter_storage_.back();
 }
 
+Parameter& Module::register_parameter(std::string name, const Shape& full_shape, ParameterInit init, bool decay,
+                                      TensorSlice slice) {
+  Shape shape = local_shape(full_shape, slice);
+  parameter_storage_.push_back(
+      std::make_unique<Parameter>(std::move(name), std::move(shape), init, decay, std::move(slice)));
+  own_parameters_.push_back(parameter_storage_.back().get());
+  return *parameter_storage_.back();
+}
+
 ModuleSlot& Module::register_child(std::string name, std::unique_ptr<Module> child) {
   children_.push_back({std::move(name), std::move(child)});
   return children_.back();
@@ -82,10 +91,20 @@ void initial_values(const Parameter& parameter, const std::string& full_name, st
     case ParameterInit::Kind::kZeros: std::fill(out.begin(), out.end(), 0.0f); return;
     case ParameterInit::Kind::kOnes: std::fill(out.begin(), out.end(), 1.0f); return;
     case ParameterInit::Kind::kNormal: {
+      // The draws of the global tensor's elements, in its order: a tensor-parallel piece skips the
+      // elements other ranks hold (their positions only increase with the local ones).
       Rng rng(seed ^ hash_string(full_name));
       const double std = parameter.init.std;
-      rng.discard_normals(static_cast<std::uint64_t>(first));
-      for (float& x : out) x = static_cast<float>(rng.normal() * std);
+      std::int64_t drawn = 0;  // global elements drawn or skipped so far
+      for_each_global_run(parameter.shape, parameter.slice, first, static_cast<std::int64_t>(out.size()),
+                          [&](std::int64_t global_first, std::int64_t local_first, std::int64_t count) {
+                            rng.discard_normals(static_cast<std::uint64_t>(global_first - drawn));
+                            for (std::int64_t i = 0; i < count; ++i) {
+                              out[static_cast<std::size_t>(local_first - first + i)] =
+                                  static_cast<float>(rng.normal() * std);
+                            }
+                            drawn = global_first + count;
+                          });
       return;
     }
   }

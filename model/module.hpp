@@ -83,6 +83,9 @@ class Module {
 
  protected:
   Parameter& register_parameter(std::string name, Shape shape, ParameterInit init, bool decay);
+  // A tensor-parallel piece of a parameter of `full_shape` (its local shape from `slice`).
+  Parameter& register_parameter(std::string name, const Shape& full_shape, ParameterInit init, bool decay,
+                                TensorSlice slice);
   ModuleSlot& register_child(std::string name, std::unique_ptr<Module> child);
   // Drops this module's own saved tensors (clear_saved() calls it, then recurses into children).
   virtual void clear_own_saved() {}

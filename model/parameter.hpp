@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "tessera/model/parallel/tensor_slice.hpp"
 #include "tessera/runtime/tensor.hpp"
 
 namespace tessera {
@@ -21,17 +22,25 @@ struct ParameterInit {
 };
 
 struct Parameter {
-  Parameter(std::string local_name, Shape param_shape, ParameterInit param_init, bool weight_decay)
-      : name(std::move(local_name)), shape(std::move(param_shape)), init(param_init), decay(weight_decay) {}
+  Parameter(std::string local_name, Shape param_shape, ParameterInit param_init, bool weight_decay,
+            TensorSlice tensor_slice = {})
+      : name(std::move(local_name)),
+        shape(std::move(param_shape)),
+        init(param_init),
+        decay(weight_decay),
+        slice(std::move(tensor_slice)) {}
 
   std::string name;    // local name inside its module ("weight")
-  Shape shape;         // full (unsharded) shape
-  ParameterInit init;  // initial values are a function of (seed, full name) only
+  Shape shape;         // the shape this rank holds: the full shape unless split by tensor parallelism
+  ParameterInit init;  // initial values are a function of (seed, full name) only: a tensor-parallel
+                       // piece holds the values of the global tensor's elements it covers
   bool decay;          // AdamW weight decay applies (matrices: yes; biases, norms: no)
+  TensorSlice slice;   // the piece of the global tensor held (parts 1: all of it; tensor_slice.hpp)
   Tensor value;        // (shape) f32; undefined until materialised
   Tensor grad;         // (shape) f32 accumulated gradient; undefined until allocated
 
   std::int64_t numel() const { return shape_numel(shape); }
+  Shape full_shape() const { return global_shape(shape, slice); }  // the global tensor's shape
 };
 
 }  // namespace tessera

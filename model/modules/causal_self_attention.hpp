@@ -11,10 +11,18 @@
 // key/value heads — and rotary_qkv_forward rotates q and k by position and repeats each key/value
 // head for its NH/KV query heads into the (B,T,3C) layout the attention kernels read, which is
 // what is kept; proj has no bias either.
+//
+// Tensor parallel (tp given): the heads (and Llama's key/value heads) are divided over the group,
+// each rank computing its own heads: qkv is column-parallel (this rank's heads of each of q, k and
+// v), proj row-parallel; forward enters the parallel region before qkv and leaves it after proj
+// (model/parallel/tensor_parallel.hpp). A head count the group's size does not divide is refused.
 #pragma once
+
+#include <memory>
 
 #include "tessera/model/module.hpp"
 #include "tessera/model/modules/recompute_mode.hpp"
+#include "tessera/model/parallel/tensor_parallel.hpp"
 
 namespace tessera {
 
@@ -25,9 +33,10 @@ struct RotaryAttentionOptions {
 
 class CausalSelfAttention final : public ElementwiseRecomputable {
  public:
-  CausalSelfAttention(std::int64_t channels, std::int64_t heads, float init_std, float proj_init_std);
   CausalSelfAttention(std::int64_t channels, std::int64_t heads, float init_std, float proj_init_std,
-                      const RotaryAttentionOptions& rotary);
+                      std::shared_ptr<const TensorParallel> tp = nullptr);
+  CausalSelfAttention(std::int64_t channels, std::int64_t heads, float init_std, float proj_init_std,
+                      const RotaryAttentionOptions& rotary, std::shared_ptr<const TensorParallel> tp = nullptr);
 
   std::string type_name() const override { return "CausalSelfAttention"; }
   Tensor forward(Context& ctx, const Tensor& x) override;
@@ -42,15 +51,18 @@ class CausalSelfAttention final : public ElementwiseRecomputable {
   // dqkv (B,T,3C), taken through the rotary op's backward when rotary; drops what forward kept.
   Tensor attention_grad(Context& ctx, const Tensor& datt);
 
-  std::int64_t channels_, heads_;
+  std::shared_ptr<const TensorParallel> tp_;  // null: not tensor parallel
+  std::int64_t channels_;                     // the model's width C (the input's and output's last dimension)
+  std::int64_t heads_;                        // the heads this rank computes (all of them unless tensor parallel)
   bool rotary_ = false;
-  std::int64_t kv_heads_;
+  std::int64_t kv_heads_;  // this rank's key/value heads
   float theta_ = 0.0f;
+  std::int64_t width_;  // heads_ x head size: the attention kernels' c
   ModuleSlot& qkv_;
   ModuleSlot& proj_;
-  Tensor qkv_out_;  // (B,T,3C): the qkv layer's output, or the rotary op's
-  Tensor att_;      // (B,T,C) the attention output
-  Tensor lse_;      // (B,NH,T) f32 log-sum-exp of each row of scores
+  Tensor qkv_out_;  // (B,T,3 width): the qkv layer's output, or the rotary op's
+  Tensor att_;      // (B,T,width) the attention output
+  Tensor lse_;      // (B,heads,T) f32 log-sum-exp of each row of scores
 };
 
 }  // namespace tessera

@@ -11,6 +11,25 @@
 
 namespace tessera {
 
+CrossEntropyLoss::CrossEntropyLoss(std::shared_ptr<const TensorParallel> tp, std::int64_t vocab)
+    : tp_(std::move(tp)), vocab_(vocab), first_(tp_ ? piece_start(vocab, tp_->size(), tp_->rank()) : 0) {}
+
+template <typename T>
+void CrossEntropyLoss::shard_forward(Context& ctx, const T* logits, const std::int32_t* targets, std::int64_t rows,
+                                     std::int64_t columns, float* losses, float* lse) {
+  const Kernels& kernels = ctx.device.kernels();
+  const int parts = tp_->size();
+  Tensor local_lse = Tensor::empty(ctx.device, {rows}, DType::kF32, MemoryCategory::kWorkspace);
+  Tensor target_logit = Tensor::empty(ctx.device, {rows}, DType::kF32, MemoryCategory::kWorkspace);
+  kernels.cross_entropy_shard_forward(local_lse.data_as<float>(), target_logit.data_as<float>(), logits, targets, rows,
+                                      columns, first_, vocab_);
+  Tensor lse_parts = Tensor::empty(ctx.device, {parts, rows}, DType::kF32, MemoryCategory::kWorkspace);
+  tp_->group().all_gather(local_lse, lse_parts);
+  tp_->group().all_reduce_sum(target_logit);  // one rank holds each target: a sum of one term and zeros
+  kernels.cross_entropy_shard_combine(losses, lse, lse_parts.data_as<float>(), target_logit.data_as<float>(), targets,
+                                      rows, parts);
+}
+
 void CrossEntropyLoss::forward_sum(Context& ctx, const Tensor& logits, const Tensor& targets, double* device_sum) {
   check_input((logits.ndim() == 3 || logits.ndim() == 2) && is_compute_dtype(logits.dtype()), "CrossEntropyLoss",
               "logits f32 or bf16 (B, T, V) or (B, V)", logits);
@@ -21,8 +40,13 @@ void CrossEntropyLoss::forward_sum(Context& ctx, const Tensor& logits, const Ten
   Tensor losses = Tensor::empty(ctx.device, {rows}, DType::kF32, MemoryCategory::kWorkspace);
   Tensor lse = new_statistics(ctx, {rows});
   with_element_type(logits.dtype(), "CrossEntropyLoss", [&]<typename T>() {
-    ctx.device.kernels().cross_entropy_forward(losses.data_as<float>(), lse.data_as<float>(), logits.data_as<T>(),
-                                               targets.data_as<std::int32_t>(), rows, vocab);
+    if (tp_) {
+      shard_forward(ctx, logits.data_as<T>(), targets.data_as<std::int32_t>(), rows, vocab, losses.data_as<float>(),
+                    lse.data_as<float>());
+    } else {
+      ctx.device.kernels().cross_entropy_forward(losses.data_as<float>(), lse.data_as<float>(), logits.data_as<T>(),
+                                                 targets.data_as<std::int32_t>(), rows, vocab);
+    }
   });
   ctx.device.kernels().sum(losses.data_as<float>(), rows, device_sum);  // summed in double on the device
   if (ctx.training) {
@@ -50,9 +74,15 @@ Tensor CrossEntropyLoss::backward_mean_over(Context& ctx, float scale, std::int6
   if (!logits_.defined()) throw std::logic_error("CrossEntropyLoss::backward without a training forward");
   const std::int64_t vocab = logits_.dim(logits_.ndim() - 1), rows = logits_.numel() / vocab;
   with_element_type(logits_.dtype(), "CrossEntropyLoss::backward", [&]<typename T>() {
-    ctx.device.kernels().cross_entropy_backward(logits_.data_as<T>(), logits_.data_as<T>(), lse_.data_as<float>(),
-                                                targets_.data_as<std::int32_t>(), scale / static_cast<float>(terms),
-                                                rows, vocab);
+    const float dloss = scale / static_cast<float>(terms);
+    if (tp_) {
+      ctx.device.kernels().cross_entropy_shard_backward(logits_.data_as<T>(), logits_.data_as<T>(),
+                                                        lse_.data_as<float>(), targets_.data_as<std::int32_t>(), dloss,
+                                                        rows, vocab, first_);
+    } else {
+      ctx.device.kernels().cross_entropy_backward(logits_.data_as<T>(), logits_.data_as<T>(), lse_.data_as<float>(),
+                                                  targets_.data_as<std::int32_t>(), dloss, rows, vocab);
+    }
   });
   Tensor dlogits = logits_;
   logits_ = Tensor();

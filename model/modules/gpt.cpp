@@ -146,31 +146,36 @@ std::string GptConfig::to_string() const {
   return s.str();
 }
 
-Gpt::Gpt(const GptConfig& config) : config_(config) {
+Gpt::Gpt(const GptConfig& config, std::shared_ptr<TensorParallel> tp) : config_(config), tp_(std::move(tp)) {
   config_.validate();
   const GptConfig& c = config_;
   const float std = 0.02f;
   const float proj_std = 0.02f / std::sqrt(2.0f * static_cast<float>(c.layers));
   auto& embed = register_child(
-      "embed", std::make_unique<Embedding>(c.vocab_size, c.is_llama() ? 0 : c.max_seq_len, c.channels, std));
+      "embed", std::make_unique<Embedding>(c.vocab_size, c.is_llama() ? 0 : c.max_seq_len, c.channels, std, tp_));
   order_.push_back(&embed);
-  TransformerBlockConfig block{c.channels, c.heads, std, proj_std};
+  TransformerBlockConfig block;
+  block.channels = c.channels;
+  block.heads = c.heads;
+  block.init_std = std;
+  block.proj_init_std = proj_std;
   block.llama = c.is_llama();
   block.kv_heads = c.key_value_heads();
   block.ffn_dim = c.mlp_hidden();
   block.rope_theta = c.rope_theta;
   block.norm_eps = c.norm_eps;
+  block.tp = tp_;
   for (std::int64_t l = 0; l < c.layers; ++l) {
     order_.push_back(&register_child("h." + std::to_string(l), std::make_unique<TransformerBlock>(block)));
   }
   if (c.is_llama()) {
-    order_.push_back(&register_child("ln_f", std::make_unique<RmsNorm>(c.channels, c.norm_eps)));
+    order_.push_back(&register_child("ln_f", std::make_unique<RmsNorm>(c.channels, c.norm_eps, tp_)));
   } else {
-    order_.push_back(&register_child("ln_f", std::make_unique<LayerNorm>(c.channels, c.norm_eps)));
+    order_.push_back(&register_child("ln_f", std::make_unique<LayerNorm>(c.channels, c.norm_eps, tp_)));
   }
   auto& wte = static_cast<Embedding&>(*embed).token_weight();
-  order_.push_back(&register_child(
-      "head", c.tied_head ? std::make_unique<LmHead>(wte) : std::make_unique<LmHead>(c.vocab_size, c.channels, std)));
+  order_.push_back(&register_child("head", c.tied_head ? std::make_unique<LmHead>(wte, tp_)
+                                                       : std::make_unique<LmHead>(c.vocab_size, c.channels, std, tp_)));
 }
 
 Tensor Gpt::forward(Context& ctx, const Tensor& tokens) {

@@ -10,12 +10,20 @@
 //
 // Initialisation: N(0, 0.02) weights, residual projections N(0, 0.02/sqrt(2L)), zero biases, unit
 // norm scales.
+//
+// Tensor parallel (tp given; Megatron-LM's layout): the embedding and the head split by vocabulary
+// rows, each block's attention by heads and its MLP by hidden features, the norms replicated (on this
+// rank's token rows under sequence parallelism); forward returns this rank's columns of the logits
+// (B,T,V/N), for a vocabulary-parallel CrossEntropyLoss. Every parameter keeps its name and holds
+// its piece of the one-process model's tensor (Parameter::slice), with the same initial values.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "tessera/model/module.hpp"
+#include "tessera/model/parallel/tensor_parallel.hpp"
 
 namespace tessera {
 
@@ -68,16 +76,19 @@ struct GptConfig {
 
 class Gpt final : public Module {
  public:
-  explicit Gpt(const GptConfig& config);
+  explicit Gpt(const GptConfig& config, std::shared_ptr<TensorParallel> tp = nullptr);
 
   std::string type_name() const override { return "GPT"; }
   Tensor forward(Context& ctx, const Tensor& tokens) override;
   Tensor backward(Context& ctx, Tensor dlogits) override;
 
   const GptConfig& config() const { return config_; }
+  // The tensor-parallel group the model is split over, or null.
+  const std::shared_ptr<TensorParallel>& tensor_parallel() const { return tp_; }
 
  private:
   GptConfig config_;
+  std::shared_ptr<TensorParallel> tp_;
   std::vector<ModuleSlot*> order_;  // embed, h.0.., ln_f, head: the forward order
 };
 

@@ -7,8 +7,9 @@
 
 namespace tessera {
 
-LayerNorm::LayerNorm(std::int64_t channels, float eps)
-    : channels_(channels),
+LayerNorm::LayerNorm(std::int64_t channels, float eps, std::shared_ptr<const TensorParallel> tp)
+    : tp_(std::move(tp)),
+      channels_(channels),
       eps_(eps),
       weight_(register_parameter("weight", {channels}, ParameterInit::ones(), false)),
       bias_(register_parameter("bias", {channels}, ParameterInit::zeros(), false)) {}
@@ -32,9 +33,9 @@ Tensor LayerNorm::forward(Context& ctx, const Tensor& x) {
   Tensor mean = new_statistics(ctx, {rows});
   Tensor rstd = new_statistics(ctx, {rows});
   with_element_type(dtype, "LayerNorm", [&]<typename T>() {
-    ctx.device.kernels().layernorm_forward(y.data_as<T>(), mean.data_as<float>(), rstd.data_as<float>(),
-                                           x.data_as<T>(), require_value(weight_).data_as<T>(),
-                                           require_value(bias_).data_as<T>(), rows, channels_, eps_);
+    ctx.device.kernels().layernorm_forward(y.data_as<T>(), mean.data_as<float>(), rstd.data_as<float>(), x.data_as<T>(),
+                                           require_value(weight_).data_as<T>(), require_value(bias_).data_as<T>(), rows,
+                                           channels_, eps_);
   });
   if (ctx.training) {
     input_ = x;
@@ -53,10 +54,9 @@ LayerNorm::ResidualOutput LayerNorm::forward_residual(Context& ctx, const Tensor
   Tensor mean = new_statistics(ctx, {rows});
   Tensor rstd = new_statistics(ctx, {rows});
   with_element_type(dtype, "LayerNorm", [&]<typename T>() {
-    ctx.device.kernels().residual_layernorm_forward(y.sum.data_as<T>(), y.out.data_as<T>(), mean.data_as<float>(),
-                                                    rstd.data_as<float>(), a.data_as<T>(), b.data_as<T>(),
-                                                    require_value(weight_).data_as<T>(),
-                                                    require_value(bias_).data_as<T>(), rows, channels_, eps_);
+    ctx.device.kernels().residual_layernorm_forward(
+        y.sum.data_as<T>(), y.out.data_as<T>(), mean.data_as<float>(), rstd.data_as<float>(), a.data_as<T>(),
+        b.data_as<T>(), require_value(weight_).data_as<T>(), require_value(bias_).data_as<T>(), rows, channels_, eps_);
   });
   if (ctx.training) {
     input_ = y.sum;
@@ -89,12 +89,13 @@ Tensor LayerNorm::backward(Context& ctx, Tensor dy) {
               std::string(dtype_name(dtype)) + " " + shape_string(input_.shape()), dy);
   const std::int64_t rows = input_.numel() / channels_;
   Tensor dx = new_activation(ctx, input_.shape(), dtype);
+  ReplicatedGrads grads(ctx, tp_.get(), {&weight_, &bias_});
   with_element_type(dtype, "LayerNorm::backward", [&]<typename T>() {
-    ctx.device.kernels().layernorm_backward(dx.data_as<T>(), require_grad(weight_).data_as<T>(),
-                                            require_grad(bias_).data_as<T>(), dy.data_as<T>(), input_.data_as<T>(),
-                                            require_value(weight_).data_as<T>(), mean_.data_as<float>(),
-                                            rstd_.data_as<float>(), rows, channels_);
+    ctx.device.kernels().layernorm_backward(dx.data_as<T>(), grads.grad(0).data_as<T>(), grads.grad(1).data_as<T>(),
+                                            dy.data_as<T>(), input_.data_as<T>(), require_value(weight_).data_as<T>(),
+                                            mean_.data_as<float>(), rstd_.data_as<float>(), rows, channels_);
   });
+  grads.finish();
   clear_own_saved();
   return dx;
 }
@@ -102,18 +103,19 @@ Tensor LayerNorm::backward(Context& ctx, Tensor dy) {
 Tensor LayerNorm::backward_residual(Context& ctx, const Tensor& dy, const Tensor& dresidual) {
   check_input(input_.defined(), "LayerNorm::backward", "a preceding training forward", dy);
   const DType dtype = input_.dtype();
-  check_input(dresidual.dtype() == dtype && dresidual.shape() == input_.shape() && dy.dtype() == dtype,
-              "LayerNorm::backward",
-              std::string("the residual gradient ") + dtype_name(dtype) + " " + shape_string(input_.shape()),
-              dresidual);
+  check_input(
+      dresidual.dtype() == dtype && dresidual.shape() == input_.shape() && dy.dtype() == dtype, "LayerNorm::backward",
+      std::string("the residual gradient ") + dtype_name(dtype) + " " + shape_string(input_.shape()), dresidual);
   const std::int64_t rows = input_.numel() / channels_;
   Tensor dx = new_activation(ctx, input_.shape(), dtype);
+  ReplicatedGrads grads(ctx, tp_.get(), {&weight_, &bias_});
   with_element_type(dtype, "LayerNorm::backward", [&]<typename T>() {
     ctx.device.kernels().residual_layernorm_backward(
-        dx.data_as<T>(), require_grad(weight_).data_as<T>(), require_grad(bias_).data_as<T>(), dy.data_as<T>(),
+        dx.data_as<T>(), grads.grad(0).data_as<T>(), grads.grad(1).data_as<T>(), dy.data_as<T>(),
         dresidual.data_as<T>(), input_.data_as<T>(), require_value(weight_).data_as<T>(), mean_.data_as<float>(),
         rstd_.data_as<float>(), rows, channels_);
   });
+  grads.finish();
   clear_own_saved();
   return dx;
 }

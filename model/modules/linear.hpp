@@ -2,9 +2,19 @@
 // weight (the compute dtype: f32 or bf16).
 // forward_gelu / backward_gelu run the layer with a GELU after it as one kernel each
 // (linear_gelu_forward / linear_gelu_backward): the MLP's fc, whose caller keeps the pre-activation.
+//
+// Tensor parallelism (model/parallel/tensor_parallel.hpp): a column-parallel layer holds this
+// rank's piece of every output segment (weight rows and bias), a row-parallel one its piece of the
+// input features (weight columns) and the whole bias, which only the group's rank 0 adds in forward
+// (the partial outputs are summed over the group after it); every rank accumulates the bias's
+// gradient from the whole output gradient, so the replicated bias stays the same everywhere. The
+// layer itself communicates nothing: its parent (attention, MLP) runs the region's entry and exit.
 #pragma once
 
+#include <vector>
+
 #include "tessera/model/module.hpp"
+#include "tessera/model/parallel/tensor_parallel.hpp"
 
 namespace tessera {
 
@@ -12,6 +22,14 @@ class Linear final : public Module {
  public:
   // weight (out, in) ~ N(0, init_std^2), bias (out) zeros when `bias`.
   Linear(std::int64_t in_features, std::int64_t out_features, bool bias, float init_std = 0.02f);
+  // Column-parallel: the global layer maps in_features to the sum of `out_segments` (the q, k, v
+  // blocks of a fused projection, say); this rank holds its piece of each segment.
+  static std::unique_ptr<Linear> column_parallel(std::int64_t in_features, std::vector<std::int64_t> out_segments,
+                                                 bool bias, float init_std, const TensorParallel& tp);
+  // Row-parallel: the global layer maps in_features (divided over the group; the caller checks that
+  // it divides) to out_features; this rank holds in_features / N of its input columns.
+  static std::unique_ptr<Linear> row_parallel(std::int64_t in_features, std::int64_t out_features, bool bias,
+                                              float init_std, const TensorParallel& tp);
 
   std::string type_name() const override { return "Linear"; }
   Tensor forward(Context& ctx, const Tensor& x) override;
@@ -35,10 +53,18 @@ class Linear final : public Module {
   void clear_own_saved() override { input_ = Tensor(); }
 
  private:
+  enum class Split : std::uint8_t { kNone, kColumn, kRow };
+  Linear(std::int64_t in_features, const std::vector<std::int64_t>& out_segments, bool bias, float init_std,
+         Split split, const TensorParallel* tp);
+  // The bias forward adds, as T* (null: none, or a row-parallel layer off the group's rank 0).
+  template <typename T>
+  const T* forward_bias() const;
+
   std::int64_t in_, out_;
   Parameter& weight_;
   Parameter* bias_ = nullptr;
-  Tensor input_;  // (..., in) kept for backward
+  bool forward_bias_ = true;  // false: a row-parallel layer whose partial output gets no bias
+  Tensor input_;              // (..., in) kept for backward
 };
 
 }  // namespace tessera

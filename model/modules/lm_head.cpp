@@ -6,13 +6,17 @@
 
 namespace tessera {
 
-LmHead::LmHead(Parameter& tied_weight) : tied_(true), weight_(tied_weight) {}
+LmHead::LmHead(Parameter& tied_weight, std::shared_ptr<const TensorParallel> tp)
+    : tp_(std::move(tp)), tied_(true), weight_(tied_weight) {}
 
-LmHead::LmHead(std::int64_t vocab_size, std::int64_t channels, float init_std)
-    : tied_(false),
-      weight_(register_parameter("weight", {vocab_size, channels}, ParameterInit::normal(init_std), true)) {}
+LmHead::LmHead(std::int64_t vocab_size, std::int64_t channels, float init_std, std::shared_ptr<const TensorParallel> tp)
+    : tp_(std::move(tp)),
+      tied_(false),
+      weight_(register_parameter("weight", {vocab_size, channels}, ParameterInit::normal(init_std), true,
+                                 tp_ ? tp_->split(0, {vocab_size}) : TensorSlice{})) {}
 
-Tensor LmHead::forward(Context& ctx, const Tensor& x) {
+Tensor LmHead::forward(Context& ctx, const Tensor& x_in) {
+  const Tensor x = enter_region(tp_.get(), ctx, x_in);
   const std::int64_t vocab = weight_.shape[0], channels = weight_.shape[1];
   const Tensor& w = require_value(weight_);
   check_input(x.ndim() == 3 && x.dim(2) == channels && x.dtype() == w.dtype(), "LmHead",
@@ -39,7 +43,7 @@ Tensor LmHead::backward(Context& ctx, Tensor dlogits) {
                                          input_.dim(0) * input_.dim(1), channels, vocab);
   });
   input_ = Tensor();
-  return dx;
+  return enter_region_backward(tp_.get(), ctx, std::move(dx));
 }
 
 }  // namespace tessera

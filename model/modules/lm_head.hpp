@@ -1,16 +1,25 @@
 // LmHead: logits = x W^T. x (B,T,C) -> (B,T,V). Tied (GPT-2): W is the token embedding's weight,
 // which it reports through tied_parameters() and does not own. Untied (Llama): its own "weight" (V,C).
+// Vocabulary-parallel (tp given): the weight (tied: the embedding's piece of wte; untied: its own,
+// split by rows as wte is) gives this rank's columns of the logits (B,T,V/N), which the loss takes as
+// they are (CrossEntropyLoss, vocabulary-parallel); the input enters the parallel region first
+// (model/parallel/tensor_parallel.hpp).
 #pragma once
 
+#include <memory>
+
 #include "tessera/model/module.hpp"
+#include "tessera/model/parallel/tensor_parallel.hpp"
 
 namespace tessera {
 
 class LmHead final : public Module {
  public:
-  explicit LmHead(Parameter& tied_weight);  // (V,C), owned by the Embedding
+  // (V,C) (or this rank's rows of it), owned by the Embedding.
+  explicit LmHead(Parameter& tied_weight, std::shared_ptr<const TensorParallel> tp = nullptr);
   // An untied head: weight (V,C) ~ N(0, init_std^2), decayed.
-  LmHead(std::int64_t vocab_size, std::int64_t channels, float init_std);
+  LmHead(std::int64_t vocab_size, std::int64_t channels, float init_std,
+         std::shared_ptr<const TensorParallel> tp = nullptr);
 
   std::string type_name() const override { return "LmHead"; }
   Tensor forward(Context& ctx, const Tensor& x) override;
@@ -23,6 +32,7 @@ class LmHead final : public Module {
   void clear_own_saved() override { input_ = Tensor(); }
 
  private:
+  std::shared_ptr<const TensorParallel> tp_;  // null: not tensor parallel
   bool tied_;
   Parameter& weight_;
   Tensor input_;  // (B,T,C)

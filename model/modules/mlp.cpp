@@ -27,13 +27,32 @@ Tensor gelu(Context& ctx, const Tensor& h) {
 
 }  // namespace
 
-Mlp::Mlp(std::int64_t channels, float init_std, float proj_init_std, std::int64_t hidden)
-    : channels_(channels),
-      fc_(register_child("fc", std::make_unique<Linear>(channels, hidden > 0 ? hidden : 4 * channels, true, init_std))),
-      proj_(register_child(
-          "proj", std::make_unique<Linear>(hidden > 0 ? hidden : 4 * channels, channels, true, proj_init_std))) {}
+namespace {
 
-Tensor Mlp::forward(Context& ctx, const Tensor& x) {
+std::unique_ptr<Linear> fc_layer(std::int64_t channels, std::int64_t hidden, float init_std, const TensorParallel* tp) {
+  if (!tp) return std::make_unique<Linear>(channels, hidden, true, init_std);
+  tp->divided(hidden, "MLP hidden features");
+  return Linear::column_parallel(channels, {hidden}, true, init_std, *tp);
+}
+
+std::unique_ptr<Linear> down_layer(std::int64_t hidden, std::int64_t channels, bool bias, float init_std,
+                                   const TensorParallel* tp) {
+  if (!tp) return std::make_unique<Linear>(hidden, channels, bias, init_std);
+  return Linear::row_parallel(hidden, channels, bias, init_std, *tp);
+}
+
+}  // namespace
+
+Mlp::Mlp(std::int64_t channels, float init_std, float proj_init_std, std::int64_t hidden,
+         std::shared_ptr<const TensorParallel> tp)
+    : tp_(std::move(tp)),
+      channels_(channels),
+      fc_(register_child("fc", fc_layer(channels, hidden > 0 ? hidden : 4 * channels, init_std, tp_.get()))),
+      proj_(register_child("proj",
+                           down_layer(hidden > 0 ? hidden : 4 * channels, channels, true, proj_init_std, tp_.get()))) {}
+
+Tensor Mlp::forward(Context& ctx, const Tensor& x_in) {
+  const Tensor x = enter_region(tp_.get(), ctx, x_in);
   // kElementwise: the Linear layers keep nothing; backward gets x again and recomputes GELU.
   Context linear_ctx = ctx;
   if (recompute_ == RecomputeMode::kElementwise) linear_ctx.training = false;
@@ -47,7 +66,7 @@ Tensor Mlp::forward(Context& ctx, const Tensor& x) {
     g = gelu(ctx, h);
   }
   if (ctx.training) pre_gelu_ = h;
-  return proj_->forward(linear_ctx, g);
+  return exit_region(tp_.get(), ctx, proj_->forward(linear_ctx, g));
 }
 
 Tensor Mlp::backward(Context& ctx, Tensor dy) {
@@ -57,11 +76,11 @@ Tensor Mlp::backward(Context& ctx, Tensor dy) {
         "call backward_with_input(ctx, dy, x)");
   }
   check_input(pre_gelu_.defined(), "MLP::backward", "a preceding training forward", dy);
-  Tensor dg = proj_->backward(ctx, dy);
+  Tensor dg = proj_->backward(ctx, exit_region_backward(tp_.get(), ctx, dy));
   if (Linear* fc = plain_linear(fc_)) {
     Tensor dx = fc->backward_gelu(ctx, dg, pre_gelu_);  // dg becomes d pre in place
     pre_gelu_ = Tensor();
-    return dx;
+    return enter_region_backward(tp_.get(), ctx, std::move(dx));
   }
   // dg is not needed after this: compute dh in place.
   check_input(dg.dtype() == pre_gelu_.dtype(), "MLP::backward", dtype_name(pre_gelu_.dtype()), dg);
@@ -69,18 +88,19 @@ Tensor Mlp::backward(Context& ctx, Tensor dy) {
     ctx.device.kernels().gelu_backward(dg.data_as<T>(), pre_gelu_.data_as<T>(), dg.data_as<T>(), dg.numel());
   });
   pre_gelu_ = Tensor();
-  return fc_->backward(ctx, dg);
+  return enter_region_backward(tp_.get(), ctx, fc_->backward(ctx, dg));
 }
 
 Tensor Mlp::backward_with_input(Context& ctx, const Tensor& dy, const Tensor& x) {
   if (recompute_ == RecomputeMode::kKeepAll) return backward(ctx, dy);
   check_input(pre_gelu_.defined(), "MLP::backward", "a preceding training forward", dy);
   Tensor g = gelu(ctx, pre_gelu_);  // recomputed: the same GELU on the kept fc output
-  Tensor dg = linear_backward_with_input(ctx, *proj_, dy, g);
+  Tensor dg = linear_backward_with_input(ctx, *proj_, exit_region_backward(tp_.get(), ctx, dy), g);
   g = Tensor();
-  Tensor dx = linear_gelu_backward_with_input(ctx, *fc_, dg, pre_gelu_, x);  // dg becomes d pre in place
+  // dg becomes d pre in place
+  Tensor dx = linear_gelu_backward_with_input(ctx, *fc_, dg, pre_gelu_, enter_region(tp_.get(), ctx, x));
   pre_gelu_ = Tensor();
-  return dx;
+  return enter_region_backward(tp_.get(), ctx, std::move(dx));
 }
 
 }  // namespace tessera

@@ -6,8 +6,11 @@
 
 namespace tessera {
 
-RmsNorm::RmsNorm(std::int64_t channels, float eps)
-    : channels_(channels), eps_(eps), weight_(register_parameter("weight", {channels}, ParameterInit::ones(), false)) {}
+RmsNorm::RmsNorm(std::int64_t channels, float eps, std::shared_ptr<const TensorParallel> tp)
+    : tp_(std::move(tp)),
+      channels_(channels),
+      eps_(eps),
+      weight_(register_parameter("weight", {channels}, ParameterInit::ones(), false)) {}
 
 void RmsNorm::clear_own_saved() {
   input_ = Tensor();
@@ -38,11 +41,13 @@ Tensor RmsNorm::backward(Context& ctx, Tensor dy) {
               std::string(dtype_name(dtype)) + " " + shape_string(input_.shape()), dy);
   const std::int64_t rows = input_.numel() / channels_;
   Tensor dx = new_activation(ctx, input_.shape(), dtype);
+  ReplicatedGrads grads(ctx, tp_.get(), {&weight_});
   with_element_type(dtype, "RMSNorm::backward", [&]<typename T>() {
-    ctx.device.kernels().rmsnorm_backward(dx.data_as<T>(), require_grad(weight_).data_as<T>(), dy.data_as<T>(),
+    ctx.device.kernels().rmsnorm_backward(dx.data_as<T>(), grads.grad(0).data_as<T>(), dy.data_as<T>(),
                                           input_.data_as<T>(), require_value(weight_).data_as<T>(),
                                           rstd_.data_as<float>(), rows, channels_);
   });
+  grads.finish();
   clear_own_saved();
   return dx;
 }

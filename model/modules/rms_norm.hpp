@@ -3,15 +3,20 @@
 // dtype). Parameter "weight" (C), ones.
 // Kept for backward: the input and the (rows) f32 reciprocal RMS. As a block's PreNorm, the residual add
 // and its gradient run as separate add kernels (the same bits as a fused kernel would give).
+// Under sequence parallelism (tp given, sequence-parallel) it runs on this rank's token rows and its
+// parameters' gradients are summed over the tensor-parallel group (ReplicatedGrads).
 #pragma once
 
+#include <memory>
+
 #include "tessera/model/modules/pre_norm.hpp"
+#include "tessera/model/parallel/tensor_parallel.hpp"
 
 namespace tessera {
 
 class RmsNorm final : public PreNorm {
  public:
-  explicit RmsNorm(std::int64_t channels, float eps = 1e-5f);
+  explicit RmsNorm(std::int64_t channels, float eps = 1e-5f, std::shared_ptr<const TensorParallel> tp = nullptr);
 
   std::string type_name() const override { return "RMSNorm"; }
   Tensor forward(Context& ctx, const Tensor& x) override;
@@ -24,6 +29,7 @@ class RmsNorm final : public PreNorm {
   void clear_own_saved() override;
 
  private:
+  std::shared_ptr<const TensorParallel> tp_;  // null: not tensor parallel
   std::int64_t channels_;
   float eps_;
   Parameter& weight_;

@@ -18,11 +18,29 @@ Shape with_last(Shape shape, std::int64_t last) {
 
 }  // namespace
 
-SwiGluMlp::SwiGluMlp(std::int64_t channels, std::int64_t hidden, float init_std, float proj_init_std)
-    : channels_(channels),
-      hidden_(hidden),
-      gate_up_(register_child("gate_up", std::make_unique<Linear>(channels, 2 * hidden, false, init_std))),
-      down_(register_child("down", std::make_unique<Linear>(hidden, channels, false, proj_init_std))) {}
+namespace {
+
+std::unique_ptr<Linear> gate_up_layer(std::int64_t channels, std::int64_t hidden, float init_std,
+                                      const TensorParallel* tp) {
+  if (!tp) return std::make_unique<Linear>(channels, 2 * hidden, false, init_std);
+  return Linear::column_parallel(channels, {hidden, hidden}, false, init_std, *tp);
+}
+
+std::unique_ptr<Linear> swiglu_down_layer(std::int64_t hidden, std::int64_t channels, float init_std,
+                                          const TensorParallel* tp) {
+  if (!tp) return std::make_unique<Linear>(hidden, channels, false, init_std);
+  return Linear::row_parallel(hidden, channels, false, init_std, *tp);
+}
+
+}  // namespace
+
+SwiGluMlp::SwiGluMlp(std::int64_t channels, std::int64_t hidden, float init_std, float proj_init_std,
+                     std::shared_ptr<const TensorParallel> tp)
+    : tp_(std::move(tp)),
+      channels_(channels),
+      hidden_(tp_ ? tp_->divided(hidden, "MLP hidden features") : hidden),
+      gate_up_(register_child("gate_up", gate_up_layer(channels, hidden, init_std, tp_.get()))),
+      down_(register_child("down", swiglu_down_layer(hidden, channels, proj_init_std, tp_.get()))) {}
 
 Tensor SwiGluMlp::activation(Context& ctx, const Tensor& gate_up) const {
   Tensor h = new_activation(ctx, with_last(gate_up.shape(), hidden_), gate_up.dtype());
@@ -44,9 +62,10 @@ Tensor SwiGluMlp::activation_grad(Context& ctx, const Tensor& dh) {
   return dgate_up;
 }
 
-Tensor SwiGluMlp::forward(Context& ctx, const Tensor& x) {
-  check_input(is_compute_dtype(x.dtype()) && x.ndim() >= 1 && x.dim(-1) == channels_, "SwiGLU",
-              rows_of(x.dtype(), channels_), x);
+Tensor SwiGluMlp::forward(Context& ctx, const Tensor& x_in) {
+  check_input(is_compute_dtype(x_in.dtype()) && x_in.ndim() >= 1 && x_in.dim(-1) == channels_, "SwiGLU",
+              rows_of(x_in.dtype(), channels_), x_in);
+  const Tensor x = enter_region(tp_.get(), ctx, x_in);
   // kElementwise: the Linear layers keep nothing; backward gets x again and recomputes the activation.
   Context linear_ctx = ctx;
   if (recompute_ == RecomputeMode::kElementwise) linear_ctx.training = false;
@@ -54,7 +73,7 @@ Tensor SwiGluMlp::forward(Context& ctx, const Tensor& x) {
   Tensor h = activation(ctx, gate_up);
   if (ctx.training) gate_up_out_ = gate_up;
   gate_up = Tensor();
-  return down_->forward(linear_ctx, h);
+  return exit_region(tp_.get(), ctx, down_->forward(linear_ctx, h));
 }
 
 Tensor SwiGluMlp::backward(Context& ctx, Tensor dy) {
@@ -64,17 +83,19 @@ Tensor SwiGluMlp::backward(Context& ctx, Tensor dy) {
         "call backward_with_input(ctx, dy, x)");
   }
   check_input(gate_up_out_.defined(), "SwiGLU::backward", "a preceding training forward", dy);
-  Tensor dgate_up = activation_grad(ctx, down_->backward(ctx, dy));
-  return gate_up_->backward(ctx, dgate_up);
+  Tensor dgate_up = activation_grad(ctx, down_->backward(ctx, exit_region_backward(tp_.get(), ctx, dy)));
+  return enter_region_backward(tp_.get(), ctx, gate_up_->backward(ctx, dgate_up));
 }
 
 Tensor SwiGluMlp::backward_with_input(Context& ctx, const Tensor& dy, const Tensor& x) {
   if (recompute_ == RecomputeMode::kKeepAll) return backward(ctx, dy);
   check_input(gate_up_out_.defined(), "SwiGLU::backward", "a preceding training forward", dy);
-  Tensor dh = linear_backward_with_input(ctx, *down_, dy, activation(ctx, gate_up_out_));
+  Tensor dh =
+      linear_backward_with_input(ctx, *down_, exit_region_backward(tp_.get(), ctx, dy), activation(ctx, gate_up_out_));
   Tensor dgate_up = activation_grad(ctx, dh);
   dh = Tensor();
-  return linear_backward_with_input(ctx, *gate_up_, dgate_up, x);
+  return enter_region_backward(tp_.get(), ctx,
+                               linear_backward_with_input(ctx, *gate_up_, dgate_up, enter_region(tp_.get(), ctx, x)));
 }
 
 }  // namespace tessera

@@ -3,16 +3,22 @@
 // gate_proj rows then up_proj rows), "down" Linear(F, C) (init std scaled for the residual path), no
 // biases. Kept for backward: the gate_up output. RecomputeMode::kElementwise keeps only that:
 // backward_with_input recomputes the SwiGLU output and takes x again from the caller.
+// Tensor parallel (tp given): gate_up column-parallel (this rank's F / N features of the gate and of
+// up), down row-parallel, inside one parallel region (model/parallel/tensor_parallel.hpp).
 #pragma once
+
+#include <memory>
 
 #include "tessera/model/module.hpp"
 #include "tessera/model/modules/recompute_mode.hpp"
+#include "tessera/model/parallel/tensor_parallel.hpp"
 
 namespace tessera {
 
 class SwiGluMlp final : public ElementwiseRecomputable {
  public:
-  SwiGluMlp(std::int64_t channels, std::int64_t hidden, float init_std, float proj_init_std);
+  SwiGluMlp(std::int64_t channels, std::int64_t hidden, float init_std, float proj_init_std,
+            std::shared_ptr<const TensorParallel> tp = nullptr);
 
   std::string type_name() const override { return "SwiGLU"; }
   Tensor forward(Context& ctx, const Tensor& x) override;
@@ -28,7 +34,9 @@ class SwiGluMlp final : public ElementwiseRecomputable {
   // dgate_up (..., 2F) from the gradient of the activation; drops the kept gate_up output.
   Tensor activation_grad(Context& ctx, const Tensor& dh);
 
-  std::int64_t channels_, hidden_;
+  std::shared_ptr<const TensorParallel> tp_;  // null: not tensor parallel
+  std::int64_t channels_;
+  std::int64_t hidden_;  // F, or this rank's F / N
   ModuleSlot& gate_up_;
   ModuleSlot& down_;
   Tensor gate_up_out_;  // (B,T,2F)

@@ -60,24 +60,24 @@ T& child_as(ModuleSlot& slot, const char* expected) {
 namespace {
 
 std::unique_ptr<Module> norm_of(const TransformerBlockConfig& c) {
-  if (c.llama) return std::make_unique<RmsNorm>(c.channels, c.norm_eps);
-  return std::make_unique<LayerNorm>(c.channels, c.norm_eps);
+  if (c.llama) return std::make_unique<RmsNorm>(c.channels, c.norm_eps, c.tp);
+  return std::make_unique<LayerNorm>(c.channels, c.norm_eps, c.tp);
 }
 
 std::unique_ptr<Module> attention_of(const TransformerBlockConfig& c) {
   if (c.llama) {
     return std::make_unique<CausalSelfAttention>(c.channels, c.heads, c.init_std, c.proj_init_std,
-                                                 RotaryAttentionOptions{c.kv_heads, c.rope_theta});
+                                                 RotaryAttentionOptions{c.kv_heads, c.rope_theta}, c.tp);
   }
-  return std::make_unique<CausalSelfAttention>(c.channels, c.heads, c.init_std, c.proj_init_std);
+  return std::make_unique<CausalSelfAttention>(c.channels, c.heads, c.init_std, c.proj_init_std, c.tp);
 }
 
 std::unique_ptr<Module> mlp_of(const TransformerBlockConfig& c) {
   if (c.llama) {
     if (c.ffn_dim <= 0) throw std::invalid_argument("TransformerBlock: a Llama block needs its ffn_dim");
-    return std::make_unique<SwiGluMlp>(c.channels, c.ffn_dim, c.init_std, c.proj_init_std);
+    return std::make_unique<SwiGluMlp>(c.channels, c.ffn_dim, c.init_std, c.proj_init_std, c.tp);
   }
-  return std::make_unique<Mlp>(c.channels, c.init_std, c.proj_init_std, c.ffn_dim);
+  return std::make_unique<Mlp>(c.channels, c.init_std, c.proj_init_std, c.ffn_dim, c.tp);
 }
 
 }  // namespace

@@ -5,10 +5,15 @@
 // RecomputeMode::kElementwise (selective recomputation): the children keep the matmul outputs (and
 // attention its log-sum-exp) only, and backward recomputes the LayerNorm outputs (from the kept x and
 // x1) and the GELU output.
+// Tensor parallel (config.tp): the attention and MLP split over the group, the norms replicated
+// (on this rank's token rows under sequence parallelism); the block itself is unchanged.
 #pragma once
+
+#include <memory>
 
 #include "tessera/model/module.hpp"
 #include "tessera/model/modules/recompute_mode.hpp"
+#include "tessera/model/parallel/tensor_parallel.hpp"
 
 namespace tessera {
 
@@ -22,6 +27,7 @@ struct TransformerBlockConfig {
   std::int64_t ffn_dim = 0;     // MLP hidden size (0: GPT-2's 4C; required for Llama)
   float rope_theta = 10000.0f;  // Llama: rotary base
   float norm_eps = 1e-5f;
+  std::shared_ptr<const TensorParallel> tp;  // null: not tensor parallel
 };
 
 class TransformerBlock final : public Module {

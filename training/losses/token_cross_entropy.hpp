@@ -10,6 +10,10 @@ namespace tessera {
 
 class TokenCrossEntropy final : public Loss {
  public:
+  TokenCrossEntropy() = default;
+  // Vocabulary-parallel logits (B,T,V/N) of a tensor-parallel model over a vocabulary of `vocab`.
+  TokenCrossEntropy(std::shared_ptr<const TensorParallel> tp, std::int64_t vocab) : loss_(std::move(tp), vocab) {}
+
   std::string name() const override { return "cross-entropy"; }
   // outputs: logits (B,T,V); batch.targets (B,T) i32. Returns B*T.
   std::int64_t forward_sum(Context& ctx, const Tensor& outputs, const MicroBatch& batch, double* device_sum) override;
