@@ -356,6 +356,16 @@ void FlatParamUnit::grad_sum_squares(const Kernels& kernels, double* out) const 
   kernels.sum_squares(g, layout_.shard_numel(), out);
 }
 
+void FlatParamUnit::grad_sum_squares(const Kernels& kernels, FlatRange range, double* out) const {
+  const std::int64_t shard_begin = layout_.shard_begin();
+  const std::int64_t lo = std::max(range.begin, shard_begin);
+  const std::int64_t hi = std::min(range.end(), shard_begin + layout_.shard_numel());
+  const float* g = placement_.grad_accumulator == Extent::kShard ? grad_shard_.data_as<float>()
+                                                                 : grad_full_.data_as<float>() + shard_begin;
+  kernels.sum_squares(g == nullptr ? nullptr : g + std::max<std::int64_t>(0, lo - shard_begin),
+                      std::max<std::int64_t>(0, hi - lo), out);
+}
+
 PlacedTensor FlatParamUnit::published_range() const {
   const FlatRange range = optimizer_range();
   if (stored_.values() == range.count) return stored_;

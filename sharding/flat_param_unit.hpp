@@ -134,6 +134,9 @@ class FlatParamUnit {
   // every stage) into `out`, one double in device memory — unless the last reduce wrote it there
   // and the gradient has not changed since (the same bits either way).
   void grad_sum_squares(const Kernels& kernels, double* out) const;
+  // The same over the part of `range` (elements of the unit's flat buffer) inside this rank's shard;
+  // 0 when they do not meet (a tensor-parallel engine counts its replicated parameters once).
+  void grad_sum_squares(const Kernels& kernels, FlatRange range, double* out) const;
 
   // --- the optimizer step and publishing
   // Updates the master and state over the optimizer range from the reduced gradient times

@@ -18,6 +18,9 @@ namespace tessera {
 struct ShardGroups {
   Communicator* shard = nullptr;                               // ranks that shard model state together
   Communicator* replicate = nullptr;                           // ranks holding the same shard (hybrid), or null
+  // The tensor-parallel group whose ranks hold the other pieces of this rank's split parameters
+  // (Parameter::slice), or null: the gradient norm adds their pieces and counts replicated ones once.
+  Communicator* tensor = nullptr;
   std::unique_ptr<Communicator> owned_shard, owned_replicate;  // when made by splitting
 };
 

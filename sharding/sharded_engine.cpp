@@ -31,11 +31,21 @@ Placement placement_for(const ShardingConfig& config, const Device& device) {
 
 }  // namespace
 
+namespace {
+
+ShardGroups with_tensor(ShardGroups groups, Communicator* tensor_parallel) {
+  groups.tensor = tensor_parallel;
+  return groups;
+}
+
+}  // namespace
+
 ShardedEngine::ShardedEngine(Module& model, Device& device, Communicator& world, const ShardingConfig& config,
-                             std::uint64_t seed)
+                             std::uint64_t seed, Communicator* tensor_parallel)
     : ShardedEngine(model, device, world,
-                    make_shard_groups(world, validated(config).stage, config.hybrid_group, config.nodes), config,
-                    seed) {}
+                    with_tensor(make_shard_groups(world, validated(config).stage, config.hybrid_group, config.nodes),
+                                tensor_parallel),
+                    config, seed) {}
 
 ShardedEngine::ShardedEngine(Module& model, Device& device, Communicator& world, ShardGroups groups,
                              const ShardingConfig& config, std::uint64_t seed)
@@ -297,8 +307,34 @@ double ShardedEngine::gradient_norm() {
   if (n > 0) device_.copy_to_host(parts.data(), norm_slot(0), n * sizeof(double));
   double local = 0.0;
   for (double part : parts) local += part;
-  norm_ = std::sqrt(sum_in_rank_order(device_, *groups_.shard, local)) / loss_scale();
+  double total = sum_in_rank_order(device_, *groups_.shard, local);
+  if (groups_.tensor != nullptr && groups_.tensor->size() > 1) {
+    // Every rank of the tensor-parallel group holds the replicated parameters whole: rank 0 counts them.
+    const double replicated = sum_in_rank_order(device_, *groups_.shard, replicated_sum_squares());
+    total = sum_in_rank_order(device_, *groups_.tensor, groups_.tensor->rank() == 0 ? total : total - replicated);
+  }
+  norm_ = std::sqrt(total) / loss_scale();
   return *norm_;
+}
+
+double ShardedEngine::replicated_sum_squares() {
+  std::vector<std::pair<std::size_t, FlatRange>> ranges;
+  for (std::size_t u = 0; u < units_.size(); ++u) {
+    for (const FlatEntry& e : units_[u]->layout().entries()) {
+      if (!e.parameter->slice.split()) ranges.push_back({u, FlatRange{e.offset, e.numel}});
+    }
+  }
+  if (ranges.empty() || !device_.holds_data()) return 0.0;
+  const auto sums = Storage::allocate(device_, ranges.size() * sizeof(double), MemoryCategory::kWorkspace);
+  auto* slots = static_cast<double*>(sums->data());
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    units_[ranges[i].first]->grad_sum_squares(device_.kernels(), ranges[i].second, slots + i);
+  }
+  std::vector<double> host(ranges.size(), 0.0);
+  device_.copy_to_host(host.data(), slots, ranges.size() * sizeof(double));
+  double sum = 0.0;
+  for (double part : host) sum += part;
+  return sum;
 }
 
 OptimizerStepResult ShardedEngine::step(float lr) {

@@ -83,7 +83,10 @@ class ShardedEngine : private UnitHooks {
   // `model`'s parameters must not be materialised yet; the engine gives them storage and initial
   // values for `seed`. `world` and `device` must outlive the engine; `world` must work on the
   // device's memory space (an MPI communicator with the CPU device).
-  ShardedEngine(Module& model, Device& device, Communicator& world, const ShardingConfig& config, std::uint64_t seed);
+  // `tensor_parallel`: the model is split over that group (ShardGroups::tensor), `world` is then the
+  // data-parallel group of this rank's pieces.
+  ShardedEngine(Module& model, Device& device, Communicator& world, const ShardingConfig& config, std::uint64_t seed,
+                Communicator* tensor_parallel = nullptr);
   // With groups built by the caller (their communicators must outlive the engine unless owned).
   ShardedEngine(Module& model, Device& device, Communicator& world, ShardGroups groups, const ShardingConfig& config,
                 std::uint64_t seed);
@@ -114,6 +117,7 @@ class ShardedEngine : private UnitHooks {
   Communicator& world() { return world_; }
   Communicator& shard_group() { return *groups_.shard; }
   Communicator* replicate_group() { return groups_.replicate; }
+  Communicator* tensor_parallel_group() { return groups_.tensor; }
   const std::vector<std::unique_ptr<FlatParamUnit>>& units() const { return units_; }
   // The NVMe store of offloaded state, or null when nothing is offloaded to NVMe.
   NvmeStore* nvme_store() { return nvme_.get(); }
@@ -171,6 +175,9 @@ class ShardedEngine : private UnitHooks {
   void ensure_params(int unit);
   void issue_gather(int unit);
   void prefetch(std::vector<int>& order, std::size_t& cursor, int unit);
+  // The sum of squares of the gradients of the parameters not split over the tensor-parallel group,
+  // over this rank's shards (summed over the shard group by the caller).
+  double replicated_sum_squares();
   // Unit u's slot in norm_slots_ (null on a device without data).
   double* norm_slot(std::size_t u);
 
