@@ -8,6 +8,7 @@
 #include "tessera/core/setting_error.hpp"
 #include "tessera/runtime/device_factory.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
+#include "tessera/sharding/tensor_parallel_mesh.hpp"
 
 namespace tessera {
 namespace {
@@ -47,8 +48,8 @@ MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, 
   if (config.grad_dtype != DType::kF32) {
     throw std::invalid_argument("the engine accumulates gradients in f32: measure with --grad-dtype f32");
   }
-  if (config.ranks != world.size()) {
-    throw std::invalid_argument("the plan is for " + std::to_string(config.ranks) + " ranks but " +
+  if (config.ranks * config.tp != world.size()) {
+    throw std::invalid_argument("the plan is for " + std::to_string(config.ranks * config.tp) + " ranks but " +
                                 std::to_string(world.size()) + " are running: set the ranks to the job size");
   }
   const std::vector<BatchTensorSpec> specs = config.batch_tensors();
@@ -62,21 +63,33 @@ MeasuredStep measure_engine_step(const PlanConfig& config, Communicator& world, 
   auto device = make_device(options.device);
   // The engine's collectives run on the device's memory: NCCL for a GPU, `world` itself for the CPU.
   const std::unique_ptr<Communicator> device_world = make_device_world(*device, world, CommOptions{});
-  Communicator& engine_world = device_world ? *device_world : world;
-  std::unique_ptr<Module> model = config.build_model();  // checkpointed before the engine wraps units
-  ShardedEngine engine(*model, *device, engine_world, config.sharding_config(), options.seed);
-  const PlanStepFunction train_step = config.step_function();
+  Communicator& job_world = device_world ? *device_world : world;
+  // Tensor parallel: the model split over this rank's group, the engine over its data-parallel group.
+  TensorParallelMesh mesh;
+  std::shared_ptr<TensorParallel> tensor_parallel;
+  if (config.tp_split()) {
+    mesh = make_tensor_parallel_mesh(job_world, config.tp, {});
+    tensor_parallel = std::make_shared<TensorParallel>(std::make_shared<CommTensorParallelGroup>(*mesh.tensor),
+                                                       config.sequence_parallel);
+  }
+  Communicator& engine_world = mesh.data ? *mesh.data : job_world;
+  std::unique_ptr<Module> model = config.build_model(tensor_parallel);  // checkpointed before the engine wraps units
+  ShardedEngine engine(*model, *device, engine_world, config.sharding_config(), options.seed, mesh.tensor.get());
+  const PlanStepFunction train_step = config.step_function(tensor_parallel);
 
   std::vector<MicroBatch> batches;
   for (std::int64_t a = 0; a < config.accumulation; ++a) {
-    const auto seed =
-        options.seed * 1000003u + static_cast<std::uint64_t>(world.rank()) * 131u + static_cast<std::uint64_t>(a);
+    // The ranks of a tensor-parallel group train on the same samples.
+    const auto seed = options.seed * 1000003u + static_cast<std::uint64_t>(engine_world.rank()) * 131u +
+                      static_cast<std::uint64_t>(a);
     batches.push_back(random_batch(*device, specs, config.micro_batch, seed));
   }
   const float lr = 1e-4f;
   // Warm-up: the engine records the unit order its prefetching follows. One sample is enough for
-  // that and keeps the warm-up cheap (for the GPT, one token).
-  const std::vector<BatchTensorSpec> warm_up = config.model.gpt ? token_batch(1, config.model.gpt->vocab_size) : specs;
+  // that and keeps the warm-up cheap (for the GPT, one token; under tensor parallelism one per rank
+  // of the group, so sequence parallelism splits them).
+  const std::vector<BatchTensorSpec> warm_up =
+      config.model.gpt ? token_batch(config.tp, config.model.gpt->vocab_size) : specs;
   train_step(engine, {random_batch(*device, warm_up, 1, options.seed)}, lr);
 
   MeasuredStep result;

@@ -9,6 +9,7 @@
 #include "tessera/planning/parameter_count_model.hpp"
 #include "tessera/runtime/meta/meta_device.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
+#include "tessera/sharding/tensor_parallel_mesh.hpp"
 
 namespace tessera {
 namespace {
@@ -16,14 +17,23 @@ namespace {
 // Rank 0's view of the job: a world of `ranks`, its shard group and (hybrid) its replica group.
 struct LoopbackGroups {
   explicit LoopbackGroups(const PlanConfig& c)
-      : world(0, c.ranks), shard(0, c.shard_ranks()), replicate(0, c.ranks / c.shard_ranks()) {}
+      : world(0, c.ranks),
+        shard(0, c.shard_ranks()),
+        replicate(0, c.ranks / c.shard_ranks()),
+        tensor(c.tp_rank, c.tp),
+        tensor_parallel(c.tp_split() ? std::make_shared<TensorParallel>(
+                                           std::make_shared<CommTensorParallelGroup>(tensor), c.sequence_parallel)
+                                     : nullptr) {}
   ShardGroups groups() {
     ShardGroups g;
     g.shard = &shard;
     g.replicate = replicate.size() > 1 ? &replicate : nullptr;
+    g.tensor = tensor.size() > 1 ? &tensor : nullptr;
     return g;
   }
   LoopbackCommunicator world, shard, replicate;
+  LoopbackCommunicator tensor;  // the tensor-parallel group, seen from rank tp_rank
+  std::shared_ptr<TensorParallel> tensor_parallel;
 };
 
 void record_units(MemoryPlan& plan, const ShardedEngine& engine) {
@@ -76,7 +86,7 @@ MemoryPlan plan_memory(const PlanConfig& config) {
   LoopbackGroups loopback(config);
   // The GPT or the custom model, checkpointed before the engine wraps the units.
   std::unique_ptr<Module> model =
-      step ? config.build_model() : std::make_unique<ParameterCountModel>(plan.parameter_count);
+      step ? config.build_model(loopback.tensor_parallel) : std::make_unique<ParameterCountModel>(plan.parameter_count);
   ShardedEngine engine(*model, *device, loopback.world, loopback.groups(), config.sharding_config(), 1);
   record_units(plan, engine);
   MemoryTracker& memory = device->memory();
@@ -111,7 +121,7 @@ MemoryPlan plan_memory(const PlanConfig& config) {
       others.push_back(Tensor::empty(*device, shape, spec.dtype, MemoryCategory::kWorkspace));
     }
   }
-  const PlanStepFunction train_step = config.step_function();
+  const PlanStepFunction train_step = config.step_function(loopback.tensor_parallel);
   train_step(engine, batches, 1e-4f);  // records the unit order prefetching follows afterwards
 
   plan.before_step = memory.snapshot();

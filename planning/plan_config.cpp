@@ -6,6 +6,7 @@
 #include "tessera/core/number_text.hpp"
 #include "tessera/core/setting_error.hpp"
 #include "tessera/model/modules/gpt.hpp"
+#include "tessera/training/losses/token_cross_entropy.hpp"
 
 namespace tessera {
 
@@ -76,10 +77,11 @@ void PlanConfig::set_batch(const BatchPlan& batch) {
   if (model.gpt) seq_len = batch.seq_len;
 }
 
-std::unique_ptr<Module> PlanConfig::build_model() const {
+std::unique_ptr<Module> PlanConfig::build_model(std::shared_ptr<TensorParallel> tp) const {
   std::unique_ptr<Module> m;
+  if (tp_split() && !tp) throw std::invalid_argument("PlanConfig::build_model: a tensor-parallel plan needs its group");
   if (model.gpt) {
-    m = std::make_unique<Gpt>(*model.gpt);
+    m = std::make_unique<Gpt>(*model.gpt, tp_split() ? std::move(tp) : nullptr);
   } else if (model.custom && model.custom->build) {
     m = model.custom->build();
     if (!m) throw std::invalid_argument("model '" + model.name + "': CustomModel::build returned no module");
@@ -97,11 +99,13 @@ std::vector<BatchTensorSpec> PlanConfig::batch_tensors() const {
   throw std::invalid_argument("model '" + model.name + "' is only a parameter count: it has no micro-batch");
 }
 
-PlanStepFunction PlanConfig::step_function() const {
+PlanStepFunction PlanConfig::step_function(std::shared_ptr<const TensorParallel> tp) const {
   if (model.custom && model.custom->step) return model.custom->step;
   if (!model.plans_step()) {
     throw std::invalid_argument("model '" + model.name + "' is only a parameter count: it has no training step");
   }
+  if (tp_split() && tp && model.gpt)
+    return trainer_step(std::make_shared<TokenCrossEntropy>(tp, model.gpt->vocab_size));
   return trainer_step(model.custom ? model.custom->loss : nullptr);
 }
 
@@ -121,6 +125,14 @@ void PlanConfig::validate() const {
                        "planned as arithmetic for a model given by its parameter count only");
   }
   if (ranks < 1) throw SettingError("plan.ranks", std::to_string(ranks), "must be >= 1");
+  if (tp < 1) throw SettingError("parallel.tp", std::to_string(tp), "must be >= 1");
+  if (tp_rank < 0 || tp_rank >= tp) {
+    throw SettingError("plan.tp_rank", std::to_string(tp_rank),
+                       "must be a rank of the tensor-parallel group, 0 .. tp-1");
+  }
+  if (tp > 1 && (model.custom || !model.gpt) && model.plans_step()) {
+    throw SettingError("parallel.tp", std::to_string(tp), "splits the GPT's layers; a model of your own is not split");
+  }
   if (hybrid_group < 0 || (hybrid_group > 0 && ranks % hybrid_group != 0)) {
     throw SettingError("sharding.hybrid_group", std::to_string(hybrid_group),
                        "must divide the number of ranks " + std::to_string(ranks));
@@ -165,6 +177,10 @@ std::string PlanConfig::describe() const {
   s += ", checkpointing " + recompute.to_string() + ", offload " + offload.to_string();
   if (stage == ZeroStage::kStage3 && prefetch_units != 1) s += ", prefetch " + std::to_string(prefetch_units);
   if (stage == ZeroStage::kStage3 && !reshard_after_forward) s += ", keep params after forward";
+  if (tp_split()) {
+    s += ", tensor parallel " + std::to_string(tp) + " (rank " + std::to_string(tp_rank) + ", sequence parallel " +
+         (sequence_parallel ? "on" : "off") + ")";
+  }
   return s;
 }
 
@@ -185,6 +201,10 @@ std::vector<PlanSetting> PlanConfig::training_settings() const {
   std::vector<PlanSetting> out;
   if (model.gpt) {
     const GptConfig& g = *model.gpt;
+    if (tp_split()) {
+      out.push_back({"parallel.tp", std::to_string(tp)});
+      out.push_back({"parallel.sequence_parallel", sequence_parallel ? "on" : "off"});
+    }
     out.push_back({"model.layers", std::to_string(g.layers)});
     out.push_back({"model.channels", std::to_string(g.channels)});
     out.push_back({"model.heads", std::to_string(g.heads)});

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tessera/model/optim/optimizer_state.hpp"
+#include "tessera/model/parallel/tensor_parallel.hpp"
 #include "tessera/model/recompute/recompute_policy.hpp"
 #include "tessera/planning/model_spec.hpp"
 #include "tessera/precision/mixed_precision.hpp"
@@ -43,6 +44,12 @@ struct PlanConfig {
   ZeroStage stage = ZeroStage::kStage0;
   int ranks = 1;         // data-parallel ranks
   int hybrid_group = 0;  // shard within groups of this many ranks (0: all ranks)
+  // Tensor parallelism (a GPT): ranks per tensor-parallel group (the job has ranks x tp ranks), the
+  // group rank planned (rank 0 holds the largest pieces when the vocabulary does not divide), and
+  // whether the norms and residual stream hold 1/tp of the token rows.
+  int tp = 1;
+  int tp_rank = 0;
+  bool sequence_parallel = true;
   std::int64_t micro_batch = 1;
   std::int64_t accumulation = 1;
   RecomputePolicy recompute;  // activation checkpointing (recompute in backward)
@@ -77,10 +84,14 @@ struct PlanConfig {
   // What the planned step builds, feeds and runs (the GPT with its checkpointing policy, its
   // (B,T) i32 inputs and targets and Trainer::train_step; or the custom model's own, checkpointed
   // by `recompute` too). Throw std::invalid_argument for a model given only by its parameter count.
-  std::unique_ptr<Module> build_model() const;
+  // With tp > 1 the GPT is split over `tp`'s group (required then).
+  std::unique_ptr<Module> build_model(std::shared_ptr<TensorParallel> tp = nullptr) const;
   std::vector<BatchTensorSpec> batch_tensors() const;
-  PlanStepFunction step_function() const;
+  // `tp`: the group the model was built over (its loss is vocabulary-parallel), or null.
+  PlanStepFunction step_function(std::shared_ptr<const TensorParallel> tp = nullptr) const;
 
+  // The GPT is split over a tensor-parallel group (tp > 1).
+  bool tp_split() const { return tp > 1; }
   // Ranks that shard the model state together: the hybrid group at stages 1-3, else all ranks.
   int shard_ranks() const;
   std::int64_t tokens_per_sample() const;
