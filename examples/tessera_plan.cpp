@@ -43,7 +43,8 @@ std::optional<Options> parse(int argc, char** argv) {
   Options o;
   std::string model, params, compute_dtype = "auto", param_dtype = "auto", reduce_dtype = "f32", grad_dtype = "f32",
                              optimizer = "adamw";
-  std::string checkpointing = "none", offload = "none", device_memory, host_memory, reserve = "0";
+  std::string checkpointing = "none", offload = "none", device_memory, host_memory, reserve = "0",
+              sequence_parallel = "on";
   std::optional<std::int64_t> layers, heads, dim, vocab, seq_len;
   int zero = 0;
   po::options_description desc("Options");
@@ -73,6 +74,11 @@ std::optional<Options> parse(int argc, char** argv) {
   opt("zero", value_with_default(&zero), "ZeRO stage 0-3");
   opt("ranks", value_with_default(&o.config.ranks), "data-parallel ranks");
   opt("hybrid-group", value_with_default(&o.config.hybrid_group), "shard within groups of this many ranks");
+  opt("tp", value_with_default(&o.config.tp),
+      "tensor parallelism: ranks per group splitting each layer (the job has --ranks x --tp ranks); the plan is "
+      "the group's rank 0, which holds the largest pieces");
+  opt("sequence-parallel", value_with_default(&sequence_parallel),
+      "with --tp > 1: on (norms and residual stream hold 1/tp of the token rows) or off");
   opt("prefetch", value_with_default(&o.config.prefetch_units), "stage 3: units gathered ahead");
   opt("keep-params-after-forward", po::bool_switch(), "stage 3: do not free gathered units after forward");
   opt("global-batch", po::value<std::int64_t>(), "target sequences per optimizer step, all ranks");
@@ -133,7 +139,8 @@ std::optional<Options> parse(int argc, char** argv) {
     if (auto v = get("seq-len")) g.max_seq_len = *v;
     if (arch && !model.empty()) c.model.name += " (modified)";
   }
-  if (o.target != "gpu" && o.target != "cpu") throw std::invalid_argument("--target '" + o.target + "': use gpu or cpu");
+  if (o.target != "gpu" && o.target != "cpu")
+    throw std::invalid_argument("--target '" + o.target + "': use gpu or cpu");
   c.precision.compute_dtype = compute_dtype == "auto" ? (o.target == "gpu" ? DType::kBF16 : DType::kF32)
                                                       : parse_dtype(compute_dtype, "--compute-dtype");
   c.precision.param_dtype =
@@ -142,6 +149,10 @@ std::optional<Options> parse(int argc, char** argv) {
   c.grad_dtype = parse_dtype(grad_dtype, "--grad-dtype");
   c.optimizer.kind = parse_optimizer_kind(optimizer);
   c.stage = parse_zero_stage(zero);
+  if (sequence_parallel != "on" && sequence_parallel != "off") {
+    throw std::invalid_argument("--sequence-parallel '" + sequence_parallel + "': use on or off");
+  }
+  c.sequence_parallel = sequence_parallel == "on";
   c.reshard_after_forward = !vm["keep-params-after-forward"].as<bool>();
   c.recompute = parse_recompute_policy(checkpointing);
   c.offload = parse_offload(offload);
@@ -278,6 +289,7 @@ int run(Options& o) {
 const tessera::SettingNames& plan_setting_names() {
   static const tessera::SettingNames names{{"sharding.stage", "--zero"},
                                            {"sharding.hybrid_group", "--hybrid-group"},
+                                           {"parallel.tp", "--tp"},
                                            {"sharding.prefetch_units", "--prefetch"},
                                            {"sharding.offload.parameters", "--offload params"},
                                            {"precision.param_dtype", "--param-dtype"},

@@ -47,7 +47,7 @@ const TrainingRunOptions& validated(const TrainingRunOptions& o, const Communica
   }
   if (o.batch.ranks != world.size()) {
     refuse("batch.ranks", o.batch.ranks,
-           "the plan is for another rank count: this job has " + std::to_string(world.size()) + " ranks");
+           "the plan is for another rank count: this job has " + std::to_string(world.size()) + " data-parallel ranks");
   }
   if (o.log_every < 1) refuse("run.log_every", o.log_every, "must be >= 1");
   if (o.eval_every < 0) refuse("run.eval_every", o.eval_every, "must be >= 0 (0: off)");
@@ -106,9 +106,15 @@ SettingList settings_of(const TrainingRunOptions& o, const ShardedEngine& engine
 
 // Refuses options the loop cannot run with (validated), after the ranks agreed they all run with
 // the same settings.
-const TrainingRunOptions& agreed(const TrainingRunOptions& o, const ShardedEngine& engine, Communicator& world) {
+const TrainingRunOptions& agreed(const TrainingRunOptions& o, const ShardedEngine& engine, Communicator& world,
+                                 const Communicator& data_parallel) {
   check_settings_agree(world, settings_of(o, engine), o.names);
-  return validated(o, world);
+  return validated(o, data_parallel);
+}
+
+Communicator& data_parallel_of(ShardedEngine& engine, Communicator& world) {
+  const Communicator* tensor = engine.tensor_parallel_group();
+  return tensor != nullptr && tensor->size() > 1 ? engine.world() : world;
 }
 
 }  // namespace
@@ -116,7 +122,8 @@ const TrainingRunOptions& agreed(const TrainingRunOptions& o, const ShardedEngin
 TrainingRun::TrainingRun(ShardedEngine& engine, Communicator& world, TrainingRunOptions options, BatchSource batches)
     : engine_(engine),
       world_(world),
-      options_(agreed(options, engine, world)),
+      data_parallel_(data_parallel_of(engine, world)),
+      options_(agreed(options, engine, world, data_parallel_)),
       batches_(std::move(batches)),
       trainer_(engine, options_.loss),
       health_(options_.spike_guard.value_or(SpikeConfig{})),
@@ -159,8 +166,9 @@ std::vector<MicroBatch> TrainingRun::batches_of_step(std::int64_t step) {
   const BatchPlan& plan = options_.batch;
   std::vector<MicroBatch> batches;
   for (std::int64_t a = 0; a < plan.accumulation; ++a) {
-    const std::int64_t first = resumed_.samples_seen + first_sample_index(step - resumed_.step, a, world_.rank(),
-                                                                          plan.micro, world_.size(), plan.accumulation);
+    const std::int64_t first =
+        resumed_.samples_seen + first_sample_index(step - resumed_.step, a, data_parallel_.rank(), plan.micro,
+                                                   data_parallel_.size(), plan.accumulation);
     batches.push_back(batches_(first, plan.micro));
   }
   return batches;
@@ -220,7 +228,7 @@ RunEnd TrainingRun::loop() {
     engine_.device().synchronize();
     engine_.set_phase_observer({});
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    check_replicas_every(engine_, world_, options_.check_replicas, step + 1);  // before anything is saved
+    check_replicas_every(engine_, data_parallel_, options_.check_replicas, step + 1);  // before anything is saved
     progress_.step = step + 1;
     progress_.samples_seen += plan.global;
     progress_.tokens_seen += plan.global_tokens();

@@ -164,6 +164,9 @@ class TrainingRun {
 
   ShardedEngine& engine_;
   Communicator& world_;
+  // The ranks that split each step's batch: the engine's data-parallel group when the model is split
+  // over a tensor-parallel group (whose ranks read the same samples), else the world.
+  Communicator& data_parallel_;
   TrainingRunOptions options_;
   BatchSource batches_;
   Trainer trainer_;

@@ -10,6 +10,8 @@ namespace tessera {
 const SettingNames& train_gpt_setting_names() {
   static const SettingNames names{{"sharding.stage", "--zero"},
                                   {"sharding.hybrid_group", "--hybrid-group"},
+                                  {"parallel.tp", "--tp"},
+                                  {"parallel.sequence_parallel", "--sequence-parallel"},
                                   {"comm.collectives", "--collectives"},
                                   {"sharding.prefetch_units", "--prefetch"},
                                   {"sharding.reshard_after_forward", "--reshard-after-forward"},

@@ -35,11 +35,13 @@
 #include "tessera/runtime/gemm_ceiling.hpp"
 #include "tessera/runtime/out_of_memory.hpp"
 #include "tessera/sharding/sharded_engine.hpp"
+#include "tessera/sharding/tensor_parallel_mesh.hpp"
 #include "tessera/text/data/data_format.hpp"
 #include "tessera/text/data/sample_loader.hpp"
 #include "tessera/text/data/token_dataset.hpp"
 #include "tessera/text/data/token_id_check.hpp"
 #include "tessera/text/tokenizer/printable_text.hpp"
+#include "tessera/training/losses/token_cross_entropy.hpp"
 #include "tessera/training/validation_loss.hpp"
 
 namespace tessera {
@@ -125,12 +127,34 @@ bool default_data_missing(const TrainOptions& o, Communicator& world) {
   return missing;
 }
 
+// What a tensor-parallel run does not do yet, refused before anything is built.
+void check_tensor_parallel_options(const TrainOptions& o, int world_size) {
+  if (o.tp == 1) return;
+  if (o.sequence_parallel != "on" && o.sequence_parallel != "off") {
+    throw SettingError("parallel.sequence_parallel", o.sequence_parallel, "must be on or off");
+  }
+  const auto refuse = [&](const std::string& what) {
+    throw SettingError("parallel.tp", std::to_string(o.tp),
+                       what + " is not available with tensor parallelism yet; run it with --tp 1");
+  };
+  if (!o.checkpoint_dir.empty() || !o.resume.empty())
+    refuse("saving and resuming checkpoints (--checkpoint-dir, --resume)");
+  if (!o.init_from.empty()) refuse("starting from exported weights (--init-from)");
+  if (o.hybrid_group != "0") refuse("hybrid sharding (--hybrid-group)");
+  if (o.collectives != "flat") refuse("two-level collectives (--collectives)");
+  if (o.tp < 1 || world_size % o.tp != 0) {
+    throw SettingError("parallel.tp", std::to_string(o.tp),
+                       "must divide the job's " + std::to_string(world_size) + " ranks into tensor-parallel groups");
+  }
+}
+
 }  // namespace
 
 int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   Communicator& world = dist.world();
   const bool root = dist.rank() == 0;
   if (default_data_missing(o, world)) return 1;
+  check_tensor_parallel_options(o, world.size());
 
   const int local_ranks = ranks_on_node(dist.rank_info());  // share the node's memory (pre-flight) and cores
   set_rank_threads(o.threads, dist);
@@ -144,7 +168,7 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   request.global = o.global_batch;
   request.micro = o.micro_batch;
   request.accumulation = o.grad_accum;
-  request.data_parallel_ranks = world.size();
+  request.data_parallel_ranks = world.size() / o.tp;  // the ranks of a tensor-parallel group read the same samples
   request.seq_len = o.seq_len;
   request.names = train_gpt_batch_names();
   request.global_tokens = o.global_batch_tokens;
@@ -183,19 +207,33 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   check_token_ids(train_data, config.vocab_size);  // before any kernel could index past the tables
   if (val_data) check_token_ids(*val_data, config.vocab_size);
   const RecomputePolicy recompute = parse_recompute_policy(o.activation_checkpointing);
-  const ShardingConfig sharding = sharding_config(o, dist.rank_info().nodes, *device);
+  // Under tensor parallelism the engine shards over a data-parallel group, not the world's nodes.
+  const ShardingConfig sharding = sharding_config(o, o.tp > 1 ? NodeLayout{} : dist.rank_info().nodes, *device);
   if (root) std::printf("%s\n", compute_dtype_line(sharding.precision, o.compute_dtype, *device).c_str());
-  if (!o.no_memory_check &&
-      !memory_fits(plan_config_of(config, sharding, plan, recompute), *device, local_ranks, world)) {
-    return 3;
-  }
-  Gpt model(config);
-  const std::vector<std::string> wrapped = apply_recompute(model, recompute);
+  // The plan of a rank: with tensor parallelism, the group's rank 0 (it holds the largest pieces).
+  const auto planned = [&] {
+    PlanConfig c = plan_config_of(config, sharding, plan, recompute);
+    c.tp = o.tp;
+    c.sequence_parallel = o.sequence_parallel == "on";
+    return c;
+  };
+  if (!o.no_memory_check && !memory_fits(planned(), *device, local_ranks, world)) return 3;
   // The engine's collectives work on the device's memory: NCCL or staged MPI on a GPU (--comm), the MPI
   // world on the CPU.
   const std::unique_ptr<Communicator> device_world =
       make_device_world(*device, world, dist.comm_options(), resolved_device_comm(o.device));
   if (root && device_world) std::printf("%s\n", device_world_line(o.device, device_world.get()).c_str());
+  // Tensor parallelism: the mesh of tensor- and data-parallel groups, the model split over the first.
+  TensorParallelMesh mesh;
+  std::shared_ptr<TensorParallel> tensor_parallel;
+  if (o.tp > 1) {
+    mesh = make_tensor_parallel_mesh(device_world ? *device_world : world, o.tp, dist.rank_info().nodes,
+                                     o.tp_across_nodes);
+    tensor_parallel = std::make_shared<TensorParallel>(std::make_shared<CommTensorParallelGroup>(*mesh.tensor),
+                                                       o.sequence_parallel == "on");
+  }
+  Gpt model(config, tensor_parallel);
+  const std::vector<std::string> wrapped = apply_recompute(model, recompute);
   const std::unique_ptr<Communicator> two_level =
       device_world ? nullptr : two_level_world(o.collectives, world, dist.rank_info().nodes);
   std::optional<TopologyChoice> topology;
@@ -204,10 +242,11 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
                                           collective_probe_bytes(model));
     if (root) std::printf("collectives: %s (--collectives %s)\n", topology->describe().c_str(), o.collectives.c_str());
   }
-  Communicator& engine_world = device_world                                                    ? *device_world
+  Communicator& engine_world = mesh.data                                                       ? *mesh.data
+                               : device_world                                                  ? *device_world
                                : topology && topology->chosen == CollectiveTopology::kTwoLevel ? *two_level
                                                                                                : world;
-  ShardedEngine engine(model, *device, engine_world, sharding, o.seed);
+  ShardedEngine engine(model, *device, engine_world, sharding, o.seed, mesh.tensor.get());
   if (const NvmeStore* store = engine.nvme_store()) {
     for (const std::string& notice : store->notices()) print_rank_notice(world.rank(), notice);
   }
@@ -227,6 +266,7 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
     run.validation = [&](Trainer& trainer) { return validation_loss(trainer, *val_loader, val_set); };
   }
   run.progress = progress_style(o.progress, dist.rank_info());
+  if (tensor_parallel) run.loss = std::make_shared<TokenCrossEntropy>(tensor_parallel, config.vocab_size);
   const bool run_shared_cores = run.shared_cores;
   TrainingRun training(engine, world, std::move(run), [&](std::int64_t first, std::int64_t count) {
     return load_batch(*device, train_loader, first, count);
@@ -245,6 +285,10 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
       for (int n = 0; n < nodes.num_nodes(); ++n)
         node_parts.push_back(nodes.node_name(n) + ": ranks " + rank_list(nodes.ranks_of(n)));
       print("nodes: " + std::to_string(nodes.num_nodes()) + ";", node_parts, ';');
+    }
+    if (tensor_parallel) {
+      std::printf("tensor parallel: %d ranks per group x %d data-parallel, sequence parallel %s\n", o.tp,
+                  world.size() / o.tp, o.sequence_parallel.c_str());
     }
     print("sharding:",
           {engine.config().to_string(), "activation checkpointing: " + o.activation_checkpointing + " (" +
@@ -293,7 +337,7 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   } catch (const OutOfMemoryError& e) {  // the device filled up: say what the planner expected
     std::string what = e.what();
     if (!what.empty() && what.back() == '.') what.pop_back();
-    throw OutOfMemoryError(what + "; " + planned_peak_text(plan_config_of(config, sharding, plan, recompute), *device));
+    throw OutOfMemoryError(what + "; " + planned_peak_text(planned(), *device));
   } catch (const DeviceError& e) {  // a copy or kernel failed: the device's state is lost, the checkpoints are not
     throw e.with_context(
         o.checkpoint_dir.empty()
@@ -307,7 +351,8 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
     case RunEnd::kStopped: return 0;
     case RunEnd::kCompleted: break;
   }
-  if (o.sample_tokens > 0) print_sample(engine, config, tokenizer_spec, tokenizer.get(), o, root);
+  // Sampling reads whole logits rows; a tensor-parallel model holds a piece of each.
+  if (o.sample_tokens > 0 && !tensor_parallel) print_sample(engine, config, tokenizer_spec, tokenizer.get(), o, root);
   training.stop_signal_since_run();
   return 0;
 }

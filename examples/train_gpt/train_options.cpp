@@ -9,8 +9,8 @@
 
 #include "checkpoint_flags.hpp"
 #include "flags/device_flag.hpp"
-#include "tessera/core/number_text.hpp"
 #include "tessera/checkpointing/save/shard_file_writer.hpp"
+#include "tessera/core/number_text.hpp"
 #include "tessera/model/recompute/recompute_policy.hpp"
 #include "tessera/text/data/data_format.hpp"
 #include "tessera/training/resumed_batch_plan.hpp"
@@ -176,6 +176,15 @@ std::optional<TrainOptions> parse_train_options(int argc, char** argv, bool prin
       ("hybrid-group", value_with_default(&o.hybrid_group),
        "shard within groups of this many ranks, replicate across groups (0: all ranks one group; node: the "
        "ranks of one node, under any --map-by)")
+      ("tp", value_with_default(&o.tp),
+       "tensor parallelism: ranks per group (consecutive ranks) that split every layer's matrices, attention "
+       "heads and the vocabulary between them (Megatron-LM's layout); the remaining factor of the ranks is data "
+       "parallel, sharded by --zero")
+      ("sequence-parallel", value_with_default(&o.sequence_parallel),
+       "with --tp > 1: on (the norms and residual stream hold 1/tp of the token rows, all-gather and "
+       "reduce-scatter at the tensor-parallel layers) or off (all-reduce; every rank holds every row)")
+      ("tp-across-nodes", po::bool_switch(&o.tp_across_nodes),
+       "allow tensor-parallel groups whose ranks run on more than one node (refused by default)")
       ("collectives", value_with_default(&o.collectives),
        "across nodes: flat (every collective over all ranks at once, summing in rank order: the same bits on "
        "any placement), two-level (inside each node, then across nodes: fewer bytes over the node links, "

@@ -39,10 +39,13 @@ struct TrainOptions {
   std::int64_t optimizer_block = 2048;            // adamw8bit: elements per quantization block
   // sharding
   int zero = 0, prefetch = 1;
-  std::string hybrid_group = "0";    // a number of ranks, or "node"
-  std::string collectives = "flat";  // across nodes: flat, two-level or auto
-  std::string compute_dtype = "auto";  // auto (bf16 on a GPU, f32 on the CPU) | f32 | bf16
-  std::string param_dtype = "auto";    // auto (the compute dtype) | f32 | bf16 | f16
+  std::string hybrid_group = "0";        // a number of ranks, or "node"
+  int tp = 1;                            // ranks per tensor-parallel group (1: none)
+  std::string sequence_parallel = "on";  // on | off (with --tp > 1)
+  bool tp_across_nodes = false;          // allow tensor-parallel groups that span nodes
+  std::string collectives = "flat";      // across nodes: flat, two-level or auto
+  std::string compute_dtype = "auto";    // auto (bf16 on a GPU, f32 on the CPU) | f32 | bf16
+  std::string param_dtype = "auto";      // auto (the compute dtype) | f32 | bf16 | f16
   std::string reduce_dtype = "f32";
   std::string offload_optimizer = "none", offload_params = "none";  // none | cpu | nvme
   NvmeSettings nvme;                // --offload-path, --offload-block, --offload-buffers, ...

@@ -8,6 +8,10 @@
 //    within a bound; a group size that would cut a node is refused before training;
 //  * --collectives two-level (inside each node, then across) keeps ZeRO-0 and ZeRO-3 bit-identical
 //    and stays within a bound of the flat order; auto says which it timed faster;
+//  * --tp 2 keeps each tensor-parallel group inside a node under --map-by slot (data parallel across
+//    the nodes) and logs the losses of the same job on one node, bit for bit; under --map-by node a
+//    group would span the nodes and is refused naming its ranks and hosts, unless
+//    --tp-across-nodes allows it (then the same bits again);
 //  * a checkpoint saved on two nodes resumes on one node at another ZeRO stage, and on 4 ranks the
 //    same way on two nodes as on one;
 //  * a node-local checkpoint directory is refused before step 1, naming the node that does not see
@@ -83,6 +87,25 @@ TEST_F(TwoNodes, ZeroThreeAcrossNodesIsBitIdenticalToOneNode) {
   ASSERT_EQ(reference.size(), 6u) << one.output;
   EXPECT_EQ(losses_of(dir_ / "slot.jsonl"), reference);
   EXPECT_EQ(losses_of(dir_ / "node.jsonl"), reference);
+}
+
+TEST_F(TwoNodes, TensorParallelInsideEachNodeMatchesOneNode) {
+  const std::string flags = "--zero 3 --steps 6 --tp 2";
+  const ProcessResult one = train("n1:4", 4, "", flags, "tp_one.jsonl");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  const ProcessResult by_slot = train("n1:2,n2:2", 4, "--map-by slot", flags, "tp_slot.jsonl");
+  ASSERT_EQ(by_slot.exit_code, 0) << by_slot.output;
+  EXPECT_NE(by_slot.output.find("tensor parallel: 2 ranks per group x 2 data-parallel"), std::string::npos)
+      << by_slot.output;
+  EXPECT_EQ(losses_of(dir_ / "tp_slot.jsonl"), losses_of(dir_ / "tp_one.jsonl"));
+  const ProcessResult across = train("n1:2,n2:2", 4, "--map-by node", flags);
+  EXPECT_NE(across.exit_code, 0) << across.output;
+  EXPECT_NE(across.output.find("puts ranks 0, 1 in one tensor-parallel group, but they run on n1, n2"),
+            std::string::npos)
+      << across.output;
+  const ProcessResult allowed = train("n1:2,n2:2", 4, "--map-by node", flags + " --tp-across-nodes", "tp_node.jsonl");
+  ASSERT_EQ(allowed.exit_code, 0) << allowed.output;
+  EXPECT_EQ(losses_of(dir_ / "tp_node.jsonl"), losses_of(dir_ / "tp_one.jsonl"));
 }
 
 TEST_F(TwoNodes, HybridGroupNodeShardsWithinEachNode) {

@@ -1,0 +1,86 @@
+// train_gpt --tp end to end on the CPU: tensor parallelism (2 ranks per group) times 2 data-parallel
+// ranks logs the losses of the same global batch on 2 data-parallel ranks without it (within 1e-5;
+// the group's sums add the pieces in another order), for the GPT and for Llama, with sequence
+// parallelism on and off; activation checkpointing and optimizer offload change no bit of a
+// tensor-parallel run; bf16 compute and 8-bit AdamW stay within their own precision of the
+// unsplit run; and what cannot be run is refused by name before anything trains.
+// tessera-test-timeout: 300
+// tessera-test-cost: 12
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tests/support/train_gpt_test.hpp"
+
+namespace tessera {
+namespace {
+
+using testing::ProcessResult;
+
+class TrainTensorParallel : public testing::TrainGptTest {
+ protected:
+  TrainTensorParallel() : TrainGptTest("train_tp", 40000, 60) {}
+
+  std::string flags(const std::string& model = "gpt2") const {
+    const std::string llama = model == "llama" ? " --model llama --kv-heads 2 --ffn-dim 64" : "";
+    return " --data " + data_ + llama +
+           " --layers 2 --dim 32 --heads 4 --seq-len 16 --vocab 63 --micro-batch 2 --steps 8 --zero 1"
+           " --sample-tokens 0 --eval-every 0 --log-every 1 --threads 1 --progress plain";
+  }
+
+  // EXPECTs the logged losses of `actual` within `rel` of `expected`'s, step by step.
+  static void expect_close(const std::vector<std::string>& actual, const std::vector<std::string>& expected, double rel,
+                           const std::string& what) {
+    ASSERT_EQ(actual.size(), expected.size()) << what;
+    for (std::size_t s = 0; s < expected.size(); ++s) {
+      const double a = std::stod(actual[s]), e = std::stod(expected[s]);
+      EXPECT_NEAR(a, e, rel * std::abs(e)) << what << ": loss at step " << s + 1;
+    }
+  }
+};
+
+TEST_F(TrainTensorParallel, MatchesTheDataParallelRunOfTheSameBatch) {
+  for (const std::string model : {"gpt2", "llama"}) {
+    const std::vector<std::string> dp = run_losses(2, model + "_dp", flags(model));
+    ASSERT_EQ(dp.size(), 8u);
+    const std::vector<std::string> tp = run_losses(4, model + "_tp", flags(model) + " --tp 2");
+    expect_close(tp, dp, 1e-5, model + ": tp 2 x dp 2 against dp 2");
+    const std::vector<std::string> tp_zero3 =
+        run_losses(4, model + "_tp3", testing::set_flag(flags(model), "--zero", "3") + " --tp 2");
+    EXPECT_EQ(tp_zero3, tp) << model << ": ZeRO-3 under tensor parallelism";
+    expect_close(run_losses(4, model + "_nosp", flags(model) + " --tp 2 --sequence-parallel off"), tp, 1e-5,
+                 model + ": sequence parallelism off against on");
+  }
+}
+
+TEST_F(TrainTensorParallel, CheckpointingOffloadBf16And8BitAdamW) {
+  const std::vector<std::string> tp = run_losses(4, "plain", flags() + " --tp 2");
+  EXPECT_EQ(run_losses(4, "blocks", flags() + " --tp 2 --activation-checkpointing blocks"), tp);
+  EXPECT_EQ(run_losses(4, "selective", flags() + " --tp 2 --activation-checkpointing selective"), tp);
+  EXPECT_EQ(run_losses(4, "offload", testing::set_flag(flags(), "--zero", "3") + " --tp 2 --offload-optimizer cpu"),
+            run_losses(4, "zero3", testing::set_flag(flags(), "--zero", "3") + " --tp 2"));
+  // bf16 compute and 8-bit moments round differently in pieces than whole; they stay within their
+  // own precision of the unsplit run.
+  expect_close(run_losses(4, "bf16", flags() + " --tp 2 --compute-dtype bf16"),
+               run_losses(2, "bf16_dp", flags() + " --compute-dtype bf16"), 2e-2, "bf16 compute");
+  expect_close(run_losses(4, "8bit", flags() + " --tp 2 --optimizer adamw8bit --optimizer-block 256"),
+               run_losses(2, "8bit_dp", flags() + " --optimizer adamw8bit --optimizer-block 256"), 2e-2, "8-bit AdamW");
+}
+
+TEST_F(TrainTensorParallel, RefusesWhatItCannotRunByName) {
+  const ProcessResult odd = launch(4, "odd", flags() + " --tp 3");
+  EXPECT_NE(odd.exit_code, 0);
+  EXPECT_NE(odd.output.find("--tp 3"), std::string::npos) << odd.output;
+  EXPECT_NE(odd.output.find("4 ranks"), std::string::npos) << odd.output;
+  const ProcessResult heads = launch(2, "heads", testing::set_flag(flags(), "--heads", "1") + " --tp 2");
+  EXPECT_NE(heads.exit_code, 0);
+  EXPECT_NE(heads.output.find("attention heads"), std::string::npos) << heads.output;
+  const ProcessResult ckpt = launch(2, "ckpt", flags() + " --tp 2 --checkpoint-dir " + (dir_ / "ckpt").string());
+  EXPECT_NE(ckpt.exit_code, 0);
+  EXPECT_NE(ckpt.output.find("--tp 2"), std::string::npos) << ckpt.output;
+}
+
+}  // namespace
+}  // namespace tessera
