@@ -86,7 +86,9 @@ void TrainingCheckpointer::prepare_directory() {
   }
   refusal = broadcast_string(world_, refusal, 0);
   if (!refusal.empty()) throw SettingError("checkpoint.dir", options_.dir, refusal);
-  const std::int64_t bytes_needed = CheckpointLayout::of_engine(engine_).state_bytes();
+  // This rank's units hold one tensor-parallel rank's share; the group's ranks hold about as much each.
+  const CheckpointLayout layout = CheckpointLayout::of_engine(engine_);
+  const std::int64_t bytes_needed = layout.state_bytes() * layout.tp;
   run_and_agree(world_, [&] {
     if (world_.rank() != 0) return;
     if (options_.resume.empty() && options_.existing == ExistingCheckpoints::kOverwrite) {
@@ -128,8 +130,8 @@ void TrainingCheckpointer::check_same_tokenizer(const fs::path& target) {
     const std::optional<TokenizerSpec> ours = stored_tokenizer(config_);
     if (theirs && ours) {
       if (const auto difference = tokenizer_difference(*theirs, *ours)) {
-        problem = target.string() + " was trained on another tokenizer's tokens than this run's data: " +
-                  *difference + " (checkpoint vs data); resume with the data (or the tokenizer) it was trained "
+        problem = target.string() + " was trained on another tokenizer's tokens than this run's data: " + *difference +
+                  " (checkpoint vs data); resume with the data (or the tokenizer) it was trained "
                   "on, or start a new run";
       }
     }

@@ -127,7 +127,7 @@ ExportSummary export_hdf5(CheckpointParameters& params, const fs::path& out, con
   {
     detail::Hdf5Guard guard;
     H5Id file = detail::create_file(tmp.string());
-    detail::write_attribute(file.get(), "tessera_checkpoint_format", kCheckpointFormatVersion);
+    detail::write_attribute(file.get(), "tessera_checkpoint_format", kPlainFormat);
     detail::write_attribute(file.get(), "kind", std::string("export"));
     detail::write_attribute(file.get(), "names", std::string(hf_names ? kHfGpt2Names : kTesseraNames));
     detail::write_attribute(file.get(), "step", meta.progress.step);

@@ -2,6 +2,7 @@
 #include "tessera/checkpointing/format/checkpoint_info.hpp"
 
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "tessera/checkpointing/format/checkpoint_meta.hpp"
@@ -56,6 +57,7 @@ std::string describe_checkpoint(const fs::path& path) {
   out << "world size     " << meta.world_size << " ranks, " << meta.layout.shard_ranks << " shard files, ZeRO-"
       << zero_stage_number(meta.stage);
   if (meta.hybrid_group > 0) out << ", hybrid groups of " << meta.hybrid_group;
+  if (meta.layout.tp > 1) out << ", tensor parallel " << meta.layout.tp;
   out << "\n";
   out << "precision      " << meta.precision.to_string() << "\n";
   const AdamWConfig& adamw = meta.optimizer.adamw;
@@ -66,8 +68,10 @@ std::string describe_checkpoint(const fs::path& path) {
     out << "loss scaler    scale " << meta.loss_scaler->scale << ", good steps " << meta.loss_scaler->good_steps
         << ", hysteresis left " << meta.loss_scaler->hysteresis_left << "\n";
   }
-  out << "model          " << meta.layout.params.size() << " tensors, " << meta.layout.parameter_count()
-      << " parameters in " << meta.layout.units.size() << " units\n";
+  std::set<std::string> tensors;
+  for (const ParamRecord& p : meta.layout.params) tensors.insert(p.name);
+  out << "model          " << tensors.size() << " tensors, " << meta.layout.parameter_count() << " parameters in "
+      << meta.layout.units.size() << " units\n";
   for (const auto& [key, value] : meta.config.model()) out << "  model." << key << " = " << value << "\n";
   for (const auto& [key, value] : meta.config.run()) out << "  run." << key << " = " << value << "\n";
   std::size_t rng_ranks = 0;

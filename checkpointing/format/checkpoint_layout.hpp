@@ -6,6 +6,14 @@
 //
 // Offsets within a unit depend only on the order of its parameters, never on the rank count, so a
 // parameter's values can be located in a checkpoint written at any rank count, stage or unit policy.
+//
+// Tensor parallelism (tp > 1): every rank of a tensor-parallel group has units of its own, holding
+// its pieces of the split parameters (ParamRecord::slice) and its copy of the replicated ones. The
+// layout lists the units of every group rank (UnitRecord::tp_rank; the files of group rank t are
+// shard files [t S, (t+1) S), S = shard_ranks / tp), each split parameter once per piece under its
+// global name, and each replicated parameter once (group rank 0's copy). A parameter is found by
+// name and read piece by piece into whatever pieces the reading run holds (any tp, rank count,
+// stage or unit policy); meta.h5's /model/<name> shows the whole tensor.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +21,7 @@
 #include <vector>
 
 #include "tessera/model/optim/optimizer_state.hpp"
+#include "tessera/model/parallel/tensor_slice.hpp"
 #include "tessera/runtime/tensor.hpp"
 
 namespace tessera {
@@ -23,14 +32,17 @@ struct UnitRecord {
   std::string name;  // "embed", "h.0", ... ("<root>" for parameters under no unit module)
   std::int64_t numel = 0;
   std::int64_t shard_numel = 0;
+  int tp_rank = 0;  // the tensor-parallel rank whose unit it is
 };
 
 struct ParamRecord {
-  std::string name;  // full parameter name, "h.3.attn.qkv.weight"
-  Shape shape;
+  std::string name;         // full parameter name, "h.3.attn.qkv.weight"
+  Shape shape;              // as stored: the piece's shape when split
   int unit = 0;             // index into CheckpointLayout::units
   std::int64_t offset = 0;  // elements, within the unit's flat buffer
+  TensorSlice slice;        // the piece of the whole tensor (parts 1: the whole tensor)
   std::int64_t numel() const { return shape_numel(shape); }
+  Shape full_shape() const { return global_shape(shape, slice); }
 };
 
 // `count` elements starting at element `begin` of shard file `shard`'s dataset of one unit.
@@ -42,6 +54,7 @@ struct ShardPiece {
 
 struct CheckpointLayout {
   int shard_ranks = 1;  // shard files
+  int tp = 1;           // tensor-parallel ranks (each with shard_ranks / tp files)
   std::vector<UnitRecord> units;
   std::vector<ParamRecord> params;
   // The datasets of every unit in every shard file, in order: "master" (f32) first, then the
@@ -51,14 +64,22 @@ struct CheckpointLayout {
   // state is read back by position (state_read_plan.hpp).
   std::int64_t state_alignment = 1;
 
-  // The layout the engine's units have (shard files = its shard group size).
+  // The layout the engine's units have (shard files = its shard group size, times the
+  // tensor-parallel group's: only this group rank's units are listed, those of the other ranks come
+  // from them, add_tensor_parallel_rank).
   static CheckpointLayout of_engine(ShardedEngine& engine);
+  // Adds the units and parameter pieces of another tensor-parallel rank's layout (`other`, of_engine
+  // on that rank); its replicated parameters are this layout's already and are not listed again.
+  void add_tensor_parallel_rank(const CheckpointLayout& other);
 
-  const ParamRecord* find_param(const std::string& name) const;  // nullptr when absent
+  const ParamRecord* find_param(const std::string& name) const;  // the first piece; nullptr when absent
+  // Every record of the parameter: its pieces (in tensor-parallel rank order), or the one record.
+  std::vector<const ParamRecord*> pieces_of(const std::string& name) const;
+  int shards_per_tp_rank() const { return shard_ranks / tp; }
   // The pieces (in order) that hold elements [begin, end) of unit `unit`'s flat buffer.
   std::vector<ShardPiece> locate(int unit, std::int64_t begin, std::int64_t end) const;
-  std::int64_t parameter_count() const;  // sum of parameter numels
-  std::int64_t padded_elements() const;  // sum over units of shard_numel * shard_ranks
+  std::int64_t parameter_count() const;  // sum of parameter numels (the whole tensors')
+  std::int64_t padded_elements() const;  // sum over units of shard_numel * shards_per_tp_rank()
   std::int64_t state_bytes() const;      // of every state over every unit's padded buffer
 };
 
@@ -75,7 +96,12 @@ void check_layout_structure(const CheckpointLayout& layout, const std::string& w
 void check_same_states(const CheckpointLayout& stored, const CheckpointLayout& current, const std::string& where);
 
 // Throws CheckpointError(kConfigMismatch) unless `stored` holds exactly the parameters of
-// `current` with the same shapes; the message names the parameter, both shapes and `where`.
+// `current` with the same (whole) shapes; the message names the parameter, both shapes and `where`.
 void check_same_parameters(const CheckpointLayout& stored, const CheckpointLayout& current, const std::string& where);
+
+// The layout as JSON text and back, for handing a tensor-parallel rank's layout to the rank that
+// writes meta.h5 (layout_from_json throws CheckpointError(kCorruptData) on text it cannot read).
+std::string layout_to_json(const CheckpointLayout& layout);
+CheckpointLayout layout_from_json(const std::string& text);
 
 }  // namespace tessera

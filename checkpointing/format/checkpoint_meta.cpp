@@ -51,6 +51,25 @@ void write_table(hid_t group, const std::string& section, const std::string& nam
   digests.record(section + "." + name, values);
 }
 
+// Format 5's tables of a tensor-parallel layout: each unit's group rank, each parameter's piece
+// (split: dim, parts, index, segment count; then the segments of all of them in one table).
+void write_tensor_parallel_layout(hid_t g, const CheckpointLayout& layout, MetaDigests& digests) {
+  const std::int64_t tp = layout.tp;
+  detail::write_attribute(g, "tensor_parallel", tp);
+  digests.record("layout.tensor_parallel", &tp, sizeof tp);
+  std::vector<std::int32_t> unit_tp_rank, param_split;
+  std::vector<std::int64_t> param_segments;
+  for (const UnitRecord& u : layout.units) unit_tp_rank.push_back(u.tp_rank);
+  for (const ParamRecord& p : layout.params) {
+    param_split.insert(param_split.end(),
+                       {p.slice.dim, p.slice.parts, p.slice.index, static_cast<std::int32_t>(p.slice.segments.size())});
+    param_segments.insert(param_segments.end(), p.slice.segments.begin(), p.slice.segments.end());
+  }
+  write_table(g, "layout", "unit_tp_rank", unit_tp_rank, digests);
+  write_table(g, "layout", "param_split", param_split, digests);
+  write_table(g, "layout", "param_segments", param_segments, digests);
+}
+
 void write_layout(hid_t file, const CheckpointLayout& layout, const std::string& where, MetaDigests& digests) {
   H5Id group = detail::create_group(file, "layout", where);
   std::vector<std::string> unit_names, param_names;
@@ -89,6 +108,7 @@ void write_layout(hid_t file, const CheckpointLayout& layout, const std::string&
   write_table(g, "layout", "state_elements_per_value", state_elements_per_value, digests);
   detail::write_attribute(g, "state_alignment", layout.state_alignment);
   digests.record("layout.state_alignment", &layout.state_alignment, sizeof layout.state_alignment);
+  if (layout.tp > 1) write_tensor_parallel_layout(g, layout, digests);
 }
 
 // The state tensors of a format-1 checkpoint, which did not list them.
@@ -141,6 +161,37 @@ std::vector<StateSpec> read_states(hid_t layout_group, std::int64_t alignment, c
   return states;
 }
 
+// Format 5's tensor-parallel tables into `layout` (units and parameters read already).
+void read_tensor_parallel_layout(hid_t g, CheckpointLayout& layout, const std::string& w, const MetaDigests& digests,
+                                 const std::string& where) {
+  const std::int64_t tp = read_int_attribute(g, "tensor_parallel", w);
+  digests.check("layout.tensor_parallel", &tp, sizeof tp, where);
+  const auto unit_tp_rank = read_number_table<std::int32_t>(g, "unit_tp_rank", w, digests, where);
+  const auto param_split = read_number_table<std::int32_t>(g, "param_split", w, digests, where);
+  const auto param_segments = read_number_table<std::int64_t>(g, "param_segments", w, digests, where);
+  if (tp < 1 || tp > layout.shard_ranks || unit_tp_rank.size() != layout.units.size() ||
+      param_split.size() != 4 * layout.params.size()) {
+    throw CheckpointError(CheckpointErrorKind::kCorruptData, w + ": tensor-parallel tables have inconsistent lengths");
+  }
+  layout.tp = static_cast<int>(tp);
+  for (std::size_t u = 0; u < layout.units.size(); ++u) layout.units[u].tp_rank = unit_tp_rank[u];
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < layout.params.size(); ++i) {
+    TensorSlice& slice = layout.params[i].slice;
+    slice.dim = param_split[4 * i];
+    slice.parts = param_split[4 * i + 1];
+    slice.index = param_split[4 * i + 2];
+    const auto count = static_cast<std::size_t>(std::max(0, param_split[4 * i + 3]));
+    if (at + count > param_segments.size()) {
+      throw CheckpointError(CheckpointErrorKind::kCorruptData,
+                            w + ": the pieces of parameter '" + layout.params[i].name + "' are invalid");
+    }
+    slice.segments.assign(param_segments.begin() + static_cast<std::ptrdiff_t>(at),
+                          param_segments.begin() + static_cast<std::ptrdiff_t>(at + count));
+    at += count;
+  }
+}
+
 CheckpointLayout read_layout(hid_t file, int shard_ranks, const std::string& where, const MetaDigests& digests) {
   H5Id group = detail::open_group(file, "layout", where);
   const hid_t g = group.get();
@@ -188,6 +239,7 @@ CheckpointLayout read_layout(hid_t file, int shard_ranks, const std::string& whe
                                                                  " dims but param_dims holds " +
                                                                  std::to_string(param_dims.size()));
   }
+  if (detail::has_attribute(g, "tensor_parallel")) read_tensor_parallel_layout(g, layout, w, digests, where);
   check_layout_structure(layout, w);  // ranges, overlaps, names
   return layout;
 }
@@ -256,7 +308,9 @@ void write_meta_file(const std::string& path, const CheckpointMeta& meta) {
     const hid_t f = file.get();
     MetaDigests digests;
     DigestedWriter w(digests);
-    w.attribute(f, "", "tessera_checkpoint_format", kCheckpointFormatVersion);
+    // Format 5 only where its tables are needed: a checkpoint without tensor parallelism stays
+    // readable by builds that read 4.
+    w.attribute(f, "", "tessera_checkpoint_format", meta.layout.tp > 1 ? kTensorParallelFormat : kPlainFormat);
     w.attribute(f, "", "kind", std::string("meta"));
     w.attribute(f, "", "save_id", detail::hex64(meta.save_id));
     w.attribute(f, "", "healthy", std::int64_t{meta.health == StateHealth::kHealthy ? 1 : 0});

@@ -29,9 +29,13 @@ namespace tessera {
 // 4: every shard file names the checksum of its chunks (attribute chunk_checksum, "xxh3_64" when
 // this build writes it; checksum.hpp) and its tables are <dataset>_<checksum>; format 3 files use
 // XXH64 (<dataset>_xxh64). meta.h5 is as in 3.
-// This build writes 4 and reads 3 and 4: 1 and 2 were superseded within a day of being written and
-// are refused by version.
-inline constexpr std::int64_t kCheckpointFormatVersion = 4;
+// 5: a tensor-parallel layout (/layout: attribute tensor_parallel, unit_tp_rank, param_split,
+// param_segments; CheckpointLayout). A checkpoint without tensor parallelism is written as 4.
+// This build writes 4 and 5 and reads 3 to 5: 1 and 2 were superseded within a day of being written
+// and are refused by version.
+inline constexpr std::int64_t kCheckpointFormatVersion = 5;
+inline constexpr std::int64_t kTensorParallelFormat = 5;
+inline constexpr std::int64_t kPlainFormat = 4;
 inline constexpr std::int64_t kOldestReadableFormat = 3;
 inline constexpr const char* kMetaFileName = "meta.h5";
 inline constexpr const char* kLatestName = "latest";

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "tessera/checkpointing/format/checkpoint_paths.hpp"
@@ -73,42 +74,55 @@ std::string escape_percent(const std::string& s) {
   return out;
 }
 
-void write_one(hid_t group, const std::string& name, const ParamRecord& p, const CheckpointLayout& layout,
-               const StateSpec& state, const std::string& where) {
+// The virtual dataset of one parameter over its records: the whole tensor from the pieces of a
+// split parameter (each local run mapped to its place in the whole tensor), or the one record.
+void write_one(hid_t group, const std::string& name, const std::vector<const ParamRecord*>& records,
+               const CheckpointLayout& layout, const StateSpec& state, const std::string& where) {
   const std::string& dataset = state.name;
-  const Shape dims = dims_of(p.shape);
+  const ParamRecord& first = *records.front();
+  const Shape dims = dims_of(first.full_shape());
   std::vector<hsize_t> vdims(dims.begin(), dims.end());
   H5Id vspace(check_id(H5Screate_simple(static_cast<int>(vdims.size()), vdims.data(), nullptr),
                        CheckpointErrorKind::kIo, "H5Screate_simple"),
               H5Sclose);
-  const UnitRecord& unit = layout.units.at(static_cast<std::size_t>(p.unit));
-  const hsize_t src_dims[1] = {static_cast<hsize_t>(unit.shard_numel)};
-  H5Id sspace(check_id(H5Screate_simple(1, src_dims, nullptr), CheckpointErrorKind::kIo, "H5Screate_simple"), H5Sclose);
   H5Id dcpl(check_id(H5Pcreate(H5P_DATASET_CREATE), CheckpointErrorKind::kIo, "H5Pcreate"), H5Pclose);
-  const std::string source = escape_percent(unit_group_path(unit.name) + "/" + dataset);
-  std::int64_t q = 0;  // flat position within the parameter
-  for (const ShardPiece& piece : layout.locate(p.unit, p.offset, p.offset + p.numel())) {
-    const std::string file = escape_percent(shard_file_name(piece.shard));
-    std::int64_t src = piece.begin;
-    for (const ArrayBox& box : flat_range_boxes(dims, q, q + piece.count)) {
-      std::vector<hsize_t> start(box.start.begin(), box.start.end()), count(box.count.begin(), box.count.end());
-      check_status(H5Sselect_hyperslab(vspace.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
-                   CheckpointErrorKind::kIo, "selecting in the virtual dataset " + name);
-      const hsize_t s_start[1] = {static_cast<hsize_t>(src)}, s_count[1] = {static_cast<hsize_t>(box.numel())};
-      check_status(H5Sselect_hyperslab(sspace.get(), H5S_SELECT_SET, s_start, nullptr, s_count, nullptr),
-                   CheckpointErrorKind::kIo, "selecting the source of " + name);
-      check_status(H5Pset_virtual(dcpl.get(), vspace.get(), file.c_str(), source.c_str(), sspace.get()),
-                   CheckpointErrorKind::kIo, "mapping the virtual dataset " + name);
-      src += box.numel();
+  for (const ParamRecord* p : records) {
+    const UnitRecord& unit = layout.units.at(static_cast<std::size_t>(p->unit));
+    const hsize_t src_dims[1] = {static_cast<hsize_t>(unit.shard_numel)};
+    H5Id sspace(check_id(H5Screate_simple(1, src_dims, nullptr), CheckpointErrorKind::kIo, "H5Screate_simple"),
+                H5Sclose);
+    const std::string source = escape_percent(unit_group_path(unit.name) + "/" + dataset);
+    std::int64_t q = 0;  // flat position within the record
+    for (const ShardPiece& piece : layout.locate(p->unit, p->offset, p->offset + p->numel())) {
+      const std::string file = escape_percent(shard_file_name(piece.shard));
+      // Each run of the piece's elements that is consecutive in the whole tensor, as boxes.
+      for_each_global_run(
+          p->shape, p->slice, q, piece.count, [&](std::int64_t global, std::int64_t local, std::int64_t count) {
+            std::int64_t src = piece.begin + (local - q);
+            for (const ArrayBox& box : flat_range_boxes(dims, global, global + count)) {
+              std::vector<hsize_t> start(box.start.begin(), box.start.end()),
+                  box_count(box.count.begin(), box.count.end());
+              check_status(
+                  H5Sselect_hyperslab(vspace.get(), H5S_SELECT_SET, start.data(), nullptr, box_count.data(), nullptr),
+                  CheckpointErrorKind::kIo, "selecting in the virtual dataset " + name);
+              const hsize_t s_start[1] = {static_cast<hsize_t>(src)}, s_count[1] = {static_cast<hsize_t>(box.numel())};
+              check_status(H5Sselect_hyperslab(sspace.get(), H5S_SELECT_SET, s_start, nullptr, s_count, nullptr),
+                           CheckpointErrorKind::kIo, "selecting the source of " + name);
+              check_status(H5Pset_virtual(dcpl.get(), vspace.get(), file.c_str(), source.c_str(), sspace.get()),
+                           CheckpointErrorKind::kIo, "mapping the virtual dataset " + name);
+              src += box.numel();
+            }
+          });
+      q += piece.count;
     }
-    q += piece.count;
   }
   const H5Id type = detail::state_hdf5_type(state.dtype);
   H5Id dset(check_id(H5Dcreate2(group, name.c_str(), type.get(), vspace.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
                      CheckpointErrorKind::kIo, "creating the virtual dataset " + where + ":" + name),
             H5Dclose);
+  const UnitRecord& unit = layout.units.at(static_cast<std::size_t>(first.unit));
   detail::write_attribute(dset.get(), "unit", unit.name);
-  detail::write_attribute(dset.get(), "offset", p.offset);
+  detail::write_attribute(dset.get(), "offset", first.offset);
 }
 
 // A VDS source name as written (with printf-style "%%" for "%"); nullopt for a pattern ("%b").
@@ -232,7 +246,10 @@ void write_virtual_datasets(hid_t file, const CheckpointLayout& layout, const st
     if (state.elements_per_value != 1) continue;  // per-block values have no parameter shape
     H5Id group = state.name == kMasterDataset ? detail::create_group(file, "model", where)
                                               : detail::create_group(optimizer.get(), state.name, where);
-    for (const ParamRecord& p : layout.params) write_one(group.get(), p.name, p, layout, state, where);
+    std::set<std::string> written;
+    for (const ParamRecord& p : layout.params) {
+      if (written.insert(p.name).second) write_one(group.get(), p.name, layout.pieces_of(p.name), layout, state, where);
+    }
   }
 }
 

@@ -193,7 +193,11 @@ LoadResult load_checkpoint(ShardedEngine& engine, Communicator& world, const fs:
     // Element-wise state by parameter name; block-quantized state by position (same units).
     const std::int64_t alignment = current.state_alignment;
     by_parameter = plan_reads_by_parameter(meta.layout, units);
-    if (alignment > 1) by_position = plan_reads_by_position(meta.layout, units, alignment, meta_path.string());
+    if (alignment > 1) {
+      const Communicator* tensor = engine.tensor_parallel_group();
+      by_position = plan_reads_by_position(meta.layout, units, alignment, meta_path.string(),
+                                           tensor != nullptr ? tensor->rank() : 0, current.tp);
+    }
     std::set<int> shards;
     for (const StateReadPlan* p : {&by_parameter, &by_position}) {
       for (const auto& entry : p->reads) shards.insert(entry.first);

@@ -1,7 +1,9 @@
 // StateReadPlan: where each value of the new units' optimizer ranges comes from in an old
 // checkpoint's shard files, as (shard file, old unit) -> element runs. Two ways to find them:
 //  * by parameter — every parameter's elements are found by name through the old layout, so any
-//    rank count, padding or unit policy reshards (element-wise state: the master, AdamW's m, v);
+//    rank count, padding, unit policy or tensor-parallel size reshards (element-wise state: the
+//    master, AdamW's m, v): each run of this rank's elements in the whole tensor is read from the
+//    stored pieces that hold it;
 //  * by position — the new range's blocks are read from the same flat positions of the old unit
 //    of the same name. Block-quantized state (8-bit moments and their per-block scales) is tied to
 //    its blocks, so it reshards across rank counts and stages but needs the same units.
@@ -36,9 +38,10 @@ StateReadPlan plan_reads_by_parameter(const CheckpointLayout& old,
                                       const std::vector<std::unique_ptr<FlatParamUnit>>& units);
 
 // Throws CheckpointError(kConfigMismatch) naming the unit when the old checkpoint has no unit of
-// that name with the same parameters at the same offsets. `alignment`: the block size.
+// that name with the same parameters at the same offsets (of the same tensor-parallel rank `tp_rank`
+// of `tp`: block-quantized state does not move between ranks). `alignment`: the block size.
 StateReadPlan plan_reads_by_position(const CheckpointLayout& old,
                                      const std::vector<std::unique_ptr<FlatParamUnit>>& units, std::int64_t alignment,
-                                     const std::string& where);
+                                     const std::string& where, int tp_rank = 0, int tp = 1);
 
 }  // namespace tessera

@@ -47,6 +47,32 @@ std::uint64_t agree_on_save_id(Communicator& comm) {
   return broadcast_value(comm, id, 0);
 }
 
+// The whole layout of a tensor-parallel job: `mine` (this rank's, of_engine) with the units and
+// pieces of the other group ranks, each taken from world rank t — group rank t of the first
+// data-parallel position (the tensor-parallel mesh groups consecutive world ranks). Collective.
+CheckpointLayout whole_layout(Communicator& comm, const CheckpointLayout& mine) {
+  if (mine.tp <= 1) return mine;
+  CheckpointLayout whole;
+  for (int t = 0; t < mine.tp; ++t) {
+    const std::string text = broadcast_string(comm, comm.rank() == t ? layout_to_json(mine) : "", t);
+    CheckpointLayout rank_layout = comm.rank() == t ? mine : layout_from_json(text);
+    const int rank_of_unit = rank_layout.units.empty() ? t : rank_layout.units.front().tp_rank;
+    if (rank_of_unit != t) {
+      throw CheckpointError(CheckpointErrorKind::kIo,
+                            "world rank " + std::to_string(t) + " holds tensor-parallel rank " +
+                                std::to_string(rank_of_unit) + "'s units, not rank " + std::to_string(t) +
+                                "'s: a tensor-parallel checkpoint needs the groups of consecutive ranks "
+                                "make_tensor_parallel_mesh makes");
+    }
+    if (t == 0) {
+      whole = std::move(rank_layout);
+    } else {
+      whole.add_tensor_parallel_rank(rank_layout);
+    }
+  }
+  return whole;
+}
+
 }  // namespace
 
 SaveRequest prepare_save(ShardedEngine& engine, const fs::path& dir, const TrainingProgress& progress,
@@ -59,7 +85,8 @@ SaveRequest prepare_save(ShardedEngine& engine, const fs::path& dir, const Train
   meta.progress = progress;
   meta.progress.rng_state.clear();
   meta.optimizer_steps = engine.optimizer_steps();
-  meta.world_size = engine.world().size();
+  meta.world_size =
+      engine.world().size() * (engine.tensor_parallel_group() ? engine.tensor_parallel_group()->size() : 1);
   const ShardingConfig& sc = engine.config();
   meta.hybrid_group = sc.hybrid_group;
   meta.stage = sc.stage;
@@ -73,7 +100,10 @@ SaveRequest prepare_save(ShardedEngine& engine, const fs::path& dir, const Train
   request.world_rank = engine.world().rank();
   Communicator* replicas = engine.replicate_group();
   const bool writer = replicas == nullptr || replicas->rank() == 0;
-  request.shard = writer ? engine.shard_group().rank() : -1;
+  // The files of tensor-parallel rank t are [t S, (t+1) S) (CheckpointLayout).
+  const Communicator* tensor = engine.tensor_parallel_group();
+  const int tp_rank = tensor != nullptr ? tensor->rank() : 0;
+  request.shard = writer ? tp_rank * engine.shard_group().size() + engine.shard_group().rank() : -1;
   if (writer) request.snapshot = std::move(snapshot);
   return request;
 }
@@ -90,6 +120,7 @@ SaveResult write_and_commit(Communicator& comm, const SaveRequest& request, cons
   result.step = request.meta.progress.step;
 
   CheckpointMeta meta = request.meta;
+  meta.layout = whole_layout(comm, request.meta.layout);
   meta.rng_states = all_gather_words(comm, request.rng_state);
   meta.save_id = agree_on_save_id(comm);
   meta.health = options.health;

@@ -112,7 +112,7 @@ std::int64_t write_shard_file(const std::string& path, const ShardSnapshot& snap
   try {
     detail::Hdf5Guard guard;
     H5Id file = detail::create_file(path);
-    detail::write_attribute(file.get(), "tessera_checkpoint_format", kCheckpointFormatVersion);
+    detail::write_attribute(file.get(), "tessera_checkpoint_format", kPlainFormat);
     detail::write_attribute(file.get(), "kind", std::string("shard"));
     detail::write_attribute(file.get(), "shard", static_cast<std::int64_t>(shard));
     detail::write_attribute(file.get(), "shard_ranks", static_cast<std::int64_t>(shard_ranks));

@@ -137,8 +137,6 @@ void check_tensor_parallel_options(const TrainOptions& o, int world_size) {
     throw SettingError("parallel.tp", std::to_string(o.tp),
                        what + " is not available with tensor parallelism yet; run it with --tp 1");
   };
-  if (!o.checkpoint_dir.empty() || !o.resume.empty())
-    refuse("saving and resuming checkpoints (--checkpoint-dir, --resume)");
   if (!o.init_from.empty()) refuse("starting from exported weights (--init-from)");
   if (o.hybrid_group != "0") refuse("hybrid sharding (--hybrid-group)");
   if (o.collectives != "flat") refuse("two-level collectives (--collectives)");

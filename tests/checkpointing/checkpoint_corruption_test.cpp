@@ -102,7 +102,7 @@ TEST(CheckpointCorruption, EachCaseNamesTheProblemAndChangesNothing) {
          detail::write_attribute(f.get(), "tessera_checkpoint_format", std::int64_t{99});
        },
        CheckpointErrorKind::kUnknownFormat,
-       {"meta.h5", "format version 99", "this build reads version 3 or 4"},
+       {"meta.h5", "format version 99", "this build reads versions 3 to 5"},
        "info"},
       {"missing meta.h5",
        [](const fs::path& c) { fs::remove(c / kMetaFileName); },

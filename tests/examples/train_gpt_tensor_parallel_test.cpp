@@ -77,9 +77,9 @@ TEST_F(TrainTensorParallel, RefusesWhatItCannotRunByName) {
   const ProcessResult heads = launch(2, "heads", testing::set_flag(flags(), "--heads", "1") + " --tp 2");
   EXPECT_NE(heads.exit_code, 0);
   EXPECT_NE(heads.output.find("attention heads"), std::string::npos) << heads.output;
-  const ProcessResult ckpt = launch(2, "ckpt", flags() + " --tp 2 --checkpoint-dir " + (dir_ / "ckpt").string());
-  EXPECT_NE(ckpt.exit_code, 0);
-  EXPECT_NE(ckpt.output.find("--tp 2"), std::string::npos) << ckpt.output;
+  const ProcessResult init = launch(2, "init", flags() + " --tp 2 --init-from " + (dir_ / "weights.h5").string());
+  EXPECT_NE(init.exit_code, 0);
+  EXPECT_NE(init.output.find("--tp 2"), std::string::npos) << init.output;
 }
 
 }  // namespace

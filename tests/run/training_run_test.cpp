@@ -283,7 +283,7 @@ TEST(TrainingRun, RefusesOptionsItCannotRunWith) {
     ADD_FAILURE() << "a plan for another rank count was accepted";
   } catch (const SettingError& e) {
     EXPECT_EQ(e.setting(), "batch.ranks");
-    EXPECT_NE(std::string(e.what()).find("this job has " + std::to_string(run.world.size()) + " ranks"),
+    EXPECT_NE(std::string(e.what()).find("this job has " + std::to_string(run.world.size()) + " data-parallel ranks"),
               std::string::npos)
         << e.what();
   }

@@ -1,4 +1,4 @@
-// Checkpoint format versions: this build reads formats 3 and 4 only. A format-1 checkpoint (kept under
+// Checkpoint format versions: this build reads formats 3 to 5 only. A format-1 checkpoint (kept under
 // tests/checkpointing/data/, written by an early 2-rank ZeRO-2 run) and a version this build does not
 // know are refused naming the file and its version, before anything is loaded; the engine keeps its
 // state. A checkpoint of another optimizer's state is refused naming both state lists.
@@ -45,7 +45,7 @@ void expect_refused(const std::function<void()>& read, const std::string& file, 
     EXPECT_EQ(e.kind(), CheckpointErrorKind::kUnknownFormat) << e.what();
     const std::string text = e.what();
     for (const std::string& part :
-         {file, "format version " + std::to_string(version), std::string("this build reads version 3 or 4"),
+         {file, "format version " + std::to_string(version), std::string("this build reads versions 3 to 5"),
           std::string("resume it with the Tessera version that wrote it")}) {
       EXPECT_NE(text.find(part), std::string::npos) << "missing '" << part << "' in: " << text;
     }
