@@ -109,6 +109,7 @@ VerifySummary verify_checkpoint(const fs::path& path) {
     ShardFileReader reader((dir / shard_file_name(s)).string(), s);
     check_same_save(reader, meta, (dir / kMetaFileName).string());
     for (const UnitRecord& unit : meta.layout.units) {
+      if (unit.tp_rank != s / meta.layout.shards_per_tp_rank()) continue;  // another tensor-parallel rank's file
       for (const StateSpec& spec : meta.layout.states) {
         const std::int64_t values = unit.shard_numel / spec.elements_per_value;
         buffer.resize(static_cast<std::size_t>(values) * dtype_size(spec.dtype));

@@ -4,8 +4,10 @@
 // parallelism on and off; activation checkpointing and optimizer offload change no bit of a
 // tensor-parallel run; bf16 compute and 8-bit AdamW stay within their own precision of the
 // unsplit run; and what cannot be run is refused by name before anything trains.
+// A tensor-parallel run's checkpoint resumes at the same layout bit for bit and without tensor
+// parallelism within 1e-5; tessera_ckpt verifies, describes and exports it.
 // tessera-test-timeout: 300
-// tessera-test-cost: 12
+// tessera-test-cost: 14
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -67,6 +69,28 @@ TEST_F(TrainTensorParallel, CheckpointingOffloadBf16And8BitAdamW) {
                run_losses(2, "bf16_dp", flags() + " --compute-dtype bf16"), 2e-2, "bf16 compute");
   expect_close(run_losses(4, "8bit", flags() + " --tp 2 --optimizer adamw8bit --optimizer-block 256"),
                run_losses(2, "8bit_dp", flags() + " --optimizer adamw8bit --optimizer-block 256"), 2e-2, "8-bit AdamW");
+}
+
+TEST_F(TrainTensorParallel, CheckpointsResumeAtAnyTensorParallelSize) {
+  const std::string ckpt = (dir_ / "ckpt").string();
+  const std::vector<std::string> straight =
+      run_losses(4, "straight", flags() + " --tp 2 --checkpoint-dir " + ckpt + " --save-every 4");
+  ASSERT_EQ(straight.size(), 8u);
+  const std::string from_step_4 = ckpt + "/step_0000004";
+  const std::vector<std::string> same = run_losses(4, "same", flags() + " --tp 2 --resume " + from_step_4);
+  ASSERT_EQ(same.size(), 4u);
+  EXPECT_EQ(same, std::vector<std::string>(straight.begin() + 4, straight.end())) << "tp 2 resumed at tp 2";
+  const std::vector<std::string> unsplit = run_losses(2, "unsplit", flags() + " --resume " + from_step_4);
+  expect_close(unsplit, std::vector<std::string>(straight.begin() + 4, straight.end()), 1e-5,
+               "tp 2 resumed without tensor parallelism");
+  const std::string tool = std::string(std::getenv("TESSERA_BIN_DIR")) + "/tessera_ckpt";
+  const ProcessResult verify = testing::run_bounded(tool + " verify " + from_step_4, 60);
+  EXPECT_EQ(verify.exit_code, 0) << verify.output;
+  const ProcessResult info = testing::run_bounded(tool + " info " + from_step_4, 60);
+  EXPECT_NE(info.output.find("tensor parallel 2"), std::string::npos) << info.output;
+  const ProcessResult exported =
+      testing::run_bounded(tool + " export " + from_step_4 + " " + (dir_ / "model.h5").string(), 60);
+  EXPECT_EQ(exported.exit_code, 0) << exported.output;
 }
 
 TEST_F(TrainTensorParallel, RefusesWhatItCannotRunByName) {
