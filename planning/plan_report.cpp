@@ -162,12 +162,21 @@ std::string format_plan(const MemoryPlan& plan) {
     out += "model state by the ZeRO paper's arithmetic with " + std::string(dtype_name(k.grad_dtype)) +
            " gradients (the engine accumulates gradients in f32; f32 gradients are planned by running it)\n";
   }
-  const ModelStateBytes formula = model_state_bytes(plan.parameter_count, k.precision, k.grad_dtype, k.stage,
-                                                    k.shard_ranks(), k.optimizer, k.offload);
+  // Under tensor parallelism a rank holds its group rank's pieces (and the replicated parameters):
+  // the units' elements, not the model's count.
+  std::int64_t psi = plan.parameter_count;
+  if (k.tp_split()) {
+    psi = 0;
+    for (const auto& unit : plan.units) psi += unit.numel;
+  }
+  const ModelStateBytes formula =
+      model_state_bytes(psi, k.precision, k.grad_dtype, k.stage, k.shard_ranks(), k.optimizer, k.offload);
   out += "model state, ZeRO formula " +
          model_state_formula(k.precision, k.grad_dtype, k.stage, k.optimizer, k.offload) +
-         " with Ψ = " + std::to_string(plan.parameter_count) + ", N = " + std::to_string(k.shard_ranks()) + ": " +
-         format_decimal_bytes(formula.total()) + " (padding each unit to a multiple of N adds " +
+         " with Ψ = " + std::to_string(psi) +
+         (k.tp_split() ? " (tensor-parallel rank " + std::to_string(k.tp_rank) + "'s pieces)" : "") +
+         ", N = " + std::to_string(k.shard_ranks()) + ": " + format_decimal_bytes(formula.total()) +
+         " (padding each unit to a multiple of N adds " +
          format_decimal_bytes(plan.before_step.current_of(MemoryCategory::kParameters) +
                               plan.before_step.current_of(MemoryCategory::kGradients) +
                               plan.before_step.current_of(MemoryCategory::kOptimizerState) +

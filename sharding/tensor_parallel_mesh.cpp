@@ -55,6 +55,16 @@ TensorParallelMesh make_tensor_parallel_mesh(Communicator& world, int tp, const 
   return mesh;
 }
 
+NodeLayout data_parallel_nodes(const NodeLayout& world_nodes, int tp, int tp_rank) {
+  if (world_nodes.node_of_rank.empty() || tp <= 1) return world_nodes;
+  NodeLayout out;
+  out.hosts = world_nodes.hosts;
+  for (int r = tp_rank; r < world_nodes.num_ranks(); r += tp) {
+    out.node_of_rank.push_back(world_nodes.node_of_rank[static_cast<std::size_t>(r)]);
+  }
+  return out;
+}
+
 void CommTensorParallelGroup::all_reduce_sum(Tensor& x) {
   comm_.all_reduce(Span(x.data(), static_cast<std::size_t>(x.numel())), x.dtype(), ReduceOp::kSum).wait();
 }

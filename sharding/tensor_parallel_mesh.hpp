@@ -32,6 +32,11 @@ struct TensorParallelMesh {
 TensorParallelMesh make_tensor_parallel_mesh(Communicator& world, int tp, const NodeLayout& nodes,
                                              bool across_nodes = false);
 
+// Where the ranks of tensor-parallel rank `tp_rank`'s data-parallel group run: data-parallel rank d
+// is world rank d tp + tp_rank. Hybrid sharding and node-aware groups over the data-parallel group
+// read it (`--hybrid-group node`: the data-parallel ranks of one node). Empty `world_nodes`: one node.
+NodeLayout data_parallel_nodes(const NodeLayout& world_nodes, int tp, int tp_rank);
+
 class CommTensorParallelGroup final : public TensorParallelGroup {
  public:
   // `comm` must outlive the group and work on the memory of the tensors passed in.

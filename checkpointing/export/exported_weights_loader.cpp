@@ -77,7 +77,7 @@ struct StoredPiece {
 };
 
 std::vector<StoredPiece> stored_pieces(const HfSource& source, GptArchitecture architecture, const FlatEntry& e) {
-  const Shape& shape = e.parameter->shape;
+  const Shape shape = e.parameter->full_shape();  // the whole tensor, of which a tensor-parallel rank holds a piece
   const std::vector<HfTensorName> pieces = hf_tensor_names(architecture, e.name, shape);
   if (pieces.empty()) {
     throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
@@ -122,9 +122,14 @@ void stage_hf(const std::vector<std::unique_ptr<FlatParamUnit>>& units, const Hf
       const std::vector<StoredPiece> pieces = stored_pieces(source, architecture, e);
       const std::int64_t lo = std::max(begin, e.offset), hi = std::min(end, e.offset + e.numel);
       if (lo >= hi) continue;
-      std::vector<float> full(static_cast<std::size_t>(e.numel), 0.0f);
-      for (const StoredPiece& p : pieces) place_from_hf(p.hf, e.parameter->shape, p.stored, source.read(p.name), full);
-      std::copy(full.begin() + (lo - e.offset), full.begin() + (hi - e.offset), staging[u].begin() + (lo - begin));
+      const Shape whole_shape = e.parameter->full_shape();
+      std::vector<float> whole(static_cast<std::size_t>(shape_numel(whole_shape)), 0.0f);
+      for (const StoredPiece& p : pieces) place_from_hf(p.hf, whole_shape, p.stored, source.read(p.name), whole);
+      // This rank's elements [lo, hi) of the parameter (of its piece, under tensor parallelism).
+      for_each_global_run(e.parameter->shape, e.parameter->slice, lo - e.offset, hi - lo,
+                          [&](std::int64_t global, std::int64_t local, std::int64_t count) {
+                            std::copy_n(whole.begin() + global, count, staging[u].begin() + (e.offset + local - begin));
+                          });
     }
   }
 }
@@ -184,14 +189,20 @@ void stage_tessera_hdf5(const std::vector<std::unique_ptr<FlatParamUnit>>& units
       H5Id dset = detail::open_dataset(model.get(), e.name, path + ":/model");
       check_virtual_sources(dset.get(), where);
       const Shape shape = dataset_shape(dset.get(), where);
-      if (shape != e.parameter->shape) {
-        throw CheckpointError(CheckpointErrorKind::kConfigMismatch,
-                              where + " has shape " + shape_string(shape) + " but this model's is " +
-                                  shape_string(e.parameter->shape) + "; use the model options it was exported with");
+      if (shape != e.parameter->full_shape()) {
+        throw CheckpointError(CheckpointErrorKind::kConfigMismatch, where + " has shape " + shape_string(shape) +
+                                                                        " but this model's is " +
+                                                                        shape_string(e.parameter->full_shape()) +
+                                                                        "; use the model options it was exported with");
       }
       const std::int64_t lo = std::max(begin, e.offset), hi = std::min(end, e.offset + e.numel);
       if (lo >= hi) continue;
-      read_flat_range(dset.get(), shape, lo - e.offset, hi - e.offset, staging[u].data() + (lo - begin), where);
+      // Each run of this rank's elements that is consecutive in the stored (whole) tensor.
+      for_each_global_run(e.parameter->shape, e.parameter->slice, lo - e.offset, hi - lo,
+                          [&](std::int64_t global, std::int64_t local, std::int64_t count) {
+                            read_flat_range(dset.get(), shape, global, global + count,
+                                            staging[u].data() + (e.offset + local - begin), where);
+                          });
     }
   }
 }

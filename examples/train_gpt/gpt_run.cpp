@@ -81,7 +81,8 @@ void adopt_source_fields(GptConfig& config, const TrainOptions& o, const GptConf
   config.norm_eps = source.norm_eps;
   if (o.kv_heads == 0) config.kv_heads = source.kv_heads;
   if (o.ffn_dim == 0) config.ffn_dim = source.ffn_dim;
-  if (o.rope_theta == TrainOptions{}.rope_theta) config.rope_theta = source.rope_theta;
+  static const TrainOptions defaults;
+  if (o.rope_theta == defaults.rope_theta) config.rope_theta = source.rope_theta;
 }
 
 void print_sample(ShardedEngine& engine, const GptConfig& config, const TokenizerSpec& spec, const Tokenizer* tokenizer,
@@ -112,7 +113,8 @@ void print_sample(ShardedEngine& engine, const GptConfig& config, const Tokenize
 // where it looked and how to make it, once for the job; every rank returns true, so the job ends
 // with an exit status instead of an abort.
 bool default_data_missing(const TrainOptions& o, Communicator& world) {
-  if (o.data != TrainOptions{}.data) return false;
+  static const TrainOptions defaults;
+  if (o.data != defaults.data) return false;
   const std::filesystem::path path = std::filesystem::absolute(o.data.front()).lexically_normal();
   const bool missing =
       broadcast_string(world, world.rank() == 0 && !std::filesystem::exists(path) ? "1" : "", 0) == "1";
@@ -137,8 +139,6 @@ void check_tensor_parallel_options(const TrainOptions& o, int world_size) {
     throw SettingError("parallel.tp", std::to_string(o.tp),
                        what + " is not available with tensor parallelism yet; run it with --tp 1");
   };
-  if (!o.init_from.empty()) refuse("starting from exported weights (--init-from)");
-  if (o.hybrid_group != "0") refuse("hybrid sharding (--hybrid-group)");
   if (o.collectives != "flat") refuse("two-level collectives (--collectives)");
   if (o.tp < 1 || world_size % o.tp != 0) {
     throw SettingError("parallel.tp", std::to_string(o.tp),
@@ -205,8 +205,9 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   check_token_ids(train_data, config.vocab_size);  // before any kernel could index past the tables
   if (val_data) check_token_ids(*val_data, config.vocab_size);
   const RecomputePolicy recompute = parse_recompute_policy(o.activation_checkpointing);
-  // Under tensor parallelism the engine shards over a data-parallel group, not the world's nodes.
-  const ShardingConfig sharding = sharding_config(o, o.tp > 1 ? NodeLayout{} : dist.rank_info().nodes, *device);
+  // Under tensor parallelism the engine shards over this rank's data-parallel group: its nodes.
+  const ShardingConfig sharding =
+      sharding_config(o, data_parallel_nodes(dist.rank_info().nodes, o.tp, dist.rank() % o.tp), *device);
   if (root) std::printf("%s\n", compute_dtype_line(sharding.precision, o.compute_dtype, *device).c_str());
   // The plan of a rank: with tensor parallelism, the group's rank 0 (it holds the largest pieces).
   const auto planned = [&] {
@@ -351,6 +352,12 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   }
   // Sampling reads whole logits rows; a tensor-parallel model holds a piece of each.
   if (o.sample_tokens > 0 && !tensor_parallel) print_sample(engine, config, tokenizer_spec, tokenizer.get(), o, root);
+  if (o.sample_tokens > 0 && tensor_parallel && root) {
+    std::printf(
+        "\nsample: not drawn with --tp %d (each rank holds a piece of the vocabulary's logits); sample from "
+        "a checkpoint with tessera_generate\n",
+        o.tp);
+  }
   training.stop_signal_since_run();
   return 0;
 }

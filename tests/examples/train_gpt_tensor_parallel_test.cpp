@@ -5,7 +5,8 @@
 // tensor-parallel run; bf16 compute and 8-bit AdamW stay within their own precision of the
 // unsplit run; and what cannot be run is refused by name before anything trains.
 // A tensor-parallel run's checkpoint resumes at the same layout bit for bit and without tensor
-// parallelism within 1e-5; tessera_ckpt verifies, describes and exports it.
+// parallelism within 1e-5; tessera_ckpt verifies, describes and exports it, and the export starts
+// a run with and without tensor parallelism at the same weights (--init-from).
 // tessera-test-timeout: 300
 // tessera-test-cost: 14
 #include <gtest/gtest.h>
@@ -52,6 +53,10 @@ TEST_F(TrainTensorParallel, MatchesTheDataParallelRunOfTheSameBatch) {
     const std::vector<std::string> tp_zero3 =
         run_losses(4, model + "_tp3", testing::set_flag(flags(model), "--zero", "3") + " --tp 2");
     EXPECT_EQ(tp_zero3, tp) << model << ": ZeRO-3 under tensor parallelism";
+    // Hybrid sharding over the data-parallel ranks (groups of 1: each replicates the whole pieces).
+    expect_close(
+        run_losses(4, model + "_hybrid", testing::set_flag(flags(model), "--zero", "3") + " --tp 2 --hybrid-group 1"),
+        tp, 1e-5, model + ": hybrid groups under tensor parallelism");
     expect_close(run_losses(4, model + "_nosp", flags(model) + " --tp 2 --sequence-parallel off"), tp, 1e-5,
                  model + ": sequence parallelism off against on");
   }
@@ -91,6 +96,10 @@ TEST_F(TrainTensorParallel, CheckpointsResumeAtAnyTensorParallelSize) {
   const ProcessResult exported =
       testing::run_bounded(tool + " export " + from_step_4 + " " + (dir_ / "model.h5").string(), 60);
   EXPECT_EQ(exported.exit_code, 0) << exported.output;
+  // The export starts a tensor-parallel run and an unsplit one at the same weights.
+  const std::string init = testing::set_flag(flags(), "--steps", "2") + " --init-from " + (dir_ / "model.h5").string();
+  expect_close(run_losses(4, "init_tp", init + " --tp 2"), run_losses(2, "init_dp", init), 1e-5,
+               "--init-from with and without tensor parallelism");
 }
 
 TEST_F(TrainTensorParallel, RefusesWhatItCannotRunByName) {
@@ -101,9 +110,9 @@ TEST_F(TrainTensorParallel, RefusesWhatItCannotRunByName) {
   const ProcessResult heads = launch(2, "heads", testing::set_flag(flags(), "--heads", "1") + " --tp 2");
   EXPECT_NE(heads.exit_code, 0);
   EXPECT_NE(heads.output.find("attention heads"), std::string::npos) << heads.output;
-  const ProcessResult init = launch(2, "init", flags() + " --tp 2 --init-from " + (dir_ / "weights.h5").string());
-  EXPECT_NE(init.exit_code, 0);
-  EXPECT_NE(init.output.find("--tp 2"), std::string::npos) << init.output;
+  const ProcessResult two_level = launch(2, "two_level", flags() + " --tp 2 --collectives two-level");
+  EXPECT_NE(two_level.exit_code, 0);
+  EXPECT_NE(two_level.output.find("--tp 2"), std::string::npos) << two_level.output;
 }
 
 }  // namespace
