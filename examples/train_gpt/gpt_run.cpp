@@ -129,20 +129,21 @@ bool default_data_missing(const TrainOptions& o, Communicator& world) {
   return missing;
 }
 
-// What a tensor-parallel run does not do yet, refused before anything is built.
+// The tensor-parallel flags, checked before anything is built.
 void check_tensor_parallel_options(const TrainOptions& o, int world_size) {
-  if (o.tp == 1) return;
   if (o.sequence_parallel != "on" && o.sequence_parallel != "off") {
     throw SettingError("parallel.sequence_parallel", o.sequence_parallel, "must be on or off");
   }
-  const auto refuse = [&](const std::string& what) {
-    throw SettingError("parallel.tp", std::to_string(o.tp),
-                       what + " is not available with tensor parallelism yet; run it with --tp 1");
-  };
-  if (o.collectives != "flat") refuse("two-level collectives (--collectives)");
   if (o.tp < 1 || world_size % o.tp != 0) {
     throw SettingError("parallel.tp", std::to_string(o.tp),
                        "must divide the job's " + std::to_string(world_size) + " ranks into tensor-parallel groups");
+  }
+  // Two-level collectives over a data-parallel group need its ranks on 2 or more nodes, 2 or more on
+  // each: not tried yet.
+  if (o.tp > 1 && o.collectives != "flat") {
+    throw SettingError("parallel.tp", std::to_string(o.tp),
+                       "two-level collectives (--collectives) are not available with tensor parallelism yet; use "
+                       "--collectives flat or --tp 1");
   }
 }
 
@@ -233,18 +234,20 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
   }
   Gpt model(config, tensor_parallel);
   const std::vector<std::string> wrapped = apply_recompute(model, recompute);
+  // The ranks the engine's collectives run over (the data-parallel group under tensor parallelism),
+  // flat or two-level (inside each node, then across).
+  Communicator& flat_world = mesh.data ? *mesh.data : device_world ? *device_world : world;
   const std::unique_ptr<Communicator> two_level =
-      device_world ? nullptr : two_level_world(o.collectives, world, dist.rank_info().nodes);
+      device_world ? nullptr
+                   : two_level_world(o.collectives, flat_world,
+                                     data_parallel_nodes(dist.rank_info().nodes, o.tp, dist.rank() % o.tp));
   std::optional<TopologyChoice> topology;
   if (two_level) {
-    topology = choose_collective_topology(parse_collective_topology(o.collectives), world, *two_level,
+    topology = choose_collective_topology(parse_collective_topology(o.collectives), flat_world, *two_level,
                                           collective_probe_bytes(model));
     if (root) std::printf("collectives: %s (--collectives %s)\n", topology->describe().c_str(), o.collectives.c_str());
   }
-  Communicator& engine_world = mesh.data                                                       ? *mesh.data
-                               : device_world                                                  ? *device_world
-                               : topology && topology->chosen == CollectiveTopology::kTwoLevel ? *two_level
-                                                                                               : world;
+  Communicator& engine_world = topology && topology->chosen == CollectiveTopology::kTwoLevel ? *two_level : flat_world;
   ShardedEngine engine(model, *device, engine_world, sharding, o.seed, mesh.tensor.get());
   if (const NvmeStore* store = engine.nvme_store()) {
     for (const std::string& notice : store->notices()) print_rank_notice(world.rank(), notice);
