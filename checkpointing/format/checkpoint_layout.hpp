@@ -40,7 +40,7 @@ struct ParamRecord {
   Shape shape;              // as stored: the piece's shape when split
   int unit = 0;             // index into CheckpointLayout::units
   std::int64_t offset = 0;  // elements, within the unit's flat buffer
-  TensorSlice slice;        // the piece of the whole tensor (parts 1: the whole tensor)
+  TensorSlice slice = {};   // the piece of the whole tensor (parts 1: the whole tensor)
   std::int64_t numel() const { return shape_numel(shape); }
   Shape full_shape() const { return global_shape(shape, slice); }
 };

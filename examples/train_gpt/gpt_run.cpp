@@ -85,14 +85,21 @@ void adopt_source_fields(GptConfig& config, const TrainOptions& o, const GptConf
   if (o.rope_theta == defaults.rope_theta) config.rope_theta = source.rope_theta;
 }
 
-void print_sample(ShardedEngine& engine, const GptConfig& config, const TokenizerSpec& spec, const Tokenizer* tokenizer,
-                  const TrainOptions& o, bool root) {
+// `tp`: the tensor-parallel group the model is split over, or null.
+void print_sample(ShardedEngine& engine, const GptConfig& config, const TensorParallel* tp, const TokenizerSpec& spec,
+                  const Tokenizer* tokenizer, const TrainOptions& o, bool root) {
   Rng rng(o.seed);
   SamplingOptions sampling;
   sampling.new_tokens = o.sample_tokens;
   sampling.temperature = static_cast<float>(o.temperature);
   sampling.vocab_limit = spec.vocab_size;
-  const auto logits_of = [&](Context& ctx, const Tensor& tokens) { return engine.forward(ctx, tokens); };
+  // The last position's logits, made whole across a tensor-parallel group (each rank holds a piece).
+  const LastLogitsFunction logits_of = [&](Context& ctx, const Tensor& tokens) {
+    const Tensor logits = engine.forward(ctx, tokens);
+    const std::int64_t t = logits.dim(1), columns = logits.dim(2);
+    const Tensor last = logits.view((t - 1) * columns, {columns});
+    return tp ? tp->whole_vocabulary_row(ctx, last, config.vocab_size) : last.to_host_f32();
+  };
   const std::vector<std::int32_t> prompt =
       tokenizer ? tokenizer->encode("The ")
                 : std::vector<std::int32_t>{
@@ -353,13 +360,8 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
     case RunEnd::kStopped: return 0;
     case RunEnd::kCompleted: break;
   }
-  // Sampling reads whole logits rows; a tensor-parallel model holds a piece of each.
-  if (o.sample_tokens > 0 && !tensor_parallel) print_sample(engine, config, tokenizer_spec, tokenizer.get(), o, root);
-  if (o.sample_tokens > 0 && tensor_parallel && root) {
-    std::printf(
-        "\nsample: not drawn with --tp %d (each rank holds a piece of the vocabulary's logits); sample from "
-        "a checkpoint with tessera_generate\n",
-        o.tp);
+  if (o.sample_tokens > 0) {
+    print_sample(engine, config, tensor_parallel.get(), tokenizer_spec, tokenizer.get(), o, root);
   }
   training.stop_signal_since_run();
   return 0;

@@ -90,6 +90,7 @@ void* data_of(const std::shared_ptr<Storage>& storage) { return storage ? storag
 }  // namespace
 
 void CausalSelfAttention::clear_own_saved() {
+  rows_ = Tensor();
   qkv_out_ = Tensor();
   att_ = Tensor();
   lse_ = Tensor();
@@ -101,9 +102,11 @@ Tensor CausalSelfAttention::forward(Context& ctx, const Tensor& x_in) {
   const Tensor x = enter_region(tp_.get(), ctx, x_in);  // (B,T,C): the whole rows
   const std::int64_t b = x.dim(0), t = x.dim(1), hs = width_ / heads_;
   const DType dtype = x.dtype();
-  // kElementwise: the qkv layer keeps nothing (backward gets x again).
+  // kElementwise: the qkv layer keeps nothing (backward gets x again); sequence parallel: nor does
+  // it here, this module keeps the rows and gathers them again.
+  const bool rows = recompute_ == RecomputeMode::kKeepAll && keeps_rows(tp_.get(), ctx) && plain_linear(qkv_);
   Context qkv_ctx = ctx;
-  if (recompute_ == RecomputeMode::kElementwise) qkv_ctx.training = false;
+  if (recompute_ == RecomputeMode::kElementwise || rows) qkv_ctx.training = false;
   Tensor qkv = qkv_->forward(qkv_ctx, x);
   if (rotary_) {
     Tensor rotated = new_activation(ctx, {b, t, 3 * width_}, dtype);
@@ -124,6 +127,7 @@ Tensor CausalSelfAttention::forward(Context& ctx, const Tensor& x_in) {
     qkv_out_ = qkv;
     att_ = att;
     lse_ = lse;
+    if (rows) rows_ = x_in;
   }
   lse = Tensor();
   return exit_region(tp_.get(), ctx, proj_->forward(ctx, att));
@@ -136,7 +140,11 @@ Tensor CausalSelfAttention::backward(Context& ctx, Tensor dy) {
         "input again: call backward_with_input(ctx, dy, x)");
   }
   check_input(qkv_out_.defined(), "CausalSelfAttention::backward", "a preceding training forward", dy);
+  const Tensor rows = rows_;  // attention_grad drops what forward kept
   Tensor dqkv = attention_grad(ctx, proj_->backward(ctx, exit_region_backward(tp_.get(), ctx, dy)));
+  if (rows.defined()) {
+    return enter_region_backward(tp_.get(), ctx, linear_backward_with_input(ctx, *qkv_, dqkv, tp_->enter(ctx, rows)));
+  }
   return enter_region_backward(tp_.get(), ctx, qkv_->backward(ctx, dqkv));
 }
 

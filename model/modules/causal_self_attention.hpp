@@ -16,6 +16,7 @@
 // each rank computing its own heads: qkv is column-parallel (this rank's heads of each of q, k and
 // v), proj row-parallel; forward enters the parallel region before qkv and leaves it after proj
 // (model/parallel/tensor_parallel.hpp). A head count the group's size does not divide is refused.
+// Under sequence parallelism it keeps its input's rows, not the gathered input (keeps_rows).
 #pragma once
 
 #include <memory>
@@ -63,6 +64,7 @@ class CausalSelfAttention final : public ElementwiseRecomputable {
   Tensor qkv_out_;  // (B,T,3 width): the qkv layer's output, or the rotary op's
   Tensor att_;      // (B,T,width) the attention output
   Tensor lse_;      // (B,heads,T) f32 log-sum-exp of each row of scores
+  Tensor rows_;     // sequence parallel: this rank's input rows (1,B*T/N,C), gathered again in backward
 };
 
 }  // namespace tessera

@@ -10,6 +10,17 @@ namespace tessera {
 
 std::vector<std::int32_t> sample_tokens(const LogitsFunction& logits_of, const GptConfig& config, Device& device,
                                         std::vector<std::int32_t> prompt, const SamplingOptions& options, Rng& rng) {
+  const LastLogitsFunction last_of = [&](Context& ctx, const Tensor& tokens) {
+    const Tensor logits = logits_of(ctx, tokens);
+    const std::int64_t t = logits.dim(1), full_vocab = logits.dim(2);
+    return logits.view((t - 1) * full_vocab, {full_vocab}).to_host_f32();
+  };
+  return sample_tokens(last_of, config, device, std::move(prompt), options, rng);
+}
+
+std::vector<std::int32_t> sample_tokens(const LastLogitsFunction& last_logits_of, const GptConfig& config,
+                                        Device& device, std::vector<std::int32_t> prompt,
+                                        const SamplingOptions& options, Rng& rng) {
   if (prompt.empty()) throw std::invalid_argument("sample_tokens: the prompt must hold at least one token");
   Context ctx(device);
   ctx.training = false;
@@ -22,9 +33,7 @@ std::vector<std::int32_t> sample_tokens(const LogitsFunction& logits_of, const G
     const std::int64_t t = std::min<std::int64_t>(max_t, static_cast<std::int64_t>(prompt.size()));
     std::vector<std::int32_t> window(prompt.end() - t, prompt.end());
     Tensor tokens = Tensor::from_host_i32(device, window, {1, t}, MemoryCategory::kWorkspace);
-    Tensor logits = logits_of(ctx, tokens);
-    const std::int64_t full_vocab = logits.dim(2);
-    std::vector<float> last = logits.view((t - 1) * full_vocab, {full_vocab}).to_host_f32();
+    const std::vector<float> last = last_logits_of(ctx, tokens);
     std::int32_t next = 0;
     if (options.temperature <= 0.0f) {
       next = static_cast<std::int32_t>(std::max_element(last.begin(), last.begin() + vocab) - last.begin());

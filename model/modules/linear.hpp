@@ -67,4 +67,8 @@ class Linear final : public Module {
   Tensor input_;              // (..., in) kept for backward
 };
 
+// The child in `slot` when it is a plain Linear (not wrapped): a parent may then call its own entry
+// points (forward_gelu, a backward given the input again); else null.
+inline Linear* plain_linear(ModuleSlot& slot) { return dynamic_cast<Linear*>(slot.module.get()); }
+
 }  // namespace tessera

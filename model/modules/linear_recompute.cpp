@@ -79,10 +79,9 @@ Tensor linear_gelu_backward_with_input(Context& ctx, Module& linear, const Tenso
   Tensor dpre = dy;  // the same storage: the kernel turns d gelu(pre) into d pre in place
   const std::int64_t rows = x.numel() / in;
   with_element_type(x.dtype(), "Linear::backward", [&]<typename T>() {
-    ctx.device.kernels().linear_gelu_backward(dx.data_as<T>(), require_grad(*weight).data_as<T>(),
-                                              bias ? require_grad(*bias).data_as<T>() : nullptr, dpre.data_as<T>(),
-                                              pre.data_as<T>(), x.data_as<T>(), require_value(*weight).data_as<T>(),
-                                              rows, in, out);
+    ctx.device.kernels().linear_gelu_backward(
+        dx.data_as<T>(), require_grad(*weight).data_as<T>(), bias ? require_grad(*bias).data_as<T>() : nullptr,
+        dpre.data_as<T>(), pre.data_as<T>(), x.data_as<T>(), require_value(*weight).data_as<T>(), rows, in, out);
   });
   return dx;
 }

@@ -26,23 +26,25 @@ Tensor LmHead::forward(Context& ctx, const Tensor& x_in) {
     ctx.device.kernels().linear_forward(logits.data_as<T>(), x.data_as<T>(), w.data_as<T>(), nullptr,
                                         x.dim(0) * x.dim(1), channels, vocab);
   });
-  if (ctx.training) input_ = x;
+  if (ctx.training) input_ = keeps_rows(tp_.get(), ctx) ? x_in : x;  // rows: gathered again in backward
   return logits;
 }
 
 Tensor LmHead::backward(Context& ctx, Tensor dlogits) {
   check_input(input_.defined(), "LmHead::backward", "a preceding training forward", dlogits);
+  // Sequence parallel: forward kept this rank's rows; the whole input again.
+  const Tensor input = tp_ && tp_->sequence_parallel() ? tp_->enter(ctx, input_) : input_;
+  input_ = Tensor();
   const std::int64_t vocab = weight_.shape[0], channels = weight_.shape[1];
-  const DType dtype = input_.dtype();
+  const DType dtype = input.dtype();
   check_input(dlogits.dtype() == dtype && require_grad(weight_).dtype() == dtype, "LmHead::backward",
               std::string("logit gradients ") + dtype_name(dtype) + " as the input", dlogits);
-  Tensor dx = new_activation(ctx, input_.shape(), dtype);
+  Tensor dx = new_activation(ctx, input.shape(), dtype);
   with_element_type(dtype, "LmHead::backward", [&]<typename T>() {
     ctx.device.kernels().linear_backward(dx.data_as<T>(), require_grad(weight_).data_as<T>(), nullptr,
-                                         dlogits.data_as<T>(), input_.data_as<T>(), require_value(weight_).data_as<T>(),
-                                         input_.dim(0) * input_.dim(1), channels, vocab);
+                                         dlogits.data_as<T>(), input.data_as<T>(), require_value(weight_).data_as<T>(),
+                                         input.dim(0) * input.dim(1), channels, vocab);
   });
-  input_ = Tensor();
   return enter_region_backward(tp_.get(), ctx, std::move(dx));
 }
 

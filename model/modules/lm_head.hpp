@@ -3,7 +3,8 @@
 // Vocabulary-parallel (tp given): the weight (tied: the embedding's piece of wte; untied: its own,
 // split by rows as wte is) gives this rank's columns of the logits (B,T,V/N), which the loss takes as
 // they are (CrossEntropyLoss, vocabulary-parallel); the input enters the parallel region first
-// (model/parallel/tensor_parallel.hpp).
+// (model/parallel/tensor_parallel.hpp), and under sequence parallelism the head keeps its rows
+// (keeps_rows).
 #pragma once
 
 #include <memory>
@@ -35,7 +36,7 @@ class LmHead final : public Module {
   std::shared_ptr<const TensorParallel> tp_;  // null: not tensor parallel
   bool tied_;
   Parameter& weight_;
-  Tensor input_;  // (B,T,C)
+  Tensor input_;  // (B,T,C), or this rank's rows (1,B*T/N,C) under sequence parallelism
 };
 
 }  // namespace tessera

@@ -13,9 +13,6 @@
 namespace tessera {
 namespace {
 
-// The child in `slot` when it is a plain Linear (the fused GELU path), else null.
-Linear* plain_linear(ModuleSlot& slot) { return dynamic_cast<Linear*>(slot.module.get()); }
-
 // gelu(h) as a new activation of h's dtype.
 Tensor gelu(Context& ctx, const Tensor& h) {
   Tensor g = new_activation(ctx, h.shape(), h.dtype());
@@ -54,18 +51,26 @@ Mlp::Mlp(std::int64_t channels, float init_std, float proj_init_std, std::int64_
 Tensor Mlp::forward(Context& ctx, const Tensor& x_in) {
   const Tensor x = enter_region(tp_.get(), ctx, x_in);
   // kElementwise: the Linear layers keep nothing; backward gets x again and recomputes GELU.
+  // Sequence parallel: fc keeps nothing, this module keeps x's rows and gathers them again.
+  Linear* fc = plain_linear(fc_);
+  const bool rows = recompute_ == RecomputeMode::kKeepAll && keeps_rows(tp_.get(), ctx) && fc != nullptr;
   Context linear_ctx = ctx;
   if (recompute_ == RecomputeMode::kElementwise) linear_ctx.training = false;
+  Context fc_ctx = linear_ctx;
+  if (rows) fc_ctx.training = false;
   Tensor h, g;
-  if (Linear* fc = plain_linear(fc_)) {
-    Linear::GeluOutput y = fc->forward_gelu(linear_ctx, x);
+  if (fc != nullptr) {
+    Linear::GeluOutput y = fc->forward_gelu(fc_ctx, x);
     h = std::move(y.pre);
     g = std::move(y.out);
   } else {
-    h = fc_->forward(linear_ctx, x);
+    h = fc_->forward(fc_ctx, x);
     g = gelu(ctx, h);
   }
-  if (ctx.training) pre_gelu_ = h;
+  if (ctx.training) {
+    pre_gelu_ = h;
+    if (rows) rows_ = x_in;
+  }
   return exit_region(tp_.get(), ctx, proj_->forward(linear_ctx, g));
 }
 
@@ -77,6 +82,11 @@ Tensor Mlp::backward(Context& ctx, Tensor dy) {
   }
   check_input(pre_gelu_.defined(), "MLP::backward", "a preceding training forward", dy);
   Tensor dg = proj_->backward(ctx, exit_region_backward(tp_.get(), ctx, dy));
+  if (rows_.defined()) {  // dg becomes d pre in place
+    Tensor dx = linear_gelu_backward_with_input(ctx, *fc_, dg, pre_gelu_, tp_->enter(ctx, rows_));
+    clear_own_saved();
+    return enter_region_backward(tp_.get(), ctx, std::move(dx));
+  }
   if (Linear* fc = plain_linear(fc_)) {
     Tensor dx = fc->backward_gelu(ctx, dg, pre_gelu_);  // dg becomes d pre in place
     pre_gelu_ = Tensor();

@@ -4,7 +4,8 @@
 // RecomputeMode::kElementwise keeps only the fc output: backward_with_input recomputes the GELU
 // output and takes the input x again from the caller (the fc layer did not keep it).
 // Tensor parallel (tp given): fc column-parallel (F / N hidden features per rank), proj
-// row-parallel, inside one parallel region (model/parallel/tensor_parallel.hpp).
+// row-parallel, inside one parallel region (model/parallel/tensor_parallel.hpp); under sequence
+// parallelism it keeps its input's rows, not the gathered input (keeps_rows).
 #pragma once
 
 #include <memory>
@@ -27,7 +28,10 @@ class Mlp final : public ElementwiseRecomputable {
   Tensor backward_with_input(Context& ctx, const Tensor& dy, const Tensor& x) override;
 
  protected:
-  void clear_own_saved() override { pre_gelu_ = Tensor(); }
+  void clear_own_saved() override {
+    pre_gelu_ = Tensor();
+    rows_ = Tensor();
+  }
 
  private:
   std::shared_ptr<const TensorParallel> tp_;  // null: not tensor parallel
@@ -35,6 +39,7 @@ class Mlp final : public ElementwiseRecomputable {
   ModuleSlot& fc_;
   ModuleSlot& proj_;
   Tensor pre_gelu_;  // (B,T,F)
+  Tensor rows_;      // sequence parallel: this rank's input rows (1,B*T/N,C), gathered again in backward
 };
 
 }  // namespace tessera

@@ -67,11 +67,19 @@ Tensor SwiGluMlp::forward(Context& ctx, const Tensor& x_in) {
               rows_of(x_in.dtype(), channels_), x_in);
   const Tensor x = enter_region(tp_.get(), ctx, x_in);
   // kElementwise: the Linear layers keep nothing; backward gets x again and recomputes the activation.
+  // Sequence parallel: gate_up keeps nothing, this module keeps x's rows and gathers them again.
+  const bool rows =
+      recompute_ == RecomputeMode::kKeepAll && keeps_rows(tp_.get(), ctx) && plain_linear(gate_up_) != nullptr;
   Context linear_ctx = ctx;
   if (recompute_ == RecomputeMode::kElementwise) linear_ctx.training = false;
-  Tensor gate_up = gate_up_->forward(linear_ctx, x);
+  Context gate_up_ctx = linear_ctx;
+  if (rows) gate_up_ctx.training = false;
+  Tensor gate_up = gate_up_->forward(gate_up_ctx, x);
   Tensor h = activation(ctx, gate_up);
-  if (ctx.training) gate_up_out_ = gate_up;
+  if (ctx.training) {
+    gate_up_out_ = gate_up;
+    if (rows) rows_ = x_in;
+  }
   gate_up = Tensor();
   return exit_region(tp_.get(), ctx, down_->forward(linear_ctx, h));
 }
@@ -83,7 +91,13 @@ Tensor SwiGluMlp::backward(Context& ctx, Tensor dy) {
         "call backward_with_input(ctx, dy, x)");
   }
   check_input(gate_up_out_.defined(), "SwiGLU::backward", "a preceding training forward", dy);
+  const Tensor rows = rows_;
+  rows_ = Tensor();
   Tensor dgate_up = activation_grad(ctx, down_->backward(ctx, exit_region_backward(tp_.get(), ctx, dy)));
+  if (rows.defined()) {
+    return enter_region_backward(tp_.get(), ctx,
+                                 linear_backward_with_input(ctx, *gate_up_, dgate_up, tp_->enter(ctx, rows)));
+  }
   return enter_region_backward(tp_.get(), ctx, gate_up_->backward(ctx, dgate_up));
 }
 

@@ -4,7 +4,8 @@
 // biases. Kept for backward: the gate_up output. RecomputeMode::kElementwise keeps only that:
 // backward_with_input recomputes the SwiGLU output and takes x again from the caller.
 // Tensor parallel (tp given): gate_up column-parallel (this rank's F / N features of the gate and of
-// up), down row-parallel, inside one parallel region (model/parallel/tensor_parallel.hpp).
+// up), down row-parallel, inside one parallel region (model/parallel/tensor_parallel.hpp); under
+// sequence parallelism it keeps its input's rows, not the gathered input (keeps_rows).
 #pragma once
 
 #include <memory>
@@ -26,7 +27,10 @@ class SwiGluMlp final : public ElementwiseRecomputable {
   Tensor backward_with_input(Context& ctx, const Tensor& dy, const Tensor& x) override;
 
  protected:
-  void clear_own_saved() override { gate_up_out_ = Tensor(); }
+  void clear_own_saved() override {
+    gate_up_out_ = Tensor();
+    rows_ = Tensor();
+  }
 
  private:
   // silu(gate) * up (..., F) from a gate_up output (..., 2F).
@@ -40,6 +44,7 @@ class SwiGluMlp final : public ElementwiseRecomputable {
   ModuleSlot& gate_up_;
   ModuleSlot& down_;
   Tensor gate_up_out_;  // (B,T,2F)
+  Tensor rows_;         // sequence parallel: this rank's input rows (1,B*T/N,C), gathered again in backward
 };
 
 }  // namespace tessera

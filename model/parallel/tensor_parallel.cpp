@@ -75,6 +75,24 @@ Tensor TensorParallel::exit_backward(Context& ctx, const Tensor& dy) const {
   return sequence_parallel_ ? gather_rows(ctx, dy) : dy;
 }
 
+std::vector<float> TensorParallel::whole_vocabulary_row(Context& ctx, const Tensor& row, std::int64_t vocab) const {
+  // The pieces differ by at most one column: each is sent padded to the largest, in f32.
+  const std::int64_t width = piece_size(vocab, size(), 0);
+  std::vector<float> mine = row.to_host_f32();
+  mine.resize(static_cast<std::size_t>(width), 0.0f);
+  const Tensor padded = Tensor::from_host(ctx.device, mine, {width}, DType::kF32, MemoryCategory::kWorkspace);
+  Tensor all = Tensor::empty(ctx.device, {size() * width}, DType::kF32, MemoryCategory::kWorkspace);
+  group_->all_gather(padded, all);
+  const std::vector<float> gathered = all.to_host_f32();
+  std::vector<float> whole;
+  whole.reserve(static_cast<std::size_t>(vocab));
+  for (int r = 0; r < size(); ++r) {
+    const auto first = gathered.begin() + static_cast<std::ptrdiff_t>(r * width);
+    whole.insert(whole.end(), first, first + piece_size(vocab, size(), r));
+  }
+  return whole;
+}
+
 ReplicatedGrads::ReplicatedGrads(Context& ctx, const TensorParallel* tp, std::vector<Parameter*> parameters)
     : ctx_(ctx), tp_(tp && tp->sequence_parallel() ? tp : nullptr), parameters_(std::move(parameters)) {
   if (!tp_) return;

@@ -83,6 +83,11 @@ class TensorParallel {
   // Its backward: dy (1, B*T/N, C) -> (B, T, C) gathered (sequence parallel); dy itself otherwise.
   Tensor exit_backward(Context& ctx, const Tensor& dy) const;
 
+  // One row of vocabulary-parallel logits made whole, on the host: this rank's piece `row` (its
+  // columns of a vocabulary of `vocab`, compute dtype) gathered from every rank of the group, in
+  // vocabulary order, as f32 (vocab). For sampling, which reads whole rows.
+  std::vector<float> whole_vocabulary_row(Context& ctx, const Tensor& row, std::int64_t vocab) const;
+
  private:
   Tensor gather_rows(Context& ctx, const Tensor& rows) const;
   Tensor scatter_rows(Context& ctx, const Tensor& full) const;
@@ -104,6 +109,15 @@ inline Tensor exit_region(const TensorParallel* tp, Context& ctx, Tensor partial
 }
 inline Tensor exit_region_backward(const TensorParallel* tp, Context& ctx, const Tensor& dy) {
   return tp ? tp->exit_backward(ctx, dy) : dy;
+}
+
+// Sequence parallelism's saving at a region entry (Megatron-LM's): the column-parallel layer after
+// the entry needs the gathered (B, T, C) input again for its weight gradient; instead of keeping it,
+// the module keeps this rank's rows (1, B*T/N, C) and gathers them again in backward (enter() once
+// more: one all-gather more per layer, 1/N of the bytes kept). True when it applies to a forward
+// in `ctx` (training, sequence parallel).
+inline bool keeps_rows(const TensorParallel* tp, const Context& ctx) {
+  return tp != nullptr && tp->sequence_parallel() && ctx.training;
 }
 
 // The gradients a module accumulates for replicated parameters (norms) under sequence parallelism:

@@ -68,7 +68,9 @@ std::map<std::int64_t, float> train_until(const std::string& dir, std::int64_t s
   TrainingRun run(engine, world, options,
                   [&](std::int64_t first, std::int64_t count) { return resume_samples(*device, first, count); });
   // TrainingRun seeded every Dropout with run.seed and steps x accumulation; the wrong resume resets them.
-  if (counters == Counters::kZero) EXPECT_EQ(seed_dropout(model, kResumeSeed, 0), 2);
+  if (counters == Counters::kZero) {
+    EXPECT_EQ(seed_dropout(model, kResumeSeed, 0), 2);
+  }
   EXPECT_EQ(run.run(), RunEnd::kCompleted);
   return losses;
 }
