@@ -26,7 +26,7 @@ Tensor Embedding::forward(Context& ctx, const Tensor& tokens) {
   const DType dtype = require_value(wte_).dtype();
   Tensor x = new_activation(ctx, {b, t, channels_}, dtype);
   if (tp_) {
-    tp_->set_token_shape(b, t);
+    tp_->set_token_shape(b, t, ctx.training);
     const std::int64_t first = piece_start(vocab_, tp_->size(), tp_->rank()), rows = wte_.shape[0];
     with_element_type(dtype, "Embedding", [&]<typename T>() {
       ctx.device.kernels().embedding_shard_forward(

@@ -11,7 +11,7 @@
 namespace tessera {
 
 TensorParallel::TensorParallel(std::shared_ptr<TensorParallelGroup> group, bool sequence_parallel)
-    : group_(std::move(group)), sequence_parallel_(sequence_parallel) {
+    : group_(std::move(group)), sequence_parallel_(sequence_parallel), active_(sequence_parallel) {
   if (!group_) throw std::invalid_argument("TensorParallel: no group");
 }
 
@@ -28,8 +28,10 @@ std::int64_t TensorParallel::divided(std::int64_t count, const std::string& what
   return count / size();
 }
 
-void TensorParallel::set_token_shape(std::int64_t batch, std::int64_t seq_len) {
-  if (sequence_parallel_ && (batch * seq_len) % size() != 0) {
+void TensorParallel::set_token_shape(std::int64_t batch, std::int64_t seq_len, bool training) {
+  const bool divides = (batch * seq_len) % size() == 0;
+  active_ = sequence_parallel_ && (divides || training);
+  if (active_ && !divides) {
     throw std::invalid_argument("sequence parallelism splits the micro-batch's " + std::to_string(batch) + " x " +
                                 std::to_string(seq_len) + " token rows over " + std::to_string(size()) +
                                 " ranks, which does not divide; choose a micro-batch and sequence length whose "
@@ -55,24 +57,22 @@ Tensor TensorParallel::scatter_rows(Context& ctx, const Tensor& full) const {
   return rows;
 }
 
-Tensor TensorParallel::enter(Context& ctx, const Tensor& x) const {
-  return sequence_parallel_ ? gather_rows(ctx, x) : x;
-}
+Tensor TensorParallel::enter(Context& ctx, const Tensor& x) const { return active_ ? gather_rows(ctx, x) : x; }
 
 Tensor TensorParallel::enter_backward(Context& ctx, Tensor dx) const {
-  if (sequence_parallel_) return scatter_rows(ctx, dx);
+  if (active_) return scatter_rows(ctx, dx);
   group_->all_reduce_sum(dx);
   return dx;
 }
 
 Tensor TensorParallel::exit(Context& ctx, Tensor partial) const {
-  if (sequence_parallel_) return scatter_rows(ctx, partial);
+  if (active_) return scatter_rows(ctx, partial);
   group_->all_reduce_sum(partial);
   return partial;
 }
 
 Tensor TensorParallel::exit_backward(Context& ctx, const Tensor& dy) const {
-  return sequence_parallel_ ? gather_rows(ctx, dy) : dy;
+  return active_ ? gather_rows(ctx, dy) : dy;
 }
 
 std::vector<float> TensorParallel::whole_vocabulary_row(Context& ctx, const Tensor& row, std::int64_t vocab) const {

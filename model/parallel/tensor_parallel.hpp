@@ -58,7 +58,10 @@ class TensorParallel {
 
   int rank() const { return group_->rank(); }
   int size() const { return group_->size(); }
-  bool sequence_parallel() const { return sequence_parallel_; }
+  // Sequence parallelism in the current forward and its backward: as configured, except in an
+  // inference forward whose token rows the group's size does not divide (sampling's growing
+  // prompt), which runs with every rank holding every row.
+  bool sequence_parallel() const { return active_; }
   TensorParallelGroup& group() const { return *group_; }
 
   // This rank's piece of a tensor whose dimension `dim` holds `segments` (tensor_slice.hpp).
@@ -69,8 +72,9 @@ class TensorParallel {
 
   // The micro-batch's (B, T), set by the embedding at each forward: the shape the region entries
   // gather sequence-parallel rows back into. Throws std::invalid_argument when sequence parallelism
-  // is on and B*T is not a multiple of the group's size.
-  void set_token_shape(std::int64_t batch, std::int64_t seq_len);
+  // is on, B*T is not a multiple of the group's size and `training` (an inference forward then runs
+  // without it).
+  void set_token_shape(std::int64_t batch, std::int64_t seq_len, bool training);
 
   // Region entry: x (1, B*T/N, C) sequence-parallel rows -> (B, T, C); x itself otherwise.
   Tensor enter(Context& ctx, const Tensor& x) const;
@@ -93,7 +97,8 @@ class TensorParallel {
   Tensor scatter_rows(Context& ctx, const Tensor& full) const;
 
   std::shared_ptr<TensorParallelGroup> group_;
-  bool sequence_parallel_;
+  bool sequence_parallel_;  // as configured
+  bool active_;             // in the current forward
   std::int64_t batch_ = 0, seq_len_ = 0;
 };
 

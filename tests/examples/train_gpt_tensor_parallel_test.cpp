@@ -6,7 +6,8 @@
 // unsplit run; and what cannot be run is refused by name before anything trains.
 // A tensor-parallel run's checkpoint resumes at the same layout bit for bit and without tensor
 // parallelism within 1e-5; tessera_ckpt verifies, describes and exports it, and the export starts
-// a run with and without tensor parallelism at the same weights (--init-from).
+// a run with and without tensor parallelism at the same weights (--init-from); the sample drawn at
+// the end (each rank holding a piece of the vocabulary's logits) is the unsplit model's text.
 // tessera-test-timeout: 300
 // tessera-test-cost: 14
 #include <gtest/gtest.h>
@@ -43,6 +44,22 @@ class TrainTensorParallel : public testing::TrainGptTest {
     }
   }
 };
+
+// The text after "sample" at the end of a run's output ("" when there is none).
+std::string sample_of(const std::string& output) {
+  const std::size_t at = output.find("\nsample");
+  return at == std::string::npos ? "" : output.substr(at, output.find("\n---", at + 10) - at);
+}
+
+TEST_F(TrainTensorParallel, SamplesTheTextOfTheUnsplitModel) {
+  const std::string sampling = testing::set_flag(flags(), "--sample-tokens", "24") + " --temperature 0.01";
+  const ProcessResult tp = launch(4, "sample_tp", sampling + " --tp 2");
+  const ProcessResult dp = launch(2, "sample_dp", sampling);
+  ASSERT_EQ(tp.exit_code, 0) << tp.output;
+  ASSERT_EQ(dp.exit_code, 0) << dp.output;
+  EXPECT_NE(sample_of(dp.output), "") << dp.output;
+  EXPECT_EQ(sample_of(tp.output), sample_of(dp.output));
+}
 
 TEST_F(TrainTensorParallel, MatchesTheDataParallelRunOfTheSameBatch) {
   for (const std::string model : {"gpt2", "llama"}) {
