@@ -1,7 +1,7 @@
 // Tensor parallelism composed with ZeRO: GPT-2 and Llama (grouped-query attention) split over tp 2
 // and 4 ranks, times the data-parallel rest at ZeRO-1 and ZeRO-3, with sequence parallelism on and
-// off, against one process training the same global batch.
-// tessera-test-ranks: 2 4
+// off, against one process training the same global batch (at 8 ranks tp 2 x dp 4 and tp 4 x dp 2).
+// tessera-test-ranks: 2 4 8
 // tessera-test-timeout: 300
 #include <gtest/gtest.h>
 
