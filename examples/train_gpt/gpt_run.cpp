@@ -145,13 +145,6 @@ void check_tensor_parallel_options(const TrainOptions& o, int world_size) {
     throw SettingError("parallel.tp", std::to_string(o.tp),
                        "must divide the job's " + std::to_string(world_size) + " ranks into tensor-parallel groups");
   }
-  // Two-level collectives over a data-parallel group need its ranks on 2 or more nodes, 2 or more on
-  // each: not tried yet.
-  if (o.tp > 1 && o.collectives != "flat") {
-    throw SettingError("parallel.tp", std::to_string(o.tp),
-                       "two-level collectives (--collectives) are not available with tensor parallelism yet; use "
-                       "--collectives flat or --tp 1");
-  }
 }
 
 }  // namespace

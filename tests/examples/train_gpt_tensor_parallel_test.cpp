@@ -127,9 +127,6 @@ TEST_F(TrainTensorParallel, RefusesWhatItCannotRunByName) {
   const ProcessResult heads = launch(2, "heads", testing::set_flag(flags(), "--heads", "1") + " --tp 2");
   EXPECT_NE(heads.exit_code, 0);
   EXPECT_NE(heads.output.find("attention heads"), std::string::npos) << heads.output;
-  const ProcessResult two_level = launch(2, "two_level", flags() + " --tp 2 --collectives two-level");
-  EXPECT_NE(two_level.exit_code, 0);
-  EXPECT_NE(two_level.output.find("--tp 2"), std::string::npos) << two_level.output;
   const ProcessResult sp = launch(2, "sp", flags() + " --tp 2 --sequence-parallel maybe");
   EXPECT_NE(sp.exit_code, 0);
   EXPECT_NE(sp.output.find("--sequence-parallel maybe"), std::string::npos) << sp.output;

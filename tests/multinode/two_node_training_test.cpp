@@ -11,7 +11,8 @@
 //  * --tp 2 keeps each tensor-parallel group inside a node under --map-by slot (data parallel across
 //    the nodes) and logs the losses of the same job on one node, bit for bit; under --map-by node a
 //    group would span the nodes and is refused naming its ranks and hosts, unless
-//    --tp-across-nodes allows it (then the same bits again);
+//    --tp-across-nodes allows it (then the same bits again); with 4 ranks per node, two-level
+//    collectives over each data-parallel group (2 ranks on each node) stay within 1e-5 of flat;
 //  * a checkpoint saved on two nodes resumes on one node at another ZeRO stage, and on 4 ranks the
 //    same way on two nodes as on one;
 //  * a node-local checkpoint directory is refused before step 1, naming the node that does not see
@@ -106,6 +107,19 @@ TEST_F(TwoNodes, TensorParallelInsideEachNodeMatchesOneNode) {
   const ProcessResult allowed = train("n1:2,n2:2", 4, "--map-by node", flags + " --tp-across-nodes", "tp_node.jsonl");
   ASSERT_EQ(allowed.exit_code, 0) << allowed.output;
   EXPECT_EQ(losses_of(dir_ / "tp_node.jsonl"), losses_of(dir_ / "tp_one.jsonl"));
+  // 8 ranks: data-parallel groups {0, 2, 4, 6} and {1, 3, 5, 7}, two ranks of each on each node.
+  const std::string eight = "--zero 3 --steps 4 --tp 2 --collectives ";
+  const ProcessResult flat = train("n1:4,n2:4", 8, "--map-by slot", eight + "flat", "tp_flat.jsonl");
+  ASSERT_EQ(flat.exit_code, 0) << flat.output;
+  const ProcessResult two = train("n1:4,n2:4", 8, "--map-by slot", eight + "two-level", "tp_two_level.jsonl");
+  ASSERT_EQ(two.exit_code, 0) << two.output;
+  EXPECT_NE(two.output.find("collectives: two-level"), std::string::npos) << two.output;
+  const std::vector<std::string> a = losses_of(dir_ / "tp_flat.jsonl"), b = losses_of(dir_ / "tp_two_level.jsonl");
+  ASSERT_EQ(a.size(), 4u);
+  ASSERT_EQ(b.size(), a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_NEAR(std::stod(b[i]), std::stod(a[i]), 1e-5 * std::stod(a[i])) << "step " << i + 1;
+  }
 }
 
 TEST_F(TwoNodes, HybridGroupNodeShardsWithinEachNode) {
