@@ -280,7 +280,9 @@ int run_gpt(DistributedContext& dist, const TrainOptions& o) {
       std::printf("%s", wrapped_line(label, parts, kConsoleLineWidth, separator).c_str());
     };
     print("train_gpt:",
-          {"GPT " + config.to_string() + ", " + std::to_string(model.parameter_count()) + " parameters",
+          // The whole model's count (a tensor-parallel rank holds its pieces of it).
+          {"GPT " + config.to_string() + ", " +
+               std::to_string(tensor_parallel ? config.parameter_count() : model.parameter_count()) + " parameters",
            std::to_string(world.size()) + " rank(s) x " + device->name() + ", BLAS core " + blas_core_name()});
     if (const NodeLayout& nodes = dist.rank_info().nodes; nodes.num_nodes() > 1) {
       std::vector<std::string> node_parts;
