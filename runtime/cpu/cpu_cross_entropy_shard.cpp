@@ -12,18 +12,13 @@
 namespace tessera::inline TESSERA_CPU_LEVEL_NS {
 namespace {
 
-// Columns [first, first + v) inside [0, vocab).
-void check_columns(std::int64_t first, std::int64_t v, std::int64_t vocab, const char* where) {
-  if (first < 0 || v < 0 || first > vocab - v) throw_bad_shard(where, first, v, vocab);
-}
-
 template <typename T>
 void cross_entropy_shard_forward_t(float* lse,                   // (n)
                                    float* target_logit,          // (n)
                                    const T* logits,              // (n,v): columns [first, first + v)
                                    const std::int32_t* targets,  // (n) in [0, vocab) or kIgnoredTarget
                                    std::int64_t n, std::int64_t v, std::int64_t first, std::int64_t vocab) {
-  check_columns(first, v, vocab, "CpuKernels::cross_entropy_shard_forward");
+  check_vocab_shard("CpuKernels::cross_entropy_shard_forward", first, v, vocab);
   detail::check_targets(targets, n, vocab, "CpuKernels::cross_entropy_shard_forward");
 #pragma omp parallel for schedule(static) if (n * v > (1 << 15))
   for (std::int64_t i = 0; i < n; ++i) {

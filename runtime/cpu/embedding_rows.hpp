@@ -31,9 +31,7 @@ struct VocabRange {
 
 // A range that is not inside [0, vocab) names rows no table of the vocabulary holds: refuse it.
 inline void check_vocab_range(VocabRange range, std::int64_t vocab, const char* where) {
-  if (range.first < 0 || range.rows < 0 || range.first > vocab - range.rows) {
-    throw_bad_shard(where, range.first, range.rows, vocab);
-  }
+  check_vocab_shard(where, range.first, range.rows, vocab);
 }
 
 // A token outside [0, vocab) would read (forward) or write (backward) past the table it names:

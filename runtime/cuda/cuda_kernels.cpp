@@ -1,6 +1,7 @@
 // CudaKernels: each table entry makes the device current and calls the instantiation of its typed
 // launcher (cuda_ops.hpp) for its element type (float, or __nv_bfloat16 for Bf16) on the kernels'
-// stream, passing the workspace where the launcher needs scratch.
+// stream, passing the workspace where the launcher needs scratch. The ops that index by token id or
+// target (embedding, cross-entropy) are in cuda_token_ops.cpp.
 #include "tessera/runtime/cuda/cuda_kernels.hpp"
 
 #include <algorithm>
@@ -8,28 +9,15 @@
 #include <stdexcept>
 #include <string>
 
-#include "tessera/runtime/cpu/kernel_errors.hpp"
 #include "tessera/runtime/cuda/cuda_check.hpp"
 #include "tessera/runtime/cuda/cuda_device_select.hpp"
+#include "tessera/runtime/cuda/cuda_element.hpp"
 #include "tessera/runtime/cuda/cuda_ops.hpp"
 #if TESSERA_HAVE_CUDNN
 #include "tessera/runtime/cuda/cudnn/cudnn_attention.hpp"
 #endif
 
 namespace tessera {
-namespace {
-
-// A Bf16 tensor as the CUDA kernels' element type (the same two bytes).
-__nv_bfloat16* nv(Bf16* p) { return reinterpret_cast<__nv_bfloat16*>(p); }
-const __nv_bfloat16* nv(const Bf16* p) { return reinterpret_cast<const __nv_bfloat16*>(p); }
-
-// The vocabulary rows [first, first + rows) of a shard lie inside [0, vocab), or the call is refused
-// before anything is queued.
-void check_vocab_shard(const char* where, std::int64_t first, std::int64_t rows, std::int64_t vocab) {
-  if (first < 0 || rows < 0 || first > vocab - rows) throw_bad_shard(where, first, rows, vocab);
-}
-
-}  // namespace
 
 CudaKernels::CudaKernels(int device, cudaStream_t stream, GemmMath math)
     : device_(device), stream_(stream), math_(math), blas_(device, stream), token_check_(device) {
@@ -89,52 +77,6 @@ void CudaKernels::linear_gelu_backward(float* dinp, float* dweight, float* dbias
   detail::launch_gelu_backward(dout, pre, static_cast<const float*>(dout), n * oc, stream_);
   detail::launch_linear_backward(blas_, math_, dinp, dweight, dbias, static_cast<const float*>(dout), inp, weight, n, c,
                                  oc);
-}
-
-void CudaKernels::embedding_forward(float* out, const std::int32_t* tokens, const float* wte, const float* wpe,
-                                    std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
-  select_cuda_device(device_);
-  token_check_.check(tokens, b * t, v, stream_, "CudaKernels::embedding_forward");  // waits for the stream
-  detail::launch_embedding_forward(out, tokens, wte, wpe, b, t, c, stream_);
-}
-
-void CudaKernels::embedding_backward(float* dwte, float* dwpe, const float* dout, const std::int32_t* tokens,
-                                     std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
-  select_cuda_device(device_);
-  if (host_calls_ == nullptr) {
-    token_check_.check(tokens, b * t, v, stream_, "CudaKernels::embedding_backward");  // waits for the stream
-    detail::launch_embedding_backward(dwte, dwpe, dout, tokens, b, t, c, stream_);
-    return;
-  }
-  // The forward has just checked these tokens and waited: this check waits for nothing.
-  const unsigned long long* refuse =
-      token_check_.check_on_stream(tokens, b * t, v, stream_, *host_calls_, "CudaKernels::embedding_backward");
-  detail::launch_embedding_backward(dwte, dwpe, dout, tokens, b, t, c, stream_, refuse);
-}
-
-void CudaKernels::embedding_shard_forward(float* out, const std::int32_t* tokens, const float* wte, const float* wpe,
-                                          std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t first,
-                                          std::int64_t rows, std::int64_t vocab) const {
-  select_cuda_device(device_);
-  check_vocab_shard("CudaKernels::embedding_shard_forward", first, rows, vocab);
-  token_check_.check(tokens, b * t, vocab, stream_, "CudaKernels::embedding_shard_forward");  // waits for the stream
-  detail::launch_embedding_shard_forward(out, tokens, wte, wpe, b, t, c, first, rows, stream_);
-}
-
-void CudaKernels::embedding_shard_backward(float* dwte, float* dwpe, const float* dout, const std::int32_t* tokens,
-                                           std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t first,
-                                           std::int64_t rows, std::int64_t vocab) const {
-  select_cuda_device(device_);
-  check_vocab_shard("CudaKernels::embedding_shard_backward", first, rows, vocab);
-  if (host_calls_ == nullptr) {
-    token_check_.check(tokens, b * t, vocab, stream_, "CudaKernels::embedding_shard_backward");  // waits
-    detail::launch_embedding_shard_backward(dwte, dwpe, dout, tokens, b, t, c, first, rows, stream_);
-    return;
-  }
-  // The forward has just checked these tokens and waited: this check waits for nothing.
-  const unsigned long long* refuse = token_check_.check_on_stream(tokens, b * t, vocab, stream_, *host_calls_,
-                                                                  "CudaKernels::embedding_shard_backward");
-  detail::launch_embedding_shard_backward(dwte, dwpe, dout, tokens, b, t, c, first, rows, stream_, refuse);
 }
 
 void CudaKernels::layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
@@ -255,8 +197,9 @@ std::string CudaKernels::attention_kernel() const {
     return fused_->name() + " fused attention (bf16 q, k, v; f32 softmax; the tiled kernel for a shape cuDNN refuses)";
   }
   if (fused_) {
-    return fused_->name() + " fused attention for bf16 tensors; the tiled online-softmax kernel for f32 tensors "
-                            "(cuDNN's attention runs on them with --gemm-math bf16)";
+    return fused_->name() +
+           " fused attention for bf16 tensors; the tiled online-softmax kernel for f32 tensors "
+           "(cuDNN's attention runs on them with --gemm-math bf16)";
   }
   return std::string("tiled online-softmax kernel (") + fused_absent_ + ")";
 }
@@ -387,42 +330,6 @@ void CudaKernels::scale(float* x, float s, std::int64_t n) const {
   detail::launch_scale(x, s, n, stream_);
 }
 
-void CudaKernels::cross_entropy_forward(float* losses, float* lse, const float* logits, const std::int32_t* targets,
-                                        std::int64_t n, std::int64_t v) const {
-  select_cuda_device(device_);
-  detail::launch_cross_entropy_forward(losses, lse, logits, targets, n, v, stream_);
-}
-
-void CudaKernels::cross_entropy_backward(float* dlogits, const float* logits, const float* lse,
-                                         const std::int32_t* targets, float dloss, std::int64_t n,
-                                         std::int64_t v) const {
-  select_cuda_device(device_);
-  detail::launch_cross_entropy_backward(dlogits, logits, lse, targets, dloss, n, v, stream_);
-}
-
-void CudaKernels::cross_entropy_shard_forward(float* lse, float* target_logit, const float* logits,
-                                              const std::int32_t* targets, std::int64_t n, std::int64_t v,
-                                              std::int64_t first, std::int64_t vocab) const {
-  select_cuda_device(device_);
-  check_vocab_shard("CudaKernels::cross_entropy_shard_forward", first, v, vocab);
-  detail::launch_cross_entropy_shard_forward(lse, target_logit, logits, targets, n, v, first, vocab, stream_);
-}
-
-void CudaKernels::cross_entropy_shard_backward(float* dlogits, const float* logits, const float* lse,
-                                               const std::int32_t* targets, float dloss, std::int64_t n, std::int64_t v,
-                                               std::int64_t first) const {
-  select_cuda_device(device_);
-  detail::launch_cross_entropy_shard_backward(dlogits, logits, lse, targets, dloss, n, v, first, stream_);
-}
-
-void CudaKernels::cross_entropy_shard_combine(float* losses, float* lse, const float* lse_parts,
-                                              const float* target_logit, const std::int32_t* targets, std::int64_t n,
-                                              std::int64_t parts) const {
-  select_cuda_device(device_);
-  if (parts < 1) throw_no_lse_parts("CudaKernels::cross_entropy_shard_combine", parts);
-  detail::launch_cross_entropy_shard_combine(losses, lse, lse_parts, target_logit, targets, n, parts, stream_);
-}
-
 void CudaKernels::sum(const float* x, std::int64_t n, double* out) const {
   select_cuda_device(device_);
   detail::launch_sum(x, n, out, scratch<double>(detail::reduce_scratch_doubles(n), "sum"), stream_);
@@ -520,51 +427,6 @@ void CudaKernels::linear_gelu_backward(Bf16* dinp, Bf16* dweight, Bf16* dbias, B
                                  nv(inp), nv(weight), n, c, oc);
 }
 
-void CudaKernels::embedding_forward(Bf16* out, const std::int32_t* tokens, const Bf16* wte, const Bf16* wpe,
-                                    std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
-  select_cuda_device(device_);
-  token_check_.check(tokens, b * t, v, stream_, "CudaKernels::embedding_forward");  // waits for the stream
-  detail::launch_embedding_forward(nv(out), tokens, nv(wte), nv(wpe), b, t, c, stream_);
-}
-
-void CudaKernels::embedding_backward(Bf16* dwte, Bf16* dwpe, const Bf16* dout, const std::int32_t* tokens,
-                                     std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
-  select_cuda_device(device_);
-  if (host_calls_ == nullptr) {
-    token_check_.check(tokens, b * t, v, stream_, "CudaKernels::embedding_backward");  // waits for the stream
-    detail::launch_embedding_backward(nv(dwte), nv(dwpe), nv(dout), tokens, b, t, c, stream_);
-    return;
-  }
-  const unsigned long long* refuse =
-      token_check_.check_on_stream(tokens, b * t, v, stream_, *host_calls_, "CudaKernels::embedding_backward");
-  detail::launch_embedding_backward(nv(dwte), nv(dwpe), nv(dout), tokens, b, t, c, stream_, refuse);
-}
-
-void CudaKernels::embedding_shard_forward(Bf16* out, const std::int32_t* tokens, const Bf16* wte, const Bf16* wpe,
-                                          std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t first,
-                                          std::int64_t rows, std::int64_t vocab) const {
-  select_cuda_device(device_);
-  check_vocab_shard("CudaKernels::embedding_shard_forward", first, rows, vocab);
-  token_check_.check(tokens, b * t, vocab, stream_, "CudaKernels::embedding_shard_forward");  // waits for the stream
-  detail::launch_embedding_shard_forward(nv(out), tokens, nv(wte), nv(wpe), b, t, c, first, rows, stream_);
-}
-
-void CudaKernels::embedding_shard_backward(Bf16* dwte, Bf16* dwpe, const Bf16* dout, const std::int32_t* tokens,
-                                           std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t first,
-                                           std::int64_t rows, std::int64_t vocab) const {
-  select_cuda_device(device_);
-  check_vocab_shard("CudaKernels::embedding_shard_backward", first, rows, vocab);
-  if (host_calls_ == nullptr) {
-    token_check_.check(tokens, b * t, vocab, stream_, "CudaKernels::embedding_shard_backward");  // waits
-    detail::launch_embedding_shard_backward(nv(dwte), nv(dwpe), nv(dout), tokens, b, t, c, first, rows, stream_);
-    return;
-  }
-  // The forward has just checked these tokens and waited: this check waits for nothing.
-  const unsigned long long* refuse = token_check_.check_on_stream(tokens, b * t, vocab, stream_, *host_calls_,
-                                                                  "CudaKernels::embedding_shard_backward");
-  detail::launch_embedding_shard_backward(nv(dwte), nv(dwpe), nv(dout), tokens, b, t, c, first, rows, stream_, refuse);
-}
-
 void CudaKernels::layernorm_forward(Bf16* out, float* mean, float* rstd, const Bf16* inp, const Bf16* weight,
                                     const Bf16* bias, std::int64_t n, std::int64_t c, float eps) const {
   select_cuda_device(device_);
@@ -584,8 +446,8 @@ void CudaKernels::residual_layernorm_forward(Bf16* sum, Bf16* out, float* mean, 
                                              const Bf16* b, const Bf16* weight, const Bf16* bias, std::int64_t n,
                                              std::int64_t c, float eps) const {
   select_cuda_device(device_);
-  detail::launch_residual_layernorm_forward(nv(sum), nv(out), mean, rstd, nv(a), nv(b), nv(weight), nv(bias), n, c,
-                                            eps, stream_);
+  detail::launch_residual_layernorm_forward(nv(sum), nv(out), mean, rstd, nv(a), nv(b), nv(weight), nv(bias), n, c, eps,
+                                            stream_);
 }
 
 void CudaKernels::residual_layernorm_backward(Bf16* dinp, Bf16* dweight, Bf16* dbias, const Bf16* dout,
@@ -673,34 +535,6 @@ void CudaKernels::swiglu_backward(Bf16* dinp, const Bf16* dout, const Bf16* inp,
 void CudaKernels::add(Bf16* out, const Bf16* a, const Bf16* b, std::int64_t n) const {
   select_cuda_device(device_);
   detail::launch_add(nv(out), nv(a), nv(b), n, stream_);
-}
-
-void CudaKernels::cross_entropy_forward(float* losses, float* lse, const Bf16* logits, const std::int32_t* targets,
-                                        std::int64_t n, std::int64_t v) const {
-  select_cuda_device(device_);
-  detail::launch_cross_entropy_forward(losses, lse, nv(logits), targets, n, v, stream_);
-}
-
-void CudaKernels::cross_entropy_backward(Bf16* dlogits, const Bf16* logits, const float* lse,
-                                         const std::int32_t* targets, float dloss, std::int64_t n,
-                                         std::int64_t v) const {
-  select_cuda_device(device_);
-  detail::launch_cross_entropy_backward(nv(dlogits), nv(logits), lse, targets, dloss, n, v, stream_);
-}
-
-void CudaKernels::cross_entropy_shard_forward(float* lse, float* target_logit, const Bf16* logits,
-                                              const std::int32_t* targets, std::int64_t n, std::int64_t v,
-                                              std::int64_t first, std::int64_t vocab) const {
-  select_cuda_device(device_);
-  check_vocab_shard("CudaKernels::cross_entropy_shard_forward", first, v, vocab);
-  detail::launch_cross_entropy_shard_forward(lse, target_logit, nv(logits), targets, n, v, first, vocab, stream_);
-}
-
-void CudaKernels::cross_entropy_shard_backward(Bf16* dlogits, const Bf16* logits, const float* lse,
-                                               const std::int32_t* targets, float dloss, std::int64_t n, std::int64_t v,
-                                               std::int64_t first) const {
-  select_cuda_device(device_);
-  detail::launch_cross_entropy_shard_backward(nv(dlogits), nv(logits), lse, targets, dloss, n, v, first, stream_);
 }
 
 void CudaKernels::squared_error_forward(float* losses, const float* pred, const float* targets, std::int64_t n) const {

@@ -67,6 +67,13 @@ class CudaKernels final : public Kernels {
   // why, into `why`).
   FusedAttention* fused_attention(const AttentionShape& shape, DType dtype, std::string* why = nullptr) const;
 
+  // Runs `launch(refuse)` for a kernel that writes by the token ids `tokens` (n) once they are checked
+  // against [0, vocab): with host_calls_, on the stream (`refuse` the flag the kernel reads: a bad
+  // token fails the stream and nothing is written); without, waiting (throws here; `refuse` null).
+  template <typename Launch>
+  void checked_tokens(const std::int32_t* tokens, std::int64_t n, std::int64_t vocab, const char* where,
+                      const Launch& launch) const;
+
   // The workspace as scratch of `count` elements of `what`; throws when it is too small.
   template <typename E>
   E* scratch(std::size_t count, const char* what) const;
