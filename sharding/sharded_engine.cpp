@@ -107,6 +107,14 @@ void ShardedEngine::build_units(Module& model, std::uint64_t seed) {
   if (nvme_) nvme_->allocate_file();  // every unit has reserved its extents
   for (auto& unit : units_) unit->initialize(seed);
   root_unit_ = partition.root_unit;
+  // Under tensor parallelism the gradient norm counts the replicated parameters once over the group.
+  if (groups_.tensor != nullptr && groups_.tensor->size() > 1) {
+    for (std::size_t u = 0; u < units_.size(); ++u) {
+      for (const FlatEntry& e : units_[u]->layout().entries()) {
+        if (!e.parameter->slice.split()) replicated_.push_back({u, FlatRange{e.offset, e.numel}});
+      }
+    }
+  }
   users_ = wrap_unit_modules(model, units_, *this);
   if (root_unit_ >= 0) ++users_[static_cast<std::size_t>(root_unit_)];
   pending_backward_ = users_;
@@ -287,8 +295,10 @@ void ShardedEngine::zero_grad() {
 double* ShardedEngine::norm_slot(std::size_t u) {
   if (!norm_slots_) {
     // Allocated on first use (the first step), not with the model state.
-    norm_slots_ = Storage::allocate(device_, std::max<std::size_t>(units_.size(), 1) * sizeof(double),
-                                    MemoryCategory::kWorkspace);
+    // One per unit, then one per replicated parameter of a tensor-parallel model.
+    norm_slots_ =
+        Storage::allocate(device_, std::max<std::size_t>(units_.size() + replicated_.size(), 1) * sizeof(double),
+                          MemoryCategory::kWorkspace);
   }
   auto* slots = static_cast<double*>(norm_slots_->data());
   return slots == nullptr ? nullptr : slots + u;
@@ -318,20 +328,13 @@ double ShardedEngine::gradient_norm() {
 }
 
 double ShardedEngine::replicated_sum_squares() {
-  std::vector<std::pair<std::size_t, FlatRange>> ranges;
-  for (std::size_t u = 0; u < units_.size(); ++u) {
-    for (const FlatEntry& e : units_[u]->layout().entries()) {
-      if (!e.parameter->slice.split()) ranges.push_back({u, FlatRange{e.offset, e.numel}});
-    }
+  if (replicated_.empty() || !device_.holds_data()) return 0.0;
+  const std::size_t first = units_.size();  // the replicated parameters' slots follow the units'
+  for (std::size_t i = 0; i < replicated_.size(); ++i) {
+    units_[replicated_[i].first]->grad_sum_squares(device_.kernels(), replicated_[i].second, norm_slot(first + i));
   }
-  if (ranges.empty() || !device_.holds_data()) return 0.0;
-  const auto sums = Storage::allocate(device_, ranges.size() * sizeof(double), MemoryCategory::kWorkspace);
-  auto* slots = static_cast<double*>(sums->data());
-  for (std::size_t i = 0; i < ranges.size(); ++i) {
-    units_[ranges[i].first]->grad_sum_squares(device_.kernels(), ranges[i].second, slots + i);
-  }
-  std::vector<double> host(ranges.size(), 0.0);
-  device_.copy_to_host(host.data(), slots, ranges.size() * sizeof(double));
+  std::vector<double> host(replicated_.size(), 0.0);
+  device_.copy_to_host(host.data(), norm_slot(first), replicated_.size() * sizeof(double));
   double sum = 0.0;
   for (double part : host) sum += part;
   return sum;

@@ -178,7 +178,7 @@ class ShardedEngine : private UnitHooks {
   // The sum of squares of the gradients of the parameters not split over the tensor-parallel group,
   // over this rank's shards (summed over the shard group by the caller).
   double replicated_sum_squares();
-  // Unit u's slot in norm_slots_ (null on a device without data).
+  // Slot u of norm_slots_: unit u's, then the replicated parameters' (null on a device without data).
   double* norm_slot(std::size_t u);
 
   Module& model_;
@@ -208,6 +208,9 @@ class ShardedEngine : private UnitHooks {
   // sums of squares, written by the last reduce (stages 2-3) or by gradient_norm(), copied to the
   // host once. The slots never move, so a unit's record of where it kept its sum stays valid.
   std::shared_ptr<Storage> norm_slots_;
+  // Tensor parallel: the (unit, range) of every parameter not split over the group, whose squares
+  // the gradient norm takes once over the group (replicated_sum_squares).
+  std::vector<std::pair<std::size_t, FlatRange>> replicated_;
   std::optional<DynamicLossScaler> scaler_;
   PhaseObserver observer_;
 };
