@@ -5,6 +5,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string>
+#include <unistd.h>
 
 #include "tessera/checkpointing/export/gpt_model_fields.hpp"
 #include "tessera/checkpointing/format/checkpoint_error.hpp"
@@ -295,11 +297,17 @@ void write_hf_config(const std::filesystem::path& path, const RunConfig& model, 
   config["torch_dtype"] = dtype == DType::kBF16 ? "bfloat16" : "float32";
   config["tessera_padded_vocab_size"] = g.vocab_size;
   config["tessera_step"] = step;
-  const std::filesystem::path tmp = path.string() + ".tmp";
+  // Written whole under a name of this process's own, so that exports writing beside each other at once
+  // never rename one another's file.
+  const std::filesystem::path tmp = path.string() + ".tmp-" + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << config.dump(2) << "\n";
-    if (!out) throw CheckpointError(CheckpointErrorKind::kIo, "cannot write " + tmp.string());
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(tmp, ignored);
+      throw CheckpointError(CheckpointErrorKind::kIo, "cannot write " + tmp.string());
+    }
   }
   std::filesystem::rename(tmp, path);
 }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <iterator>
@@ -75,7 +76,10 @@ class TrainGptThreads : public testing::TrainGptTest {
                                          " --checkpoint-dir " + run_dir + " --save-every " + std::to_string(kSteps),
                                      120);
     EXPECT_EQ(trained.exit_code, 0) << trained.output;
-    const std::string weights = (dir_ / ("weights_" + std::to_string(threads) + ".safetensors")).string();
+    // Each export in its own directory: a safetensors export writes config.json beside it.
+    const std::filesystem::path export_dir = dir_ / ("export_" + std::to_string(threads));
+    std::filesystem::create_directories(export_dir);
+    const std::string weights = (export_dir / "model.safetensors").string();
     const auto exported = run_bounded(tessera_ckpt_ + " export " + run_dir + " " + weights +
                                           " --format safetensors --vocab " + std::to_string(kVocab),
                                       120);
