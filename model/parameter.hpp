@@ -36,6 +36,11 @@ struct Parameter {
                        // piece holds the values of the global tensor's elements it covers
   bool decay;          // AdamW weight decay applies (matrices: yes; biases, norms: no)
   TensorSlice slice;   // the piece of the global tensor held (parts 1: all of it; tensor_slice.hpp)
+  // Stored, computed and updated in f32 whatever the run's dtypes (a norm's gain and bias: a gain
+  // near 1 moves by about the learning rate a step, below bf16's spacing of 2^-8 there, so a bf16
+  // copy would stay put for steps and then jump). The sharding engine keeps such parameters in a
+  // unit of their own (partition_units); the norms read them in f32 beside bf16 activations.
+  bool keep_f32 = false;
   Tensor value;        // (shape) f32; undefined until materialised
   Tensor grad;         // (shape) f32 accumulated gradient; undefined until allocated
 

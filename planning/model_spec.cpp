@@ -156,11 +156,21 @@ std::int64_t parse_bytes(const std::string& text, const std::string& what) {
                               "' (use B, KB, MB, GB, TB (powers of 10) or KiB, MiB, GiB, TiB)");
 }
 
-std::vector<UnitSize> gpt_unit_sizes(const GptConfig& c) {
+std::vector<UnitSize> gpt_unit_sizes(const GptConfig& c, bool f32_apart) {
+  // One norm's parameters: RMSNorm's gain, or LayerNorm's gain and bias.
+  const std::int64_t norm = c.is_llama() ? c.channels : 2 * c.channels;
   std::vector<UnitSize> units;
+  auto add = [&](const std::string& name, std::int64_t numel, std::int64_t norms) {
+    if (!f32_apart) {
+      units.push_back({name, numel});
+      return;
+    }
+    if (numel > norms * norm) units.push_back({name, numel - norms * norm});
+    units.push_back({name + " (f32)", norms * norm, true});
+  };
   units.push_back({"embed", c.embedding_parameter_count()});
-  for (std::int64_t l = 0; l < c.layers; ++l) units.push_back({"h." + std::to_string(l), c.block_parameter_count()});
-  units.push_back({c.tied_head ? "ln_f" : "ln_f, head", c.head_parameter_count()});
+  for (std::int64_t l = 0; l < c.layers; ++l) add("h." + std::to_string(l), c.block_parameter_count(), 2);
+  add(c.tied_head ? "ln_f" : "ln_f, head", c.head_parameter_count(), 1);
   return units;
 }
 

@@ -62,10 +62,13 @@ std::int64_t parse_bytes(const std::string& text, const std::string& what);
 
 // Parameters per sharding unit under the default unit policy, in the engine's order: embed,
 // h.0 .. h.{L-1}, and the root's own (ln_f, with the head's weight when untied): GptConfig's counts.
+// With `f32_apart` (a run whose compute or parameter dtype is not f32), each unit's norm parameters
+// follow it as a unit of their own ("h.0 (f32)", f32 set), as partition_units cuts them.
 struct UnitSize {
   std::string name;
   std::int64_t numel;
+  bool f32 = false;  // the norm parameters, kept in f32
 };
-std::vector<UnitSize> gpt_unit_sizes(const GptConfig& config);
+std::vector<UnitSize> gpt_unit_sizes(const GptConfig& config, bool f32_apart = false);
 
 }  // namespace tessera

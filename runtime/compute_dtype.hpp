@@ -6,6 +6,8 @@
 //   with_element_type(x.dtype(), "Linear", [&]<typename T>() {
 //     kernels.linear_forward(y.data_as<T>(), x.data_as<T>(), w.data_as<T>(), nullptr, n, c, oc);
 //   });
+//
+// with_norm_types does the same for the norms, whose parameters may be f32 under bf16 activations.
 #pragma once
 
 #include <stdexcept>
@@ -37,6 +39,20 @@ void with_element_type(DType dtype, const char* who, Body&& body) {
   }
   throw std::invalid_argument(std::string(who) + ": tensors of " + dtype_name(dtype) +
                               "; the compute ops take f32 or bf16 tensors");
+}
+
+// The norms' (activation, parameter) element types: calls body.template operator()<T, W>() with
+// (float, float) for (f32, f32), (Bf16, Bf16) for (bf16, bf16) and (Bf16, float) for bf16
+// activations with f32 parameters (kernel_ops_norm.hpp); any other pair throws std::invalid_argument
+// naming `who`.
+template <typename Body>
+void with_norm_types(DType activations, DType parameters, const char* who, Body&& body) {
+  if (activations == DType::kF32 && parameters == DType::kF32) return body.template operator()<float, float>();
+  if (activations == DType::kBF16 && parameters == DType::kBF16) return body.template operator()<Bf16, Bf16>();
+  if (activations == DType::kBF16 && parameters == DType::kF32) return body.template operator()<Bf16, float>();
+  throw std::invalid_argument(std::string(who) + ": " + dtype_name(activations) + " activations with " +
+                              dtype_name(parameters) +
+                              " parameters; the norms take f32 with f32, bf16 with bf16, or bf16 with f32");
 }
 
 }  // namespace tessera

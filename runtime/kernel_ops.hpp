@@ -8,8 +8,9 @@
 // The compute ops (kernel_ops_typed.hpp: GEMMs, the layers, attention, the loss) are listed once
 // with TESSERA_ACT for the element type of their activations, parameters and gradients, and come
 // out of this file twice, as overloads: once for float (f32) and once for Bf16 (bf16; statistics
-// kept for backward stay f32). A caller picks one by the pointers it passes; a backend implements
-// both. The ops below them (reductions over gradients, optimizers, conversion) are f32 only.
+// kept for backward stay f32). The norms (kernel_ops_norm.hpp) come out three times: the two above,
+// and bf16 activations with f32 weights and biases. A caller picks one by the pointers it passes; a
+// backend implements each. The ops below them (reductions over gradients, optimizers, conversion) are f32 only.
 // Include this file with TESSERA_KERNEL_OP defined; it undefines it at the end, so it has no include
 // guard and is included once per use:
 //
@@ -27,9 +28,19 @@
 // ---- the compute ops, for f32 and for bf16 -----------------------------------------------------
 #define TESSERA_ACT float
 #include "tessera/runtime/kernel_ops_typed.hpp"
+#define TESSERA_PARAM float
+#include "tessera/runtime/kernel_ops_norm.hpp"
+#undef TESSERA_PARAM
 #undef TESSERA_ACT
 #define TESSERA_ACT ::tessera::Bf16
 #include "tessera/runtime/kernel_ops_typed.hpp"
+#define TESSERA_PARAM ::tessera::Bf16
+#include "tessera/runtime/kernel_ops_norm.hpp"
+#undef TESSERA_PARAM
+// ---- the norms with bf16 activations and f32 parameters ----------------------------------------
+#define TESSERA_PARAM float
+#include "tessera/runtime/kernel_ops_norm.hpp"
+#undef TESSERA_PARAM
 #undef TESSERA_ACT
 
 // ---- f32 ops -----------------------------------------------------------------------------------

@@ -81,44 +81,6 @@ TESSERA_KERNEL_OP(embedding_shard_backward, kElementwise,
                    std::int64_t vocab),
                   (dwte, dwpe, dout, tokens, b, t, c, first, rows, vocab))
 
-// out (n,c) = (inp - mean) * rstd * weight (c) + bias (c); mean (n) and rstd (n) kept for backward.
-TESSERA_KERNEL_OP(layernorm_forward, kElementwise,
-                  (TESSERA_ACT* out, float* mean, float* rstd, const TESSERA_ACT* inp, const TESSERA_ACT* weight, const TESSERA_ACT* bias,
-                   std::int64_t n, std::int64_t c, float eps),
-                  (out, mean, rstd, inp, weight, bias, n, c, eps))
-// dinp (n,c) = ...; dweight (c) += ...; dbias (c) += ...
-TESSERA_KERNEL_OP(layernorm_backward, kElementwise,
-                  (TESSERA_ACT* dinp, TESSERA_ACT* dweight, TESSERA_ACT* dbias, const TESSERA_ACT* dout, const TESSERA_ACT* inp, const TESSERA_ACT* weight,
-                   const float* mean, const float* rstd, std::int64_t n, std::int64_t c),
-                  (dinp, dweight, dbias, dout, inp, weight, mean, rstd, n, c))
-// Residual add + LayerNorm in one pass: sum (n,c) = a + b (the residual stream, kept), out (n,c) =
-// layernorm(sum) with mean (n) and rstd (n). The same bits as add then layernorm_forward.
-TESSERA_KERNEL_OP(residual_layernorm_forward, kElementwise,
-                  (TESSERA_ACT* sum, TESSERA_ACT* out, float* mean, float* rstd, const TESSERA_ACT* a, const TESSERA_ACT* b,
-                   const TESSERA_ACT* weight, const TESSERA_ACT* bias, std::int64_t n, std::int64_t c, float eps),
-                  (sum, out, mean, rstd, a, b, weight, bias, n, c, eps))
-// layernorm_backward with the residual stream's gradient added in the same pass: dinp (n,c) =
-// dresidual (n,c) + the LayerNorm input gradient of dout; dweight, dbias (c) += as
-// layernorm_backward. The same bits as layernorm_backward then add. dinp may alias dout (not dresidual).
-TESSERA_KERNEL_OP(residual_layernorm_backward, kElementwise,
-                  (TESSERA_ACT* dinp, TESSERA_ACT* dweight, TESSERA_ACT* dbias, const TESSERA_ACT* dout, const TESSERA_ACT* dresidual,
-                   const TESSERA_ACT* inp, const TESSERA_ACT* weight, const float* mean, const float* rstd, std::int64_t n,
-                   std::int64_t c),
-                  (dinp, dweight, dbias, dout, dresidual, inp, weight, mean, rstd, n, c))
-
-// RMSNorm (Llama): out (n,c) = (inp * rstd) * weight (c), rstd (n) = 1 / sqrt(mean(inp^2) + eps)
-// kept for backward. The row formulas are runtime/math/rmsnorm_math.hpp's.
-TESSERA_KERNEL_OP(rmsnorm_forward, kElementwise,
-                  (TESSERA_ACT* out, float* rstd, const TESSERA_ACT* inp, const TESSERA_ACT* weight, std::int64_t n, std::int64_t c,
-                   float eps),
-                  (out, rstd, inp, weight, n, c, eps))
-// With xhat = inp * rstd and g = weight * dout per row: dinp (n,c) = rstd * (g - xhat * mean(g *
-// xhat)); dweight (c) += column sums of dout * xhat, each column summed in row order. dinp may alias dout.
-TESSERA_KERNEL_OP(rmsnorm_backward, kElementwise,
-                  (TESSERA_ACT* dinp, TESSERA_ACT* dweight, const TESSERA_ACT* dout, const TESSERA_ACT* inp, const TESSERA_ACT* weight,
-                   const float* rstd, std::int64_t n, std::int64_t c),
-                  (dinp, dweight, dout, inp, weight, rstd, n, c))
-
 // Rotary position embedding and grouped-query heads, into the layout attention_forward reads.
 // proj (b,t,(nh+2*nkv)*hs) holds [q (nh heads) | k (nkv heads) | v (nkv heads)] per position, head
 // h in columns [h*hs, (h+1)*hs) of its part; qkv (b,t,3*nh*hs) is written as [rope(q) | rope(k) |

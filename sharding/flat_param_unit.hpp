@@ -74,6 +74,8 @@ class FlatParamUnit {
 
   const std::string& name() const { return name_; }
   const FlatLayout& layout() const { return layout_; }
+  // What this unit stores where (the engine's table, or the f32 one for a unit kept in f32).
+  const Placement& placement() const { return placement_; }
   // The parameters as stored between steps (param dtype; P or S values: Placement::stored_params).
   const PlacedTensor& stored_params() const { return stored_; }
   // The range the optimizer updates on this rank: the whole buffer at stage 0, the shard otherwise.

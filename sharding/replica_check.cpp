@@ -45,15 +45,15 @@ std::vector<ReplicaChecksum> replica_checksums(const ShardedEngine& engine) {
   const Placement& placement = engine.placement();
   if (placement.stored_params != Extent::kFull) return out;  // stage 3: every rank stores its own shard
   if (!engine.device().holds_data()) return out;             // the meta device: nothing to read
-  const DType param_dtype = engine.config().precision.param_dtype;
-  for (const auto& unit : engine.units()) {
+  for (const auto& unit : engine.units()) {  // each in its own dtype (a unit kept in f32 is f32)
     append_entry_checksums(
-        unit->layout(), dtype_size(param_dtype), "",
+        unit->layout(), dtype_size(unit->stored_params().dtype()), "",
         [&](std::int64_t count, void* host) { unit->stored_params().read(0, count, host); }, out);
   }
   // Stage 0 keeps a full f32 master beside parameters of another dtype.
-  if (placement.master_is_params || placement.optimizer_range != Extent::kFull) return out;
+  if (placement.optimizer_range != Extent::kFull) return out;
   for (const auto& unit : engine.units()) {
+    if (unit->placement().master_is_params) continue;
     append_entry_checksums(
         unit->layout(), sizeof(float), " (f32 master)",
         [&](std::int64_t count, void* host) { unit->read_state(0, 0, count, host); }, out);

@@ -96,17 +96,23 @@ void ShardedEngine::check_devices() const {
 }
 
 void ShardedEngine::build_units(Module& model, std::uint64_t seed) {
-  const UnitPartition partition = partition_units(model, config_.unit_policy);
+  // The parameters kept in f32 (norms) are units of their own unless everything is f32 anyway.
+  const MixedPrecision& precision = config_.precision;
+  const bool f32_apart = precision.param_dtype != DType::kF32 || precision.compute_dtype != DType::kF32;
+  const UnitPartition partition = partition_units(model, config_.unit_policy, f32_apart);
+  ShardingConfig f32_config = config_;
+  f32_config.precision.param_dtype = f32_config.precision.compute_dtype = DType::kF32;
+  const Placement f32_placement = placement_for(f32_config, device_);
   Communicator& shard = *groups_.shard;
   const std::int64_t alignment = optimizer_alignment(config_.optimizer);
   for (const UnitParameters& u : partition.units) {
-    units_.push_back(
-        std::make_unique<FlatParamUnit>(u.name, FlatLayout(u.parameters, shard.size(), shard.rank(), alignment),
-                                        placement_, config_.precision, config_.optimizer, device_, nvme_.get()));
+    units_.push_back(std::make_unique<FlatParamUnit>(
+        u.name, FlatLayout(u.parameters, shard.size(), shard.rank(), alignment), u.f32 ? f32_placement : placement_,
+        u.f32 ? f32_config.precision : precision, config_.optimizer, device_, nvme_.get()));
   }
   if (nvme_) nvme_->allocate_file();  // every unit has reserved its extents
   for (auto& unit : units_) unit->initialize(seed);
-  root_unit_ = partition.root_unit;
+  root_use_ = {partition.root_units, "<root>"};
   // Under tensor parallelism the gradient norm counts the replicated parameters once over the group.
   if (groups_.tensor != nullptr && groups_.tensor->size() > 1) {
     for (std::size_t u = 0; u < units_.size(); ++u) {
@@ -115,9 +121,13 @@ void ShardedEngine::build_units(Module& model, std::uint64_t seed) {
       }
     }
   }
-  users_ = wrap_unit_modules(model, units_, *this);
-  if (root_unit_ >= 0) ++users_[static_cast<std::size_t>(root_unit_)];
+  users_ = wrap_unit_modules(model, partition, units_, *this);
+  for (int u : root_use_.units) ++users_[static_cast<std::size_t>(u)];
   pending_backward_ = users_;
+}
+
+bool ShardedEngine::is_root(int unit) const {
+  return std::find(root_use_.units.begin(), root_use_.units.end(), unit) != root_use_.units.end();
 }
 
 void ShardedEngine::issue_gather(int unit) {
@@ -153,14 +163,14 @@ auto ShardedEngine::guarded(const char* pass, Call&& call) {
   // On for the length of the call, off again however it ends (the Parameters bound as before).
   struct Guard {
     std::vector<std::unique_ptr<FlatParamUnit>>& units;
-    int root;
+    const std::vector<int>& roots;
     void set(bool on) {
       for (std::size_t u = 0; u < units.size(); ++u) {
-        if (static_cast<int>(u) != root) units[u]->set_access_guard(on);
+        if (std::find(roots.begin(), roots.end(), static_cast<int>(u)) == roots.end()) units[u]->set_access_guard(on);
       }
     }
     ~Guard() { set(false); }
-  } guard{units_, root_unit_};
+  } guard{units_, root_use_.units};
   guard.set(true);
   try {
     return call();
@@ -212,7 +222,7 @@ std::string ShardedEngine::bypass_message(const MissingParameterStorage& missing
 Tensor ShardedEngine::forward(Context& ctx, const Tensor& x) {
   check_state_whole("forward");
   forward_cursor_ = 0;
-  if (root_unit_ >= 0) ensure_params(root_unit_);
+  for (int u : root_use_.units) ensure_params(u);
   Tensor y = guarded("forward", [&] { return model_.forward(ctx, x); });
   recording_forward_ = false;
   return y;
@@ -231,7 +241,7 @@ void ShardedEngine::after_forward(const UnitUse& use) {
   for (int u : use.units) units_[static_cast<std::size_t>(u)]->close_access();
   if (!placement_.gather_for_compute || config_.reshard_after_forward) {
     for (int u : use.units) {
-      if (u != root_unit_) units_[static_cast<std::size_t>(u)]->release_params();
+      if (!is_root(u)) units_[static_cast<std::size_t>(u)]->release_params();
     }
   }
   note_phase("forward " + use.module);
@@ -248,13 +258,13 @@ void ShardedEngine::backward(Context& ctx, Tensor dy, GradSync sync) {
   check_trains("backward");
   sync_ = sync;
   backward_cursor_ = 0;
-  if (root_unit_ >= 0) {
-    ensure_params(root_unit_);
-    units_[static_cast<std::size_t>(root_unit_)]->prepare_grads();
+  for (int u : root_use_.units) {
+    ensure_params(u);
+    units_[static_cast<std::size_t>(u)]->prepare_grads();
   }
   // moved: the (B,T,V) loss gradient dies after the head's backward
   guarded("backward", [&] { model_.backward(ctx, std::move(dy)); });
-  if (root_unit_ >= 0) after_backward({{root_unit_}, units_[static_cast<std::size_t>(root_unit_)]->name()});
+  if (!root_use_.units.empty()) after_backward(root_use_);
   in_flight_.finish_all(InFlightKind::kReduce);
   recording_backward_ = false;
 }

@@ -172,6 +172,7 @@ class ShardedEngine : private UnitHooks {
   // closed ("" when it does not: the error is not the engine's to explain).
   std::string bypass_message(const MissingParameterStorage& missing, const char* pass) const;
   void build_units(Module& model, std::uint64_t seed);
+  bool is_root(int unit) const;
   void ensure_params(int unit);
   void issue_gather(int unit);
   void prefetch(std::vector<int>& order, std::size_t& cursor, int unit);
@@ -190,7 +191,7 @@ class ShardedEngine : private UnitHooks {
   std::unique_ptr<NvmeStore> nvme_;  // NVMe offload: this rank's file (outlives the units)
 
   std::vector<std::unique_ptr<FlatParamUnit>> units_;
-  int root_unit_ = -1;                 // parameters under no unit module, or -1
+  UnitUse root_use_;                   // the units of parameters under no unit module (none, or "<root>" and its f32 unit)
   std::vector<int> users_;             // per unit: wrapped modules whose backward touches it
   std::vector<int> pending_backward_;  // per unit: users whose backward has not run this micro-step
   InFlightQueue in_flight_;

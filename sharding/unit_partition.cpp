@@ -15,9 +15,27 @@ bool has_prefix(const std::string& name, const std::string& prefix) {
          (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0 && name[prefix.size()] == '.');
 }
 
+// Appends the unit of `module` holding `parameters` and, with f32_apart, its keep_f32 ones as a unit
+// of their own after it; returns how many units were added.
+int add_units(UnitPartition& partition, const std::string& module, const std::vector<NamedParameter>& parameters,
+              bool f32_apart) {
+  std::vector<NamedParameter> main, f32;
+  for (const NamedParameter& np : parameters) (f32_apart && np.parameter->keep_f32 ? f32 : main).push_back(np);
+  int added = 0;
+  if (!main.empty()) {
+    partition.units.push_back({module, module, false, std::move(main)});
+    ++added;
+  }
+  if (!f32.empty()) {
+    partition.units.push_back({module + " (f32)", module, true, std::move(f32)});
+    ++added;
+  }
+  return added;
+}
+
 }  // namespace
 
-UnitPartition partition_units(Module& model, const UnitPolicy& policy) {
+UnitPartition partition_units(Module& model, const UnitPolicy& policy, bool f32_apart) {
   std::vector<std::string> unit_names;
   if (policy) {
     for (const NamedModule& nm : model.named_modules()) {
@@ -38,21 +56,20 @@ UnitPartition partition_units(Module& model, const UnitPolicy& policy) {
   UnitPartition partition;
   for (const std::string& u : unit_names) {
     auto it = by_unit.find(u);
-    if (it != by_unit.end()) partition.units.push_back({u, it->second});
+    if (it != by_unit.end()) add_units(partition, u, it->second, f32_apart);
   }
-  if (!root_params.empty()) {
-    partition.root_unit = static_cast<int>(partition.units.size());
-    partition.units.push_back({"<root>", root_params});
-  }
+  const int first_root = static_cast<int>(partition.units.size());
+  const int roots = add_units(partition, "<root>", root_params, f32_apart);
+  for (int r = 0; r < roots; ++r) partition.root_units.push_back(first_root + r);
   return partition;
 }
 
-std::vector<int> wrap_unit_modules(Module& model, const std::vector<std::unique_ptr<FlatParamUnit>>& units,
-                                   UnitHooks& hooks) {
+std::vector<int> wrap_unit_modules(Module& model, const UnitPartition& partition,
+                                   const std::vector<std::unique_ptr<FlatParamUnit>>& units, UnitHooks& hooks) {
   std::map<const Parameter*, int> unit_of;
-  std::map<std::string, int> unit_by_name;
+  std::multimap<std::string, int> units_of_module;
   for (int u = 0; u < static_cast<int>(units.size()); ++u) {
-    unit_by_name[units[u]->name()] = u;
+    units_of_module.emplace(partition.units[static_cast<std::size_t>(u)].module, u);
     for (const FlatEntry& e : units[u]->layout().entries()) unit_of[e.parameter] = u;
   }
   std::vector<int> users(units.size(), 0);
@@ -64,7 +81,7 @@ std::vector<int> wrap_unit_modules(Module& model, const std::vector<std::unique_
       if (slot.name.empty()) continue;
       const std::string child_name = join_module_name(nm.name, slot.name);
       std::set<int> needed;
-      if (auto it = unit_by_name.find(child_name); it != unit_by_name.end()) needed.insert(it->second);
+      for (auto [it, end] = units_of_module.equal_range(child_name); it != end; ++it) needed.insert(it->second);
       for (Parameter* p : slot.module->tied_parameters()) {
         auto it = unit_of.find(p);
         if (it == unit_of.end()) {

@@ -123,7 +123,9 @@ StateReadPlan plan_reads_by_position(const CheckpointLayout& old,
                                 ") resumes only into the same units, and unit '" + unit.name() +
                                 "' differs (other parameters or offsets, or another tensor-parallel size: saved with " +
                                 std::to_string(old.tp) + ", resuming with " + std::to_string(tp) +
-                                "); resume with the unit policy and tensor-parallel size it was saved with, or start "
+                                "); resume with the unit policy, tensor-parallel size and compute and parameter "
+                                "dtypes it was saved with (with bf16, a unit's norm parameters are a unit of their "
+                                "own), or start "
                                 "from an export (--init-from) with fresh optimizer state");
     }
     const FlatRange range = unit.optimizer_range();

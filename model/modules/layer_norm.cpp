@@ -1,5 +1,5 @@
-// LayerNorm forward/backward through the device's layernorm kernels, in the dtype of its weight (mean
-// and rstd f32).
+// LayerNorm forward/backward through the device's layernorm kernels, in the dtype of its input, with
+// its weight and bias in that dtype or, under bf16 activations, in f32 (mean and rstd f32).
 #include "tessera/model/modules/layer_norm.hpp"
 
 #include "tessera/runtime/compute_dtype.hpp"
@@ -12,7 +12,9 @@ LayerNorm::LayerNorm(std::int64_t channels, float eps, std::shared_ptr<const Ten
       channels_(channels),
       eps_(eps),
       weight_(register_parameter("weight", {channels}, ParameterInit::ones(), false)),
-      bias_(register_parameter("bias", {channels}, ParameterInit::zeros(), false)) {}
+      bias_(register_parameter("bias", {channels}, ParameterInit::zeros(), false)) {
+  weight_.keep_f32 = bias_.keep_f32 = true;
+}
 
 void LayerNorm::clear_own_saved() {
   input_ = Tensor();
@@ -21,9 +23,11 @@ void LayerNorm::clear_own_saved() {
 }
 
 DType LayerNorm::checked_dtype(const Tensor& x, const char* what) const {
-  const DType dtype = require_value(weight_).dtype();
-  check_input(x.dtype() == dtype && x.ndim() >= 1 && x.dim(-1) == channels_, what, rows_of(dtype, channels_), x);
-  return dtype;
+  const DType param = require_value(weight_).dtype();
+  const bool dtype_ok = x.dtype() == param || (x.dtype() == DType::kBF16 && param == DType::kF32);
+  check_input(dtype_ok && x.ndim() >= 1 && x.dim(-1) == channels_, what,
+              param == DType::kF32 ? "f32 or " + rows_of(DType::kBF16, channels_) : rows_of(param, channels_), x);
+  return x.dtype();
 }
 
 Tensor LayerNorm::forward(Context& ctx, const Tensor& x) {
@@ -32,9 +36,9 @@ Tensor LayerNorm::forward(Context& ctx, const Tensor& x) {
   Tensor y = new_activation(ctx, x.shape(), dtype);
   Tensor mean = new_statistics(ctx, {rows});
   Tensor rstd = new_statistics(ctx, {rows});
-  with_element_type(dtype, "LayerNorm", [&]<typename T>() {
+  with_norm_types(dtype, require_value(weight_).dtype(), "LayerNorm", [&]<typename T, typename W>() {
     ctx.device.kernels().layernorm_forward(y.data_as<T>(), mean.data_as<float>(), rstd.data_as<float>(), x.data_as<T>(),
-                                           require_value(weight_).data_as<T>(), require_value(bias_).data_as<T>(), rows,
+                                           require_value(weight_).data_as<W>(), require_value(bias_).data_as<W>(), rows,
                                            channels_, eps_);
   });
   if (ctx.training) {
@@ -53,10 +57,10 @@ LayerNorm::ResidualOutput LayerNorm::forward_residual(Context& ctx, const Tensor
   ResidualOutput y{new_activation(ctx, a.shape(), dtype), new_activation(ctx, a.shape(), dtype)};
   Tensor mean = new_statistics(ctx, {rows});
   Tensor rstd = new_statistics(ctx, {rows});
-  with_element_type(dtype, "LayerNorm", [&]<typename T>() {
+  with_norm_types(dtype, require_value(weight_).dtype(), "LayerNorm", [&]<typename T, typename W>() {
     ctx.device.kernels().residual_layernorm_forward(
         y.sum.data_as<T>(), y.out.data_as<T>(), mean.data_as<float>(), rstd.data_as<float>(), a.data_as<T>(),
-        b.data_as<T>(), require_value(weight_).data_as<T>(), require_value(bias_).data_as<T>(), rows, channels_, eps_);
+        b.data_as<T>(), require_value(weight_).data_as<W>(), require_value(bias_).data_as<W>(), rows, channels_, eps_);
   });
   if (ctx.training) {
     input_ = y.sum;
@@ -74,10 +78,10 @@ Tensor LayerNorm::recompute_output(Context& ctx) {
   // The same kernel on the same input as forward; mean and rstd come out equal to the kept ones.
   Tensor mean = Tensor::empty(ctx.device, {rows}, DType::kF32, MemoryCategory::kWorkspace);
   Tensor rstd = Tensor::empty(ctx.device, {rows}, DType::kF32, MemoryCategory::kWorkspace);
-  with_element_type(dtype, "LayerNorm", [&]<typename T>() {
+  with_norm_types(dtype, require_value(weight_).dtype(), "LayerNorm", [&]<typename T, typename W>() {
     ctx.device.kernels().layernorm_forward(y.data_as<T>(), mean.data_as<float>(), rstd.data_as<float>(),
-                                           input_.data_as<T>(), require_value(weight_).data_as<T>(),
-                                           require_value(bias_).data_as<T>(), rows, channels_, eps_);
+                                           input_.data_as<T>(), require_value(weight_).data_as<W>(),
+                                           require_value(bias_).data_as<W>(), rows, channels_, eps_);
   });
   return y;
 }
@@ -90,9 +94,9 @@ Tensor LayerNorm::backward(Context& ctx, Tensor dy) {
   const std::int64_t rows = input_.numel() / channels_;
   Tensor dx = new_activation(ctx, input_.shape(), dtype);
   ReplicatedGrads grads(ctx, tp_.get(), {&weight_, &bias_});
-  with_element_type(dtype, "LayerNorm::backward", [&]<typename T>() {
-    ctx.device.kernels().layernorm_backward(dx.data_as<T>(), grads.grad(0).data_as<T>(), grads.grad(1).data_as<T>(),
-                                            dy.data_as<T>(), input_.data_as<T>(), require_value(weight_).data_as<T>(),
+  with_norm_types(dtype, require_value(weight_).dtype(), "LayerNorm::backward", [&]<typename T, typename W>() {
+    ctx.device.kernels().layernorm_backward(dx.data_as<T>(), grads.grad(0).data_as<W>(), grads.grad(1).data_as<W>(),
+                                            dy.data_as<T>(), input_.data_as<T>(), require_value(weight_).data_as<W>(),
                                             mean_.data_as<float>(), rstd_.data_as<float>(), rows, channels_);
   });
   grads.finish();
@@ -109,10 +113,10 @@ Tensor LayerNorm::backward_residual(Context& ctx, const Tensor& dy, const Tensor
   const std::int64_t rows = input_.numel() / channels_;
   Tensor dx = new_activation(ctx, input_.shape(), dtype);
   ReplicatedGrads grads(ctx, tp_.get(), {&weight_, &bias_});
-  with_element_type(dtype, "LayerNorm::backward", [&]<typename T>() {
+  with_norm_types(dtype, require_value(weight_).dtype(), "LayerNorm::backward", [&]<typename T, typename W>() {
     ctx.device.kernels().residual_layernorm_backward(
-        dx.data_as<T>(), grads.grad(0).data_as<T>(), grads.grad(1).data_as<T>(), dy.data_as<T>(),
-        dresidual.data_as<T>(), input_.data_as<T>(), require_value(weight_).data_as<T>(), mean_.data_as<float>(),
+        dx.data_as<T>(), grads.grad(0).data_as<W>(), grads.grad(1).data_as<W>(), dy.data_as<T>(),
+        dresidual.data_as<T>(), input_.data_as<T>(), require_value(weight_).data_as<W>(), mean_.data_as<float>(),
         rstd_.data_as<float>(), rows, channels_);
   });
   grads.finish();

@@ -1,4 +1,5 @@
-// RmsNorm forward/backward through the device's rmsnorm kernels, in the dtype of its weight (rstd f32).
+// RmsNorm forward/backward through the device's rmsnorm kernels, in the dtype of its input, with its
+// weight in that dtype or, under bf16 activations, in f32 (rstd f32).
 #include "tessera/model/modules/rms_norm.hpp"
 
 #include "tessera/runtime/compute_dtype.hpp"
@@ -10,7 +11,9 @@ RmsNorm::RmsNorm(std::int64_t channels, float eps, std::shared_ptr<const TensorP
     : tp_(std::move(tp)),
       channels_(channels),
       eps_(eps),
-      weight_(register_parameter("weight", {channels}, ParameterInit::ones(), false)) {}
+      weight_(register_parameter("weight", {channels}, ParameterInit::ones(), false)) {
+  weight_.keep_f32 = true;
+}
 
 void RmsNorm::clear_own_saved() {
   input_ = Tensor();
@@ -18,14 +21,17 @@ void RmsNorm::clear_own_saved() {
 }
 
 Tensor RmsNorm::forward(Context& ctx, const Tensor& x) {
-  const DType dtype = require_value(weight_).dtype();
-  check_input(x.dtype() == dtype && x.ndim() >= 1 && x.dim(-1) == channels_, "RMSNorm", rows_of(dtype, channels_), x);
+  const DType param = require_value(weight_).dtype();
+  const DType dtype = x.dtype();
+  const bool dtype_ok = dtype == param || (dtype == DType::kBF16 && param == DType::kF32);
+  check_input(dtype_ok && x.ndim() >= 1 && x.dim(-1) == channels_, "RMSNorm",
+              param == DType::kF32 ? "f32 or " + rows_of(DType::kBF16, channels_) : rows_of(param, channels_), x);
   const std::int64_t rows = x.numel() / channels_;
   Tensor y = new_activation(ctx, x.shape(), dtype);
   Tensor rstd = new_statistics(ctx, {rows});
-  with_element_type(dtype, "RMSNorm", [&]<typename T>() {
+  with_norm_types(dtype, param, "RMSNorm", [&]<typename T, typename W>() {
     ctx.device.kernels().rmsnorm_forward(y.data_as<T>(), rstd.data_as<float>(), x.data_as<T>(),
-                                         require_value(weight_).data_as<T>(), rows, channels_, eps_);
+                                         require_value(weight_).data_as<W>(), rows, channels_, eps_);
   });
   if (ctx.training) {
     input_ = x;
@@ -42,9 +48,9 @@ Tensor RmsNorm::backward(Context& ctx, Tensor dy) {
   const std::int64_t rows = input_.numel() / channels_;
   Tensor dx = new_activation(ctx, input_.shape(), dtype);
   ReplicatedGrads grads(ctx, tp_.get(), {&weight_});
-  with_element_type(dtype, "RMSNorm::backward", [&]<typename T>() {
-    ctx.device.kernels().rmsnorm_backward(dx.data_as<T>(), grads.grad(0).data_as<T>(), dy.data_as<T>(),
-                                          input_.data_as<T>(), require_value(weight_).data_as<T>(),
+  with_norm_types(dtype, require_value(weight_).dtype(), "RMSNorm::backward", [&]<typename T, typename W>() {
+    ctx.device.kernels().rmsnorm_backward(dx.data_as<T>(), grads.grad(0).data_as<W>(), dy.data_as<T>(),
+                                          input_.data_as<T>(), require_value(weight_).data_as<W>(),
                                           rstd_.data_as<float>(), rows, channels_);
   });
   grads.finish();
@@ -82,9 +88,9 @@ Tensor RmsNorm::recompute_output(Context& ctx) {
   Tensor y = new_activation(ctx, input_.shape(), dtype);
   // The same kernel on the same input as forward; rstd comes out equal to the kept one.
   Tensor rstd = Tensor::empty(ctx.device, {rows}, DType::kF32, MemoryCategory::kWorkspace);
-  with_element_type(dtype, "RMSNorm", [&]<typename T>() {
+  with_norm_types(dtype, require_value(weight_).dtype(), "RMSNorm", [&]<typename T, typename W>() {
     ctx.device.kernels().rmsnorm_forward(y.data_as<T>(), rstd.data_as<float>(), input_.data_as<T>(),
-                                         require_value(weight_).data_as<T>(), rows, channels_, eps_);
+                                         require_value(weight_).data_as<W>(), rows, channels_, eps_);
   });
   return y;
 }

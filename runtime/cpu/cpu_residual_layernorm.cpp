@@ -12,15 +12,15 @@ using detail::kLayerNormColumnBlock;
 
 namespace {
 
-template <typename T>
+template <typename T, typename W>
 void residual_layernorm_forward_t(T* sum,           // (n,c) written: a + b
                                   T* out,           // (n,c)
                                   float* mean,      // (n)
                                   float* rstd,      // (n)
                                   const T* a,       // (n,c)
                                   const T* b,       // (n,c)
-                                  const T* weight,  // (c)
-                                  const T* bias,    // (c)
+                                  const W* weight,  // (c)
+                                  const W* bias,    // (c)
                                   std::int64_t n, std::int64_t c, float eps) {
 #pragma omp parallel for schedule(static) if (n * c > (1 << 14))
   for (std::int64_t i = 0; i < n; ++i) {
@@ -34,14 +34,14 @@ void residual_layernorm_forward_t(T* sum,           // (n,c) written: a + b
   }
 }
 
-template <typename T>
+template <typename T, typename W>
 void residual_layernorm_backward_t(T* dinp,             // (n,c) written
-                                   T* dweight,          // (c) accumulated
-                                   T* dbias,            // (c) accumulated
+                                   W* dweight,          // (c) accumulated
+                                   W* dbias,            // (c) accumulated
                                    const T* dout,       // (n,c)
                                    const T* dresidual,  // (n,c), or null: nothing added
                                    const T* inp,        // (n,c)
-                                   const T* weight,     // (c)
+                                   const W* weight,     // (c)
                                    const float* mean,   // (n)
                                    const float* rstd,   // (n)
                                    std::int64_t n, std::int64_t c) {
@@ -62,19 +62,20 @@ void residual_layernorm_backward_t(T* dinp,             // (n,c) written
 
 }  // namespace
 
-#define TESSERA_CPU_RESIDUAL_LAYERNORM_OPS(T)                                                                      \
+#define TESSERA_CPU_RESIDUAL_LAYERNORM_OPS(T, W)                                                                     \
   void LevelKernels::residual_layernorm_forward(T* sum, T* out, float* mean, float* rstd, const T* a, const T* b, \
-                                                const T* weight, const T* bias, std::int64_t n, std::int64_t c,    \
+                                                const W* weight, const W* bias, std::int64_t n, std::int64_t c,    \
                                                 float eps) const {                                                 \
     residual_layernorm_forward_t(sum, out, mean, rstd, a, b, weight, bias, n, c, eps);                             \
   }                                                                                                                \
-  void LevelKernels::residual_layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* dresidual, \
-                                                 const T* inp, const T* weight, const float* mean,                 \
+  void LevelKernels::residual_layernorm_backward(T* dinp, W* dweight, W* dbias, const T* dout, const T* dresidual, \
+                                                 const T* inp, const W* weight, const float* mean,                 \
                                                  const float* rstd, std::int64_t n, std::int64_t c) const {        \
     residual_layernorm_backward_t(dinp, dweight, dbias, dout, dresidual, inp, weight, mean, rstd, n, c);           \
   }
-TESSERA_CPU_RESIDUAL_LAYERNORM_OPS(float)
-TESSERA_CPU_RESIDUAL_LAYERNORM_OPS(Bf16)
+TESSERA_CPU_RESIDUAL_LAYERNORM_OPS(float, float)
+TESSERA_CPU_RESIDUAL_LAYERNORM_OPS(Bf16, Bf16)
+TESSERA_CPU_RESIDUAL_LAYERNORM_OPS(Bf16, float)
 #undef TESSERA_CPU_RESIDUAL_LAYERNORM_OPS
 
 }  // namespace tessera::TESSERA_CPU_LEVEL_NS

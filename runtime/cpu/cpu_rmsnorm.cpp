@@ -13,11 +13,11 @@ namespace {
 constexpr std::int64_t kColumnBlock = 64;  // floats per column block (4 cache lines)
 constexpr std::int64_t kParallelMin = 1 << 14;
 
-template <typename T>
+template <typename T, typename W>
 void rmsnorm_forward_t(T* out,           // (n,c)
                        float* rstd,      // (n)
                        const T* inp,     // (n,c)
-                       const T* weight,  // (c)
+                       const W* weight,  // (c)
                        std::int64_t n, std::int64_t c, float eps) {
 #pragma omp parallel for schedule(static) if (n * c > kParallelMin)
   for (std::int64_t i = 0; i < n; ++i) {
@@ -33,12 +33,12 @@ void rmsnorm_forward_t(T* out,           // (n,c)
   }
 }
 
-template <typename T>
+template <typename T, typename W>
 void rmsnorm_backward_t(T* dinp,           // (n,c) written; may alias dout
-                        T* dweight,        // (c) accumulated
+                        W* dweight,        // (c) accumulated
                         const T* dout,     // (n,c)
                         const T* inp,      // (n,c)
-                        const T* weight,   // (c)
+                        const W* weight,   // (c)
                         const float* rstd,  // (n)
                         std::int64_t n, std::int64_t c) {
   const std::int64_t blocks = (c + kColumnBlock - 1) / kColumnBlock;
@@ -54,7 +54,7 @@ void rmsnorm_backward_t(T* dinp,           // (n,c) written; may alias dout
 #pragma omp simd
       for (std::int64_t j = 0; j < width; ++j) acc[j] += to_f32(d[j]) * (to_f32(x[j]) * rs);
     }
-    for (std::int64_t j = 0; j < width; ++j) dweight[j0 + j] = from_f32<T>(to_f32(dweight[j0 + j]) + acc[j]);
+    for (std::int64_t j = 0; j < width; ++j) dweight[j0 + j] = from_f32<W>(to_f32(dweight[j0 + j]) + acc[j]);
   }
   const float inv_c = 1.0f / static_cast<float>(c);
 #pragma omp parallel for schedule(static) if (n * c > kParallelMin)
@@ -76,17 +76,18 @@ void rmsnorm_backward_t(T* dinp,           // (n,c) written; may alias dout
 
 }  // namespace
 
-#define TESSERA_CPU_RMSNORM_OPS(T)                                                                               \
-  void LevelKernels::rmsnorm_forward(T* out, float* rstd, const T* inp, const T* weight, std::int64_t n,         \
+#define TESSERA_CPU_RMSNORM_OPS(T, W)                                                                              \
+  void LevelKernels::rmsnorm_forward(T* out, float* rstd, const T* inp, const W* weight, std::int64_t n,         \
                                      std::int64_t c, float eps) const {                                          \
     rmsnorm_forward_t(out, rstd, inp, weight, n, c, eps);                                                        \
   }                                                                                                              \
-  void LevelKernels::rmsnorm_backward(T* dinp, T* dweight, const T* dout, const T* inp, const T* weight,         \
+  void LevelKernels::rmsnorm_backward(T* dinp, W* dweight, const T* dout, const T* inp, const W* weight,         \
                                       const float* rstd, std::int64_t n, std::int64_t c) const {                 \
     rmsnorm_backward_t(dinp, dweight, dout, inp, weight, rstd, n, c);                                            \
   }
-TESSERA_CPU_RMSNORM_OPS(float)
-TESSERA_CPU_RMSNORM_OPS(Bf16)
+TESSERA_CPU_RMSNORM_OPS(float, float)
+TESSERA_CPU_RMSNORM_OPS(Bf16, Bf16)
+TESSERA_CPU_RMSNORM_OPS(Bf16, float)
 #undef TESSERA_CPU_RMSNORM_OPS
 
 }  // namespace tessera::inline TESSERA_CPU_LEVEL_NS

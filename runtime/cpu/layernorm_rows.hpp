@@ -1,8 +1,9 @@
 // The loop bodies of the CPU LayerNorm kernels — one row forward, one column block of the weight
 // and bias gradients, one row of the input gradient — shared by the plain kernels
 // (cpu_layernorm.cpp) and the fused residual ones (cpu_residual_layernorm.cpp), so both compute
-// the same bits. T is the element type of the tensors (float or Bf16); statistics, sums and the
-// row arithmetic are f32, and each result is rounded to T once.
+// the same bits. T is the element type of the activations and their gradients (float or Bf16), W
+// that of the weight, bias and their gradients (T, or float with Bf16 activations); statistics, sums
+// and the row arithmetic are f32, and each result is rounded to its tensor's type once.
 //
 // Backward, per row, with xhat = (x - mean) * rstd and g = weight * dout:
 //   dinp = rstd * (g - mean(g) - xhat * mean(g * xhat));  dweight += dout * xhat;  dbias += dout
@@ -20,8 +21,8 @@ namespace tessera::inline TESSERA_CPU_LEVEL_NS::detail {
 inline constexpr std::int64_t kLayerNormColumnBlock = 64;  // floats per column block (4 cache lines)
 
 // o (c) = (x - mean) * rstd * weight + bias over one row x (c); writes the row's mean and rstd.
-template <typename T>
-inline void layernorm_forward_row(T* o, float* mean, float* rstd, const T* x, const T* weight, const T* bias,
+template <typename T, typename W>
+inline void layernorm_forward_row(T* o, float* mean, float* rstd, const T* x, const W* weight, const W* bias,
                                   std::int64_t c, float eps) {
   const float inv_c = 1.0f / static_cast<float>(c);
   float sum = 0.0f;
@@ -40,8 +41,8 @@ inline void layernorm_forward_row(T* o, float* mean, float* rstd, const T* x, co
 
 // dweight and dbias (c) += column sums over rows 0..n-1 (in row order) of dout * xhat and dout, for
 // the columns [j0, j0 + width), width <= kLayerNormColumnBlock; inp and dout are (n,c).
-template <typename T>
-inline void layernorm_param_grads_block(T* dweight, T* dbias, const T* dout, const T* inp, const float* mean,
+template <typename T, typename W>
+inline void layernorm_param_grads_block(W* dweight, W* dbias, const T* dout, const T* inp, const float* mean,
                                         const float* rstd, std::int64_t n, std::int64_t c, std::int64_t j0,
                                         std::int64_t width) {
   float dw[kLayerNormColumnBlock] = {};
@@ -58,8 +59,8 @@ inline void layernorm_param_grads_block(T* dweight, T* dbias, const T* dout, con
     }
   }
   for (std::int64_t j = 0; j < width; ++j) {
-    dweight[j0 + j] = from_f32<T>(to_f32(dweight[j0 + j]) + dw[j]);
-    dbias[j0 + j] = from_f32<T>(to_f32(dbias[j0 + j]) + db[j]);
+    dweight[j0 + j] = from_f32<W>(to_f32(dweight[j0 + j]) + dw[j]);
+    dbias[j0 + j] = from_f32<W>(to_f32(dbias[j0 + j]) + db[j]);
   }
 }
 
@@ -68,8 +69,8 @@ inline void layernorm_param_grads_block(T* dweight, T* dbias, const T* dout, con
 // stored first (rounded to T) and the residual added in a second pass over the row (in L1): in one
 // expression the compiler may contract the product and the add into an FMA, which rounds
 // differently. dx may alias d, not residual.
-template <typename T>
-inline void layernorm_backward_row(T* dx, const T* d, const T* x, const T* weight, float mu, float rs, std::int64_t c,
+template <typename T, typename W>
+inline void layernorm_backward_row(T* dx, const T* d, const T* x, const W* weight, float mu, float rs, std::int64_t c,
                                    const T* residual) {
   const float inv_c = 1.0f / static_cast<float>(c);
   float g_sum = 0.0f;

@@ -10,5 +10,8 @@ namespace tessera {
 
 inline __nv_bfloat16* nv(Bf16* p) { return reinterpret_cast<__nv_bfloat16*>(p); }
 inline const __nv_bfloat16* nv(const Bf16* p) { return reinterpret_cast<const __nv_bfloat16*>(p); }
+// f32 tensors are the same type on both sides (so code written for either element type can call nv()).
+inline float* nv(float* p) { return p; }
+inline const float* nv(const float* p) { return p; }
 
 }  // namespace tessera

@@ -79,51 +79,55 @@ void CudaKernels::linear_gelu_backward(float* dinp, float* dweight, float* dbias
                                  oc);
 }
 
-void CudaKernels::layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
-                                    const float* bias, std::int64_t n, std::int64_t c, float eps) const {
-  select_cuda_device(device_);
-  detail::launch_layernorm_forward(out, mean, rstd, inp, weight, bias, n, c, eps, stream_);
-}
-
-void CudaKernels::layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                                     const float* weight, const float* mean, const float* rstd, std::int64_t n,
-                                     std::int64_t c) const {
-  select_cuda_device(device_);
-  const std::size_t floats = blas_.workspace_bytes() / sizeof(float);
-  detail::launch_layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, n, c,
-                                    scratch<float>(floats, "layernorm_backward"), floats, stream_);
-}
-
-void CudaKernels::residual_layernorm_forward(float* sum, float* out, float* mean, float* rstd, const float* a,
-                                             const float* b, const float* weight, const float* bias, std::int64_t n,
-                                             std::int64_t c, float eps) const {
-  select_cuda_device(device_);
-  detail::launch_residual_layernorm_forward(sum, out, mean, rstd, a, b, weight, bias, n, c, eps, stream_);
-}
-
-void CudaKernels::residual_layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                                              const float* dresidual, const float* inp, const float* weight,
-                                              const float* mean, const float* rstd, std::int64_t n,
-                                              std::int64_t c) const {
-  select_cuda_device(device_);
-  const std::size_t floats = blas_.workspace_bytes() / sizeof(float);
-  detail::launch_residual_layernorm_backward(dinp, dweight, dbias, dout, dresidual, inp, weight, mean, rstd, n, c,
-                                             scratch<float>(floats, "residual_layernorm_backward"), floats, stream_);
-}
-
-void CudaKernels::rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, std::int64_t n,
-                                  std::int64_t c, float eps) const {
-  select_cuda_device(device_);
-  detail::launch_rmsnorm_forward(out, rstd, inp, weight, n, c, eps, stream_);
-}
-
-void CudaKernels::rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
-                                   const float* weight, const float* rstd, std::int64_t n, std::int64_t c) const {
-  select_cuda_device(device_);
-  const std::size_t floats = blas_.workspace_bytes() / sizeof(float);
-  detail::launch_rmsnorm_backward(dinp, dweight, dout, inp, weight, rstd, n, c,
-                                  scratch<float>(floats, "rmsnorm_backward"), floats, stream_);
-}
+// The norms, for each (activation, parameter) type pair of the table: (f32, f32), (bf16, bf16) and
+// (bf16, f32).
+#define TESSERA_CUDA_NORM_OPS(T, W)                                                                               \
+  void CudaKernels::layernorm_forward(T* out, float* mean, float* rstd, const T* inp, const W* weight,            \
+                                      const W* bias, std::int64_t n, std::int64_t c, float eps) const {            \
+    select_cuda_device(device_);                                                                                  \
+    detail::launch_layernorm_forward(nv(out), mean, rstd, nv(inp), nv(weight), nv(bias), n, c, eps, stream_);     \
+  }                                                                                                               \
+  void CudaKernels::layernorm_backward(T* dinp, W* dweight, W* dbias, const T* dout, const T* inp,               \
+                                       const W* weight, const float* mean, const float* rstd, std::int64_t n,     \
+                                       std::int64_t c) const {                                                    \
+    select_cuda_device(device_);                                                                                  \
+    const std::size_t floats = blas_.workspace_bytes() / sizeof(float);                                           \
+    detail::launch_layernorm_backward(nv(dinp), nv(dweight), nv(dbias), nv(dout), nv(inp), nv(weight), mean, rstd, \
+                                      n, c, scratch<float>(floats, "layernorm_backward"), floats, stream_);       \
+  }                                                                                                               \
+  void CudaKernels::residual_layernorm_forward(T* sum, T* out, float* mean, float* rstd, const T* a, const T* b, \
+                                               const W* weight, const W* bias, std::int64_t n, std::int64_t c,    \
+                                               float eps) const {                                                 \
+    select_cuda_device(device_);                                                                                  \
+    detail::launch_residual_layernorm_forward(nv(sum), nv(out), mean, rstd, nv(a), nv(b), nv(weight), nv(bias), n, \
+                                              c, eps, stream_);                                                   \
+  }                                                                                                               \
+  void CudaKernels::residual_layernorm_backward(T* dinp, W* dweight, W* dbias, const T* dout, const T* dresidual, \
+                                                const T* inp, const W* weight, const float* mean,                 \
+                                                const float* rstd, std::int64_t n, std::int64_t c) const {        \
+    select_cuda_device(device_);                                                                                  \
+    const std::size_t floats = blas_.workspace_bytes() / sizeof(float);                                           \
+    detail::launch_residual_layernorm_backward(nv(dinp), nv(dweight), nv(dbias), nv(dout), nv(dresidual), nv(inp), \
+                                               nv(weight), mean, rstd, n, c,                                      \
+                                               scratch<float>(floats, "residual_layernorm_backward"), floats,     \
+                                               stream_);                                                          \
+  }                                                                                                               \
+  void CudaKernels::rmsnorm_forward(T* out, float* rstd, const T* inp, const W* weight, std::int64_t n,          \
+                                    std::int64_t c, float eps) const {                                            \
+    select_cuda_device(device_);                                                                                  \
+    detail::launch_rmsnorm_forward(nv(out), rstd, nv(inp), nv(weight), n, c, eps, stream_);                       \
+  }                                                                                                               \
+  void CudaKernels::rmsnorm_backward(T* dinp, W* dweight, const T* dout, const T* inp, const W* weight,          \
+                                     const float* rstd, std::int64_t n, std::int64_t c) const {                   \
+    select_cuda_device(device_);                                                                                  \
+    const std::size_t floats = blas_.workspace_bytes() / sizeof(float);                                           \
+    detail::launch_rmsnorm_backward(nv(dinp), nv(dweight), nv(dout), nv(inp), nv(weight), rstd, n, c,            \
+                                    scratch<float>(floats, "rmsnorm_backward"), floats, stream_);                 \
+  }
+TESSERA_CUDA_NORM_OPS(float, float)
+TESSERA_CUDA_NORM_OPS(Bf16, Bf16)
+TESSERA_CUDA_NORM_OPS(Bf16, float)
+#undef TESSERA_CUDA_NORM_OPS
 
 void CudaKernels::rotary_qkv_forward(float* qkv, const float* proj, std::int64_t b, std::int64_t t, std::int64_t nh,
                                      std::int64_t nkv, std::int64_t hs, float theta) const {
@@ -427,53 +431,6 @@ void CudaKernels::linear_gelu_backward(Bf16* dinp, Bf16* dweight, Bf16* dbias, B
                                  nv(inp), nv(weight), n, c, oc);
 }
 
-void CudaKernels::layernorm_forward(Bf16* out, float* mean, float* rstd, const Bf16* inp, const Bf16* weight,
-                                    const Bf16* bias, std::int64_t n, std::int64_t c, float eps) const {
-  select_cuda_device(device_);
-  detail::launch_layernorm_forward(nv(out), mean, rstd, nv(inp), nv(weight), nv(bias), n, c, eps, stream_);
-}
-
-void CudaKernels::layernorm_backward(Bf16* dinp, Bf16* dweight, Bf16* dbias, const Bf16* dout, const Bf16* inp,
-                                     const Bf16* weight, const float* mean, const float* rstd, std::int64_t n,
-                                     std::int64_t c) const {
-  select_cuda_device(device_);
-  const std::size_t floats = blas_.workspace_bytes() / sizeof(float);
-  detail::launch_layernorm_backward(nv(dinp), nv(dweight), nv(dbias), nv(dout), nv(inp), nv(weight), mean, rstd, n, c,
-                                    scratch<float>(floats, "layernorm_backward"), floats, stream_);
-}
-
-void CudaKernels::residual_layernorm_forward(Bf16* sum, Bf16* out, float* mean, float* rstd, const Bf16* a,
-                                             const Bf16* b, const Bf16* weight, const Bf16* bias, std::int64_t n,
-                                             std::int64_t c, float eps) const {
-  select_cuda_device(device_);
-  detail::launch_residual_layernorm_forward(nv(sum), nv(out), mean, rstd, nv(a), nv(b), nv(weight), nv(bias), n, c, eps,
-                                            stream_);
-}
-
-void CudaKernels::residual_layernorm_backward(Bf16* dinp, Bf16* dweight, Bf16* dbias, const Bf16* dout,
-                                              const Bf16* dresidual, const Bf16* inp, const Bf16* weight,
-                                              const float* mean, const float* rstd, std::int64_t n,
-                                              std::int64_t c) const {
-  select_cuda_device(device_);
-  const std::size_t floats = blas_.workspace_bytes() / sizeof(float);
-  detail::launch_residual_layernorm_backward(nv(dinp), nv(dweight), nv(dbias), nv(dout), nv(dresidual), nv(inp),
-                                             nv(weight), mean, rstd, n, c,
-                                             scratch<float>(floats, "residual_layernorm_backward"), floats, stream_);
-}
-
-void CudaKernels::rmsnorm_forward(Bf16* out, float* rstd, const Bf16* inp, const Bf16* weight, std::int64_t n,
-                                  std::int64_t c, float eps) const {
-  select_cuda_device(device_);
-  detail::launch_rmsnorm_forward(nv(out), rstd, nv(inp), nv(weight), n, c, eps, stream_);
-}
-
-void CudaKernels::rmsnorm_backward(Bf16* dinp, Bf16* dweight, const Bf16* dout, const Bf16* inp, const Bf16* weight,
-                                   const float* rstd, std::int64_t n, std::int64_t c) const {
-  select_cuda_device(device_);
-  const std::size_t floats = blas_.workspace_bytes() / sizeof(float);
-  detail::launch_rmsnorm_backward(nv(dinp), nv(dweight), nv(dout), nv(inp), nv(weight), rstd, n, c,
-                                  scratch<float>(floats, "rmsnorm_backward"), floats, stream_);
-}
 
 void CudaKernels::rotary_qkv_forward(Bf16* qkv, const Bf16* proj, std::int64_t b, std::int64_t t, std::int64_t nh,
                                      std::int64_t nkv, std::int64_t hs, float theta) const {

@@ -6,7 +6,8 @@
 // so dinp may alias dout, as on the CPU.
 // The residual variants run the same kernels with the residual add inside: forward writes sum = a + b
 // (rounded to T, as add would) and normalises it; backward adds dresidual to dinp after rounding the
-// LayerNorm gradient to T (as layernorm_backward then add would).
+// LayerNorm gradient to T (as layernorm_backward then add would). T is the activations' element type,
+// W the weight's and bias's (T, or float with bf16 activations).
 #include "tessera/runtime/cuda/column_sum.cuh"
 #include "tessera/runtime/cuda/cuda_check.hpp"
 #include "tessera/runtime/cuda/cuda_launch.cuh"
@@ -17,9 +18,9 @@ namespace {
 
 constexpr int kRowsPerBlock = kThreads / kWarp;
 
-template <typename T, bool kResidual>
+template <typename T, typename W, bool kResidual>
 __global__ void layernorm_forward_kernel(T* out, float* mean, float* rstd, T* sum_out, const T* inp, const T* other,
-                                         const T* weight, const T* bias, std::int64_t n, std::int64_t c, float eps) {
+                                         const W* weight, const W* bias, std::int64_t n, std::int64_t c, float eps) {
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarp;
   if (row >= n) return;  // the whole warp
   const int lane = threadIdx.x % kWarp;
@@ -65,8 +66,8 @@ struct NormGradValues {
   }
 };
 
-template <typename T>
-__global__ void layernorm_backward_kernel(T* dinp, const T* dout, const T* dresidual, const T* inp, const T* weight,
+template <typename T, typename W>
+__global__ void layernorm_backward_kernel(T* dinp, const T* dout, const T* dresidual, const T* inp, const W* weight,
                                           const float* mean, const float* rstd, std::int64_t n, std::int64_t c) {
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarp;
   if (row >= n) return;
@@ -104,83 +105,84 @@ std::size_t column_sum_scratch_floats(std::int64_t n, std::int64_t c, int output
   return static_cast<std::size_t>(groups * c * outputs);
 }
 
-template <typename T>
+template <typename T, typename W>
 void launch_layernorm_forward(T* out,           // (n,c)
                               float* mean,      // (n)
                               float* rstd,      // (n)
                               const T* inp,     // (n,c)
-                              const T* weight,  // (c)
-                              const T* bias,    // (c)
+                              const W* weight,  // (c)
+                              const W* bias,    // (c)
                               std::int64_t n, std::int64_t c, float eps, cudaStream_t stream) {
   if (n == 0) return;
-  layernorm_forward_kernel<T, false>
+  layernorm_forward_kernel<T, W, false>
       <<<row_blocks(n), kThreads, 0, stream>>>(out, mean, rstd, nullptr, inp, nullptr, weight, bias, n, c, eps);
   TESSERA_CUDA_CHECK_LAUNCH("layernorm_forward_kernel");
 }
 
-template <typename T>
+template <typename T, typename W>
 void launch_residual_layernorm_forward(T* sum,           // (n,c) = a + b
                                        T* out,           // (n,c)
                                        float* mean,      // (n)
                                        float* rstd,      // (n)
                                        const T* a,       // (n,c)
                                        const T* b,       // (n,c)
-                                       const T* weight,  // (c)
-                                       const T* bias,    // (c)
+                                       const W* weight,  // (c)
+                                       const W* bias,    // (c)
                                        std::int64_t n, std::int64_t c, float eps, cudaStream_t stream) {
   if (n == 0) return;
-  layernorm_forward_kernel<T, true>
+  layernorm_forward_kernel<T, W, true>
       <<<row_blocks(n), kThreads, 0, stream>>>(out, mean, rstd, sum, a, b, weight, bias, n, c, eps);
   TESSERA_CUDA_CHECK_LAUNCH("residual_layernorm_forward_kernel");
 }
 
-template <typename T>
+template <typename T, typename W>
 void launch_residual_layernorm_backward(T* dinp,             // (n,c) written; may alias dout, not dresidual
-                                        T* dweight,          // (c) accumulated
-                                        T* dbias,            // (c) accumulated
+                                        W* dweight,          // (c) accumulated
+                                        W* dbias,            // (c) accumulated
                                         const T* dout,       // (n,c)
                                         const T* dresidual,  // (n,c) added to dinp, or null
                                         const T* inp,        // (n,c)
-                                        const T* weight,     // (c)
+                                        const W* weight,     // (c)
                                         const float* mean,   // (n)
                                         const float* rstd,   // (n)
                                         std::int64_t n, std::int64_t c, float* scratch, std::size_t scratch_floats,
                                         cudaStream_t stream) {
   if (n == 0) return;
-  column_sums<2, T>(ColumnOutputs<2, T>{{dweight, dbias}}, NormGradValues<T>{dout, inp, mean, rstd, c}, n, c, scratch,
+  column_sums<2, W>(ColumnOutputs<2, W>{{dweight, dbias}}, NormGradValues<T>{dout, inp, mean, rstd, c}, n, c, scratch,
                     scratch_floats, stream);
-  layernorm_backward_kernel<T>
+  layernorm_backward_kernel<T, W>
       <<<row_blocks(n), kThreads, 0, stream>>>(dinp, dout, dresidual, inp, weight, mean, rstd, n, c);
   TESSERA_CUDA_CHECK_LAUNCH("layernorm_backward_kernel");
 }
 
-template <typename T>
+template <typename T, typename W>
 void launch_layernorm_backward(T* dinp,            // (n,c) written; may alias dout
-                               T* dweight,         // (c) accumulated
-                               T* dbias,           // (c) accumulated
+                               W* dweight,         // (c) accumulated
+                               W* dbias,           // (c) accumulated
                                const T* dout,      // (n,c)
                                const T* inp,       // (n,c)
-                               const T* weight,    // (c)
+                               const W* weight,    // (c)
                                const float* mean,  // (n)
                                const float* rstd,  // (n)
                                std::int64_t n, std::int64_t c, float* scratch, std::size_t scratch_floats,
                                cudaStream_t stream) {
-  launch_residual_layernorm_backward<T>(dinp, dweight, dbias, dout, nullptr, inp, weight, mean, rstd, n, c, scratch,
+  launch_residual_layernorm_backward<T, W>(dinp, dweight, dbias, dout, nullptr, inp, weight, mean, rstd, n, c, scratch,
                                         scratch_floats, stream);
 }
 
-#define TESSERA_INSTANTIATE_LAYERNORM(T)                                                                              \
-  template void launch_layernorm_forward<T>(T*, float*, float*, const T*, const T*, const T*, std::int64_t,           \
-                                            std::int64_t, float, cudaStream_t);                                       \
-  template void launch_layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const float*, const float*,    \
-                                             std::int64_t, std::int64_t, float*, std::size_t, cudaStream_t);          \
-  template void launch_residual_layernorm_forward<T>(T*, T*, float*, float*, const T*, const T*, const T*, const T*,  \
-                                                     std::int64_t, std::int64_t, float, cudaStream_t);                \
-  template void launch_residual_layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const T*,             \
-                                                      const float*, const float*, std::int64_t, std::int64_t, float*, \
-                                                      std::size_t, cudaStream_t);
-TESSERA_INSTANTIATE_LAYERNORM(float)
-TESSERA_INSTANTIATE_LAYERNORM(__nv_bfloat16)
+#define TESSERA_INSTANTIATE_LAYERNORM(T, W)                                                                          \
+  template void launch_layernorm_forward<T, W>(T*, float*, float*, const T*, const W*, const W*, std::int64_t,        \
+                                               std::int64_t, float, cudaStream_t);                                    \
+  template void launch_layernorm_backward<T, W>(T*, W*, W*, const T*, const T*, const W*, const float*, const float*, \
+                                                std::int64_t, std::int64_t, float*, std::size_t, cudaStream_t);       \
+  template void launch_residual_layernorm_forward<T, W>(T*, T*, float*, float*, const T*, const T*, const W*,         \
+                                                        const W*, std::int64_t, std::int64_t, float, cudaStream_t);   \
+  template void launch_residual_layernorm_backward<T, W>(T*, W*, W*, const T*, const T*, const T*, const W*,          \
+                                                         const float*, const float*, std::int64_t, std::int64_t,      \
+                                                         float*, std::size_t, cudaStream_t);
+TESSERA_INSTANTIATE_LAYERNORM(float, float)
+TESSERA_INSTANTIATE_LAYERNORM(__nv_bfloat16, __nv_bfloat16)
+TESSERA_INSTANTIATE_LAYERNORM(__nv_bfloat16, float)
 #undef TESSERA_INSTANTIATE_LAYERNORM
 
 }  // namespace tessera::detail

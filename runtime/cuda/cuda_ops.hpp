@@ -83,24 +83,25 @@ void launch_embedding_shard_backward(T* dwte, T* dwpe, const T* dout, const std:
                                      cudaStream_t stream, const unsigned long long* refuse_if_bad = nullptr);
 
 // ---- layernorm (cuda_layernorm.cu) -----------------------------------------------------------------
-template <typename T>
-void launch_layernorm_forward(T* out, float* mean, float* rstd, const T* inp, const T* weight, const T* bias,
+// T: the activations' element type; W: the weight's and bias's (T, or float with bf16 activations).
+template <typename T, typename W>
+void launch_layernorm_forward(T* out, float* mean, float* rstd, const T* inp, const W* weight, const W* bias,
                               std::int64_t n, std::int64_t c, float eps, cudaStream_t stream);
 // scratch: column_sum_scratch_floats(n, c, 2) floats.
-template <typename T>
-void launch_layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp, const T* weight,
+template <typename T, typename W>
+void launch_layernorm_backward(T* dinp, W* dweight, W* dbias, const T* dout, const T* inp, const W* weight,
                                const float* mean, const float* rstd, std::int64_t n, std::int64_t c, float* scratch,
                                std::size_t scratch_floats, cudaStream_t stream);
 // Residual add + LayerNorm: sum (n,c) = a + b, then as launch_layernorm_forward over sum.
-template <typename T>
+template <typename T, typename W>
 void launch_residual_layernorm_forward(T* sum, T* out, float* mean, float* rstd, const T* a, const T* b,
-                                       const T* weight, const T* bias, std::int64_t n, std::int64_t c, float eps,
+                                       const W* weight, const W* bias, std::int64_t n, std::int64_t c, float eps,
                                        cudaStream_t stream);
 // As launch_layernorm_backward, with dresidual (n,c) added to dinp (null: nothing added); dinp may
 // alias dout, not dresidual.
-template <typename T>
-void launch_residual_layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* dresidual, const T* inp,
-                                        const T* weight, const float* mean, const float* rstd, std::int64_t n,
+template <typename T, typename W>
+void launch_residual_layernorm_backward(T* dinp, W* dweight, W* dbias, const T* dout, const T* dresidual, const T* inp,
+                                        const W* weight, const float* mean, const float* rstd, std::int64_t n,
                                         std::int64_t c, float* scratch, std::size_t scratch_floats,
                                         cudaStream_t stream);
 // Floats of scratch a column sum of `outputs` vectors over (n,c) needs (at most what fits in
@@ -109,12 +110,12 @@ void launch_residual_layernorm_backward(T* dinp, T* dweight, T* dbias, const T* 
 std::size_t column_sum_scratch_floats(std::int64_t n, std::int64_t c, int outputs);
 
 // ---- RMSNorm (cuda_rmsnorm.cu) ---------------------------------------------------------------------
-template <typename T>
-void launch_rmsnorm_forward(T* out, float* rstd, const T* inp, const T* weight, std::int64_t n, std::int64_t c,
+template <typename T, typename W>
+void launch_rmsnorm_forward(T* out, float* rstd, const T* inp, const W* weight, std::int64_t n, std::int64_t c,
                             float eps, cudaStream_t stream);
 // dinp may alias dout. scratch: column_sum_scratch_floats(n, c, 1) floats.
-template <typename T>
-void launch_rmsnorm_backward(T* dinp, T* dweight, const T* dout, const T* inp, const T* weight, const float* rstd,
+template <typename T, typename W>
+void launch_rmsnorm_backward(T* dinp, W* dweight, const T* dout, const T* inp, const W* weight, const float* rstd,
                              std::int64_t n, std::int64_t c, float* scratch, std::size_t scratch_floats,
                              cudaStream_t stream);
 

@@ -3,7 +3,8 @@
 // Backward, with xhat = x * rstd and g = weight * dout:
 //   dinp = rstd * (g - xhat * mean(g * xhat));  dweight += dout * xhat
 // dweight is a deterministic column sum (column_sum.cuh) queued before the row kernel, so dinp may
-// alias dout, as on the CPU.
+// alias dout, as on the CPU. T is the activations' element type, W the weight's (T, or float with
+// bf16 activations).
 #include "tessera/runtime/cuda/column_sum.cuh"
 #include "tessera/runtime/cuda/cuda_check.hpp"
 #include "tessera/runtime/cuda/cuda_launch.cuh"
@@ -15,8 +16,8 @@ namespace {
 
 constexpr int kRowsPerBlock = kThreads / kWarp;
 
-template <typename T>
-__global__ void rmsnorm_forward_kernel(T* out, float* rstd, const T* inp, const T* weight, std::int64_t n,
+template <typename T, typename W>
+__global__ void rmsnorm_forward_kernel(T* out, float* rstd, const T* inp, const W* weight, std::int64_t n,
                                        std::int64_t c, float eps) {
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarp;
   if (row >= n) return;  // the whole warp
@@ -47,8 +48,8 @@ struct RmsNormGradValues {
   }
 };
 
-template <typename T>
-__global__ void rmsnorm_backward_kernel(T* dinp, const T* dout, const T* inp, const T* weight, const float* rstd,
+template <typename T, typename W>
+__global__ void rmsnorm_backward_kernel(T* dinp, const T* dout, const T* inp, const W* weight, const float* rstd,
                                         std::int64_t n, std::int64_t c) {
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarp;
   if (row >= n) return;
@@ -69,40 +70,41 @@ unsigned row_blocks(std::int64_t n) { return static_cast<unsigned>((n + kRowsPer
 
 }  // namespace
 
-template <typename T>
+template <typename T, typename W>
 void launch_rmsnorm_forward(T* out,           // (n,c)
                             float* rstd,      // (n)
                             const T* inp,     // (n,c)
-                            const T* weight,  // (c)
+                            const W* weight,  // (c)
                             std::int64_t n, std::int64_t c, float eps, cudaStream_t stream) {
   if (n == 0) return;
-  rmsnorm_forward_kernel<T><<<row_blocks(n), kThreads, 0, stream>>>(out, rstd, inp, weight, n, c, eps);
+  rmsnorm_forward_kernel<T, W><<<row_blocks(n), kThreads, 0, stream>>>(out, rstd, inp, weight, n, c, eps);
   TESSERA_CUDA_CHECK_LAUNCH("rmsnorm_forward_kernel");
 }
 
-template <typename T>
+template <typename T, typename W>
 void launch_rmsnorm_backward(T* dinp,            // (n,c) written; may alias dout
-                             T* dweight,         // (c) accumulated
+                             W* dweight,         // (c) accumulated
                              const T* dout,      // (n,c)
                              const T* inp,       // (n,c)
-                             const T* weight,    // (c)
+                             const W* weight,    // (c)
                              const float* rstd,  // (n)
                              std::int64_t n, std::int64_t c, float* scratch, std::size_t scratch_floats,
                              cudaStream_t stream) {
   if (n == 0) return;
-  column_sums<1, T>(ColumnOutputs<1, T>{{dweight}}, RmsNormGradValues<T>{dout, inp, rstd, c}, n, c, scratch,
+  column_sums<1, W>(ColumnOutputs<1, W>{{dweight}}, RmsNormGradValues<T>{dout, inp, rstd, c}, n, c, scratch,
                     scratch_floats, stream);
-  rmsnorm_backward_kernel<T><<<row_blocks(n), kThreads, 0, stream>>>(dinp, dout, inp, weight, rstd, n, c);
+  rmsnorm_backward_kernel<T, W><<<row_blocks(n), kThreads, 0, stream>>>(dinp, dout, inp, weight, rstd, n, c);
   TESSERA_CUDA_CHECK_LAUNCH("rmsnorm_backward_kernel");
 }
 
-#define TESSERA_INSTANTIATE_RMSNORM(T)                                                                       \
-  template void launch_rmsnorm_forward<T>(T*, float*, const T*, const T*, std::int64_t, std::int64_t, float, \
-                                          cudaStream_t);                                                     \
-  template void launch_rmsnorm_backward<T>(T*, T*, const T*, const T*, const T*, const float*, std::int64_t, \
-                                           std::int64_t, float*, std::size_t, cudaStream_t);
-TESSERA_INSTANTIATE_RMSNORM(float)
-TESSERA_INSTANTIATE_RMSNORM(__nv_bfloat16)
+#define TESSERA_INSTANTIATE_RMSNORM(T, W)                                                                          \
+  template void launch_rmsnorm_forward<T, W>(T*, float*, const T*, const W*, std::int64_t, std::int64_t, float,     \
+                                             cudaStream_t);                                                         \
+  template void launch_rmsnorm_backward<T, W>(T*, W*, const T*, const T*, const W*, const float*, std::int64_t,     \
+                                              std::int64_t, float*, std::size_t, cudaStream_t);
+TESSERA_INSTANTIATE_RMSNORM(float, float)
+TESSERA_INSTANTIATE_RMSNORM(__nv_bfloat16, __nv_bfloat16)
+TESSERA_INSTANTIATE_RMSNORM(__nv_bfloat16, float)
 #undef TESSERA_INSTANTIATE_RMSNORM
 
 }  // namespace tessera::detail

@@ -173,11 +173,13 @@ TEST(ModelState, PaddedGptStateIsTheFormulaPerUnit) {
       c.stage = parse_zero_stage(st);
       const MemoryPlan plan = plan_memory(c);
       ModelStateBytes sum;
-      for (const UnitSize& u : gpt_unit_sizes(*c.model.gpt)) {
-        const ModelStateBytes b = model_state_bytes(u.numel, c.precision, DType::kF32, c.stage, n);
+      // bf16 parameters: the norms' are units of their own, kept in f32.
+      for (const UnitSize& u : gpt_unit_sizes(*c.model.gpt, true)) {
+        const MixedPrecision unit_precision = u.f32 ? precision(DType::kF32, DType::kBF16) : c.precision;
+        const ModelStateBytes b = model_state_bytes(u.numel, unit_precision, DType::kF32, c.stage, n);
         // The engine pads each unit to a multiple of N, so a stage-0 buffer is padded too.
         const std::int64_t padded = (u.numel + n - 1) / n * n;
-        const ModelStateBytes full = model_state_bytes(padded, c.precision, DType::kF32, c.stage, n);
+        const ModelStateBytes full = model_state_bytes(padded, unit_precision, DType::kF32, c.stage, n);
         sum.parameters += st >= 3 ? b.parameters : full.parameters;
         sum.gradients += st >= 2 ? b.gradients : full.gradients;
         sum.optimizer_state += st >= 1 ? b.optimizer_state : full.optimizer_state;

@@ -76,14 +76,47 @@ constexpr bool takes_bf16() {
   return (std::is_same_v<std::remove_cv_t<std::remove_pointer_t<std::decay_t<A>>>, Bf16> || ...);
 }
 
-// An op as the tests tell its overloads apart: "gemm", "gemm bf16".
-std::string op_key(const char* name, bool bf16) { return std::string(name) + (bf16 ? " bf16" : ""); }
+// The names of a parameter list's parameters, in order: "(float* out, std::int64_t n)" -> out, n.
+std::vector<std::string> parameter_names(std::string list) {
+  std::vector<std::string> names;
+  list = list.substr(1, list.size() - 2);
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    const std::string part = list.substr(start, comma - start);
+    std::size_t end = part.find_last_not_of(" ");
+    std::size_t begin = end;
+    while (begin > 0 && (std::isalnum(static_cast<unsigned char>(part[begin - 1])) || part[begin - 1] == '_')) --begin;
+    names.push_back(part.substr(begin, end - begin + 1));
+    start = comma + 1;
+  }
+  return names;
+}
+
+// True for the norms' third overload: bf16 activations with an f32 parameter named `weight`.
+template <typename... A>
+bool f32_weight_beside_bf16(const char* args) {
+  if (!takes_bf16<A...>()) return false;
+  const std::vector<std::string> names = parameter_names(args);
+  const bool is_f32[] = {std::is_same_v<std::remove_cv_t<std::remove_pointer_t<std::decay_t<A>>>, float>..., false};
+  for (std::size_t i = 0; i < names.size() && i < sizeof...(A); ++i) {
+    if (names[i] == "weight") return is_f32[i];
+  }
+  return false;
+}
+
+// An op as the tests tell its overloads apart: "gemm", "gemm bf16", "layernorm_forward bf16 f32-weight".
+template <typename... A>
+std::string op_key(const char* name, const char* args) {
+  return std::string(name) + (takes_bf16<A...>() ? " bf16" : "") +
+         (f32_weight_beside_bf16<A...>(args) ? " f32-weight" : "");
+}
 
 // Records each call: the op (op_key) and its arguments as text.
 class RecordingKernels final : public Kernels {
  public:
 #define TESSERA_KERNEL_OP(name, group, params, args) \
-  void name params const override { record(#name, std::forward_as_tuple args); }
+  void name params const override { record(#name, #args, std::forward_as_tuple args); }
 #include "tessera/runtime/kernel_ops.hpp"
 
   mutable std::vector<std::string> ops;
@@ -91,8 +124,8 @@ class RecordingKernels final : public Kernels {
 
  private:
   template <typename... A>
-  void record(const char* op, const std::tuple<A...>& args) const {
-    ops.push_back(op_key(op, takes_bf16<A...>()));
+  void record(const char* op, const char* names, const std::tuple<A...>& args) const {
+    ops.push_back(op_key<A...>(op, names));
     arguments.clear();
     std::apply([this](const auto&... a) { (arguments.push_back(text_of(std::decay_t<decltype(a)>(a))), ...); }, args);
   }
@@ -119,8 +152,8 @@ void call_with_zeros(const Kernels& table, void (Kernels::*op)(P...) const) {
 
 // The key of the op `member` points to.
 template <typename... P>
-std::string key_of(const char* name, void (Kernels::*)(P...) const) {
-  return op_key(name, takes_bf16<P...>());
+std::string key_of(const char* name, const char* args, void (Kernels::*)(P...) const) {
+  return op_key<P...>(name, args);
 }
 
 struct OpEntry {
@@ -135,7 +168,7 @@ struct OpEntry {
 const std::vector<OpEntry>& every_op() {
   static const std::vector<OpEntry> ops = {
 #define TESSERA_KERNEL_OP(name, group, params, args)                                                                 \
-  {key_of(#name, static_cast<void (Kernels::*) params const>(&Kernels::name)),                                       \
+  {key_of(#name, #args, static_cast<void (Kernels::*) params const>(&Kernels::name)),                                    \
    #params,                                                                                                          \
    #args,                                                                                                            \
    KernelGroup::group,                                                                                               \
@@ -154,7 +187,8 @@ TEST(KernelOps, TheListHoldsEveryOpOnce) {
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end()) << "an op is listed twice";
   for (const char* op : {"gemm", "gemm bf16", "attention_backward", "attention_backward bf16", "add_sum_squares",
-                         "add_bf16 bf16", "adamw8bit_update", "convert"}) {
+                         "add_bf16 bf16", "adamw8bit_update", "convert", "layernorm_backward bf16 f32-weight",
+                         "rmsnorm_forward bf16 f32-weight"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), op), names.end()) << op;
   }
   // Every compute op has both overloads; the optimizer's and the reductions' are f32 only (add_bf16,
@@ -163,26 +197,14 @@ TEST(KernelOps, TheListHoldsEveryOpOnce) {
     if (name.size() > 5 && name.substr(name.size() - 5) == " bf16" && name != "add_bf16 bf16") {
       EXPECT_NE(std::find(names.begin(), names.end(), name.substr(0, name.size() - 5)), names.end()) << name;
     }
+    // A norm's f32-weight overload sits beside its bf16 one.
+    if (name.ends_with(" f32-weight")) {
+      EXPECT_NE(std::find(names.begin(), names.end(), name.substr(0, name.size() - 11)), names.end()) << name;
+    }
   }
   EXPECT_EQ(std::find(names.begin(), names.end(), "adamw_update bf16"), names.end());
 }
 
-// The names of a parameter list's parameters, in order: "(float* out, std::int64_t n)" -> out, n.
-std::vector<std::string> parameter_names(std::string list) {
-  std::vector<std::string> names;
-  list = list.substr(1, list.size() - 2);
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    const std::size_t comma = std::min(list.find(',', start), list.size());
-    const std::string part = list.substr(start, comma - start);
-    std::size_t end = part.find_last_not_of(" ");
-    std::size_t begin = end;
-    while (begin > 0 && (std::isalnum(static_cast<unsigned char>(part[begin - 1])) || part[begin - 1] == '_')) --begin;
-    names.push_back(part.substr(begin, end - begin + 1));
-    start = comma + 1;
-  }
-  return names;
-}
 
 // Each entry's argument list names its parameters in their order (what the backends that forward,
 // TimedKernels, pass on), so no op can forward a swapped or missing argument.

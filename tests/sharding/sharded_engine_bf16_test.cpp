@@ -163,6 +163,54 @@ TEST(ShardedEngineBf16, StaysWithinBf16OfTheF32Run) {
   EXPECT_GT(diff2, 0.0) << "bf16 compute changed nothing: is it running in f32?";
 }
 
+// The norms' gains and biases are kept in f32 beside bf16 compute: a unit of their own per unit
+// ("h.0 (f32)"), stored and bound in f32, while every other parameter is bf16. An AdamW step of
+// about the learning rate (1e-4 here) moves a gain of 1 in its f32 compute copy, where a bf16 copy
+// (spacing 2^-8 below 1, 2^-7 above) would still read 1.
+TEST(ShardedEngineBf16, NormParametersAreKeptInF32) {
+  for (ZeroStage stage : {ZeroStage::kStage0, ZeroStage::kStage3}) {
+    const std::string where = "ZeRO-" + std::to_string(zero_stage_number(stage));
+    auto device = make_cpu_device();
+    MpiCommunicator world(MPI_COMM_WORLD);
+    Gpt model(tiny_gpt());
+    ShardingConfig config;
+    config.stage = stage;
+    config.precision = bf16_compute();
+    config.optimizer.adamw = test_adamw();
+    ShardedEngine engine(model, *device, world, config, kSeed);
+    int f32_units = 0;
+    for (const auto& unit : engine.units()) {
+      bool any_kept = false, all_kept = true;
+      for (const FlatEntry& e : unit->layout().entries()) {
+        any_kept = any_kept || e.parameter->keep_f32;
+        all_kept = all_kept && e.parameter->keep_f32;
+      }
+      EXPECT_EQ(any_kept, all_kept) << where << ": unit " << unit->name() << " mixes norm and other parameters";
+      EXPECT_EQ(unit->name().ends_with(" (f32)"), all_kept) << where << ": unit " << unit->name();
+      EXPECT_EQ(unit->stored_params().dtype(), all_kept ? DType::kF32 : DType::kBF16) << where << ": " << unit->name();
+      f32_units += all_kept ? 1 : 0;
+    }
+    EXPECT_EQ(f32_units, static_cast<int>(tiny_gpt().layers) + 1) << where << ": one per block, and ln_f's";
+    Trainer trainer(engine);
+    const std::int64_t micro = kGlobal / world_size();
+    trainer.train_step({global_rows(*device, tiny_gpt(), 0, world.rank() * micro, micro)}, 1e-4f);
+    if (stage != ZeroStage::kStage0) continue;  // stage 0 keeps the compute copies bound between steps
+    int gains = 0;
+    for (const NamedParameter& np : model.named_parameters()) {
+      const Tensor& value = np.parameter->value;
+      ASSERT_TRUE(value.defined()) << np.name;
+      EXPECT_EQ(value.dtype(), np.parameter->keep_f32 ? DType::kF32 : DType::kBF16) << np.name;
+      if (!np.name.ends_with("ln_1.weight")) continue;
+      ++gains;
+      const float* g = value.data_as<float>();
+      int moved = 0;
+      for (std::int64_t i = 0; i < value.numel(); ++i) moved += g[i] != 1.0f && std::fabs(g[i] - 1.0f) < 1e-3f;
+      EXPECT_GT(moved, value.numel() / 2) << np.name << ": the gains' compute copy did not take a step below bf16's spacing";
+    }
+    EXPECT_EQ(gains, static_cast<int>(tiny_gpt().layers));
+  }
+}
+
 // A bf16 wire at stages 2-3 reduces the micro-batch's bf16 gradients themselves; at stages 0-1 the
 // f32 accumulator travels as bf16 (the communicator narrows it as it sends).
 TEST(ShardedEngineBf16, Bf16WireSendsTheBf16GradientsAsTheyAre) {

@@ -21,6 +21,9 @@ struct OffloadRun {
   std::map<std::string, std::vector<float>> params;
   MemorySnapshot device, host, nvme;
   std::int64_t bytes_written = 0;
+  // The f32 master of the units kept in f32 (norms: their stored parameters are the master unless
+  // the optimizer's state lives in another memory).
+  std::int64_t f32_unit_master_bytes = 0;
 };
 
 OffloadRun run(ZeroStage stage, OffloadConfig offload, DType param_dtype = DType::kBF16,
@@ -45,6 +48,9 @@ OffloadRun run(ZeroStage stage, OffloadConfig offload, DType param_dtype = DType
   out.host = device->memory(MemoryKind::kPinnedHost).snapshot();
   out.nvme = device->memory(MemoryKind::kNvme).snapshot();
   if (engine.nvme_store() != nullptr) out.bytes_written = engine.nvme_store()->stats().bytes_written;
+  for (const auto& unit : engine.units()) {
+    if (unit->name().ends_with(" (f32)") && !unit->placement().master_is_params) out.f32_unit_master_bytes += 4 * unit->optimizer_range().count;
+  }
   return out;
 }
 
@@ -64,10 +70,12 @@ TEST(ShardedEngineOffload, HostPlacementTrainsBitIdentically) {
     const OffloadRun offloaded = run(c.stage, c.offload);
     EXPECT_EQ(offloaded.losses, plain.losses) << what;
     EXPECT_EQ(offloaded.params, plain.params) << what;
-    // The optimizer state left the device entirely and sits in the host tier, same bytes.
+    // The optimizer state left the device entirely and sits in the host tier, same bytes — plus the
+    // f32 units' master, which on the device was their stored parameters.
     EXPECT_EQ(offloaded.device.current_of(MemoryCategory::kOptimizerState), 0) << what;
+    EXPECT_EQ(offloaded.f32_unit_master_bytes > 0, c.offload.parameters == OffloadTarget::kNone) << what;
     EXPECT_EQ(offloaded.host.current_of(MemoryCategory::kOptimizerState),
-              plain.device.current_of(MemoryCategory::kOptimizerState))
+              plain.device.current_of(MemoryCategory::kOptimizerState) + offloaded.f32_unit_master_bytes)
         << what;
     const bool params_off = c.offload.parameters == OffloadTarget::kCpu;
     EXPECT_EQ(offloaded.device.current_of(MemoryCategory::kParameters),

@@ -7,6 +7,7 @@
 // give the bits of the separate ones in bf16 too, and the bits do not depend on the thread count.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -255,6 +256,83 @@ TEST_F(CpuBf16Kernels, RmsNorm) {
   k_.rmsnorm_backward(dx.bp(), dw.bp(), dy.bp(), x.bp(), w.bp(), rstd_b.data(), n, c);
   expect_bf16_close(dx, "rmsnorm dinp");
   expect_bf16_close(dw, "rmsnorm dweight (accumulated)");
+}
+
+// The norms with bf16 activations and f32 parameters (a bf16 run's norms): with gains and biases
+// bf16 can hold, the bits of the bf16-parameter overload (the f32 parameter gradients, rounded,
+// being its bf16 ones); with gains it cannot (1 + 1e-3: bf16 holds only 1), the f32 values are what
+// is read — the output is the f32 overload's on the same values rounded once, not the bf16 one's.
+TEST_F(CpuBf16Kernels, NormsReadF32ParametersBesideBf16Activations) {
+  const std::int64_t n = 9, c = 70;
+  Pair x = random_pair(n * c, 41, -2.0f, 3.0f), w = random_pair(c, 42, 0.5f, 1.5f), bias = random_pair(c, 43);
+  Pair dy = random_pair(n * c, 44), r = random_pair(n * c, 45);
+  std::vector<float> mean(n), rstd(n), mean_b(n), rstd_b(n);
+  auto rounded_of = [](const std::vector<float>& f) {
+    std::vector<float> out;
+    for (float v : f) out.push_back(to_f32(from_f32<Bf16>(v)));
+    return out;
+  };
+  {  // LayerNorm and its residual forms, representable parameters
+    std::vector<Bf16> y_mixed(n * c), y_bf16(n * c), s_mixed(n * c), s_bf16(n * c);
+    k_.layernorm_forward(y_mixed.data(), mean.data(), rstd.data(), x.bp(), w.fp(), bias.fp(), n, c, 1e-5f);
+    k_.layernorm_forward(y_bf16.data(), mean_b.data(), rstd_b.data(), x.bp(), w.bp(), bias.bp(), n, c, 1e-5f);
+    expect_bit_equal(widened(y_mixed), widened(y_bf16), "layernorm out, f32 parameters vs bf16 ones");
+    expect_bit_equal(rstd, rstd_b, "layernorm rstd");
+    std::vector<Bf16> dx_mixed(n * c), dx_bf16(n * c);
+    std::vector<float> dw(c, 0.0f), db(c, 0.0f);
+    std::vector<Bf16> dw_b(c, from_f32<Bf16>(0.0f)), db_b = dw_b;
+    k_.layernorm_backward(dx_mixed.data(), dw.data(), db.data(), dy.bp(), x.bp(), w.fp(), mean.data(), rstd.data(), n,
+                          c);
+    k_.layernorm_backward(dx_bf16.data(), dw_b.data(), db_b.data(), dy.bp(), x.bp(), w.bp(), mean_b.data(),
+                          rstd_b.data(), n, c);
+    expect_bit_equal(widened(dx_mixed), widened(dx_bf16), "layernorm dinp");
+    expect_bit_equal(rounded_of(dw), widened(dw_b), "layernorm dweight, f32 rounded vs bf16");
+    expect_bit_equal(rounded_of(db), widened(db_b), "layernorm dbias, f32 rounded vs bf16");
+    k_.residual_layernorm_forward(s_mixed.data(), y_mixed.data(), mean.data(), rstd.data(), x.bp(), r.bp(), w.fp(),
+                                  bias.fp(), n, c, 1e-5f);
+    k_.residual_layernorm_forward(s_bf16.data(), y_bf16.data(), mean_b.data(), rstd_b.data(), x.bp(), r.bp(), w.bp(),
+                                  bias.bp(), n, c, 1e-5f);
+    expect_bit_equal(widened(y_mixed), widened(y_bf16), "residual layernorm out");
+    std::fill(dw.begin(), dw.end(), 0.0f);
+    std::fill(db.begin(), db.end(), 0.0f);
+    std::fill(dw_b.begin(), dw_b.end(), from_f32<Bf16>(0.0f));
+    std::fill(db_b.begin(), db_b.end(), from_f32<Bf16>(0.0f));
+    k_.residual_layernorm_backward(dx_mixed.data(), dw.data(), db.data(), dy.bp(), r.bp(), s_mixed.data(), w.fp(),
+                                   mean.data(), rstd.data(), n, c);
+    k_.residual_layernorm_backward(dx_bf16.data(), dw_b.data(), db_b.data(), dy.bp(), r.bp(), s_bf16.data(), w.bp(),
+                                   mean_b.data(), rstd_b.data(), n, c);
+    expect_bit_equal(widened(dx_mixed), widened(dx_bf16), "residual layernorm dinp");
+    expect_bit_equal(rounded_of(dw), widened(dw_b), "residual layernorm dweight");
+  }
+  {  // RMSNorm, representable gains
+    std::vector<Bf16> y_mixed(n * c), y_bf16(n * c), dx_mixed(n * c), dx_bf16(n * c);
+    k_.rmsnorm_forward(y_mixed.data(), rstd.data(), x.bp(), w.fp(), n, c, 1e-5f);
+    k_.rmsnorm_forward(y_bf16.data(), rstd_b.data(), x.bp(), w.bp(), n, c, 1e-5f);
+    expect_bit_equal(widened(y_mixed), widened(y_bf16), "rmsnorm out");
+    std::vector<float> dw(c, 0.0f);
+    std::vector<Bf16> dw_b(c, from_f32<Bf16>(0.0f));
+    k_.rmsnorm_backward(dx_mixed.data(), dw.data(), dy.bp(), x.bp(), w.fp(), rstd.data(), n, c);
+    k_.rmsnorm_backward(dx_bf16.data(), dw_b.data(), dy.bp(), x.bp(), w.bp(), rstd_b.data(), n, c);
+    expect_bit_equal(widened(dx_mixed), widened(dx_bf16), "rmsnorm dinp");
+    expect_bit_equal(rounded_of(dw), widened(dw_b), "rmsnorm dweight");
+  }
+  {  // gains bf16 cannot hold: the f32 values are read
+    std::vector<float> gain(c, 1.001f), zero(c, 0.0f);
+    std::vector<Bf16> gain_b(c, from_f32<Bf16>(1.001f)), zero_b(c, from_f32<Bf16>(0.0f));
+    ASSERT_EQ(to_f32(gain_b[0]), 1.0f);
+    Pair y = zeros(n * c);
+    std::vector<Bf16> y_bf16(n * c);
+    k_.layernorm_forward(y.bp(), mean.data(), rstd.data(), x.bp(), gain.data(), zero.data(), n, c, 1e-5f);
+    k_.layernorm_forward(y.fp(), mean_b.data(), rstd_b.data(), x.fp(), gain.data(), zero.data(), n, c, 1e-5f);
+    expect_bf16_close(y, "layernorm out with f32 gains 1.001 vs the f32 overload");
+    k_.layernorm_forward(y_bf16.data(), mean.data(), rstd.data(), x.bp(), gain_b.data(), zero_b.data(), n, c, 1e-5f);
+    int differ = 0;
+    for (std::int64_t i = 0; i < n * c; ++i) differ += y.b[i].bits != y_bf16[i].bits;
+    EXPECT_GT(differ, n * c / 10) << "f32 gains of 1.001 gave the outputs of bf16 gains of 1";
+    k_.rmsnorm_forward(y.bp(), rstd.data(), x.bp(), gain.data(), n, c, 1e-5f);
+    k_.rmsnorm_forward(y.fp(), rstd_b.data(), x.fp(), gain.data(), n, c, 1e-5f);
+    expect_bf16_close(y, "rmsnorm out with f32 gains 1.001 vs the f32 overload");
+  }
 }
 
 TEST_F(CpuBf16Kernels, AttentionForwardAndBackward) {
