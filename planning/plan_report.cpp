@@ -33,6 +33,10 @@ std::string category_note(const MemoryPlan& plan, MemoryCategory c) {
     case MemoryCategory::kParameters:
       return std::string(dtype_name(k.precision.param_dtype)) +
              (p.stored_params == Extent::kShard ? " shard" : " full copy") +
+             (!plan.model_state_by_arithmetic &&
+                      (k.precision.param_dtype != DType::kF32 || k.precision.compute_dtype != DType::kF32)
+                  ? " (norms f32)"
+                  : "") +
              (k.offload.parameters != OffloadTarget::kNone ? " (offloaded)" : "");
     case MemoryCategory::kGradients:
       return std::string(dtype_name(k.grad_dtype)) +

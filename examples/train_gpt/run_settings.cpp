@@ -59,7 +59,9 @@ std::size_t collective_probe_bytes(Module& model) {
 std::string compute_dtype_line(const MixedPrecision& precision, const std::string& flag, const Device& device) {
   std::string line = std::string("compute: ") + dtype_name(precision.compute_dtype) + " (--compute-dtype " + flag;
   if (flag == "auto") line += device.kind() == DeviceKind::kCuda ? ": bf16 on a GPU" : ": f32 off a GPU";
-  return line + "); params stored " + dtype_name(precision.param_dtype) + ", f32 master";
+  const bool all_f32 = precision.param_dtype == DType::kF32 && precision.compute_dtype == DType::kF32;
+  return line + "); params stored " + dtype_name(precision.param_dtype) + (all_f32 ? "" : " (norms f32)") +
+         ", f32 master";
 }
 
 ShardingConfig sharding_config(const TrainOptions& o, const NodeLayout& nodes, const Device& device) {

@@ -29,7 +29,7 @@ std::unique_ptr<Communicator> two_level_world(const std::string& collectives, Co
 std::size_t collective_probe_bytes(Module& model);
 
 // `nodes`: where the job's ranks run (--hybrid-group node groups by it).
-// "compute: bf16 (--compute-dtype auto: bf16 on a GPU); params stored bf16, f32 master": the start-up
+// "compute: bf16 (--compute-dtype auto: bf16 on a GPU); params stored bf16 (norms f32), f32 master": the start-up
 // line that says what the layers run in and why.
 std::string compute_dtype_line(const MixedPrecision& precision, const std::string& flag, const Device& device);
 

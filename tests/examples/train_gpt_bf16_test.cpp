@@ -90,7 +90,7 @@ TEST_F(TrainBf16, StartUpLineAndRefusals) {
             std::string::npos)
       << automatic.output;
   const ProcessResult bf16 = run_bounded(train_gpt_ + flags() + " --steps 1", 60);
-  EXPECT_NE(bf16.output.find("compute: bf16 (--compute-dtype bf16); params stored bf16"), std::string::npos)
+  EXPECT_NE(bf16.output.find("compute: bf16 (--compute-dtype bf16); params stored bf16 (norms f32), f32 master"), std::string::npos)
       << bf16.output;
   const ProcessResult f16 = run_bounded(train_gpt_ + testing::set_flag(flags(), "--compute-dtype", "f16") + " --steps 1", 60);
   EXPECT_NE(f16.exit_code, 0);

@@ -3,9 +3,11 @@
 // linear + GELU, embedding, layernorm (plain and residual), RMSNorm, rotary, attention (cuDNN's
 // fused kernel on the tensors in place when it takes the shape, with no scratch but its workspace;
 // the tiled kernel otherwise), GELU, SwiGLU, add, cross-entropy, add_bf16 into f32, and the
-// vocabulary-sharded embedding and cross-entropy. Skips without a CUDA device.
+// vocabulary-sharded embedding and cross-entropy; and the norms with f32 parameters beside bf16
+// activations. Skips without a CUDA device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -109,6 +111,40 @@ TEST_F(CudaBf16Table, EmbeddingNormsAndRotary) {
   gpu_->rotary_qkv_forward(g_qkv.get(), g_proj.get(), b, t, nh, nkv, hs, 10000.0f);
   cpu_.rotary_qkv_forward(qkv.data(), proj.data(), b, t, nh, nkv, hs, 10000.0f);
   expect_bf16(g_qkv, qkv, "rotary forward");
+}
+
+// The norms with bf16 activations and f32 gains and biases (a bf16 run's norms), gains bf16 cannot
+// hold among them: the GPU's outputs within bf16's tolerance of the CPU's, the f32 parameter
+// gradients within f32's.
+TEST_F(CudaBf16Table, NormsWithF32Parameters) {
+  const std::int64_t rows = 66, c = 96;
+  auto x = bf16_values(rows * c, 31, -2.0f, 3.0f), r = bf16_values(rows * c, 32), dy = bf16_values(rows * c, 33);
+  std::vector<float> w = random_floats(c, 34, 0.999f, 1.001f), bias = random_floats(c, 35);
+  std::vector<Bf16> sum(rows * c), out(rows * c), dx(rows * c);
+  std::vector<float> mean(rows), rstd(rows), dw(c, 0.0f), db(c, 0.0f);
+  DeviceBuffer<Bf16> g_x(x), g_r(r), g_dy(dy), g_sum(rows * c), g_out(rows * c), g_dx(rows * c);
+  DeviceBuffer<float> g_w(w), g_bias(bias), g_mean(rows), g_rstd(rows), g_dw(dw), g_db(db);
+  gpu_->residual_layernorm_forward(g_sum.get(), g_out.get(), g_mean.get(), g_rstd.get(), g_x.get(), g_r.get(),
+                                   g_w.get(), g_bias.get(), rows, c, 1e-5f);
+  cpu_.residual_layernorm_forward(sum.data(), out.data(), mean.data(), rstd.data(), x.data(), r.data(), w.data(),
+                                  bias.data(), rows, c, 1e-5f);
+  expect_bf16(g_out, out, "residual layernorm out, f32 parameters");
+  gpu_->residual_layernorm_backward(g_dx.get(), g_dw.get(), g_db.get(), g_dy.get(), g_r.get(), g_sum.get(), g_w.get(),
+                                    g_mean.get(), g_rstd.get(), rows, c);
+  cpu_.residual_layernorm_backward(dx.data(), dw.data(), db.data(), dy.data(), r.data(), sum.data(), w.data(),
+                                   mean.data(), rstd.data(), rows, c);
+  expect_bf16(g_dx, dx, "residual layernorm dinp, f32 parameters");
+  expect_close(g_dw.download(), dw, kF32Tolerance, "layernorm dweight (f32)");
+  expect_close(g_db.download(), db, kF32Tolerance, "layernorm dbias (f32)");
+  std::fill(dw.begin(), dw.end(), 0.0f);
+  DeviceBuffer<float> g_dw2(dw);
+  gpu_->rmsnorm_forward(g_out.get(), g_rstd.get(), g_x.get(), g_w.get(), rows, c, 1e-5f);
+  cpu_.rmsnorm_forward(out.data(), rstd.data(), x.data(), w.data(), rows, c, 1e-5f);
+  expect_bf16(g_out, out, "rmsnorm out, f32 gains");
+  gpu_->rmsnorm_backward(g_dx.get(), g_dw2.get(), g_dy.get(), g_x.get(), g_w.get(), g_rstd.get(), rows, c);
+  cpu_.rmsnorm_backward(dx.data(), dw.data(), dy.data(), x.data(), w.data(), rstd.data(), rows, c);
+  expect_bf16(g_dx, dx, "rmsnorm dinp, f32 gains");
+  expect_close(g_dw2.download(), dw, kF32Tolerance, "rmsnorm dweight (f32)");
 }
 
 TEST_F(CudaBf16Table, AttentionOnTheTensorsThemselves) {
