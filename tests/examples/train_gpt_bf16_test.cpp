@@ -1,6 +1,7 @@
 // train_gpt --compute-dtype bf16 end to end on the CPU:
 //  * ZeRO 0-3, activation checkpointing and CPU offload at 2 ranks log the losses of one process,
-//    bit for bit, as f32 does; a checkpoint saved in bf16 resumes and continues the uninterrupted run;
+//    bit for bit, as f32 does; a checkpoint saved in bf16 resumes and continues the uninterrupted run,
+//    and resumed in f32 compute continues the same training;
 //  * the simulated GPU (--device sim-gpu) trains bit-identically to the CPU device;
 //  * on the default corpus the loss curve stays within 2% of the f32 run's at every logged step after
 //    step 50 and the final validation loss within 1%, for the GPT and for Llama;
@@ -62,6 +63,20 @@ TEST_F(TrainBf16, ResumesBitForBit) {
   const std::vector<std::string> first =
       run_losses(2, "first", flags() + " --steps 4 --zero 3 --save-every 4 --checkpoint-dir " + ckpt);
   ASSERT_EQ(first, std::vector<std::string>(straight.begin(), straight.begin() + 4));
+  // The same checkpoint resumed in f32 compute, where the norms' parameters share their block's unit
+  // (saved in units of their own): read by name, it continues the same training, not the same bits.
+  const std::string f32_ckpt = (dir_ / "ckpt_f32").string();
+  std::filesystem::copy(ckpt, f32_ckpt,
+                        std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+  const ProcessResult in_f32 = launch(1, "in_f32", testing::set_flag(flags(), "--compute-dtype", "f32") +
+                                                       " --steps 8 --checkpoint-dir " + f32_ckpt + " --resume auto");
+  ASSERT_EQ(in_f32.exit_code, 0) << in_f32.output;
+  const std::vector<std::string> f32_after = losses_of(metrics_path("in_f32"));
+  ASSERT_GE(f32_after.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    const double bf16_loss = std::stod(straight[4 + i]), f32_loss = std::stod(f32_after[f32_after.size() - 4 + i]);
+    EXPECT_NEAR(f32_loss, bf16_loss, 2e-2 * bf16_loss) << "step " << 5 + i << " resumed in f32";
+  }
   const ProcessResult resumed = launch(1, "resumed", flags() + " --steps 8 --zero 1 --checkpoint-dir " + ckpt +
                                                          " --resume auto");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
