@@ -23,141 +23,77 @@ void CudaKernels::checked_tokens(const std::int32_t* tokens, std::int64_t n, std
   launch(token_check_.check_on_stream(tokens, n, vocab, stream_, *host_calls_, where));
 }
 
-// ---- f32 ---------------------------------------------------------------------------------------
+// The ops of each element type of the table (f32 and bf16: nv() passes a float pointer on as it is).
+#define TESSERA_CUDA_TOKEN_OPS(T)                                                                                   \
+  void CudaKernels::embedding_forward(T* out, const std::int32_t* tokens, const T* wte, const T* wpe,              \
+                                      std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {       \
+    select_cuda_device(device_);                                                                                    \
+    token_check_.check(tokens, b * t, v, stream_, "CudaKernels::embedding_forward"); /* waits for the stream */     \
+    detail::launch_embedding_forward(nv(out), tokens, nv(wte), nv(wpe), b, t, c, stream_);                          \
+  }                                                                                                                 \
+  void CudaKernels::embedding_backward(T* dwte, T* dwpe, const T* dout, const std::int32_t* tokens, std::int64_t b, \
+                                       std::int64_t t, std::int64_t c, std::int64_t v) const {                      \
+    select_cuda_device(device_);                                                                                    \
+    checked_tokens(tokens, b * t, v, "CudaKernels::embedding_backward", [&](const unsigned long long* refuse) {     \
+      detail::launch_embedding_backward(nv(dwte), nv(dwpe), nv(dout), tokens, b, t, c, stream_, refuse);            \
+    });                                                                                                             \
+  }                                                                                                                 \
+  void CudaKernels::embedding_shard_forward(T* out, const std::int32_t* tokens, const T* wte, const T* wpe,        \
+                                            std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t first,     \
+                                            std::int64_t rows, std::int64_t vocab) const {                          \
+    select_cuda_device(device_);                                                                                    \
+    check_vocab_shard("CudaKernels::embedding_shard_forward", first, rows, vocab);                                  \
+    token_check_.check(tokens, b * t, vocab, stream_, "CudaKernels::embedding_shard_forward");                      \
+    detail::launch_embedding_shard_forward(nv(out), tokens, nv(wte), nv(wpe), b, t, c, first, rows, stream_);       \
+  }                                                                                                                 \
+  void CudaKernels::embedding_shard_backward(T* dwte, T* dwpe, const T* dout, const std::int32_t* tokens,          \
+                                             std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t first,    \
+                                             std::int64_t rows, std::int64_t vocab) const {                         \
+    select_cuda_device(device_);                                                                                    \
+    check_vocab_shard("CudaKernels::embedding_shard_backward", first, rows, vocab);                                 \
+    checked_tokens(tokens, b * t, vocab, "CudaKernels::embedding_shard_backward",                                   \
+                   [&](const unsigned long long* refuse) {                                                          \
+                     detail::launch_embedding_shard_backward(nv(dwte), nv(dwpe), nv(dout), tokens, b, t, c, first,  \
+                                                             rows, stream_, refuse);                                \
+                   });                                                                                              \
+  }                                                                                                                 \
+  void CudaKernels::cross_entropy_forward(float* losses, float* lse, const T* logits, const std::int32_t* targets,  \
+                                          std::int64_t n, std::int64_t v) const {                                   \
+    select_cuda_device(device_);                                                                                    \
+    detail::launch_cross_entropy_forward(losses, lse, nv(logits), targets, n, v, stream_);                          \
+  }                                                                                                                 \
+  void CudaKernels::cross_entropy_backward(T* dlogits, const T* logits, const float* lse,                          \
+                                           const std::int32_t* targets, float dloss, std::int64_t n,                \
+                                           std::int64_t v) const {                                                  \
+    select_cuda_device(device_);                                                                                    \
+    detail::launch_cross_entropy_backward(nv(dlogits), nv(logits), lse, targets, dloss, n, v, stream_);             \
+  }                                                                                                                 \
+  void CudaKernels::cross_entropy_shard_forward(float* lse, float* target_logit, const T* logits,                  \
+                                                const std::int32_t* targets, std::int64_t n, std::int64_t v,        \
+                                                std::int64_t first, std::int64_t vocab) const {                     \
+    select_cuda_device(device_);                                                                                    \
+    check_vocab_shard("CudaKernels::cross_entropy_shard_forward", first, v, vocab);                                 \
+    detail::launch_cross_entropy_shard_forward(lse, target_logit, nv(logits), targets, n, v, first, vocab,          \
+                                               stream_);                                                            \
+  }                                                                                                                 \
+  void CudaKernels::cross_entropy_shard_backward(T* dlogits, const T* logits, const float* lse,                    \
+                                                 const std::int32_t* targets, float dloss, std::int64_t n,          \
+                                                 std::int64_t v, std::int64_t first) const {                        \
+    select_cuda_device(device_);                                                                                    \
+    detail::launch_cross_entropy_shard_backward(nv(dlogits), nv(logits), lse, targets, dloss, n, v, first,         \
+                                                stream_);                                                           \
+  }
+TESSERA_CUDA_TOKEN_OPS(float)
+TESSERA_CUDA_TOKEN_OPS(Bf16)
+#undef TESSERA_CUDA_TOKEN_OPS
 
-void CudaKernels::embedding_forward(float* out, const std::int32_t* tokens, const float* wte, const float* wpe,
-                                    std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
-  select_cuda_device(device_);
-  token_check_.check(tokens, b * t, v, stream_, "CudaKernels::embedding_forward");  // waits for the stream
-  detail::launch_embedding_forward(out, tokens, wte, wpe, b, t, c, stream_);
-}
-
-void CudaKernels::embedding_backward(float* dwte, float* dwpe, const float* dout, const std::int32_t* tokens,
-                                     std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
-  select_cuda_device(device_);
-  checked_tokens(tokens, b * t, v, "CudaKernels::embedding_backward", [&](const unsigned long long* refuse) {
-    detail::launch_embedding_backward(dwte, dwpe, dout, tokens, b, t, c, stream_, refuse);
-  });
-}
-
-void CudaKernels::embedding_shard_forward(float* out, const std::int32_t* tokens, const float* wte, const float* wpe,
-                                          std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t first,
-                                          std::int64_t rows, std::int64_t vocab) const {
-  select_cuda_device(device_);
-  check_vocab_shard("CudaKernels::embedding_shard_forward", first, rows, vocab);
-  token_check_.check(tokens, b * t, vocab, stream_, "CudaKernels::embedding_shard_forward");  // waits for the stream
-  detail::launch_embedding_shard_forward(out, tokens, wte, wpe, b, t, c, first, rows, stream_);
-}
-
-void CudaKernels::embedding_shard_backward(float* dwte, float* dwpe, const float* dout, const std::int32_t* tokens,
-                                           std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t first,
-                                           std::int64_t rows, std::int64_t vocab) const {
-  select_cuda_device(device_);
-  check_vocab_shard("CudaKernels::embedding_shard_backward", first, rows, vocab);
-  checked_tokens(tokens, b * t, vocab, "CudaKernels::embedding_shard_backward", [&](const unsigned long long* refuse) {
-    detail::launch_embedding_shard_backward(dwte, dwpe, dout, tokens, b, t, c, first, rows, stream_, refuse);
-  });
-}
-
-void CudaKernels::cross_entropy_forward(float* losses, float* lse, const float* logits, const std::int32_t* targets,
-                                        std::int64_t n, std::int64_t v) const {
-  select_cuda_device(device_);
-  detail::launch_cross_entropy_forward(losses, lse, logits, targets, n, v, stream_);
-}
-
-void CudaKernels::cross_entropy_backward(float* dlogits, const float* logits, const float* lse,
-                                         const std::int32_t* targets, float dloss, std::int64_t n,
-                                         std::int64_t v) const {
-  select_cuda_device(device_);
-  detail::launch_cross_entropy_backward(dlogits, logits, lse, targets, dloss, n, v, stream_);
-}
-
-void CudaKernels::cross_entropy_shard_forward(float* lse, float* target_logit, const float* logits,
-                                              const std::int32_t* targets, std::int64_t n, std::int64_t v,
-                                              std::int64_t first, std::int64_t vocab) const {
-  select_cuda_device(device_);
-  check_vocab_shard("CudaKernels::cross_entropy_shard_forward", first, v, vocab);
-  detail::launch_cross_entropy_shard_forward(lse, target_logit, logits, targets, n, v, first, vocab, stream_);
-}
-
-void CudaKernels::cross_entropy_shard_backward(float* dlogits, const float* logits, const float* lse,
-                                               const std::int32_t* targets, float dloss, std::int64_t n, std::int64_t v,
-                                               std::int64_t first) const {
-  select_cuda_device(device_);
-  detail::launch_cross_entropy_shard_backward(dlogits, logits, lse, targets, dloss, n, v, first, stream_);
-}
-
+// The vocabulary-sharded loss's combine, f32 only.
 void CudaKernels::cross_entropy_shard_combine(float* losses, float* lse, const float* lse_parts,
                                               const float* target_logit, const std::int32_t* targets, std::int64_t n,
                                               std::int64_t parts) const {
   select_cuda_device(device_);
   if (parts < 1) throw_no_lse_parts("CudaKernels::cross_entropy_shard_combine", parts);
   detail::launch_cross_entropy_shard_combine(losses, lse, lse_parts, target_logit, targets, n, parts, stream_);
-}
-
-// ---- bf16 --------------------------------------------------------------------------------------
-
-void CudaKernels::embedding_forward(Bf16* out, const std::int32_t* tokens, const Bf16* wte, const Bf16* wpe,
-                                    std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
-  select_cuda_device(device_);
-  token_check_.check(tokens, b * t, v, stream_, "CudaKernels::embedding_forward");  // waits for the stream
-  detail::launch_embedding_forward(nv(out), tokens, nv(wte), nv(wpe), b, t, c, stream_);
-}
-
-void CudaKernels::embedding_backward(Bf16* dwte, Bf16* dwpe, const Bf16* dout, const std::int32_t* tokens,
-                                     std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t v) const {
-  select_cuda_device(device_);
-  checked_tokens(tokens, b * t, v, "CudaKernels::embedding_backward", [&](const unsigned long long* refuse) {
-    detail::launch_embedding_backward(nv(dwte), nv(dwpe), nv(dout), tokens, b, t, c, stream_, refuse);
-  });
-}
-
-void CudaKernels::embedding_shard_forward(Bf16* out, const std::int32_t* tokens, const Bf16* wte, const Bf16* wpe,
-                                          std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t first,
-                                          std::int64_t rows, std::int64_t vocab) const {
-  select_cuda_device(device_);
-  check_vocab_shard("CudaKernels::embedding_shard_forward", first, rows, vocab);
-  token_check_.check(tokens, b * t, vocab, stream_, "CudaKernels::embedding_shard_forward");  // waits for the stream
-  detail::launch_embedding_shard_forward(nv(out), tokens, nv(wte), nv(wpe), b, t, c, first, rows, stream_);
-}
-
-void CudaKernels::embedding_shard_backward(Bf16* dwte, Bf16* dwpe, const Bf16* dout, const std::int32_t* tokens,
-                                           std::int64_t b, std::int64_t t, std::int64_t c, std::int64_t first,
-                                           std::int64_t rows, std::int64_t vocab) const {
-  select_cuda_device(device_);
-  check_vocab_shard("CudaKernels::embedding_shard_backward", first, rows, vocab);
-  checked_tokens(tokens, b * t, vocab, "CudaKernels::embedding_shard_backward", [&](const unsigned long long* refuse) {
-    detail::launch_embedding_shard_backward(nv(dwte), nv(dwpe), nv(dout), tokens, b, t, c, first, rows, stream_,
-                                            refuse);
-  });
-}
-
-void CudaKernels::cross_entropy_forward(float* losses, float* lse, const Bf16* logits, const std::int32_t* targets,
-                                        std::int64_t n, std::int64_t v) const {
-  select_cuda_device(device_);
-  detail::launch_cross_entropy_forward(losses, lse, nv(logits), targets, n, v, stream_);
-}
-
-void CudaKernels::cross_entropy_backward(Bf16* dlogits, const Bf16* logits, const float* lse,
-                                         const std::int32_t* targets, float dloss, std::int64_t n,
-                                         std::int64_t v) const {
-  select_cuda_device(device_);
-  detail::launch_cross_entropy_backward(nv(dlogits), nv(logits), lse, targets, dloss, n, v, stream_);
-}
-
-void CudaKernels::cross_entropy_shard_forward(float* lse, float* target_logit, const Bf16* logits,
-                                              const std::int32_t* targets, std::int64_t n, std::int64_t v,
-                                              std::int64_t first, std::int64_t vocab) const {
-  select_cuda_device(device_);
-  check_vocab_shard("CudaKernels::cross_entropy_shard_forward", first, v, vocab);
-  detail::launch_cross_entropy_shard_forward(lse, target_logit, nv(logits), targets, n, v, first, vocab, stream_);
-}
-
-void CudaKernels::cross_entropy_shard_backward(Bf16* dlogits, const Bf16* logits, const float* lse,
-                                               const std::int32_t* targets, float dloss, std::int64_t n, std::int64_t v,
-                                               std::int64_t first) const {
-  select_cuda_device(device_);
-  detail::launch_cross_entropy_shard_backward(nv(dlogits), nv(logits), lse, targets, dloss, n, v, first, stream_);
 }
 
 }  // namespace tessera

@@ -67,22 +67,10 @@ struct TpEngine {
   Communicator& data() { return mesh.data ? *mesh.data : world; }
 
   std::vector<float> train(int from, int to) {
-    std::vector<float> losses;
-    const std::int64_t micro = kCkptGlobal / data().size();
-    for (int s = from; s < to; ++s) {
-      const MicroBatch batch = global_rows(*device, tp_ckpt_gpt(), s, data().rank() * micro, micro);
-      losses.push_back(trainer->train_step({batch}, kLr).loss);
-    }
-    return losses;
+    return train_global_steps(*device, *trainer, tp_ckpt_gpt(), data().rank(), data().size(), from, to);
   }
 
-  TrainingProgress progress(int step) const {
-    TrainingProgress p;
-    p.step = step;
-    p.samples_seen = step * kCkptGlobal;
-    p.data_seed = kSeed;
-    return p;
-  }
+  TrainingProgress progress(int step) const { return progress_after(step, world.rank(), tp_ckpt_gpt()); }
 
   // The whole tensors of state `kind`: each rank's pieces put in place, summed over the group
   // (disjoint pieces and zeros: exact; replicated parameters from group rank 0 only).

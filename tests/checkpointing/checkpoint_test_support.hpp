@@ -106,6 +106,30 @@ inline RunConfig tiny_run_config(const GptConfig& gpt = tiny_gpt()) {
   return config;
 }
 
+// Optimizer steps [from, to) of `trainer`: each step on this rank's rows (rank of ranks) of that
+// step's global batch of kCkptGlobal sequences of `gpt`.
+inline std::vector<float> train_global_steps(Device& device, Trainer& trainer, const GptConfig& gpt, int rank,
+                                             int ranks, int from, int to) {
+  std::vector<float> losses;
+  const std::int64_t micro = kCkptGlobal / ranks;
+  for (int s = from; s < to; ++s) {
+    const MicroBatch batch = global_rows(device, gpt, s, rank * micro, micro);
+    losses.push_back(trainer.train_step({batch}, kLr).loss);
+  }
+  return losses;
+}
+
+// What a checkpoint after `step` such steps records, with rank-specific RNG words.
+inline TrainingProgress progress_after(int step, int rank, const GptConfig& gpt = tiny_gpt()) {
+  TrainingProgress p;
+  p.step = step;
+  p.samples_seen = step * kCkptGlobal;
+  p.tokens_seen = p.samples_seen * gpt.max_seq_len;
+  p.data_seed = kSeed;
+  p.rng_state = {0x1000u + static_cast<std::uint64_t>(rank), static_cast<std::uint64_t>(step)};
+  return p;
+}
+
 // A model, its engine and the communicator it trains over: on the CPU, or on `on` (a GPU, whose
 // collectives are then the host world's staged through pinned memory, so ranks may share it).
 struct TrainedEngine {
@@ -130,24 +154,10 @@ struct TrainedEngine {
 
   // Optimizer steps [from, to): each rank trains on its rows of the global batch of that step.
   std::vector<float> train(int from, int to) {
-    std::vector<float> losses;
-    const std::int64_t micro = kCkptGlobal / comm->size();
-    for (int s = from; s < to; ++s) {
-      const MicroBatch batch = global_rows(*device, tiny_gpt(), s, comm->rank() * micro, micro);
-      losses.push_back(trainer->train_step({batch}, kLr).loss);
-    }
-    return losses;
+    return train_global_steps(*device, *trainer, tiny_gpt(), comm->rank(), comm->size(), from, to);
   }
 
-  TrainingProgress progress(int step) const {
-    TrainingProgress p;
-    p.step = step;
-    p.samples_seen = step * kCkptGlobal;
-    p.tokens_seen = p.samples_seen * tiny_gpt().max_seq_len;
-    p.data_seed = kSeed;
-    p.rng_state = {0x1000u + static_cast<std::uint64_t>(comm->rank()), static_cast<std::uint64_t>(step)};
-    return p;
-  }
+  TrainingProgress progress(int step) const { return progress_after(step, comm->rank()); }
 };
 
 // Full values of one state tensor (by its index in the engine's state list: 0 master, 1 exp_avg,
