@@ -162,15 +162,14 @@ template <class Call>
 auto ShardedEngine::guarded(const char* pass, Call&& call) {
   // On for the length of the call, off again however it ends (the Parameters bound as before).
   struct Guard {
-    std::vector<std::unique_ptr<FlatParamUnit>>& units;
-    const std::vector<int>& roots;
+    ShardedEngine& engine;
     void set(bool on) {
-      for (std::size_t u = 0; u < units.size(); ++u) {
-        if (std::find(roots.begin(), roots.end(), static_cast<int>(u)) == roots.end()) units[u]->set_access_guard(on);
+      for (std::size_t u = 0; u < engine.units_.size(); ++u) {
+        if (!engine.is_root(static_cast<int>(u))) engine.units_[u]->set_access_guard(on);
       }
     }
     ~Guard() { set(false); }
-  } guard{units_, root_use_.units};
+  } guard{*this};
   guard.set(true);
   try {
     return call();
